@@ -1,0 +1,138 @@
+"""zarrkit: chunked, compressed N-dimensional arrays in the Zarr format.
+
+The classic synchronous Zarr API: ``import zarrkit as zarr`` and zarr-python 2 style code runs.
+
+Examples
+--------
+>>> import zarrkit as zarr
+>>> z = zarr.zeros((1000, 1000), chunks=(100, 100), dtype='i4')
+>>> z[0, :] = 1
+>>> int(z[0].sum())
+1000
+"""
+
+from . import blosc, errors
+from .api import (
+    array,
+    consolidate_metadata,
+    create,
+    create_array,
+    empty,
+    empty_like,
+    full,
+    full_like,
+    group,
+    ones,
+    ones_like,
+    open,
+    open_array,
+    open_group,
+    open_consolidated,
+    open_like,
+    zeros,
+    zeros_like,
+)
+from .codecs import (
+    BZ2,
+    CRC32,
+    CRC32C,
+    JSON,
+    LZ4,
+    LZMA,
+    Adler32,
+    AsType,
+    Base64,
+    BitRound,
+    Blosc,
+    Categorize,
+    Delta,
+    FixedScaleOffset,
+    Fletcher32,
+    GZip,
+    JenkinsLookup3,
+    MsgPack,
+    PackBits,
+    Pickle,
+    Quantize,
+    Shuffle,
+    VLenArray,
+    VLenBytes,
+    VLenUTF8,
+    Zlib,
+    Zstd,
+)
+from .config import config
+from .convert import convert
+from .core.array import Array
+from .core.group import Group
+from .core.sync import ProcessSynchronizer, ThreadSynchronizer
+from .storage import (
+    DictStore,
+    DirectoryStore,
+    MemoryStore,
+    NestedDirectoryStore,
+    TempStore,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Array",
+    "Group",
+    "array",
+    "create",
+    "create_array",
+    "consolidate_metadata",
+    "open_consolidated",
+    "convert",
+    "empty",
+    "empty_like",
+    "full",
+    "full_like",
+    "group",
+    "ones",
+    "ones_like",
+    "open",
+    "open_array",
+    "open_group",
+    "open_like",
+    "zeros",
+    "zeros_like",
+    "config",
+    "errors",
+    "blosc",
+    "ThreadSynchronizer",
+    "ProcessSynchronizer",
+    "MemoryStore",
+    "DictStore",
+    "DirectoryStore",
+    "NestedDirectoryStore",
+    "TempStore",
+    "Adler32",
+    "AsType",
+    "Base64",
+    "BitRound",
+    "Blosc",
+    "BZ2",
+    "Categorize",
+    "CRC32",
+    "CRC32C",
+    "Delta",
+    "FixedScaleOffset",
+    "Fletcher32",
+    "GZip",
+    "JenkinsLookup3",
+    "JSON",
+    "LZ4",
+    "LZMA",
+    "MsgPack",
+    "PackBits",
+    "Pickle",
+    "Quantize",
+    "Shuffle",
+    "VLenArray",
+    "VLenBytes",
+    "VLenUTF8",
+    "Zlib",
+    "Zstd",
+]

@@ -1,0 +1,817 @@
+"""Creating and opening arrays and groups: the functions of the classic Zarr API.
+
+Thin functions: they normalise arguments, write metadata through ``metadata/`` and hand back an
+:class:`~zarrkit.core.array.Array` or :class:`~zarrkit.core.group.Group`.  Every argument is
+validated before anything is deleted or written, so a bad call leaves the store as it was.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .config import config
+from .core.array import Array
+from .core.group import Group
+from .core.normalize import normalize_chunks, normalize_order, normalize_path, normalize_shape
+from .errors import (
+    ArrayNotFoundError,
+    ContainsArrayError,
+    ContainsGroupError,
+    MetadataError,
+    NodeNotFoundError,
+)
+from .metadata import io
+from .metadata.build import build_array_metadata, build_array_metadata_v3, h5py_compressor
+from .storage.base import Store
+from .storage.coerce import coerce_store
+from .storage.memory import DictStore
+
+__all__ = [
+    "create",
+    "empty",
+    "zeros",
+    "ones",
+    "full",
+    "array",
+    "open_array",
+    "empty_like",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "open_like",
+    "group",
+    "open_group",
+    "open",
+    "init_array",
+    "init_group",
+]
+
+_MODES = ("r", "r+", "a", "w", "w-", "x")
+
+
+def _check_zarr_format(zarr_format: Any) -> int:
+    zarr_format = config.zarr_format if zarr_format is None else zarr_format
+    if zarr_format not in (2, 3):
+        raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
+    return zarr_format
+
+
+def require_parent_groups(store: Store, path: str, zarr_format: int = 2) -> None:
+    """Create the groups above ``path`` that don't exist (the v2 spec requires them; for v3
+    they make the hierarchy discoverable, as zarr-python writes it)."""
+    parts = path.split("/")[:-1] if path else []
+    for i in range(len(parts) + 1):
+        parent = "/".join(parts[:i])
+        if parent == path:
+            break
+        kind = io.node_kind(store, parent)
+        if kind == "array":
+            raise ContainsArrayError(f"cannot create a node below the array at {parent!r}", parent)
+        if kind is None:
+            io.write_group_metadata(store, parent, zarr_format)
+
+
+def _clear_path(store: Store, chunk_store: Store | None, path: str) -> None:
+    prefix = f"{path}/" if path else ""
+    store.delete_prefix(prefix)
+    if chunk_store is not None and chunk_store is not store:
+        chunk_store.delete_prefix(prefix)
+
+
+def _check_free(store: Store, path: str, overwrite: bool) -> None:
+    if overwrite:
+        return
+    kind = io.node_kind(store, path)
+    if kind == "array":
+        raise ContainsArrayError(f"an array already exists at path {path!r}", path)
+    if kind == "group":
+        raise ContainsGroupError(f"a group already exists at path {path!r}", path)
+
+
+def init_array(
+    store: Any,
+    shape: Any,
+    chunks: Any = True,
+    dtype: Any = None,
+    compressor: Any = "default",
+    fill_value: Any = None,
+    order: str = "C",
+    overwrite: bool = False,
+    path: str | None = None,
+    chunk_store: Any = None,
+    filters: Any = None,
+    object_codec: Any = None,
+    dimension_separator: str | None = None,
+    zarr_format: int | None = None,
+    attributes: dict[str, Any] | None = None,
+    v3_options: dict[str, Any] | None = None,
+) -> None:
+    """Initialize an array store with the given configuration.
+
+    Writes the array metadata (``.zarray``), empty attributes (``.zattrs``) and any missing
+    parent groups.
+
+    Examples
+    --------
+    >>> from zarrkit.storage import init_array
+    >>> store = dict()
+    >>> init_array(store, shape=(10000, 10000), chunks=(1000, 1000))
+    >>> sorted(store.keys())
+    ['.zarray', '.zattrs']
+    """
+    zarr_format = _check_zarr_format(zarr_format)
+    s = coerce_store(store)
+    cs = None if chunk_store is None else coerce_store(chunk_store)
+    path = normalize_path(path)
+    if zarr_format == 3:
+        opts = dict(v3_options or {})
+        if dimension_separator not in (None, "/") and "chunk_key_encoding" not in opts:
+            opts["chunk_key_encoding"] = {"name": "default", "configuration": {"separator": dimension_separator}}
+        meta = build_array_metadata_v3(
+            shape, chunks, dtype, opts.pop("compressors", compressor), fill_value, order, filters,
+            object_codec=object_codec, **opts,
+        )
+    else:
+        if v3_options:
+            raise TypeError(f"{sorted(v3_options)} are only for zarr_format=3")
+        meta = build_array_metadata(
+            shape, chunks, dtype, compressor, fill_value, order, filters, object_codec,
+            dimension_separator, s,
+        )
+    _check_free(s, path, overwrite)
+    require_parent_groups(s, path, zarr_format)
+    if overwrite:
+        _clear_path(s, cs, path)
+    io.write_array_metadata(s, path, meta, attributes=attributes or {})
+    if zarr_format == 2:
+        io.write_attributes(s, path, attributes or {})
+
+
+def init_group(
+    store: Any,
+    overwrite: bool = False,
+    path: str | None = None,
+    chunk_store: Any = None,
+    zarr_format: int | None = None,
+    attributes: dict[str, Any] | None = None,
+) -> None:
+    """Initialize a group store (``.zgroup`` and empty ``.zattrs``, plus missing parents).
+
+    Examples
+    --------
+    >>> from zarrkit.storage import init_group
+    >>> store = dict()
+    >>> init_group(store, path='foo')
+    >>> sorted(store)
+    ['.zattrs', '.zgroup', 'foo/.zattrs', 'foo/.zgroup']
+    """
+    zarr_format = _check_zarr_format(zarr_format)
+    s = coerce_store(store)
+    cs = None if chunk_store is None else coerce_store(chunk_store)
+    path = normalize_path(path)
+    kind = io.node_kind(s, path)
+    if kind == "group" and not overwrite:
+        return
+    _check_free(s, path, overwrite)
+    require_parent_groups(s, path, zarr_format)
+    if overwrite:
+        _clear_path(s, cs, path)
+    io.write_group_metadata(s, path, zarr_format, attributes)
+
+
+def _pop_h5py_kwargs(compressor: Any, kwargs: dict[str, Any]) -> Any:
+    if "compression" in kwargs or "compression_opts" in kwargs:
+        compression = kwargs.pop("compression", "default")
+        opts = kwargs.pop("compression_opts", None)
+        return h5py_compressor(compression, opts)
+    return compressor
+
+
+_V3_OPTIONS = ("shards", "dimension_names", "codecs", "chunk_key_encoding", "serializer", "compressors")
+
+
+def _pop_v3_options(kwargs: dict[str, Any]) -> dict[str, Any]:
+    options = {k: kwargs.pop(k) for k in _V3_OPTIONS if k in kwargs}
+    return {k: v for k, v in options.items() if v is not None or k == "compressors"}
+
+
+def _reject_unknown(kwargs: dict[str, Any], fn: str) -> None:
+    # zarr-python 2 accepted these for other backends; they have no effect here.
+    for ignorable in ("meta_array", "partial_decompress", "storage_options"):
+        kwargs.pop(ignorable, None)
+    if kwargs:
+        raise TypeError(f"{fn}() got unexpected keyword argument(s) {sorted(kwargs)}")
+
+
+def create(
+    shape: Any,
+    chunks: Any = True,
+    dtype: Any = None,
+    compressor: Any = "default",
+    fill_value: Any = 0,
+    order: str = "C",
+    store: Any = None,
+    synchronizer: Any = None,
+    overwrite: bool = False,
+    path: str | None = None,
+    chunk_store: Any = None,
+    filters: Any = None,
+    cache_metadata: bool = True,
+    cache_attrs: bool = True,
+    read_only: bool = False,
+    object_codec: Any = None,
+    dimension_separator: str | None = None,
+    write_empty_chunks: bool | None = None,
+    zarr_format: int | None = None,
+    **kwargs: Any,
+) -> Array:
+    """Create an array.
+
+    Parameters
+    ----------
+    shape : int or tuple of ints
+        Array shape.
+    chunks : int or tuple of ints, optional
+        Chunk shape; guessed from shape and dtype if not given. ``None`` or ``-1`` in a tuple
+        means the whole dimension.
+    dtype : str or dtype, optional
+        NumPy dtype (default float64); ``str``/``bytes`` make variable-length string arrays.
+    compressor : Codec, optional
+        Primary compressor (default ``Blosc(cname='lz4', clevel=5, shuffle=1)``; None for none).
+    fill_value : object
+        Value of uninitialized portions of the array.
+    order : {'C', 'F'}, optional
+        Memory layout within each chunk.
+    store : MutableMapping or str
+        Store or path to a directory (default: a new in-memory dict).
+    synchronizer : object, optional
+        Array synchronizer.
+    overwrite : bool, optional
+        If True, delete everything at ``path`` first.
+    path : str, optional
+        Path of the array within the store.
+    chunk_store : MutableMapping, optional
+        Separate storage for chunks.
+    filters : sequence of Codecs, optional
+        Filters applied to chunk data before compression.
+    cache_metadata, cache_attrs : bool, optional
+        Cache metadata / attributes in the returned object.
+    object_codec : Codec, optional
+        Codec for object arrays (e.g. ``numcodecs.VLenUTF8()``).
+    dimension_separator : {'.', '/'}, optional
+        Separator in chunk keys (default '.', or the store's, e.g. '/' for NestedDirectoryStore).
+    write_empty_chunks : bool, optional
+        If False, chunks that are all fill value are not stored.
+    zarr_format : int, optional
+        Zarr format of the new array (2).
+
+    Returns
+    -------
+    Array
+
+    Examples
+    --------
+    >>> import zarrkit
+    >>> z = zarrkit.create((10000, 10000), chunks=(1000, 1000))
+    >>> z.shape, z.chunks, z.dtype
+    ((10000, 10000), (1000, 1000), dtype('float64'))
+    """
+    zarr_format = _check_zarr_format(zarr_format)
+    compressor = _pop_h5py_kwargs(compressor, kwargs)
+    attributes = kwargs.pop("attributes", None)
+    v3_options = _pop_v3_options(kwargs)
+    _reject_unknown(kwargs, "create")
+    if store is None:
+        store = {}
+    init_array(
+        store,
+        shape=shape,
+        chunks=chunks,
+        dtype=dtype,
+        compressor=compressor,
+        fill_value=fill_value,
+        order=order,
+        overwrite=overwrite,
+        path=path,
+        chunk_store=chunk_store,
+        filters=filters,
+        object_codec=object_codec,
+        dimension_separator=dimension_separator,
+        zarr_format=zarr_format,
+        attributes=attributes,
+        v3_options=v3_options,
+    )
+    return Array(
+        store,
+        path=path,
+        read_only=read_only,
+        chunk_store=chunk_store,
+        synchronizer=synchronizer,
+        cache_metadata=cache_metadata,
+        cache_attrs=cache_attrs,
+        write_empty_chunks=config.write_empty_chunks if write_empty_chunks is None else write_empty_chunks,
+    )
+
+
+def empty(shape: Any, **kwargs: Any) -> Array:
+    """Create an array whose uninitialized contents are undefined (no fill value).
+
+    Examples
+    --------
+    >>> import zarrkit
+    >>> z = zarrkit.empty((100,), chunks=10, dtype='i4')
+    >>> z.fill_value is None
+    True
+    """
+    kwargs.setdefault("fill_value", None)
+    return create(shape=shape, **kwargs)
+
+
+def zeros(shape: Any, **kwargs: Any) -> Array:
+    """Create an array filled with zeros.
+
+    Examples
+    --------
+    >>> import zarrkit
+    >>> z = zarrkit.zeros((10000, 10000), chunks=(1000, 1000))
+    >>> z[:2, :2]
+    array([[0., 0.],
+           [0., 0.]])
+    """
+    kwargs["fill_value"] = 0
+    return create(shape=shape, **kwargs)
+
+
+def ones(shape: Any, **kwargs: Any) -> Array:
+    """Create an array filled with ones.
+
+    Examples
+    --------
+    >>> import zarrkit
+    >>> z = zarrkit.ones((4, 4), chunks=(2, 2))
+    >>> float(z[0, 0])
+    1.0
+    """
+    kwargs["fill_value"] = 1
+    return create(shape=shape, **kwargs)
+
+
+def full(shape: Any, fill_value: Any, **kwargs: Any) -> Array:
+    """Create an array filled with ``fill_value``.
+
+    Examples
+    --------
+    >>> import zarrkit
+    >>> z = zarrkit.full((4, 4), fill_value=42, chunks=(2, 2))
+    >>> float(z[3, 3])
+    42.0
+    """
+    return create(shape=shape, fill_value=fill_value, **kwargs)
+
+
+def _source_info(data: Any) -> dict[str, Any]:
+    info: dict[str, Any] = {}
+    if isinstance(data, Array):
+        meta = data.metadata
+        info.update(
+            chunks=meta.chunks,
+            dtype=meta.dtype,
+            compressor=meta.compressor,
+            fill_value=meta.fill_value,
+            order=meta.order,
+        )
+        filters = list(meta.filters or ())
+        if meta.dtype.kind == "O" and filters:
+            info["object_codec"] = filters.pop(0)
+        info["filters"] = filters or None
+    else:
+        chunks = getattr(data, "chunks", None)
+        if isinstance(chunks, tuple) and all(isinstance(c, (int, np.integer)) for c in chunks):
+            info["chunks"] = chunks
+        for attr in ("dtype", "compressor", "fill_value", "order", "filters"):
+            if hasattr(data, attr):
+                info[attr] = getattr(data, attr)
+    return info
+
+
+def array(data: Any, **kwargs: Any) -> Array:
+    """Create an array filled with ``data`` (a NumPy array, array-like or zarrkit Array).
+
+    Examples
+    --------
+    >>> import numpy as np, zarrkit
+    >>> z = zarrkit.array(np.arange(100).reshape(10, 10), chunks=(5, 5))
+    >>> int(z[9, 9])
+    99
+    """
+    if not hasattr(data, "shape") or not hasattr(data, "dtype"):
+        data = np.asanyarray(data)
+    kwargs.setdefault("dtype", data.dtype)
+    if kwargs.get("chunks") is None:
+        chunks = getattr(data, "chunks", None)
+        kwargs["chunks"] = chunks if isinstance(chunks, tuple) else True
+    if np.dtype(kwargs["dtype"]).kind == "O" and kwargs.get("object_codec") is None:
+        kwargs["object_codec"] = _guess_object_codec(data)
+    z = create(shape=data.shape, **kwargs)
+    z[...] = data
+    return z
+
+
+def _guess_object_codec(data: Any) -> Any:
+    import numcodecs
+
+    flat = np.asarray(data, dtype=object).reshape(-1)
+    if flat.size and all(isinstance(v, str) for v in flat):
+        return numcodecs.VLenUTF8()
+    if flat.size and all(isinstance(v, bytes) for v in flat):
+        return numcodecs.VLenBytes()
+    return None
+
+
+def _like_kwargs(a: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    info = _source_info(a)
+    for k, v in info.items():
+        kwargs.setdefault(k, v)
+    return kwargs
+
+
+def empty_like(a: Any, **kwargs: Any) -> Array:
+    """Create an empty array like ``a`` (shape, chunks, dtype, compressor, ...)."""
+    kwargs = _like_kwargs(a, kwargs)
+    kwargs.pop("fill_value", None)
+    return empty(a.shape, **kwargs)
+
+
+def zeros_like(a: Any, **kwargs: Any) -> Array:
+    """Create an array of zeros like ``a``."""
+    kwargs = _like_kwargs(a, kwargs)
+    kwargs.pop("fill_value", None)
+    return zeros(a.shape, **kwargs)
+
+
+def ones_like(a: Any, **kwargs: Any) -> Array:
+    """Create an array of ones like ``a``."""
+    kwargs = _like_kwargs(a, kwargs)
+    kwargs.pop("fill_value", None)
+    return ones(a.shape, **kwargs)
+
+
+def full_like(a: Any, **kwargs: Any) -> Array:
+    """Create a filled array like ``a`` (``fill_value`` from ``kwargs`` or from ``a``)."""
+    kwargs = _like_kwargs(a, kwargs)
+    if kwargs.get("fill_value") is None:
+        raise ValueError("full_like needs a fill_value (none given and none on the source)")
+    return full(a.shape, **kwargs)
+
+
+def open_like(a: Any, path: Any, **kwargs: Any) -> Array:
+    """Open a persistent array like ``a`` at ``path``."""
+    kwargs = _like_kwargs(a, kwargs)
+    return open_array(path, shape=a.shape, **kwargs)
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in _MODES:
+        raise ValueError(f"mode must be one of {list(_MODES)}, got {mode!r}")
+
+
+def open_array(
+    store: Any = None,
+    mode: str = "a",
+    shape: Any = None,
+    chunks: Any = True,
+    dtype: Any = None,
+    compressor: Any = "default",
+    fill_value: Any = 0,
+    order: str = "C",
+    synchronizer: Any = None,
+    filters: Any = None,
+    cache_metadata: bool = True,
+    cache_attrs: bool = True,
+    path: str | None = None,
+    object_codec: Any = None,
+    chunk_store: Any = None,
+    write_empty_chunks: bool | None = None,
+    dimension_separator: str | None = None,
+    zarr_format: int | None = None,
+    **kwargs: Any,
+) -> Array:
+    """Open an array using file-mode-like semantics.
+
+    ``mode``: ``'r'`` read only (must exist); ``'r+'`` read/write (must exist); ``'a'``
+    read/write (create if it doesn't exist); ``'w'`` create (overwrite if it exists); ``'w-'``
+    or ``'x'`` create (fail if it exists).  Other parameters as :func:`create`.
+
+    Examples
+    --------
+    >>> import zarrkit, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), 'example.zarr')
+    >>> z1 = zarrkit.open_array(path, mode='w', shape=(100, 100), chunks=(10, 10), fill_value=0)
+    >>> z1[:] = 42
+    >>> z2 = zarrkit.open_array(path, mode='r')
+    >>> int(z2[5, 5])
+    42
+    """
+    _check_mode(mode)
+    compressor = _pop_h5py_kwargs(compressor, kwargs)
+    _reject_unknown(kwargs, "open_array")
+    store = {} if store is None else store
+    s = coerce_store(store)
+    path = normalize_path(path)
+    create_kwargs = dict(
+        chunks=chunks, dtype=dtype, compressor=compressor, fill_value=fill_value, order=order,
+        filters=filters, object_codec=object_codec, dimension_separator=dimension_separator,
+        zarr_format=zarr_format,
+    )
+    open_kwargs = dict(
+        synchronizer=synchronizer, cache_metadata=cache_metadata, cache_attrs=cache_attrs,
+        chunk_store=chunk_store,
+        write_empty_chunks=config.write_empty_chunks if write_empty_chunks is None else write_empty_chunks,
+    )
+    store_arg = _user_store(store, s)
+    kind = io.node_kind(s, path)
+    if mode in ("r", "r+"):
+        if kind == "group":
+            raise ContainsGroupError(f"path {path!r} holds a group, not an array", path)
+        if kind is None:
+            raise ArrayNotFoundError(f"no array found at path {path!r} of {_describe(store)}", path)
+        return Array(store_arg, path=path, read_only=(mode == "r"), **open_kwargs)
+    if mode == "a" and kind == "array":
+        return Array(store_arg, path=path, **open_kwargs)
+    if mode == "a" and kind == "group":
+        raise ContainsGroupError(f"path {path!r} holds a group, not an array", path)
+    if shape is None:
+        raise TypeError(f"open_array(mode={mode!r}) must create an array and needs shape=")
+    if mode in ("w-", "x"):
+        _check_free(s, path, overwrite=False)
+    init_array(s, shape=shape, overwrite=(mode == "w"), path=path, chunk_store=chunk_store, **create_kwargs)
+    return Array(store_arg, path=path, **open_kwargs)
+
+
+def _user_store(store: Any, coerced: Store) -> Any:
+    """What a node shows as its store: the user's mapping object, else the coerced store."""
+    return store if isinstance(store, Mapping) else coerced
+
+
+def _describe(store: Any) -> str:
+    if isinstance(store, (str, os.PathLike)):
+        return repr(os.fspath(store))
+    p = getattr(store, "path", None)
+    return f"{type(store).__name__}({p!r})" if p else type(store).__name__
+
+
+def group(
+    store: Any = None,
+    overwrite: bool = False,
+    chunk_store: Any = None,
+    cache_attrs: bool = True,
+    synchronizer: Any = None,
+    path: str | None = None,
+    zarr_format: int | None = None,
+) -> Group:
+    """Create a group (or open the one that exists, unless ``overwrite``).
+
+    Examples
+    --------
+    >>> import zarrkit
+    >>> g = zarrkit.group()
+    >>> g
+    Group(/, 0)
+      store: DictStore
+    """
+    _check_zarr_format(zarr_format)
+    store = DictStore() if store is None else store
+    s = coerce_store(store)
+    path = normalize_path(path)
+    kind = io.node_kind(s, path)
+    if overwrite or kind is None:
+        init_group(s, overwrite=overwrite, path=path, chunk_store=chunk_store)
+    elif kind == "array":
+        raise ContainsArrayError(f"path {path!r} holds an array, not a group", path)
+    store_arg = _user_store(store, s)
+    return Group(store_arg, path=path, chunk_store=chunk_store, cache_attrs=cache_attrs, synchronizer=synchronizer)
+
+
+def open_group(
+    store: Any = None,
+    mode: str = "a",
+    cache_attrs: bool = True,
+    synchronizer: Any = None,
+    path: str | None = None,
+    chunk_store: Any = None,
+    zarr_format: int | None = None,
+    **kwargs: Any,
+) -> Group:
+    """Open a group using file-mode-like semantics (modes as :func:`open_array`).
+
+    Examples
+    --------
+    >>> import zarrkit, tempfile
+    >>> root = zarrkit.open_group(tempfile.mkdtemp(), mode='w')
+    >>> foo = root.create_group('foo')
+    >>> sorted(root.group_keys())
+    ['foo']
+    """
+    _check_mode(mode)
+    _reject_unknown(kwargs, "open_group")
+    store = DictStore() if store is None else store
+    s = coerce_store(store)
+    path = normalize_path(path)
+    store_arg = _user_store(store, s)
+    kind = io.node_kind(s, path)
+    if mode in ("r", "r+"):
+        if kind == "array":
+            raise ContainsArrayError(f"path {path!r} holds an array, not a group", path)
+        if kind is None:
+            raise NodeNotFoundError(f"no group found at path {path!r} of {_describe(store)}", path)
+    elif mode == "a":
+        if kind == "array":
+            raise ContainsArrayError(f"path {path!r} holds an array, not a group", path)
+        if kind is None:
+            init_group(s, path=path, chunk_store=chunk_store, zarr_format=zarr_format)
+    elif mode == "w":
+        init_group(s, overwrite=True, path=path, chunk_store=chunk_store, zarr_format=zarr_format)
+    else:  # 'w-' / 'x'
+        _check_free(s, path, overwrite=False)
+        init_group(s, path=path, chunk_store=chunk_store, zarr_format=zarr_format)
+    return Group(
+        store_arg,
+        path=path,
+        read_only=(mode == "r"),
+        chunk_store=chunk_store,
+        cache_attrs=cache_attrs,
+        synchronizer=synchronizer,
+    )
+
+
+def open(store: Any = None, mode: str = "a", *, path: str | None = None, **kwargs: Any) -> Array | Group:  # noqa: A001
+    """Open whatever node is at ``path``: an array or a group.
+
+    With nothing there, ``mode='r'``/``'r+'`` raise :class:`~zarrkit.errors.NodeNotFoundError`;
+    other modes create an array if ``shape=`` is given, else a group.
+
+    Examples
+    --------
+    >>> import zarrkit, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> _ = zarrkit.open(d, mode='w', shape=(10,))
+    >>> type(zarrkit.open(d, mode='r')).__name__
+    'Array'
+    """
+    _check_mode(mode)
+    store = DictStore() if store is None and "shape" not in kwargs else store
+    s = coerce_store(store)
+    norm = normalize_path(path)
+    kind = io.node_kind(s, norm)
+    store_arg = _user_store(store, s)
+    if mode in ("r", "r+") and kind is None:
+        raise NodeNotFoundError(f"nothing found at path {norm!r} of {_describe(store)}", norm)
+    if mode == "w" or mode in ("w-", "x") or kind is None:
+        if "shape" in kwargs:
+            return open_array(store_arg, mode=mode, path=norm, **kwargs)
+        return open_group(store_arg, mode=mode, path=norm, **kwargs)
+    if kind == "array":
+        return open_array(store_arg, mode=mode, path=norm, **kwargs)
+    return open_group(store_arg, mode=mode, path=norm, **kwargs)
+
+
+def create_array(
+    store: Any = None,
+    *,
+    name: str | None = None,
+    shape: Any,
+    dtype: Any = "float64",
+    chunks: Any = "auto",
+    shards: Any = None,
+    filters: Any = None,
+    compressors: Any = "auto",
+    serializer: Any = "auto",
+    fill_value: Any = None,
+    order: str = "C",
+    zarr_format: int | None = None,
+    attributes: dict[str, Any] | None = None,
+    chunk_key_encoding: Any = None,
+    dimension_names: Any = None,
+    codecs: Any = None,
+    overwrite: bool = False,
+    synchronizer: Any = None,
+    write_empty_chunks: bool | None = None,
+) -> Array:
+    """Create an array with zarr-python 3's spelling of the arguments.
+
+    Parameters
+    ----------
+    store : store, str or MutableMapping
+        Where to create the array (default: a new in-memory store).
+    name : str, optional
+        Path of the array in the store.
+    shape, dtype, chunks : optional
+        Shape, data type and (inner) chunk shape (``'auto'`` guesses one).
+    shards : tuple of ints, optional
+        Shard shape (v3): chunks are stored ``shards/chunks`` at a time in one object.
+    filters, compressors, serializer : optional
+        The array→array, bytes→bytes and array→bytes codecs, as zarrkit codecs, numcodecs
+        codecs or JSON descriptions. ``compressors='auto'`` is the default compressor.
+    codecs : list, optional
+        The whole v3 codec chain exactly as in ``zarr.json`` (instead of filters, serializer,
+        compressors and shards).
+    fill_value, order, attributes, chunk_key_encoding, dimension_names, zarr_format : optional
+        As in the metadata; ``zarr_format`` defaults to ``zarrkit.config.zarr_format``.
+    overwrite : bool
+        Replace whatever is at ``name``.
+
+    Examples
+    --------
+    >>> import zarrkit
+    >>> z = zarrkit.create_array({}, shape=(100, 100), chunks=(10, 10), shards=(50, 50),
+    ...                          dtype='i4', zarr_format=3)
+    >>> z.chunks, z.shards
+    ((10, 10), (50, 50))
+    """
+    zarr_format = _check_zarr_format(zarr_format)
+    if codecs is not None and (filters is not None or shards is not None or compressors != "auto" or serializer != "auto"):
+        raise TypeError("give either codecs= or filters=/serializer=/compressors=/shards=, not both")
+    v3_options: dict[str, Any] = {}
+    compressor: Any = "default" if compressors == "auto" else compressors
+    if zarr_format == 3:
+        v3_options = {
+            "shards": shards, "codecs": codecs, "chunk_key_encoding": chunk_key_encoding,
+            "dimension_names": dimension_names,
+            "serializer": "auto" if serializer in ("auto", None) else serializer,
+        }
+        v3_options = {k: v for k, v in v3_options.items() if v is not None}
+    else:
+        if shards is not None or codecs is not None or dimension_names is not None or serializer not in ("auto", None):
+            raise TypeError("shards, codecs, serializer and dimension_names need zarr_format=3")
+        if isinstance(compressor, (list, tuple)):
+            if len(compressor) > 1:
+                raise ValueError("zarr_format=2 arrays take at most one compressor")
+            compressor = compressor[0] if compressor else None
+    kwargs: dict[str, Any] = {}
+    if zarr_format == 2 and isinstance(chunk_key_encoding, dict):
+        kwargs["dimension_separator"] = (chunk_key_encoding.get("configuration") or {}).get("separator")
+    return create(
+        shape,
+        chunks=True if chunks == "auto" else chunks,
+        dtype=dtype,
+        compressor=compressor,
+        fill_value=fill_value,
+        order=order,
+        store=store,
+        path=name,
+        filters=filters,
+        overwrite=overwrite,
+        synchronizer=synchronizer,
+        write_empty_chunks=write_empty_chunks,
+        zarr_format=zarr_format,
+        attributes=attributes,
+        **v3_options,
+        **kwargs,
+    )
+
+
+def consolidate_metadata(store: Any, path: str | None = None) -> Group:
+    """Gather all metadata of a hierarchy into one document, so opening it takes one read.
+
+    v2 hierarchies get a ``.zmetadata`` key; v3 ones an inline ``consolidated_metadata`` in the
+    root ``zarr.json`` (zarr-python 3's layout).  Returns the group opened consolidated.
+
+    Examples
+    --------
+    >>> import zarrkit
+    >>> store = {}
+    >>> g = zarrkit.group(store)
+    >>> _ = g.zeros('a', shape=(10,))
+    >>> _ = zarrkit.consolidate_metadata(store)
+    >>> '.zmetadata' in store
+    True
+    """
+    from .metadata.consolidated import consolidate
+
+    s = coerce_store(store)
+    consolidate(s, normalize_path(path))
+    return open_consolidated(store, mode="r", path=path)
+
+
+def open_consolidated(store: Any, mode: str = "r", path: str | None = None, **kwargs: Any) -> Group:
+    """Open a group using its consolidated metadata: one store read for all metadata.
+
+    ``mode`` is ``'r'`` or ``'r+'`` (data may be written; metadata changes are not
+    re-consolidated).  A hierarchy without consolidated metadata raises
+    :class:`~zarrkit.errors.MetadataError`.
+    """
+    from .errors import MetadataError
+    from .metadata.consolidated import ConsolidatedStore, load_consolidated
+
+    if mode not in ("r", "r+"):
+        raise ValueError(f"open_consolidated mode must be 'r' or 'r+', got {mode!r}")
+    s = coerce_store(store)
+    path = normalize_path(path)
+    docs = load_consolidated(s, path)
+    if docs is None:
+        raise MetadataError(f"no consolidated metadata found at path {path!r} of {_describe(store)}")
+    return Group(ConsolidatedStore(s, docs), path=path, read_only=(mode == "r"), **kwargs)

@@ -1,0 +1,78 @@
+"""Compressors and filters.
+
+The codec classes are numcodecs' own (its ``id`` registry is the Zarr v2 codec vocabulary),
+re-exported here so ``zarrkit.Blosc`` etc. work as in zarr-python 2.  ``Categorize`` is extended
+to accept bytes labels.
+"""
+
+from numcodecs import (
+    BZ2,
+    CRC32,
+    CRC32C,
+    JSON,
+    LZ4,
+    LZMA,
+    Adler32,
+    AsType,
+    Base64,
+    BitRound,
+    Blosc,
+    Delta,
+    FixedScaleOffset,
+    Fletcher32,
+    GZip,
+    JenkinsLookup3,
+    PackBits,
+    Pickle,
+    Quantize,
+    Shuffle,
+    VLenArray,
+    VLenBytes,
+    VLenUTF8,
+    Zlib,
+    Zstd,
+)
+from numcodecs.abc import Codec
+
+from .categorize import Categorize
+from .registry import codec_config, format_codec, get_codec, register_codec
+
+try:  # optional: needs the msgpack package
+    from numcodecs import MsgPack
+except ImportError:  # pragma: no cover - depends on the environment
+    MsgPack = None  # type: ignore[assignment,misc]
+
+__all__ = [
+    "Codec",
+    "Adler32",
+    "AsType",
+    "Base64",
+    "BitRound",
+    "Blosc",
+    "BZ2",
+    "Categorize",
+    "CRC32",
+    "CRC32C",
+    "Delta",
+    "FixedScaleOffset",
+    "Fletcher32",
+    "GZip",
+    "JenkinsLookup3",
+    "JSON",
+    "LZ4",
+    "LZMA",
+    "MsgPack",
+    "PackBits",
+    "Pickle",
+    "Quantize",
+    "Shuffle",
+    "VLenArray",
+    "VLenBytes",
+    "VLenUTF8",
+    "Zlib",
+    "Zstd",
+    "codec_config",
+    "format_codec",
+    "get_codec",
+    "register_codec",
+]

@@ -1,0 +1,155 @@
+"""Zarr v3 codec framework: array→array, array→bytes and bytes→bytes codecs.
+
+Each codec is parsed once from its JSON form and *resolved* against the chunk it will see
+(:class:`ChunkSpec`: shape, dtype, fill value), so encoding and decoding a chunk does no lookups.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..errors import MetadataError, UnknownCodecError
+
+__all__ = [
+    "ChunkSpec",
+    "V3Codec",
+    "ArrayArrayCodec",
+    "ArrayBytesCodec",
+    "BytesBytesCodec",
+    "register_v3_codec",
+    "parse_v3_codec",
+    "parse_codec_json",
+]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ChunkSpec:
+    """What a codec sees: the (decoded) chunk's shape, dtype and fill value."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    fill_value: Any = None
+
+
+class V3Codec:
+    """Base of all v3 codecs.  ``name`` is the codec's registered name."""
+
+    name: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        config = self.configuration()
+        if config is None:
+            return {"name": self.name}
+        return {"name": self.name, "configuration": config}
+
+    def configuration(self) -> dict[str, Any] | None:
+        return None
+
+    def evolve(self, spec: ChunkSpec) -> V3Codec:
+        """Fill in settings that depend on the data (e.g. blosc's typesize); default: unchanged."""
+        return self
+
+    def validate(self, spec: ChunkSpec) -> None:
+        """Raise MetadataError if this codec cannot handle chunks of ``spec``."""
+
+    def __repr__(self) -> str:
+        config = self.configuration() or {}
+        args = ", ".join(f"{k}={v!r}" for k, v in config.items())
+        return f"{type(self).__name__}({args})"
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self.to_json() == other.to_json()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(repr(self.to_json()))
+
+
+class ArrayArrayCodec(V3Codec):
+    """Transforms the chunk array (e.g. ``transpose``)."""
+
+    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+        """The spec of the encoded array given the spec of the decoded one."""
+        return spec
+
+    def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        raise NotImplementedError
+
+    def decode(self, chunk: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        raise NotImplementedError
+
+
+class ArrayBytesCodec(V3Codec):
+    """Serialises the chunk array to bytes (``bytes``, ``vlen-utf8``, ``sharding_indexed``)."""
+
+    def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> bytes:
+        raise NotImplementedError
+
+    def decode(self, data: bytes, spec: ChunkSpec) -> np.ndarray:
+        raise NotImplementedError
+
+    def decode_into(self, data: Any, out: np.ndarray, spec: ChunkSpec) -> bool:
+        """Decode straight into ``out`` (a C-contiguous array of the chunk's shape); False if not possible."""
+        return False
+
+
+class BytesBytesCodec(V3Codec):
+    """Transforms bytes (compressors, checksums)."""
+
+    def encode(self, data: Any) -> bytes:
+        raise NotImplementedError
+
+    def decode(self, data: Any) -> Any:
+        raise NotImplementedError
+
+    def decode_into(self, data: Any, out: memoryview) -> bool:
+        """Decode straight into ``out``; False if this codec can't."""
+        return False
+
+    def encoded_size(self, size: int) -> int | None:
+        """Exact encoded size for an input of ``size`` bytes, if fixed (checksums), else None."""
+        return None
+
+
+_REGISTRY: dict[str, Callable[[dict[str, Any], str | None], V3Codec]] = {}
+
+
+def register_v3_codec(name: str, factory: Callable[[dict[str, Any], str | None], V3Codec]) -> None:
+    """Register a factory ``(configuration, key) -> codec`` for a v3 codec name."""
+    _REGISTRY[name] = factory
+
+
+def parse_codec_json(obj: Any, key: str | None) -> tuple[str, dict[str, Any]]:
+    """Split a codec's JSON (``"name"`` or ``{"name": ..., "configuration": {...}}``)."""
+    if isinstance(obj, str):
+        return obj, {}
+    if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
+        raise MetadataError(f"codecs: expected {{'name': ..., 'configuration': ...}}, got {obj!r}", key)
+    extra = set(obj) - {"name", "configuration", "must_understand"}
+    if extra:
+        raise MetadataError(f"codec {obj['name']!r}: unexpected field(s) {sorted(extra)}", key)
+    config = obj.get("configuration", {})
+    if config is None:
+        config = {}
+    if not isinstance(config, dict):
+        raise MetadataError(f"codec {obj['name']!r}: configuration must be an object, got {config!r}", key)
+    return obj["name"], config
+
+
+def parse_v3_codec(obj: Any, key: str | None = None) -> V3Codec:
+    """Instantiate a v3 codec from its JSON form (errors name ``key``)."""
+    from . import sharding, v3_builtin  # noqa: F401  (they register the built-in codecs)
+
+    name, config = parse_codec_json(obj, key)
+    factory = _REGISTRY.get(name)
+    if factory is None:
+        raise UnknownCodecError(f"unknown codec {name!r}; known codecs: {sorted(_REGISTRY)}", key)
+    try:
+        return factory(config, key)
+    except MetadataError:
+        raise
+    except (TypeError, ValueError, KeyError) as exc:
+        raise MetadataError(f"codec {name!r}: invalid configuration {config!r}: {exc}", key) from None

@@ -1,0 +1,114 @@
+"""A resolved v3 codec chain: array→array codecs, one array→bytes codec, bytes→bytes codecs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import ChunkDecodeError, ChunkEncodeError, MetadataError
+from .base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, V3Codec
+from .chain import ChunkCodec
+
+__all__ = ["V3ChunkCodec", "split_codecs"]
+
+
+def split_codecs(
+    codecs: Sequence[V3Codec], key: str | None = None
+) -> tuple[list[ArrayArrayCodec], ArrayBytesCodec, list[BytesBytesCodec]]:
+    """Check the chain's shape (array→array*, array→bytes, bytes→bytes*) and split it."""
+    aa: list[ArrayArrayCodec] = []
+    ab: ArrayBytesCodec | None = None
+    bb: list[BytesBytesCodec] = []
+    for c in codecs:
+        if isinstance(c, ArrayArrayCodec):
+            if ab is not None:
+                raise MetadataError(f"codecs: array→array codec {c.name!r} after the array→bytes codec", key)
+            aa.append(c)
+        elif isinstance(c, ArrayBytesCodec):
+            if ab is not None:
+                raise MetadataError(f"codecs: a second array→bytes codec {c.name!r}", key)
+            ab = c
+        elif isinstance(c, BytesBytesCodec):
+            if ab is None:
+                raise MetadataError(f"codecs: bytes→bytes codec {c.name!r} before the array→bytes codec", key)
+            bb.append(c)
+        else:
+            raise MetadataError(f"codecs: {c!r} is not a codec", key)
+    if ab is None:
+        raise MetadataError("codecs: exactly one array→bytes codec (e.g. 'bytes') is required", key)
+    return aa, ab, bb
+
+
+class V3ChunkCodec(ChunkCodec):
+    """A codec chain resolved for chunks of one spec (shape, dtype, fill value)."""
+
+    def __init__(self, codecs: Sequence[V3Codec], spec: ChunkSpec, key: str | None = None):
+        aa, ab, bb = split_codecs(codecs, key)
+        specs = [spec]
+        resolved_aa = []
+        for c in aa:
+            try:
+                c.validate(specs[-1])
+            except MetadataError as exc:
+                raise MetadataError(str(exc), key) from None
+            resolved_aa.append(c.evolve(specs[-1]))
+            specs.append(c.resolve(specs[-1]))
+        try:
+            ab.validate(specs[-1])
+        except MetadataError as exc:
+            raise MetadataError(str(exc), key) from None
+        self.aa = resolved_aa
+        self.ab = ab.evolve(specs[-1])
+        self.bb = [c.evolve(specs[-1]) for c in bb]
+        self.specs = specs
+        self.spec = spec
+        self.chunk_shape = spec.shape
+        self.dtype = spec.dtype
+        self.codecs = tuple(self.aa) + (self.ab,) + tuple(self.bb)
+        self._decode_into = not self.aa and len(self.bb) <= 1
+
+    def decode(self, raw: Any, key: str) -> np.ndarray:
+        try:
+            data = raw
+            for c in reversed(self.bb):
+                data = c.decode(data)
+            arr = self.ab.decode(data, self.specs[-1])
+            for c, s in zip(reversed(self.aa), reversed(self.specs[:-1])):
+                arr = c.decode(arr, s)
+            return arr
+        except ChunkDecodeError as exc:
+            raise ChunkDecodeError(str(exc), key) from None
+        except Exception as exc:  # any codec failure means the stored bytes are bad
+            raise ChunkDecodeError(f"cannot decode: {type(exc).__name__}: {exc}", key) from exc
+
+    def decode_into(self, raw: Any, out: np.ndarray, key: str) -> bool:
+        if not self._decode_into or out.shape != self.chunk_shape or not out.flags.c_contiguous:
+            return False
+        try:
+            if not self.bb:
+                return self.ab.decode_into(raw, out, self.spec)
+            stored = getattr(self.ab, "_stored_dtype", None)
+            if stored is None or stored(self.dtype) != out.dtype:
+                return False
+            return self.bb[0].decode_into(raw, out.reshape(-1).view(np.uint8))
+        except ChunkDecodeError as exc:
+            raise ChunkDecodeError(str(exc), key) from None
+        except Exception as exc:
+            raise ChunkDecodeError(f"cannot decode: {type(exc).__name__}: {exc}", key) from exc
+
+    def encode(self, chunk: np.ndarray, key: str) -> bytes:
+        try:
+            arr = chunk
+            for c, s in zip(self.aa, self.specs[:-1]):
+                arr = c.encode(arr, s)
+            data: Any = self.ab.encode(arr, self.specs[-1])
+            for c in self.bb:
+                data = c.encode(data)
+            return data if isinstance(data, bytes) else bytes(data)
+        except Exception as exc:
+            raise ChunkEncodeError(f"cannot encode: {type(exc).__name__}: {exc}", key) from exc
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [c.to_json() for c in self.codecs]

@@ -1,0 +1,92 @@
+"""Codec lookup by v2 ``id``: numcodecs' registry is the v2 codec vocabulary.
+
+zarrkit adds only what numcodecs lacks (a ``Categorize`` that also takes bytes labels, as the
+seed documents); everything else is numcodecs' own class.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numcodecs
+from numcodecs.abc import Codec
+
+from ..errors import MetadataError, UnknownCodecError
+from .categorize import Categorize
+
+__all__ = ["get_codec", "codec_config", "register_codec", "format_codec", "Codec"]
+
+_overrides: dict[str, type[Codec]] = {Categorize.codec_id: Categorize}
+
+
+def register_codec(cls: type[Codec], codec_id: str | None = None) -> None:
+    """Make a codec class available under its ``codec_id`` for reading and writing metadata."""
+    numcodecs.register_codec(cls, codec_id)
+    _overrides[codec_id or cls.codec_id] = cls
+
+
+def get_codec(config: Any, key: str | None = None) -> Codec:
+    """Instantiate a codec from its JSON configuration ``{"id": ..., ...}``.
+
+    Raises :class:`~zarrkit.errors.UnknownCodecError` for an unregistered id and
+    :class:`~zarrkit.errors.MetadataError` for a malformed configuration, naming ``key``.
+    """
+    if not isinstance(config, dict):
+        raise MetadataError(f"codec configuration must be a JSON object, got {config!r}", key)
+    codec_id = config.get("id")
+    if not isinstance(codec_id, str):
+        raise MetadataError(f"codec configuration needs a string 'id', got {config!r}", key)
+    params = {k: v for k, v in config.items() if k != "id"}
+    cls = _overrides.get(codec_id)
+    if cls is None:
+        try:
+            cls = numcodecs.registry.codec_registry[codec_id]
+        except KeyError:
+            try:  # numcodecs registers some codecs (e.g. msgpack2) on demand
+                return numcodecs.get_codec(dict(config))
+            except (KeyError, ValueError):
+                raise UnknownCodecError(
+                    f"unknown codec id {codec_id!r}; known ids: "
+                    f"{sorted(set(numcodecs.registry.codec_registry) | set(_overrides))}",
+                    key,
+                ) from None
+            except Exception as exc:
+                raise MetadataError(f"invalid configuration for codec {codec_id!r}: {exc}", key) from exc
+    try:
+        return cls.from_config(params) if hasattr(cls, "from_config") else cls(**params)
+    except Exception as exc:
+        raise MetadataError(f"invalid configuration for codec {codec_id!r}: {exc}", key) from exc
+
+
+def codec_config(codec: Codec) -> dict[str, Any]:
+    """The JSON configuration of a codec, as written into ``.zarray``.
+
+    Blosc's ``blocksize`` is left out when it is the default 0, as zarr-python 2 wrote it.
+    """
+    config = codec.get_config()
+    if config.get("id") == "blosc" and config.get("blocksize", 0) == 0:
+        config = {k: v for k, v in config.items() if k != "blocksize"}
+    return config
+
+
+def format_codec(codec: Codec) -> str:
+    """A short human-readable form, e.g. ``Blosc(cname='lz4', clevel=5, shuffle=1)``."""
+    config = codec_config(codec)
+    name = type(codec).__name__
+    dtype = config.get("dtype")
+    parts = []
+    for k, v in config.items():
+        if k == "id":
+            continue
+        if k in ("dtype", "astype", "decode_dtype", "encode_dtype") and isinstance(v, str):
+            if k == "astype" and v == dtype:
+                continue
+            try:
+                import numpy as np
+
+                parts.append(f"{k}={np.dtype(v)}")
+                continue
+            except TypeError:
+                pass
+        parts.append(f"{k}={v!r}")
+    return f"{name}({', '.join(parts)})"

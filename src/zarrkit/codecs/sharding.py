@@ -1,0 +1,207 @@
+"""The ``sharding_indexed`` codec: many inner chunks in one stored object, plus an index.
+
+A shard is the concatenation of its non-empty inner chunks (each encoded with the inner codec
+chain) and an index of ``(offset, nbytes)`` pairs as little-endian uint64 (``2**64 - 1`` for an
+empty chunk), encoded with the index codecs and placed at the ``start`` or ``end``.
+
+Reading decodes the index first; the chunk engine uses :meth:`ShardingCodec.index_range` and
+:meth:`ShardingCodec.decode_index` to fetch only the inner chunks a selection needs.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from ..errors import ChunkDecodeError, MetadataError
+from .base import ArrayBytesCodec, ChunkSpec, V3Codec, parse_v3_codec, register_v3_codec
+from .pipeline import V3ChunkCodec
+
+__all__ = ["ShardingCodec", "EMPTY"]
+
+EMPTY = np.uint64(2**64 - 1)
+
+
+class ShardingCodec(ArrayBytesCodec):
+    """Array→bytes codec storing a grid of inner chunks as one shard."""
+
+    name = "sharding_indexed"
+
+    def __init__(
+        self,
+        chunk_shape: Any,
+        codecs: list[V3Codec] | None = None,
+        index_codecs: list[V3Codec] | None = None,
+        index_location: str = "end",
+    ):
+        from .v3_builtin import BytesCodec, Crc32cCodec
+
+        self.chunk_shape = tuple(int(c) for c in chunk_shape)
+        if any(c < 1 for c in self.chunk_shape):
+            raise MetadataError(f"sharding_indexed: chunk_shape must be positive, got {list(self.chunk_shape)}")
+        self.codecs = list(codecs) if codecs else [BytesCodec("little")]
+        self.index_codecs = list(index_codecs) if index_codecs else [BytesCodec("little"), Crc32cCodec()]
+        if index_location not in ("start", "end"):
+            raise MetadataError(f"sharding_indexed: index_location must be 'start' or 'end', got {index_location!r}")
+        self.index_location = index_location
+        self._resolved: dict[ChunkSpec, _ResolvedSharding] = {}
+
+    def configuration(self) -> dict[str, Any]:
+        return {
+            "chunk_shape": list(self.chunk_shape),
+            "codecs": [c.to_json() for c in self.codecs],
+            "index_codecs": [c.to_json() for c in self.index_codecs],
+            "index_location": self.index_location,
+        }
+
+    def validate(self, spec: ChunkSpec) -> None:
+        if len(self.chunk_shape) != len(spec.shape):
+            raise MetadataError(
+                f"sharding_indexed: chunk_shape {list(self.chunk_shape)} has {len(self.chunk_shape)} "
+                f"dimensions, the shard has {len(spec.shape)}"
+            )
+        if any(s % c for s, c in zip(spec.shape, self.chunk_shape)):
+            raise MetadataError(
+                f"sharding_indexed: shard shape {list(spec.shape)} is not a multiple of the inner "
+                f"chunk_shape {list(self.chunk_shape)}"
+            )
+
+    def evolve(self, spec: ChunkSpec) -> ShardingCodec:
+        inner = V3ChunkCodec(self.codecs, ChunkSpec(self.chunk_shape, spec.dtype, spec.fill_value))
+        grid = tuple(s // c for s, c in zip(spec.shape, self.chunk_shape))
+        index = V3ChunkCodec(self.index_codecs, ChunkSpec(grid + (2,), np.dtype("<u8"), None))
+        codec = ShardingCodec(self.chunk_shape, list(inner.codecs), list(index.codecs), self.index_location)
+        codec._resolved[spec] = _ResolvedSharding(codec, spec, inner, index)
+        return codec
+
+    def resolved(self, spec: ChunkSpec) -> _ResolvedSharding:
+        r = self._resolved.get(spec)
+        if r is None:
+            r = self.evolve(spec)._resolved[spec]
+            self._resolved[spec] = r
+        return r
+
+    def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> bytes:
+        return self.resolved(spec).encode_shard(chunk)
+
+    def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
+        return self.resolved(spec).decode_shard(data)
+
+
+class _ResolvedSharding:
+    """A sharding codec bound to one shard spec: inner and index chains resolved."""
+
+    def __init__(self, codec: ShardingCodec, spec: ChunkSpec, inner: V3ChunkCodec, index: V3ChunkCodec):
+        self.codec = codec
+        self.spec = spec
+        self.inner = inner
+        self.index_codec = index
+        self.chunk_shape = codec.chunk_shape
+        self.grid = tuple(s // c for s, c in zip(spec.shape, codec.chunk_shape))
+        empty = np.full(self.grid + (2,), EMPTY, dtype="<u8")
+        self.index_nbytes = len(index.encode(empty, "index"))
+        self.index_at_end = codec.index_location == "end"
+
+    # -- index -------------------------------------------------------------------------------
+    def index_range(self) -> tuple[int, int | None]:
+        """``(offset, length)`` of the index (a negative offset means a suffix)."""
+        if self.index_at_end:
+            return -self.index_nbytes, None
+        return 0, self.index_nbytes
+
+    def decode_index(self, raw: Any, key: str, shard_size: int | None = None) -> np.ndarray:
+        """The ``grid + (2,)`` uint64 index, checked against the shard's size when known."""
+        if raw is None or len(raw) != self.index_nbytes:
+            got = 0 if raw is None else len(raw)
+            raise ChunkDecodeError(f"shard index: expected {self.index_nbytes} bytes, got {got}", key)
+        index = self.index_codec.decode(raw, key)
+        offsets = index[..., 0]
+        lengths = index[..., 1]
+        used = offsets != EMPTY
+        if shard_size is not None and used.any():
+            ends = offsets[used].astype(object) + lengths[used].astype(object)
+            if max(ends) > shard_size:
+                raise ChunkDecodeError(
+                    f"shard index points beyond the shard's end ({max(ends)} > {shard_size} bytes)", key
+                )
+        return index
+
+    def split_shard(self, raw: Any, key: str) -> tuple[np.ndarray, memoryview]:
+        """The index and the shard's bytes of a whole stored shard."""
+        view = memoryview(raw).cast("B") if not isinstance(raw, bytes) else memoryview(raw)
+        n = len(view)
+        if n < self.index_nbytes:
+            raise ChunkDecodeError(f"shard of {n} bytes is shorter than its index ({self.index_nbytes})", key)
+        idx_raw = view[n - self.index_nbytes :] if self.index_at_end else view[: self.index_nbytes]
+        return self.decode_index(bytes(idx_raw), key, n), view
+
+    # -- whole shards --------------------------------------------------------------------------
+    def inner_regions(self) -> list[tuple[tuple[int, ...], tuple[slice, ...]]]:
+        return [
+            (coords, tuple(slice(c * s, (c + 1) * s) for c, s in zip(coords, self.chunk_shape)))
+            for coords in itertools.product(*(range(g) for g in self.grid))
+        ]
+
+    def decode_shard(self, raw: Any, key: str = "shard") -> np.ndarray:
+        from ..core.chunks import filled
+
+        index, view = self.split_shard(raw, key)
+        out = filled(self.spec.shape, self.spec.dtype, self.spec.fill_value)
+        for coords, region in self.inner_regions():
+            off, n = index[coords]
+            if off == EMPTY:
+                continue
+            out[region] = self.inner.decode(view[int(off) : int(off) + int(n)], f"{key}[{coords}]")
+        return out
+
+    def encode_shard(self, shard: np.ndarray, key: str = "shard") -> bytes:
+        """Encode a whole shard; inner chunks equal to the fill value are left out."""
+        from ..core.chunks import is_all_fill
+
+        chunks: dict[tuple[int, ...], bytes] = {}
+        for coords, region in self.inner_regions():
+            part = shard[region]
+            if is_all_fill(part, self.spec.fill_value):
+                continue
+            chunks[coords] = self.inner.encode(np.ascontiguousarray(part), f"{key}[{coords}]")
+        return self.assemble(chunks, key)
+
+    def assemble(self, chunks: dict[tuple[int, ...], bytes], key: str = "shard") -> bytes:
+        """Concatenate encoded inner chunks (in C order of their coordinates) with the index.
+
+        Returns ``b''`` when no inner chunk is present: the shard should then be deleted.
+        """
+        if not chunks:
+            return b""
+        index = np.full(self.grid + (2,), EMPTY, dtype="<u8")
+        offset = 0 if self.index_at_end else self.index_nbytes
+        parts = []
+        for coords in sorted(chunks):
+            data = chunks[coords]
+            index[coords] = (offset, len(data))
+            parts.append(data)
+            offset += len(data)
+        idx = self.index_codec.encode(index, key)
+        if self.index_at_end:
+            return b"".join(parts) + idx
+        return idx + b"".join(parts)
+
+
+def _make_sharding(config: dict[str, Any], key: str | None) -> ShardingCodec:
+    allowed = {"chunk_shape", "codecs", "index_codecs", "index_location"}
+    extra = set(config) - allowed
+    if extra:
+        raise MetadataError(f"sharding_indexed: unexpected configuration field(s) {sorted(extra)}", key)
+    if "chunk_shape" not in config or not isinstance(config["chunk_shape"], list):
+        raise MetadataError("sharding_indexed: configuration needs a 'chunk_shape' list", key)
+    codecs = [parse_v3_codec(c, key) for c in config.get("codecs", [{"name": "bytes"}])]
+    index_codecs = [parse_v3_codec(c, key) for c in config.get("index_codecs", [])] or None
+    try:
+        return ShardingCodec(config["chunk_shape"], codecs, index_codecs, config.get("index_location", "end"))
+    except MetadataError as exc:
+        raise MetadataError(str(exc), key) from None
+
+
+register_v3_codec("sharding_indexed", _make_sharding)

@@ -1,0 +1,411 @@
+"""The v3 codecs of the core spec and its extensions, with numcodecs doing the kernels.
+
+``bytes``, ``transpose``, ``gzip``, ``zstd``, ``blosc``, ``crc32c``, ``vlen-utf8``,
+``vlen-bytes`` and the ``numcodecs.*`` names zarr-python 3 writes.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+from typing import Any
+
+import numcodecs
+import numpy as np
+from numcodecs.compat import ensure_bytes, ensure_contiguous_ndarray
+
+from ..errors import ChunkDecodeError, MetadataError
+from .base import (
+    ArrayArrayCodec,
+    ArrayBytesCodec,
+    BytesBytesCodec,
+    ChunkSpec,
+    register_v3_codec,
+)
+
+__all__ = [
+    "BytesCodec",
+    "TransposeCodec",
+    "GzipCodec",
+    "ZstdCodec",
+    "BloscCodec",
+    "Crc32cCodec",
+    "VLenUTF8Codec",
+    "VLenBytesCodec",
+    "NumcodecsArrayArrayCodec",
+    "NumcodecsBytesBytesCodec",
+]
+
+
+def _check_keys(config: dict[str, Any], allowed: set[str], name: str, key: str | None) -> None:
+    extra = set(config) - allowed
+    if extra:
+        raise MetadataError(f"codec {name!r}: unexpected configuration field(s) {sorted(extra)}", key)
+
+
+# -- array → bytes ------------------------------------------------------------------------------
+class BytesCodec(ArrayBytesCodec):
+    """Fixed-size elements as raw bytes in C order with the given ``endian``."""
+
+    name = "bytes"
+
+    def __init__(self, endian: str | None = "little"):
+        if endian not in ("little", "big", None):
+            raise MetadataError(f"bytes codec: endian must be 'little' or 'big', got {endian!r}")
+        self.endian = endian
+
+    def configuration(self) -> dict[str, Any] | None:
+        return None if self.endian is None else {"endian": self.endian}
+
+    def validate(self, spec: ChunkSpec) -> None:
+        if spec.dtype.kind == "O" or spec.dtype.kind == "T":
+            raise MetadataError(f"bytes codec cannot serialise variable-length dtype {spec.dtype}")
+        if self.endian is None and spec.dtype.itemsize > 1 and not _is_bytes_like(spec.dtype):
+            raise MetadataError(f"bytes codec needs 'endian' for multi-byte dtype {spec.dtype}")
+
+    def evolve(self, spec: ChunkSpec) -> BytesCodec:
+        if spec.dtype.itemsize == 1 and self.endian is not None and not spec.dtype.names:
+            return self
+        return self
+
+    def _stored_dtype(self, dtype: np.dtype) -> np.dtype:
+        if self.endian is None or _is_bytes_like(dtype):
+            return dtype
+        return dtype.newbyteorder("<" if self.endian == "little" else ">")
+
+    def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> bytes:
+        stored = self._stored_dtype(spec.dtype)
+        arr = np.ascontiguousarray(chunk, dtype=stored) if chunk.dtype != stored else np.ascontiguousarray(chunk)
+        return arr.tobytes()
+
+    def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
+        stored = self._stored_dtype(spec.dtype)
+        n = int(np.prod(spec.shape, dtype=np.int64))
+        buf = ensure_contiguous_ndarray(data).view(np.uint8)
+        if buf.size != n * stored.itemsize:
+            raise ValueError(f"expected {n * stored.itemsize} bytes for chunk shape {spec.shape} of {spec.dtype}, got {buf.size}")
+        arr = buf.view(stored).reshape(spec.shape)
+        if stored != spec.dtype:
+            arr = arr.astype(spec.dtype)
+        return arr
+
+    def decode_into(self, data: Any, out: np.ndarray, spec: ChunkSpec) -> bool:
+        stored = self._stored_dtype(spec.dtype)
+        if stored != out.dtype or not out.flags.c_contiguous:
+            return False
+        buf = ensure_contiguous_ndarray(data).view(np.uint8)
+        if buf.size != out.nbytes:
+            raise ValueError(f"expected {out.nbytes} bytes for chunk shape {spec.shape}, got {buf.size}")
+        out.reshape(-1).view(np.uint8)[:] = buf
+        return True
+
+
+def _is_bytes_like(dtype: np.dtype) -> bool:
+    # Types without byte order: 1-byte numbers, raw bytes, fixed byte strings.
+    return dtype.itemsize <= 1 or dtype.kind in "SV" and not dtype.names
+
+
+class _VLenCodec(ArrayBytesCodec):
+    _impl: Any
+
+    def validate(self, spec: ChunkSpec) -> None:
+        if spec.dtype.kind not in "OTU":
+            raise MetadataError(f"{self.name} codec needs a variable-length string/bytes dtype, got {spec.dtype}")
+
+    def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> bytes:
+        flat = np.asarray(chunk, dtype=object).reshape(-1)
+        return ensure_bytes(self._impl.encode(flat))
+
+    def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
+        arr = self._impl.decode(data)
+        n = int(np.prod(spec.shape, dtype=np.int64))
+        if arr.size != n:
+            raise ValueError(f"expected {n} items, got {arr.size}")
+        arr = arr.reshape(spec.shape)
+        if spec.dtype.kind == "T":
+            arr = arr.astype(spec.dtype)
+        return arr
+
+
+class VLenUTF8Codec(_VLenCodec):
+    """Variable-length UTF-8 strings (``vlen-utf8``)."""
+
+    name = "vlen-utf8"
+
+    def __init__(self) -> None:
+        self._impl = numcodecs.VLenUTF8()
+
+
+class VLenBytesCodec(_VLenCodec):
+    """Variable-length byte strings (``vlen-bytes``)."""
+
+    name = "vlen-bytes"
+
+    def __init__(self) -> None:
+        self._impl = numcodecs.VLenBytes()
+
+
+# -- array → array --------------------------------------------------------------------------------
+class TransposeCodec(ArrayArrayCodec):
+    """Permutes the chunk's dimensions: the encoded array is ``chunk.transpose(order)``."""
+
+    name = "transpose"
+
+    def __init__(self, order: Any):
+        if isinstance(order, str):
+            raise MetadataError(f"transpose: order must be a permutation list, got {order!r}")
+        self.order = tuple(int(i) for i in order)
+        if sorted(self.order) != list(range(len(self.order))):
+            raise MetadataError(f"transpose: order {list(self.order)} is not a permutation")
+        self.inverse = tuple(int(i) for i in np.argsort(self.order))
+
+    def configuration(self) -> dict[str, Any]:
+        return {"order": list(self.order)}
+
+    def validate(self, spec: ChunkSpec) -> None:
+        if len(self.order) != len(spec.shape):
+            raise MetadataError(
+                f"transpose: order {list(self.order)} has {len(self.order)} entries for a "
+                f"{len(spec.shape)}-d chunk"
+            )
+
+    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+        return ChunkSpec(tuple(spec.shape[i] for i in self.order), spec.dtype, spec.fill_value)
+
+    def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        return chunk.transpose(self.order)
+
+    def decode(self, chunk: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        return chunk.transpose(self.inverse)
+
+
+class NumcodecsArrayArrayCodec(ArrayArrayCodec):
+    """A numcodecs filter (delta, fixedscaleoffset, quantize, bitround, packbits, astype)."""
+
+    def __init__(self, name: str, codec: Any):
+        self.name = name
+        self.codec = codec
+
+    def configuration(self) -> dict[str, Any]:
+        return {k: v for k, v in self.codec.get_config().items() if k != "id"}
+
+    def _out_dtype(self, spec: ChunkSpec) -> np.dtype:
+        for attr in ("astype", "encode_dtype"):
+            v = getattr(self.codec, attr, None)
+            if v is not None:
+                return np.dtype(v)
+        if self.codec.codec_id == "packbits":
+            return np.dtype("u1")
+        return spec.dtype
+
+    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+        if self.codec.codec_id == "packbits":
+            n = int(np.prod(spec.shape, dtype=np.int64))
+            return ChunkSpec((1 + (n + 7) // 8,), np.dtype("u1"), 0)
+        return ChunkSpec(spec.shape, self._out_dtype(spec), spec.fill_value)
+
+    def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        out = np.asarray(self.codec.encode(np.ascontiguousarray(chunk)))
+        return out.reshape(self.resolve(spec).shape)
+
+    def decode(self, chunk: np.ndarray, spec: ChunkSpec) -> np.ndarray:
+        out = np.asarray(self.codec.decode(np.ascontiguousarray(chunk)))
+        return out.view(spec.dtype).reshape(spec.shape) if out.dtype != spec.dtype else out.reshape(spec.shape)
+
+
+# -- bytes → bytes ------------------------------------------------------------------------------
+class _NumcodecsBytes(BytesBytesCodec):
+    codec: Any
+    _decode_into_ok = False
+
+    def encode(self, data: Any) -> bytes:
+        return ensure_bytes(self.codec.encode(data))
+
+    def decode(self, data: Any) -> Any:
+        return self.codec.decode(data)
+
+    def decode_into(self, data: Any, out: memoryview) -> bool:
+        if not self._decode_into_ok:
+            return False
+        self.codec.decode(data, out=out)
+        return True
+
+
+class GzipCodec(_NumcodecsBytes):
+    """gzip (RFC 1952) compression."""
+
+    name = "gzip"
+
+    def __init__(self, level: int = 5):
+        if not isinstance(level, int) or isinstance(level, bool) or not 0 <= level <= 9:
+            raise MetadataError(f"gzip: level must be an int in 0..9, got {level!r}")
+        self.level = level
+        self.codec = numcodecs.GZip(level)
+
+    def configuration(self) -> dict[str, Any]:
+        return {"level": self.level}
+
+
+class ZstdCodec(_NumcodecsBytes):
+    """Zstandard compression, optionally with a content checksum."""
+
+    name = "zstd"
+
+    def __init__(self, level: int = 0, checksum: bool = False):
+        if not isinstance(level, int) or isinstance(level, bool):
+            raise MetadataError(f"zstd: level must be an int, got {level!r}")
+        if not isinstance(checksum, bool):
+            raise MetadataError(f"zstd: checksum must be a bool, got {checksum!r}")
+        self.level = level
+        self.checksum = checksum
+        self.codec = numcodecs.Zstd(level=level, checksum=checksum)
+
+    def configuration(self) -> dict[str, Any]:
+        return {"level": self.level, "checksum": self.checksum}
+
+
+_SHUFFLE_NAMES = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
+_SHUFFLE_BY_NUMBER = {v: k for k, v in _SHUFFLE_NAMES.items()}
+
+
+class BloscCodec(_NumcodecsBytes):
+    """Blosc meta-compression; ``typesize`` comes from the dtype when not given."""
+
+    name = "blosc"
+    _decode_into_ok = True
+
+    def __init__(
+        self,
+        cname: str = "lz4",
+        clevel: int = 5,
+        shuffle: str | int | None = "shuffle",
+        typesize: int | None = None,
+        blocksize: int = 0,
+    ):
+        if isinstance(shuffle, int) and not isinstance(shuffle, bool):
+            shuffle = _SHUFFLE_BY_NUMBER.get(shuffle, shuffle)
+        if shuffle is None:
+            shuffle = "shuffle"
+        if shuffle not in _SHUFFLE_NAMES:
+            raise MetadataError(f"blosc: shuffle must be one of {list(_SHUFFLE_NAMES)}, got {shuffle!r}")
+        if cname not in numcodecs.blosc.list_compressors():
+            raise MetadataError(f"blosc: cname must be one of {numcodecs.blosc.list_compressors()}, got {cname!r}")
+        if not isinstance(clevel, int) or not 0 <= clevel <= 9:
+            raise MetadataError(f"blosc: clevel must be an int in 0..9, got {clevel!r}")
+        if typesize is not None and (not isinstance(typesize, int) or typesize < 1):
+            raise MetadataError(f"blosc: typesize must be a positive int, got {typesize!r}")
+        self.cname = cname
+        self.clevel = clevel
+        self.shuffle = shuffle
+        self.typesize = typesize
+        self.blocksize = blocksize
+        self.codec = numcodecs.Blosc(cname=cname, clevel=clevel, shuffle=_SHUFFLE_NAMES[shuffle], blocksize=blocksize)
+        self._typesize_arg = typesize or 1
+
+    def configuration(self) -> dict[str, Any]:
+        config: dict[str, Any] = {"cname": self.cname, "clevel": self.clevel, "shuffle": self.shuffle}
+        if self.typesize is not None:
+            config["typesize"] = self.typesize
+        config["blocksize"] = self.blocksize
+        return config
+
+    def evolve(self, spec: ChunkSpec) -> BloscCodec:
+        if self.typesize is not None:
+            return self
+        typesize = spec.dtype.itemsize if spec.dtype.kind not in "OT" else 1
+        return BloscCodec(self.cname, self.clevel, self.shuffle, max(typesize, 1), self.blocksize)
+
+    def encode(self, data: Any) -> bytes:
+        # numcodecs' Blosc takes the typesize from the buffer's itemsize.
+        buf = ensure_contiguous_ndarray(data).view(np.uint8)
+        ts = self.typesize or 1
+        if ts > 1 and buf.size % ts == 0:
+            buf = buf.view(f"V{ts}") if ts not in (2, 4, 8) else buf.view(f"u{ts}")
+        return ensure_bytes(self.codec.encode(buf))
+
+
+class Crc32cCodec(BytesBytesCodec):
+    """Appends a CRC32C checksum (4 bytes, little-endian) and verifies it on decode."""
+
+    name = "crc32c"
+
+    def __init__(self) -> None:
+        import crc32c
+
+        self._crc = crc32c.crc32c
+
+    def encode(self, data: Any) -> bytes:
+        b = ensure_bytes(data)
+        return b + struct.pack("<I", self._crc(b))
+
+    def decode(self, data: Any) -> Any:
+        view = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
+        if len(view) < 4:
+            raise ChunkDecodeError(f"crc32c: expected at least 4 bytes, got {len(view)}")
+        body = view[:-4]
+        (stored,) = struct.unpack("<I", view[-4:])
+        actual = self._crc(body)
+        if actual != stored:
+            raise ChunkDecodeError(f"crc32c checksum mismatch: stored {stored:#010x}, computed {actual:#010x}")
+        return body
+
+    def encoded_size(self, size: int) -> int:
+        return size + 4
+
+
+class NumcodecsBytesBytesCodec(_NumcodecsBytes):
+    """A numcodecs compressor or checksum under its ``numcodecs.<id>`` name."""
+
+    def __init__(self, name: str, codec: Any):
+        self.name = name
+        self.codec = codec
+
+    def configuration(self) -> dict[str, Any]:
+        return {k: v for k, v in self.codec.get_config().items() if k != "id"}
+
+
+# -- registration --------------------------------------------------------------------------------
+def _factory(cls: Any, allowed: set[str]):
+    def make(config: dict[str, Any], key: str | None):
+        _check_keys(config, allowed, cls.name, key)
+        try:
+            return cls(**config)
+        except MetadataError as exc:
+            raise MetadataError(str(exc), key) from None
+
+    return make
+
+
+register_v3_codec("bytes", _factory(BytesCodec, {"endian"}))
+register_v3_codec("transpose", _factory(TransposeCodec, {"order"}))
+register_v3_codec("gzip", _factory(GzipCodec, {"level"}))
+register_v3_codec("zstd", _factory(ZstdCodec, {"level", "checksum"}))
+register_v3_codec("blosc", _factory(BloscCodec, {"cname", "clevel", "shuffle", "typesize", "blocksize"}))
+register_v3_codec("crc32c", _factory(Crc32cCodec, set()))
+register_v3_codec("vlen-utf8", _factory(VLenUTF8Codec, set()))
+register_v3_codec("vlen-bytes", _factory(VLenBytesCodec, set()))
+
+_NUMCODECS_ARRAY = {"delta", "bitround", "fixedscaleoffset", "quantize", "packbits", "astype"}
+_NUMCODECS_BYTES = {
+    "blosc", "lz4", "zstd", "zlib", "gzip", "bz2", "lzma", "shuffle",
+    "crc32", "crc32c", "adler32", "fletcher32", "jenkins_lookup3",
+}
+
+
+def _numcodecs_factory(codec_id: str):
+    def make(config: dict[str, Any], key: str | None):
+        from .registry import get_codec
+
+        codec = get_codec({"id": codec_id, **config}, key)
+        name = f"numcodecs.{codec_id}"
+        if codec_id in _NUMCODECS_ARRAY:
+            return NumcodecsArrayArrayCodec(name, codec)
+        return NumcodecsBytesBytesCodec(name, codec)
+
+    return make
+
+
+for _id in sorted(_NUMCODECS_ARRAY | _NUMCODECS_BYTES):
+    register_v3_codec(f"numcodecs.{_id}", _numcodecs_factory(_id))
+
+NATIVE_LITTLE = sys.byteorder == "little"

@@ -1,0 +1,760 @@
+"""The ``Array`` class: a thin facade over metadata, indexing and the chunk engine."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import itertools
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from ..codecs.registry import format_codec
+from ..errors import ReadOnlyError, ShapeMismatchError
+from ..metadata import io
+from ..metadata.dtypes import normalize_fill_value
+from ..storage.base import Store
+from ..storage.coerce import coerce_store
+from .attributes import Attributes
+from .chunks import ChunkContext
+from .indexing import classify_selection, make_indexer, pop_fields
+from .normalize import normalize_chunks, normalize_path, normalize_shape
+from .read import read_selection
+from .write import write_selection
+
+__all__ = ["Array"]
+
+
+def human_readable_size(size: int) -> str:
+    if size < 2**10:
+        return str(size)
+    for exp, unit in ((20, "K"), (30, "M"), (40, "G"), (50, "T")):
+        if size < 2**exp:
+            return f"{size / 2 ** (exp - 10):.1f}{unit}"
+    return f"{size / 2**50:.1f}P"
+
+
+def store_name(store: Any) -> str:
+    return type(store).__name__
+
+
+class Array:
+    """A chunked, compressed N-dimensional array stored in a Zarr store.
+
+    Parameters
+    ----------
+    store : MutableMapping or str
+        Array store, already initialized (see :func:`zarrkit.create`).
+    path : str, optional
+        Path of the array within the store.
+    read_only : bool, optional
+        True if the array must not be modified.
+    chunk_store : MutableMapping, optional
+        Separate storage for chunks; by default chunks live in ``store``.
+    synchronizer : object, optional
+        Per-key locks (:class:`ThreadSynchronizer`, :class:`ProcessSynchronizer`).
+    cache_metadata : bool, optional
+        If False, metadata is read again before every data access.
+    cache_attrs : bool, optional
+        If False, attributes are read again on every access.
+    write_empty_chunks : bool, optional
+        If False, chunks that end up all fill value are deleted rather than stored.
+
+    Examples
+    --------
+    >>> import zarrkit
+    >>> store = {}
+    >>> _ = zarrkit.zeros((4, 4), chunks=(2, 2), store=store)
+    >>> z = zarrkit.Array(store)
+    >>> z[1:3, 1:3] = 7
+    >>> int(z[1, 2])
+    7
+    """
+
+    def __init__(
+        self,
+        store: Any,
+        path: str | None = None,
+        read_only: bool = False,
+        chunk_store: Any = None,
+        synchronizer: Any = None,
+        cache_metadata: bool = True,
+        cache_attrs: bool = True,
+        write_empty_chunks: bool = True,
+        *,
+        _meta: Any = None,
+        _is_view: bool = False,
+    ):
+        self._store: Store = coerce_store(store)
+        # Keep the user's mapping object for display and ``.store`` (a plain dict stays a dict).
+        self._store_arg = store if isinstance(store, Mapping) else self._store
+        self._chunk_store: Store = self._store if chunk_store is None else coerce_store(chunk_store)
+        self._chunk_store_arg = (
+            None
+            if chunk_store is None
+            else chunk_store if isinstance(chunk_store, Mapping) else self._chunk_store
+        )
+        self._path = normalize_path(path)
+        self._read_only = bool(read_only) or self._store.read_only
+        self._synchronizer = synchronizer
+        self._cache_metadata = cache_metadata or _is_view
+        self._cache_attrs = cache_attrs
+        self._write_empty_chunks = write_empty_chunks
+        self._is_view = _is_view
+        self._set_meta(_meta if _meta is not None else io.load_array_metadata(self._store, self._path))
+        self._attrs = Attributes(
+            self._store,
+            self._path,
+            self._meta.zarr_format,
+            read_only=self._read_only,
+            cache=cache_attrs,
+            synchronizer=synchronizer,
+        )
+
+    # -- metadata ------------------------------------------------------------------------------
+    def _set_meta(self, meta: Any) -> None:
+        self._meta = meta
+        self._ctx = ChunkContext.build(self._chunk_store, self._path, meta)
+
+    def _refresh_metadata(self) -> None:
+        if not self._cache_metadata:
+            self._set_meta(io.load_array_metadata(self._store, self._path))
+
+    def _write_metadata(self, meta: Any) -> None:
+        io.write_array_metadata(self._store, self._path, meta)
+        self._set_meta(meta)
+
+    def _lock(self, key: str):
+        if self._synchronizer is None:
+            return contextlib.nullcontext()
+        return self._synchronizer[key]
+
+    def _check_writable(self) -> None:
+        if self._read_only:
+            raise ReadOnlyError(f"array {self.name or '/'} is read-only")
+
+    @property
+    def metadata(self) -> Any:
+        """The resolved metadata object (``ArrayMetadataV2`` / ``ArrayMetadataV3``)."""
+        self._refresh_metadata()
+        return self._meta
+
+    # -- properties of the seed's API ----------------------------------------------------------
+    @property
+    def store(self) -> Any:
+        """The store holding the array's metadata (as given by the user)."""
+        return self._store_arg
+
+    @property
+    def chunk_store(self) -> Any:
+        """The store holding the chunks (the metadata store unless a separate one was given)."""
+        return self.store if self._chunk_store_arg is None else self._chunk_store_arg
+
+    @property
+    def path(self) -> str:
+        """Path of the array within the store."""
+        return self._path
+
+    @property
+    def name(self) -> str | None:
+        """Array name following h5py convention ('/foo/bar'); None for an array at the root."""
+        return "/" + self._path if self._path else None
+
+    @property
+    def basename(self) -> str | None:
+        """The last segment of the name."""
+        return self._path.split("/")[-1] if self._path else None
+
+    @property
+    def read_only(self) -> bool:
+        """True if modification operations are not permitted."""
+        return self._read_only
+
+    @read_only.setter
+    def read_only(self, value: bool) -> None:
+        if not value and self._store.read_only:
+            raise ReadOnlyError("the store is read-only")
+        self._read_only = bool(value)
+        self._attrs.read_only = self._read_only
+
+    @property
+    def synchronizer(self) -> Any:
+        """Object used to synchronize write access to the array."""
+        return self._synchronizer
+
+    @property
+    def zarr_format(self) -> int:
+        return self._meta.zarr_format
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """A tuple of integers describing the length of each dimension."""
+        self._refresh_metadata()
+        return self._meta.shape
+
+    @shape.setter
+    def shape(self, value: Any) -> None:
+        self.resize(value)
+
+    @property
+    def chunks(self) -> tuple[int, ...]:
+        """The chunk shape."""
+        self._refresh_metadata()
+        return self._meta.chunks
+
+    @property
+    def shards(self) -> tuple[int, ...] | None:
+        """The shard shape of a sharded array, else None."""
+        return getattr(self._meta, "shards", None)
+
+    @property
+    def dtype(self) -> np.dtype:
+        self._refresh_metadata()
+        return self._meta.dtype
+
+    @property
+    def fill_value(self) -> Any:
+        """The value of uninitialized portions of the array."""
+        self._refresh_metadata()
+        return self._meta.fill_value
+
+    @fill_value.setter
+    def fill_value(self, value: Any) -> None:
+        self._check_writable()
+        self._refresh_metadata()
+        with self._lock(io.meta_key(self._path, self._meta.metadata_key)):
+            self._write_metadata(self._meta.evolve(fill_value=normalize_fill_value(value, self.dtype)))
+
+    @property
+    def order(self) -> str:
+        """Memory layout of the elements within each chunk ('C' or 'F')."""
+        self._refresh_metadata()
+        return self._meta.order
+
+    @property
+    def filters(self) -> list[Any] | None:
+        """Codecs applied to chunk data before compression (None if there are none)."""
+        self._refresh_metadata()
+        filters = self._meta.filters
+        return None if not filters else list(filters)
+
+    @property
+    def compressor(self) -> Any:
+        """The primary compressor (None if chunks are stored uncompressed)."""
+        self._refresh_metadata()
+        return self._meta.compressor
+
+    @property
+    def compressors(self) -> tuple[Any, ...]:
+        return tuple(self._meta.compressors)
+
+    @property
+    def attrs(self) -> Attributes:
+        """User-defined attributes (a MutableMapping stored as JSON)."""
+        return self._attrs
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        """The total number of elements."""
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the array would take uncompressed."""
+        return self.size * self.itemsize
+
+    @property
+    def nbytes_stored(self) -> int:
+        """Bytes stored for the array: metadata, attributes and chunks."""
+        prefix = self._ctx.prefix
+        total = sum(self._store.getsize(k) for k in self._store.list_prefix(prefix))
+        if self._chunk_store is not self._store:
+            total += sum(self._chunk_store.getsize(k) for k in self._chunk_store.list_prefix(prefix))
+        return total
+
+    @property
+    def cdata_shape(self) -> tuple[int, ...]:
+        """Number of chunks along each dimension."""
+        return tuple(-(-s // c) for s, c in zip(self.shape, self.chunks))
+
+    @property
+    def nchunks(self) -> int:
+        """Total number of chunks."""
+        return int(np.prod(self.cdata_shape, dtype=np.int64))
+
+    @property
+    def nchunks_initialized(self) -> int:
+        """Number of chunks that are stored."""
+        return sum(1 for _ in self._initialized_chunk_coords())
+
+    def _initialized_chunk_coords(self) -> Iterator[tuple[int, ...]]:
+        # Stored objects: chunks, or shards of a sharded array.
+        prefix = self._ctx.prefix
+        n = len(prefix)
+        cdata = tuple(-(-s // c) for s, c in zip(self.shape, self._meta.grid_chunks))
+        for key in self._chunk_store.list_prefix(prefix):
+            coords = self._meta.parse_chunk_key(key[n:])
+            if coords is not None and all(c < m for c, m in zip(coords, cdata)):
+                yield coords
+
+    @property
+    def is_view(self) -> bool:
+        """True if this array is a view on another array's data."""
+        return self._is_view
+
+    @property
+    def vindex(self) -> _VIndex:
+        """Coordinate (point) and mask selection: ``z.vindex[[0, 2], [1, 3]]``."""
+        return _VIndex(self)
+
+    @property
+    def oindex(self) -> _OIndex:
+        """Orthogonal (outer) selection: ``z.oindex[[0, 2], :]``."""
+        return _OIndex(self)
+
+    @property
+    def blocks(self) -> _BlockIndex:
+        """Selection by chunk (block) indices: ``z.blocks[1, 0]``."""
+        return _BlockIndex(self)
+
+    # -- reading and writing ---------------------------------------------------------------
+    def __getitem__(self, selection: Any) -> Any:
+        """Retrieve data for some portion of the array (NumPy indexing semantics)."""
+        fields, selection = pop_fields(selection)
+        kind = classify_selection(selection, self.ndim)
+        return self._get(selection, kind, fields=fields)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        """Modify data for some portion of the array (NumPy indexing semantics)."""
+        fields, selection = pop_fields(selection)
+        kind = classify_selection(selection, self.ndim)
+        self._set(selection, value, kind, fields=fields)
+
+    def _get(self, selection: Any, kind: str, out: Any = None, fields: Any = None) -> Any:
+        self._refresh_metadata()
+        indexer = make_indexer(selection, self._meta.shape, self._meta.chunks, kind)
+        result = read_selection(self._ctx, indexer, out=out, fields=fields)
+        if out is None and kind == "basic" and _is_scalar_selection(selection, self._meta.shape):
+            return result[()]
+        return result
+
+    def _set(self, selection: Any, value: Any, kind: str, fields: Any = None) -> None:
+        self._check_writable()
+        self._refresh_metadata()
+        indexer = make_indexer(selection, self._meta.shape, self._meta.chunks, kind)
+        write_selection(
+            self._ctx,
+            indexer,
+            value,
+            fields=fields,
+            write_empty_chunks=self._write_empty_chunks,
+            synchronizer=self._synchronizer,
+        )
+
+    def get_basic_selection(self, selection: Any = Ellipsis, out: Any = None, fields: Any = None) -> Any:
+        """Retrieve data using ints, slices (any step) and Ellipsis."""
+        return self._get(selection, "basic", out=out, fields=fields)
+
+    def set_basic_selection(self, selection: Any, value: Any, fields: Any = None) -> None:
+        """Modify data using ints, slices (any step) and Ellipsis."""
+        self._set(selection, value, "basic", fields=fields)
+
+    def get_orthogonal_selection(self, selection: Any, out: Any = None, fields: Any = None) -> Any:
+        """Retrieve data selecting each dimension independently (int arrays, bool masks, slices)."""
+        return self._get(selection, "orthogonal", out=out, fields=fields)
+
+    def set_orthogonal_selection(self, selection: Any, value: Any, fields: Any = None) -> None:
+        """Modify data selecting each dimension independently."""
+        self._set(selection, value, "orthogonal", fields=fields)
+
+    def get_coordinate_selection(self, selection: Any, out: Any = None, fields: Any = None) -> Any:
+        """Retrieve the points whose coordinates are given as integer arrays, one per dimension."""
+        return self._get(selection, "coordinate", out=out, fields=fields)
+
+    def set_coordinate_selection(self, selection: Any, value: Any, fields: Any = None) -> None:
+        """Modify the points whose coordinates are given as integer arrays."""
+        self._set(selection, value, "coordinate", fields=fields)
+
+    def get_mask_selection(self, selection: Any, out: Any = None, fields: Any = None) -> Any:
+        """Retrieve the items where a boolean array of the array's shape is True."""
+        return self._get(selection, "mask", out=out, fields=fields)
+
+    def set_mask_selection(self, selection: Any, value: Any, fields: Any = None) -> None:
+        """Modify the items where a boolean array of the array's shape is True."""
+        self._set(selection, value, "mask", fields=fields)
+
+    def get_block_selection(self, selection: Any, out: Any = None, fields: Any = None) -> Any:
+        """Retrieve whole chunks by their grid indices (ints or step-1 slices)."""
+        return self._get(selection, "block", out=out, fields=fields)
+
+    def set_block_selection(self, selection: Any, value: Any, fields: Any = None) -> None:
+        """Modify whole chunks by their grid indices."""
+        self._set(selection, value, "block", fields=fields)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        a = self[...]
+        if not isinstance(a, np.ndarray):
+            a = np.asarray(a)
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def islice(self, start: int | None = None, end: int | None = None) -> Iterator[Any]:
+        """Yield items along the first dimension, reading one chunk-row at a time."""
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        n = self.shape[0]
+        start = 0 if start is None else start
+        end = n if end is None else min(end, n)
+        if not (isinstance(start, int) and isinstance(end, int)) or start < 0 or end < 0:
+            raise ValueError(f"islice start and end must be non-negative ints, got {start!r}, {end!r}")
+        step = self.chunks[0]
+        block = None
+        block_start = -1
+        for i in range(start, end):
+            c0 = (i // step) * step
+            if c0 != block_start:
+                block_start = c0
+                block = self[c0 : min(c0 + step, end)]
+            yield block[i - c0]  # type: ignore[index]
+
+    def __iter__(self) -> Iterator[Any]:
+        return self.islice()
+
+    # -- changing shape -------------------------------------------------------------------
+    def resize(self, *args: Any) -> None:
+        """Change the shape; chunks wholly outside a shrunk shape are deleted.
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> z = zarrkit.zeros((10, 10), chunks=(5, 5))
+        >>> z.resize(20, 10)
+        >>> z.shape
+        (20, 10)
+        """
+        self._check_resizable()
+        new_shape = normalize_shape(args[0] if len(args) == 1 else args)
+        self._refresh_metadata()
+        old = self._meta
+        if len(new_shape) != len(old.shape):
+            raise ShapeMismatchError(
+                f"new shape {new_shape} must have {len(old.shape)} dimensions like {old.shape}"
+            )
+        with self._lock(io.meta_key(self._path, old.metadata_key)):
+            self._write_metadata(old.evolve(shape=new_shape))
+            new_cdata = tuple(-(-s // c) for s, c in zip(new_shape, old.grid_chunks))
+            stale = [c for c in self._initialized_chunk_coords_of(old) if any(i >= m for i, m in zip(c, new_cdata))]
+            for coords in stale:
+                self._chunk_store.delete(self._ctx.key(coords))
+
+    def _initialized_chunk_coords_of(self, meta: Any) -> list[tuple[int, ...]]:
+        prefix = self._ctx.prefix
+        n = len(prefix)
+        found = []
+        for key in self._chunk_store.list_prefix(prefix):
+            coords = meta.parse_chunk_key(key[n:])
+            if coords is not None:
+                found.append(coords)
+        return found
+
+    def _check_resizable(self) -> None:
+        if self._is_view:
+            raise ReadOnlyError("not permitted for views")
+        self._check_writable()
+
+    def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
+        """Append ``data`` along ``axis``; all other dimensions must match. Returns the new shape.
+
+        Examples
+        --------
+        >>> import numpy as np, zarrkit
+        >>> z = zarrkit.array(np.arange(6).reshape(2, 3), chunks=(1, 3))
+        >>> z.append(np.arange(3).reshape(1, 3))
+        (3, 3)
+        """
+        self._check_resizable()
+        data = np.asanyarray(data)
+        shape = self.shape
+        if not -len(shape) <= axis < len(shape):
+            raise ValueError(f"axis {axis} is out of range for a {len(shape)}-d array")
+        axis = axis % len(shape)
+        if data.ndim != len(shape) or any(
+            d != s for i, (d, s) in enumerate(zip(data.shape, shape)) if i != axis
+        ):
+            raise ShapeMismatchError(
+                f"shape of data to append {data.shape} is not compatible with the array's shape "
+                f"{shape}; all dimensions must match except dimension {axis}"
+            )
+        new_shape = tuple(s + data.shape[axis] if i == axis else s for i, s in enumerate(shape))
+        self.resize(new_shape)
+        region = tuple(slice(shape[axis], new_shape[axis]) if i == axis else slice(None) for i in range(len(shape)))
+        self[region] = data
+        return new_shape
+
+    # -- views --------------------------------------------------------------------------------
+    def view(
+        self,
+        shape: Any = None,
+        chunks: Any = None,
+        dtype: Any = None,
+        fill_value: Any = None,
+        filters: Any = None,
+        read_only: bool | None = None,
+        synchronizer: Any = None,
+    ) -> Array:
+        """Return an array sharing this array's stored data, read with other metadata.
+
+        Nothing is written to the store: the new shape, dtype, chunks, fill value or filters only
+        change how the stored chunks are interpreted.  Resizing or appending to a view is refused.
+
+        Examples
+        --------
+        >>> import numpy as np, zarrkit
+        >>> a = zarrkit.array(np.arange(4, dtype='u2'), chunks=2)
+        >>> v = a.view(dtype='u1', shape=8, chunks=4)
+        >>> v[:4]
+        array([0, 0, 1, 0], dtype=uint8)
+        """
+        meta = self._meta
+        changes: dict[str, Any] = {}
+        new_dtype = meta.dtype if dtype is None else np.dtype(dtype)
+        if dtype is not None:
+            changes["dtype"] = new_dtype
+        new_shape = meta.shape if shape is None else normalize_shape(shape)
+        if shape is not None:
+            changes["shape"] = new_shape
+        if chunks is not None:
+            changes["chunks"] = normalize_chunks(chunks, new_shape, new_dtype.itemsize)
+        if fill_value is not None:
+            changes["fill_value"] = normalize_fill_value(fill_value, new_dtype)
+        elif dtype is not None and meta.fill_value is not None:
+            try:
+                changes["fill_value"] = np.asarray(meta.fill_value).astype(new_dtype)[()]
+            except (TypeError, ValueError):
+                changes["fill_value"] = None
+        if filters is not None:
+            changes["filters"] = tuple(filters) if filters else None
+        return Array(
+            self._store_arg,
+            path=self._path,
+            read_only=self._read_only if read_only is None else read_only,
+            chunk_store=self._chunk_store_arg,
+            synchronizer=self._synchronizer if synchronizer is None else synchronizer,
+            cache_metadata=True,
+            cache_attrs=self._cache_attrs,
+            write_empty_chunks=self._write_empty_chunks,
+            _meta=meta.evolve(**changes) if changes else meta,
+            _is_view=True,
+        )
+
+    def astype(self, dtype: Any) -> Array:
+        """A read-only view converting the data to ``dtype`` on the fly.
+
+        Examples
+        --------
+        >>> import numpy as np, zarrkit
+        >>> z = zarrkit.array(np.arange(4, dtype='f8'), chunks=2)
+        >>> z.astype('i4')[:]
+        array([0, 1, 2, 3], dtype=int32)
+        """
+        import numcodecs
+
+        dtype = np.dtype(dtype)
+        filters = [numcodecs.AsType(encode_dtype=self.dtype.str, decode_dtype=dtype.str)]
+        filters.extend(self._meta.filters or ())
+        return self.view(filters=filters, dtype=dtype, read_only=True)
+
+    # -- information ------------------------------------------------------------------------
+    def digest(self, hashname: str = "sha1") -> bytes:
+        """A hash of the stored chunks, metadata and attributes (equal arrays hash equal)."""
+        h = hashlib.new(hashname)
+        for coords in itertools.product(*(range(n) for n in self.cdata_shape)):
+            h.update(self._chunk_store.get(self._ctx.key(coords)) or b"")
+        h.update(self._store.get(io.meta_key(self._path, self._meta.metadata_key)) or b"")
+        h.update(self._store.get(self._attrs.key) or b"")
+        return h.digest()
+
+    def hexdigest(self, hashname: str = "sha1") -> str:
+        """:meth:`digest` as a hex string."""
+        return self.digest(hashname).hex()
+
+    @property
+    def info(self) -> ArrayInfo:
+        """A report of the array's configuration and storage (its repr is a text table)."""
+        return ArrayInfo(self)
+
+    def info_items(self) -> list[tuple[str, str]]:
+        """The items of :attr:`info` as ``(name, value)`` pairs."""
+        nbytes = self.nbytes
+        stored = self.nbytes_stored
+        items = [
+            ("Name", self.name or "/"),
+            ("Type", f"{type(self).__module__}.{type(self).__name__}"),
+            ("Zarr format", str(self.zarr_format)),
+            ("Data type", str(self.dtype)),
+            ("Shape", str(self.shape)),
+            ("Chunk shape", str(self.chunks)),
+            ("Order", self.order),
+            ("Read-only", str(self.read_only)),
+        ]
+        if self.filters:
+            items.append(("Filter [%d]" % len(self.filters), ", ".join(map(format_codec, self.filters))))
+        if self.compressor is not None:
+            items.append(("Compressor", format_codec(self.compressor)))
+        items += [
+            ("Store type", store_name(self.store)),
+            ("No. bytes", f"{nbytes} ({human_readable_size(nbytes)})"),
+            ("No. bytes stored", f"{stored} ({human_readable_size(stored)})"),
+            ("Storage ratio", f"{nbytes / stored:.1f}" if stored else "-"),
+            ("Chunks initialized", f"{self.nchunks_initialized}/{self.nchunks}"),
+        ]
+        return items
+
+    def __repr__(self) -> str:
+        nbytes = self.nbytes
+        stored = self.nbytes_stored
+        head = "Array("
+        if self.name is not None:
+            head += f"{self.name}, "
+        head += f"{self.shape}, {self.dtype}, chunks={self.chunks}, order={self.order})"
+        ratio = f"{nbytes / stored:.1f}" if stored else "-"
+        lines = [
+            head,
+            f"  nbytes: {human_readable_size(nbytes)}; nbytes_stored: {human_readable_size(stored)}; "
+            f"ratio: {ratio}; initialized: {self.nchunks_initialized}/{self.nchunks}",
+        ]
+        if self.filters:
+            lines.append("  filters: " + ", ".join(format_codec(f) for f in self.filters))
+        if self.compressor is not None:
+            lines.append("  compressor: " + format_codec(self.compressor))
+        store_line = f"  store: {store_name(self.store)}"
+        if self._chunk_store_arg is not None:
+            store_line += f"; chunk_store: {store_name(self._chunk_store_arg)}"
+        if self._synchronizer is not None:
+            store_line += f"; synchronizer: {type(self._synchronizer).__name__}"
+        lines.append(store_line)
+        return "\n".join(lines)
+
+    # -- identity and pickling ----------------------------------------------------------------
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Array)
+            and self._store == other._store
+            and self._path == other._path
+            and self._read_only == other._read_only
+            and not self._is_view
+            and not other._is_view
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {
+            "store": self._store_arg,
+            "path": self._path,
+            "read_only": self._read_only,
+            "chunk_store": self._chunk_store_arg,
+            "synchronizer": self._synchronizer,
+            "cache_metadata": self._cache_metadata,
+            "cache_attrs": self._cache_attrs,
+            "write_empty_chunks": self._write_empty_chunks,
+            "meta": self._meta if self._is_view else None,
+            "is_view": self._is_view,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(
+            state["store"],
+            path=state["path"],
+            read_only=state["read_only"],
+            chunk_store=state["chunk_store"],
+            synchronizer=state["synchronizer"],
+            cache_metadata=state["cache_metadata"],
+            cache_attrs=state["cache_attrs"],
+            write_empty_chunks=state["write_empty_chunks"],
+            _meta=state["meta"],
+            _is_view=state["is_view"],
+        )
+
+
+class ArrayInfo:
+    """What ``Array.info`` returns: prints as the seed's summary, items available as a list."""
+
+    def __init__(self, array: Array):
+        self._array = array
+
+    def items(self) -> list[tuple[str, str]]:
+        return self._array.info_items()
+
+    def __repr__(self) -> str:
+        items = self.items()
+        width = max(len(k) for k, _ in items)
+        return "\n".join(f"{k:<{width}} : {v}" for k, v in items)
+
+    __str__ = __repr__
+
+
+def _is_scalar_selection(selection: Any, shape: tuple[int, ...]) -> bool:
+    """Whether numpy would return a scalar: one integer per dimension and no Ellipsis."""
+    if not isinstance(selection, tuple):
+        selection = (selection,)
+    if len(selection) != len(shape):
+        return False
+    return all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in selection)
+
+
+class _VIndex:
+    def __init__(self, array: Array):
+        self.array = array
+
+    def _kind(self, selection: Any) -> str:
+        sel = selection[0] if isinstance(selection, tuple) and len(selection) == 1 else selection
+        if isinstance(sel, np.ndarray) and sel.dtype == bool:
+            return "mask"
+        return "coordinate"
+
+    def __getitem__(self, selection: Any) -> Any:
+        fields, selection = pop_fields(selection)
+        return self.array._get(selection, self._kind(selection), fields=fields)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        fields, selection = pop_fields(selection)
+        self.array._set(selection, value, self._kind(selection), fields=fields)
+
+
+class _OIndex:
+    def __init__(self, array: Array):
+        self.array = array
+
+    def __getitem__(self, selection: Any) -> Any:
+        fields, selection = pop_fields(selection)
+        return self.array._get(selection, "orthogonal", fields=fields)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        fields, selection = pop_fields(selection)
+        self.array._set(selection, value, "orthogonal", fields=fields)
+
+
+class _BlockIndex:
+    def __init__(self, array: Array):
+        self.array = array
+
+    def __getitem__(self, selection: Any) -> Any:
+        return self.array._get(selection, "block")
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        self.array._set(selection, value, "block")
+

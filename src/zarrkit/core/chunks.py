@@ -1,0 +1,85 @@
+"""What reads and writes share: the per-array chunk context resolved once."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from ..codecs.chain import ChunkCodec
+from ..storage.base import Store
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ChunkContext:
+    """Everything the per-chunk path needs, resolved once per array (never per chunk)."""
+
+    store: Store
+    prefix: str  # the array's key prefix: '' or 'path/to/array/'
+    meta: Any  # ArrayMetadataV2 / ArrayMetadataV3
+    codec: ChunkCodec
+    shape: tuple[int, ...]
+    chunk_shape: tuple[int, ...]  # the grid selections are projected on (inner chunks if sharded)
+    dtype: np.dtype
+    fill_value: Any
+    sharding: Any = None  # the resolved sharding codec of a sharded array
+
+    @classmethod
+    def build(cls, store: Store, path: str, meta: Any) -> ChunkContext:
+        return cls(
+            store=store,
+            prefix=f"{path}/" if path else "",
+            meta=meta,
+            codec=meta.codec,
+            shape=tuple(meta.shape),
+            chunk_shape=tuple(meta.chunks),
+            dtype=meta.dtype,
+            fill_value=meta.fill_value,
+            sharding=getattr(meta, "sharding", None),
+        )
+
+    def key(self, coords: tuple[int, ...]) -> str:
+        """Store key of the stored object (chunk, or shard when sharded) at grid ``coords``."""
+        return self.prefix + self.meta.chunk_key(coords)
+
+    def fill_chunk(self) -> np.ndarray:
+        """A new writable chunk holding the fill value (zeros when there is none)."""
+        return filled(self.chunk_shape, self.dtype, self.fill_value, self.meta.order)
+
+    def is_edge(self, coords: tuple[int, ...]) -> bool:
+        """Whether the chunk at ``coords`` (on the ``chunk_shape`` grid) sticks out of the array."""
+        return any((c + 1) * cs > s for c, cs, s in zip(coords, self.chunk_shape, self.shape))
+
+
+def filled(shape: tuple[int, ...], dtype: np.dtype, fill_value: Any, order: str = "C") -> np.ndarray:
+    if fill_value is None:
+        if dtype.kind == "O":
+            return np.empty(shape, dtype=dtype, order=order)
+        return np.zeros(shape, dtype=dtype, order=order)
+    if dtype.kind == "O":
+        out = np.empty(shape, dtype=dtype, order=order)
+        out.fill(fill_value)
+        return out
+    return np.full(shape, fill_value, dtype=dtype, order=order)
+
+
+def is_all_fill(chunk: np.ndarray, fill_value: Any) -> bool:
+    """Whether every element of ``chunk`` equals the fill value (NaN equals NaN)."""
+    if fill_value is None:
+        if chunk.dtype.kind == "O":
+            return all(v is None for v in chunk.flat)
+        fill_value = np.zeros((), dtype=chunk.dtype)[()]
+    if chunk.dtype.kind in "fc":
+        fv = np.asarray(fill_value, dtype=chunk.dtype)
+        if np.isnan(fv).any():
+            same = (chunk == fv) | (np.isnan(chunk) & np.isnan(fv))
+            return bool(np.all(same))
+        return bool(np.all(chunk == fv))
+    if chunk.dtype.kind == "V" or chunk.dtype.names:
+        fv = np.asarray(fill_value, dtype=chunk.dtype)
+        return np.ascontiguousarray(chunk).tobytes() == fv.tobytes() * chunk.size
+    try:
+        return bool(np.all(chunk == fill_value))
+    except (TypeError, ValueError):
+        return False

@@ -1,0 +1,128 @@
+"""Normalising user arguments (shapes, chunks, paths, dtypes) into canonical forms."""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidPathError
+
+__all__ = ["normalize_shape", "normalize_chunks", "guess_chunks", "normalize_path", "normalize_order"]
+
+# Chunk-shape guessing follows the HDF5/PyTables heuristic zarr-python 2 used, so that arrays
+# created without ``chunks=`` get the same chunk shapes as there (the seed's (10000, 10000) i4
+# guesses (313, 313)).
+_CHUNK_BASE = 64 * 1024
+_CHUNK_MIN = 128 * 1024
+_CHUNK_MAX = 64 * 1024 * 1024
+
+
+def _as_index(value: Any, argument: str) -> int:
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{argument} must contain integers, got {value!r}") from None
+
+
+def normalize_shape(shape: Any, argument: str = "shape") -> tuple[int, ...]:
+    """``10`` → ``(10,)``; checks every length is a non-negative integer."""
+    if shape is None:
+        raise TypeError(f"{argument} is required")
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    try:
+        dims = tuple(_as_index(s, argument) for s in shape)
+    except TypeError as exc:
+        if "must contain" in str(exc):
+            raise
+        raise TypeError(f"{argument} must be an int or a tuple of ints, got {shape!r}") from None
+    if any(d < 0 for d in dims):
+        raise ValueError(f"{argument} must not be negative, got {dims}")
+    return dims
+
+
+def guess_chunks(shape: tuple[int, ...], typesize: int) -> tuple[int, ...]:
+    """Guess a chunk shape of roughly 128 KiB–64 MiB by halving dimensions in turn."""
+    ndims = len(shape)
+    if ndims == 0:
+        return ()
+    chunks = np.maximum(np.array(shape, dtype="=f8"), 1)
+    dset_size = float(np.prod(chunks)) * typesize
+    target = _CHUNK_BASE * (2 ** np.log10(dset_size / (1024.0 * 1024)))
+    target = min(max(target, _CHUNK_MIN), _CHUNK_MAX)
+    idx = 0
+    while True:
+        chunk_bytes = float(np.prod(chunks)) * typesize
+        if (
+            chunk_bytes < target or abs(chunk_bytes - target) / target < 0.5
+        ) and chunk_bytes < _CHUNK_MAX:
+            break
+        if np.prod(chunks) == 1:
+            break
+        chunks[idx % ndims] = math.ceil(chunks[idx % ndims] / 2.0)
+        idx += 1
+    return tuple(int(x) for x in chunks)
+
+
+def normalize_chunks(chunks: Any, shape: tuple[int, ...], typesize: int) -> tuple[int, ...]:
+    """Resolve ``chunks=``: None/True guess; an int applies to every dimension; ``None`` or
+    ``-1`` in a tuple means the whole dimension."""
+    if chunks is None or chunks is True:
+        return guess_chunks(shape, typesize)
+    if chunks is False:
+        return tuple(max(s, 1) for s in shape)
+    if isinstance(chunks, (int, np.integer)) and not isinstance(chunks, bool):
+        chunks = (int(chunks),) * len(shape)
+        if chunks and chunks[0] == -1:
+            chunks = tuple(shape)
+    try:
+        chunks = tuple(chunks)
+    except TypeError:
+        raise TypeError(f"chunks must be an int or a tuple of ints, got {chunks!r}") from None
+    if len(chunks) > len(shape):
+        raise ValueError(f"chunks {chunks} has more dimensions than shape {shape}")
+    if len(chunks) < len(shape):  # zarr-python 2: missing trailing dims span the whole dim
+        chunks = chunks + tuple(shape[len(chunks):])
+    out = []
+    for c, s in zip(chunks, shape):
+        if c is None or c == -1:
+            out.append(max(s, 1))
+            continue
+        if isinstance(c, bool):
+            raise TypeError(f"chunks must contain integers, got {chunks!r}")
+        c = _as_index(c, "chunks")
+        if c < 1:
+            raise ValueError(f"chunks must be positive (or -1/None for a whole dimension), got {chunks}")
+        out.append(c)
+    return tuple(out)
+
+
+def normalize_path(path: Any) -> str:
+    """Normalise a logical node path as the v2 spec requires.
+
+    Backslashes become ``/``, leading/trailing slashes are stripped and runs of slashes collapse;
+    a ``.`` or ``..`` segment is an error.
+    """
+    if path is None:
+        return ""
+    if not isinstance(path, str):
+        raise TypeError(f"path must be a str, got {type(path).__name__}")
+    p = path.replace("\\", "/").strip("/")
+    while "//" in p:
+        p = p.replace("//", "/")
+    if p:
+        for segment in p.split("/"):
+            if segment in (".", ".."):
+                raise InvalidPathError(f"path {path!r} contains a '.' or '..' segment")
+            if "\x00" in segment:
+                raise InvalidPathError(f"path {path!r} contains a NUL character")
+    return p
+
+
+def normalize_order(order: Any) -> str:
+    if not isinstance(order, str) or order.upper() not in ("C", "F"):
+        raise ValueError(f"order must be 'C' or 'F', got {order!r}")
+    return order.upper()

@@ -1,0 +1,67 @@
+"""The shared thread pool that runs per-chunk tasks.
+
+Codec kernels (numcodecs), file I/O and numpy copies release the GIL, so plain threads scale.
+Tasks started from inside a worker run inline: nested parallel work (a sharded chunk, a user
+calling zarrkit from a pool thread) must never wait on the pool it occupies.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+from ..config import config
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+_local = threading.local()
+_executor: ThreadPoolExecutor | None = None
+_executor_size = 0
+_executor_lock = threading.Lock()
+
+
+def _mark_worker() -> None:
+    _local.in_worker = True
+
+
+def _get_executor(size: int) -> ThreadPoolExecutor:
+    global _executor, _executor_size
+    with _executor_lock:
+        if _executor is None or _executor_size < size:
+            old = _executor
+            _executor = ThreadPoolExecutor(
+                max_workers=size, thread_name_prefix="zarrkit", initializer=_mark_worker
+            )
+            _executor_size = size
+            if old is not None:
+                old.shutdown(wait=False)
+        return _executor
+
+
+def run_tasks(fn: Callable[[T], R], items: Sequence[T] | Iterable[T], threads: int | None = None) -> list[R]:
+    """Apply ``fn`` to every item, in parallel when worthwhile; return results in order.
+
+    The first exception raised by a task is re-raised after all tasks have finished, so no task
+    is still writing into a caller's buffer once this returns.
+    """
+    items = items if isinstance(items, Sequence) else list(items)
+    n = config.threads if threads is None else threads
+    if n <= 1 or len(items) <= 1 or getattr(_local, "in_worker", False):
+        return [fn(item) for item in items]
+    executor = _get_executor(n)
+    futures = [executor.submit(fn, item) for item in items]
+    results: list[R] = []
+    error: BaseException | None = None
+    for f in futures:
+        try:
+            results.append(f.result())
+        except BaseException as exc:  # noqa: BLE001 - re-raised below after all tasks finish
+            if error is None:
+                error = exc
+            results.append(None)  # type: ignore[arg-type]
+    if error is not None:
+        raise error
+    return results

@@ -1,0 +1,88 @@
+"""Reading a selection: one task per chunk (fetch → decode → scatter into the output)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import ShapeMismatchError
+from .chunks import ChunkContext, filled
+from .indexing import ChunkProjection
+from .pool import run_tasks
+from .sharded import read_sharded
+
+
+def read_selection(
+    ctx: ChunkContext,
+    indexer: Any,
+    out: np.ndarray | None = None,
+    fields: Any = None,
+) -> np.ndarray:
+    """Read the chunks an indexer touches into ``out`` (allocated here when not given).
+
+    Chunks are independent and write disjoint regions of ``out``, so tasks need no locks.
+    A missing chunk reads as the fill value.
+    """
+    shape = tuple(indexer.shape)
+    if fields is not None:
+        result = read_selection(ctx, indexer)
+        view = result[fields]
+        if out is not None:
+            _check_out(out, shape, view.dtype)
+            out[...] = view
+            return out
+        return view.copy()
+    if out is None:
+        if ctx.fill_value is None and ctx.dtype.kind != "O":
+            out = np.zeros(shape, dtype=ctx.dtype)
+        else:
+            out = np.empty(shape, dtype=ctx.dtype)
+    else:
+        _check_out(out, shape, ctx.dtype)
+    if out.size == 0:
+        return out
+
+    store = ctx.store
+    codec = ctx.codec
+    fill = ctx.fill_value
+    chunk_shape = ctx.chunk_shape
+    key_of = ctx.key
+
+    def read_one(p: ChunkProjection) -> None:
+        key = key_of(p.chunk_coords)
+        raw = store.get(key)
+        if raw is None:
+            if fill is None and ctx.dtype.kind != "O":
+                out[p.out_selection] = 0
+            else:
+                out[p.out_selection] = fill
+            return
+        if p.is_complete_chunk:
+            target = out[p.out_selection]
+            if (
+                target.shape == chunk_shape
+                and np.may_share_memory(target, out)
+                and codec.decode_into(raw, target, key)
+            ):
+                return
+        chunk = codec.decode(raw, key)
+        out[p.out_selection] = chunk[p.chunk_selection]
+
+    if ctx.sharding is not None:
+        read_sharded(ctx, list(indexer), out)
+    else:
+        run_tasks(read_one, list(indexer))
+    return out
+
+
+def _check_out(out: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> None:
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"out must be a numpy array, got {type(out).__name__}")
+    if tuple(out.shape) != shape:
+        raise ShapeMismatchError(f"out has shape {out.shape}, expected {shape} for this selection")
+    if out.dtype != dtype:
+        raise ShapeMismatchError(f"out has dtype {out.dtype}, expected {dtype}")
+
+
+__all__ = ["read_selection", "filled"]

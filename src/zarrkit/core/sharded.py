@@ -1,0 +1,197 @@
+"""Reading and writing sharded arrays: projections on the inner-chunk grid, grouped per shard.
+
+Reads fetch a shard's index with one ranged request, then only the byte ranges of the inner
+chunks the selection needs, with nearby ranges coalesced into one request.  Writes rebuild each
+touched shard once: a shard the selection covers completely is encoded without any read; a
+partially covered shard is read once, its untouched inner chunks are kept byte for byte, and the
+shard is written once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..codecs.sharding import EMPTY
+from ..errors import ChunkDecodeError
+from ..storage.base import ByteRange
+from .chunks import ChunkContext, filled, is_all_fill
+from .indexing import ChunkProjection
+from .pool import run_tasks
+
+# Inner chunks closer than this in a shard are fetched with one request (a wasted gap costs
+# less than a round trip on any store where ranges matter).
+COALESCE_GAP = 256 * 1024
+
+
+def group_by_shard(
+    ctx: ChunkContext, projections: Sequence[ChunkProjection]
+) -> dict[tuple[int, ...], list[ChunkProjection]]:
+    ratio = ctx.sharding.grid
+    groups: dict[tuple[int, ...], list[ChunkProjection]] = defaultdict(list)
+    for p in projections:
+        groups[tuple(c // r for c, r in zip(p.chunk_coords, ratio))].append(p)
+    return groups
+
+
+def _local(coords: tuple[int, ...], ratio: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(c % r for c, r in zip(coords, ratio))
+
+
+def coalesce(ranges: list[tuple[int, int, Any]], gap: int = COALESCE_GAP) -> list[list[tuple[int, int, Any]]]:
+    """Group ``(offset, nbytes, item)`` ranges whose gaps are at most ``gap`` bytes."""
+    groups: list[list[tuple[int, int, Any]]] = []
+    end = -1
+    for r in sorted(ranges, key=lambda r: r[0]):
+        if groups and r[0] - end <= gap:
+            groups[-1].append(r)
+            end = max(end, r[0] + r[1])
+        else:
+            groups.append([r])
+            end = r[0] + r[1]
+    return groups
+
+
+def read_sharded(ctx: ChunkContext, projections: Sequence[ChunkProjection], out: np.ndarray) -> None:
+    sh = ctx.sharding
+    ratio = sh.grid
+    store = ctx.store
+    inner = sh.inner
+    inner_shape = sh.chunk_shape
+    fill = 0 if ctx.fill_value is None and ctx.dtype.kind != "O" else ctx.fill_value
+    partial = getattr(store, "supports_partial_reads", False)
+
+    def scatter(p: ChunkProjection, data: Any, key: str) -> None:
+        if p.is_complete_chunk:
+            target = out[p.out_selection]
+            if target.shape == inner_shape and np.may_share_memory(target, out) and inner.decode_into(data, target, key):
+                return
+        chunk = inner.decode(data, key)
+        out[p.out_selection] = chunk[p.chunk_selection]
+
+    def read_shard(item: tuple[tuple[int, ...], list[ChunkProjection]]) -> None:
+        shard_coords, ps = item
+        key = ctx.key(shard_coords)
+        if partial:
+            offset, length = sh.index_range()
+            idx_raw = store.get(key, ByteRange(offset, length))
+            if idx_raw is None:
+                for p in ps:
+                    out[p.out_selection] = fill
+                return
+            index = sh.decode_index(idx_raw, key)
+            wanted = []
+            for p in ps:
+                off, n = index[_local(p.chunk_coords, ratio)]
+                if off == EMPTY:
+                    out[p.out_selection] = fill
+                else:
+                    wanted.append((int(off), int(n), p))
+            for group in coalesce(wanted):
+                start = group[0][0]
+                stop = max(o + n for o, n, _ in group)
+                raw = store.get(key, ByteRange(start, stop - start))
+                if raw is None or len(raw) < stop - start:
+                    raise ChunkDecodeError(
+                        f"shard index points to bytes {start}..{stop} beyond the shard's end", key
+                    )
+                view = memoryview(raw)
+                for o, n, p in group:
+                    scatter(p, view[o - start : o - start + n], f"{key}@{p.chunk_coords}")
+            return
+        raw = store.get(key)
+        if raw is None:
+            for p in ps:
+                out[p.out_selection] = fill
+            return
+        index, view = sh.split_shard(raw, key)
+        for p in ps:
+            off, n = index[_local(p.chunk_coords, ratio)]
+            if off == EMPTY:
+                out[p.out_selection] = fill
+            else:
+                scatter(p, view[int(off) : int(off) + int(n)], f"{key}@{p.chunk_coords}")
+
+    run_tasks(read_shard, list(group_by_shard(ctx, projections).items()))
+
+
+def _inner_in_bounds(ctx: ChunkContext, shard_coords: tuple[int, ...]) -> int:
+    """How many inner chunks of this shard intersect the array."""
+    sh = ctx.sharding
+    count = 1
+    for s, r, c, n in zip(shard_coords, sh.grid, sh.chunk_shape, ctx.shape):
+        first = s * r
+        last = min(first + r, -(-n // c))
+        count *= max(last - first, 0)
+    return count
+
+
+def write_sharded(
+    ctx: ChunkContext,
+    projections: Sequence[ChunkProjection],
+    arr: np.ndarray,
+    fields: Any,
+    synchronizer: Any,
+) -> None:
+    sh = ctx.sharding
+    ratio = sh.grid
+    store = ctx.store
+    inner = sh.inner
+    inner_shape = sh.chunk_shape
+
+    def inner_fill() -> np.ndarray:
+        return filled(inner_shape, ctx.dtype, ctx.fill_value)
+
+    def write_shard(item: tuple[tuple[int, ...], list[ChunkProjection]]) -> None:
+        shard_coords, ps = item
+        key = ctx.key(shard_coords)
+        lock = synchronizer[key] if synchronizer is not None else contextlib.nullcontext()
+        with lock:
+            complete = (
+                fields is None
+                and all(p.is_complete_chunk for p in ps)
+                and len({p.chunk_coords for p in ps}) == _inner_in_bounds(ctx, shard_coords)
+            )
+            chunks: dict[tuple[int, ...], bytes] = {}
+            index = None
+            view: Any = None
+            if not complete:
+                raw = store.get(key)
+                if raw is not None:
+                    index, view = sh.split_shard(raw, key)
+                    for local in zip(*np.nonzero(index[..., 0] != EMPTY)):
+                        local = tuple(int(i) for i in local)
+                        off, n = index[local]
+                        chunks[local] = bytes(view[int(off) : int(off) + int(n)])
+            decoded: dict[tuple[int, ...], np.ndarray] = {}
+            for p in ps:
+                local = _local(p.chunk_coords, ratio)
+                chunk = decoded.get(local)
+                if chunk is None:
+                    if p.is_complete_chunk and fields is None:
+                        chunk = inner_fill() if ctx.is_edge(p.chunk_coords) else np.empty(inner_shape, dtype=ctx.dtype)
+                    elif local in chunks:
+                        chunk = inner.decode(chunks[local], f"{key}@{p.chunk_coords}")
+                        if not chunk.flags.writeable:
+                            chunk = chunk.copy()
+                    else:
+                        chunk = inner_fill()
+                    decoded[local] = chunk
+                target = chunk if fields is None else chunk[fields]
+                target[p.chunk_selection] = arr[p.out_selection]
+            for local, chunk in decoded.items():
+                if is_all_fill(chunk, ctx.fill_value):
+                    chunks.pop(local, None)
+                else:
+                    chunks[local] = inner.encode(chunk, f"{key}@{local}")
+            data = sh.assemble(chunks, key)
+            if data:
+                store.set(key, data)
+            else:
+                store.delete(key)
+
+    run_tasks(write_shard, list(group_by_shard(ctx, projections).items()))

@@ -1,0 +1,110 @@
+"""Writing a selection: one task per chunk (fetch-if-partial → merge → encode → store)."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import numpy as np
+
+from ..errors import ShapeMismatchError
+from .chunks import ChunkContext, is_all_fill
+from .indexing import ChunkProjection
+from .pool import run_tasks
+from .sharded import write_sharded
+
+
+def prepare_value(value: Any, shape: tuple[int, ...], dtype: np.dtype) -> tuple[np.ndarray, bool]:
+    """Cast ``value`` to ``dtype`` and broadcast it to the selection's shape, before any write.
+
+    Returns the broadcast array (a zero-copy view for scalars) and whether it was a scalar.
+    Raises before anything is written when the value does not fit.
+    """
+    if dtype.kind == "O":
+        if isinstance(value, np.ndarray):
+            arr = value.astype(object, copy=False)
+        elif isinstance(value, (list, tuple)):
+            arr = np.asarray(value, dtype=object)
+        else:  # str, bytes, numbers, None: one element repeated
+            arr = np.empty((), dtype=object)
+            arr[()] = value
+    else:
+        try:
+            arr = np.asarray(value, dtype=dtype)
+        except (ValueError, TypeError) as exc:
+            raise type(exc)(f"cannot store {type(value).__name__} value as {dtype}: {exc}") from None
+    scalar = arr.ndim == 0
+    if arr.shape != shape:
+        try:
+            arr = np.broadcast_to(arr, shape)
+        except ValueError:
+            raise ShapeMismatchError(
+                f"value of shape {arr.shape} cannot be broadcast to the selection's shape {shape}"
+            ) from None
+    return arr, scalar
+
+
+def write_selection(
+    ctx: ChunkContext,
+    indexer: Any,
+    value: Any,
+    *,
+    fields: Any = None,
+    write_empty_chunks: bool = True,
+    synchronizer: Any = None,
+) -> None:
+    """Write ``value`` into the chunks an indexer touches.
+
+    A chunk the selection covers completely is encoded without reading the old one; a partial
+    chunk is read (or started from the fill value), merged and written back, under the
+    synchronizer's lock for its key when one is given.  With ``write_empty_chunks=False`` a chunk
+    left all fill value is deleted instead of stored.
+    """
+    shape = tuple(indexer.shape)
+    target_dtype = ctx.dtype if fields is None else ctx.dtype[fields] if isinstance(fields, str) else ctx.dtype[list(fields)]
+    arr, scalar = prepare_value(value, shape, target_dtype)
+    if arr.size == 0:
+        return
+
+    store = ctx.store
+    codec = ctx.codec
+    fill = ctx.fill_value
+    chunk_shape = ctx.chunk_shape
+    dtype = ctx.dtype
+    order = ctx.meta.order
+
+    def write_one(p: ChunkProjection) -> None:
+        key = ctx.key(p.chunk_coords)
+        lock = synchronizer[key] if synchronizer is not None else contextlib.nullcontext()
+        with lock:
+            if p.is_complete_chunk and fields is None:
+                if ctx.is_edge(p.chunk_coords):
+                    chunk = ctx.fill_chunk()
+                    chunk[p.chunk_selection] = arr[p.out_selection]
+                elif scalar:
+                    chunk = np.full(chunk_shape, arr.reshape(-1)[0], dtype=dtype, order=order)
+                else:
+                    chunk = np.empty(chunk_shape, dtype=dtype, order=order)
+                    chunk[p.chunk_selection] = arr[p.out_selection]
+            else:
+                raw = store.get(key)
+                if raw is None:
+                    chunk = ctx.fill_chunk()
+                else:
+                    chunk = codec.decode(raw, key)
+                    if not chunk.flags.writeable:
+                        chunk = chunk.copy(order="K")
+                target = chunk if fields is None else chunk[fields]
+                target[p.chunk_selection] = arr[p.out_selection]
+            if not write_empty_chunks and is_all_fill(chunk, fill):
+                store.delete(key)
+                return
+            store.set(key, codec.encode(chunk, key))
+
+    if ctx.sharding is not None:
+        write_sharded(ctx, list(indexer), arr, fields, synchronizer)
+    else:
+        run_tasks(write_one, list(indexer))
+
+
+__all__ = ["write_selection", "prepare_value"]

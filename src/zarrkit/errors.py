@@ -1,0 +1,141 @@
+"""The exception tree of zarrkit.
+
+Every error zarrkit raises on bad input derives from :class:`ZarrkitError` and from the builtin
+exception a Python user would expect (``KeyError``, ``FileNotFoundError``, ``ValueError``,
+``PermissionError``, ``IndexError``), so both ``except zarrkit.errors.MetadataError`` and
+``except ValueError`` work.  Messages name the key, path or argument at fault.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ZarrkitError",
+    "NodeNotFoundError",
+    "ArrayNotFoundError",
+    "GroupNotFoundError",
+    "NodeExistsError",
+    "ContainsArrayError",
+    "ContainsGroupError",
+    "MetadataError",
+    "UnknownCodecError",
+    "UnsupportedDtypeError",
+    "InvalidPathError",
+    "ChunkDecodeError",
+    "ChunkEncodeError",
+    "ReadOnlyError",
+    "SelectionError",
+    "BoundsCheckError",
+    "ShapeMismatchError",
+    "StoreError",
+]
+
+
+class ZarrkitError(Exception):
+    """Base class of every error raised by zarrkit."""
+
+
+class NodeNotFoundError(ZarrkitError, FileNotFoundError, KeyError):
+    """No array or group exists at the requested path.
+
+    Derives from ``FileNotFoundError`` (opening a missing node) and ``KeyError`` (a missing
+    group member, ``g['nope']``), as zarr-python 2 users expect either.
+    """
+
+    def __init__(self, message: str, path: str | None = None):
+        super().__init__(message)
+        self.path = path
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class ArrayNotFoundError(NodeNotFoundError):
+    """No array exists at the requested path."""
+
+
+class GroupNotFoundError(NodeNotFoundError):
+    """No group exists at the requested path."""
+
+
+class NodeExistsError(ZarrkitError, FileExistsError):
+    """A node already exists where a new one was to be created (mode ``'w-'``)."""
+
+    def __init__(self, message: str, path: str | None = None):
+        super().__init__(message)
+        self.path = path
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class ContainsArrayError(NodeExistsError):
+    """An array already exists at the path."""
+
+
+class ContainsGroupError(NodeExistsError):
+    """A group already exists at the path."""
+
+
+class MetadataError(ZarrkitError, ValueError):
+    """Metadata is malformed, inconsistent or not understood.
+
+    ``key`` names the metadata document (e.g. ``'foo/.zarray'``) when known.
+    """
+
+    def __init__(self, message: str, key: str | None = None):
+        if key is not None and key not in message:
+            message = f"{key}: {message}"
+        super().__init__(message)
+        self.key = key
+
+
+class UnknownCodecError(MetadataError):
+    """A codec id or name is not registered."""
+
+
+class UnsupportedDtypeError(MetadataError):
+    """A data type cannot be represented in the requested Zarr format."""
+
+
+class InvalidPathError(ZarrkitError, ValueError):
+    """A node path or store key is invalid or would escape the store root."""
+
+
+class ChunkDecodeError(ZarrkitError, ValueError):
+    """Stored chunk bytes could not be decoded; ``key`` names the chunk."""
+
+    def __init__(self, message: str, key: str | None = None):
+        if key is not None and key not in message:
+            message = f"chunk {key!r}: {message}"
+        super().__init__(message)
+        self.key = key
+
+
+class ChunkEncodeError(ZarrkitError, ValueError):
+    """A chunk could not be encoded; ``key`` names the chunk."""
+
+    def __init__(self, message: str, key: str | None = None):
+        if key is not None and key not in message:
+            message = f"chunk {key!r}: {message}"
+        super().__init__(message)
+        self.key = key
+
+
+class ReadOnlyError(ZarrkitError, PermissionError):
+    """A write was attempted on a read-only array, group, view or store."""
+
+
+class SelectionError(ZarrkitError, IndexError):
+    """A selection is not valid for the array (wrong type, too many indices, ...)."""
+
+
+class BoundsCheckError(SelectionError):
+    """An index is out of bounds for the array's shape."""
+
+
+class ShapeMismatchError(ZarrkitError, ValueError):
+    """A value cannot be broadcast to the shape of a selection, or shapes disagree."""
+
+
+class StoreError(ZarrkitError, OSError):
+    """A store operation failed (I/O error, bad configuration)."""

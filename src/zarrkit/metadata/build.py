@@ -1,0 +1,223 @@
+"""Building validated array metadata from the arguments of the creation functions.
+
+The v2 and v3 builders take the same zarr-2 style arguments (``compressor``, ``filters``,
+``order``, ``dimension_separator``, ...); the v3 one also takes the v3-native ones (``shards``,
+``compressors``, ``serializer``, ``codecs``, ``chunk_key_encoding``, ``dimension_names``).
+Nothing here writes to a store.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core.normalize import normalize_chunks, normalize_order, normalize_shape
+from ..errors import MetadataError
+from .dtypes import BYTES_DTYPE, is_bytes_dtype, normalize_fill_value
+from .v2 import ArrayMetadataV2
+from .v3 import ArrayMetadataV3
+
+__all__ = ["build_array_metadata", "build_array_metadata_v3", "h5py_compressor", "default_compressor"]
+
+
+def default_compressor() -> Any:
+    """The compressor of new arrays when none is given: ``zarrkit.storage.default_compressor``."""
+    from .. import storage
+
+    return storage.default_compressor
+
+
+def h5py_compressor(compression: Any, compression_opts: Any) -> Any:
+    """Translate h5py's ``compression=``/``compression_opts=`` into a numcodecs compressor.
+
+    ``'gzip'`` is HDF5's deflate filter, i.e. a zlib stream: it maps to ``Zlib``.
+    """
+    import numcodecs
+
+    from ..codecs.registry import get_codec
+
+    if compression is None or compression == "none":
+        return None
+    if compression == "default":
+        return default_compressor()
+    if not isinstance(compression, str):
+        return compression
+    codec_id = "zlib" if compression == "gzip" else compression
+    if isinstance(compression_opts, dict):
+        return get_codec({"id": codec_id, **compression_opts}, "compression")
+    if compression_opts is None:
+        return get_codec({"id": codec_id}, "compression")
+    if codec_id in ("zlib", "bz2", "gzip"):
+        return get_codec({"id": codec_id, "level": compression_opts}, "compression")
+    if codec_id == "blosc" and isinstance(compression_opts, (list, tuple)):
+        return numcodecs.Blosc(*compression_opts)
+    raise ValueError(
+        f"compression_opts {compression_opts!r} is not understood for compression {compression!r}"
+    )
+
+
+def _normalize_dtype(dtype: Any, object_codec: Any) -> tuple[np.dtype, Any]:
+    """Resolve ``dtype=``; ``str``/``bytes`` mean variable-length strings (object arrays)."""
+    import numcodecs
+
+    if dtype is None:
+        return np.dtype("f8"), object_codec
+    if dtype is str or dtype == "str":
+        return np.dtype(object), object_codec or numcodecs.VLenUTF8()
+    if dtype is bytes or dtype == "bytes":
+        return BYTES_DTYPE, object_codec or numcodecs.VLenBytes()
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as exc:
+        raise TypeError(f"dtype {dtype!r} is not understood: {exc}") from None
+    if dt.kind == "O" and object_codec is None:
+        raise ValueError(
+            "an object array needs an object_codec, e.g. numcodecs.VLenUTF8() for strings, "
+            "numcodecs.VLenBytes() or numcodecs.JSON()"
+        )
+    if dt.kind in "SU" and dt.itemsize == 0:
+        raise ValueError(f"dtype {dtype!r} has no length; give e.g. 'S10' or use dtype=str")
+    return dt, object_codec
+
+
+def build_array_metadata(
+    shape: Any,
+    chunks: Any = True,
+    dtype: Any = None,
+    compressor: Any = "default",
+    fill_value: Any = 0,
+    order: str = "C",
+    filters: Any = None,
+    object_codec: Any = None,
+    dimension_separator: str | None = None,
+    store: Any = None,
+) -> ArrayMetadataV2:
+    """Validate creation arguments into a metadata object (nothing is written)."""
+    shape = normalize_shape(shape)
+    dt, object_codec = _normalize_dtype(dtype, object_codec)
+    chunks = normalize_chunks(chunks, shape, dt.itemsize)
+    order = normalize_order(order)
+    if compressor == "default":
+        compressor = default_compressor()
+    filters = list(filters) if filters else []
+    if object_codec is not None:
+        if dt.kind != "O":
+            raise ValueError(f"object_codec is only for object arrays, not dtype {dt}")
+        if not filters or getattr(filters[0], "codec_id", None) != getattr(object_codec, "codec_id", None):
+            filters.insert(0, object_codec)
+    fill = normalize_fill_value(fill_value, dt)
+    if dimension_separator is None:
+        dimension_separator = getattr(store, "dimension_separator", None) or "."
+    if dimension_separator not in (".", "/"):
+        raise ValueError(f"dimension_separator must be '.' or '/', got {dimension_separator!r}")
+    try:
+        return ArrayMetadataV2(
+            shape=shape,
+            chunks=chunks,
+            dtype=dt,
+            compressor=compressor,
+            fill_value=fill,
+            order=order,
+            filters=tuple(filters) if filters else None,
+            dimension_separator=dimension_separator,
+        )
+    except MetadataError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def build_array_metadata_v3(
+    shape: Any,
+    chunks: Any = True,
+    dtype: Any = None,
+    compressors: Any = "default",
+    fill_value: Any = 0,
+    order: str = "C",
+    filters: Any = None,
+    serializer: Any = "auto",
+    shards: Any = None,
+    codecs: Any = None,
+    chunk_key_encoding: Any = None,
+    dimension_names: Any = None,
+    object_codec: Any = None,
+) -> ArrayMetadataV3:
+    """Validate v3 creation arguments into a metadata object (nothing is written).
+
+    ``codecs`` gives the whole chain exactly as in ``zarr.json`` (then ``filters``,
+    ``serializer``, ``compressors``, ``shards`` and ``order`` must not be given).
+    """
+    from ..codecs.base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec
+    from ..codecs.coerce import to_v3_codec, to_v3_codecs
+    from ..codecs.sharding import ShardingCodec
+    from ..codecs.v3_builtin import BytesCodec, TransposeCodec, VLenBytesCodec, VLenUTF8Codec
+    from .v3 import ChunkKeyEncoding
+
+    shape = normalize_shape(shape)
+    dt, object_codec = _normalize_dtype(dtype, object_codec)
+    if codecs is not None:
+        chain = to_v3_codecs(codecs, "codecs")
+        grid = normalize_chunks(chunks, shape, dt.itemsize)
+    else:
+        inner = normalize_chunks(chunks, shape, dt.itemsize)
+        if compressors == "default":
+            compressors = default_compressor()
+        bb = to_v3_codecs(compressors, "compressors", BytesBytesCodec)
+        aa = to_v3_codecs(filters, "filters", ArrayArrayCodec)
+        if normalize_order(order) == "F" and len(shape) > 1:
+            aa.insert(0, TransposeCodec(tuple(reversed(range(len(shape))))))
+        if serializer in ("auto", None):
+            if dt.kind in "OT":
+                is_bytes = is_bytes_dtype(dt) or (
+                    object_codec is not None and object_codec.codec_id == "vlen-bytes"
+                )
+                ab = VLenBytesCodec() if is_bytes else VLenUTF8Codec()
+            else:
+                ab = BytesCodec("little" if dt.itemsize > 1 or dt.names else None)
+        else:
+            ab = to_v3_codec(serializer, "serializer")
+            if not isinstance(ab, ArrayBytesCodec):
+                raise TypeError(f"serializer: {ab.name!r} is not an array→bytes codec")
+        chain = [*aa, ab, *bb]
+        grid = inner
+        if shards is not None:
+            grid = normalize_shape(shards, "shards")
+            if len(grid) != len(shape) or any(g % c for g, c in zip(grid, inner)):
+                raise ValueError(f"shards {grid} must be a multiple of chunks {inner} in every dimension")
+            chain = [ShardingCodec(inner, chain)]
+    if dt.kind == "O" and isinstance(_last_serializer(chain), VLenBytesCodec):
+        dt = BYTES_DTYPE
+    # v3 has no "no fill value": an unset one becomes the type's zero, as zarr-python does.
+    fill = normalize_fill_value(fill_value, dt)
+    if fill is None:
+        if dt.kind in "OT":
+            is_bytes = isinstance(chain[-1], VLenBytesCodec) or (
+                object_codec is not None and object_codec.codec_id == "vlen-bytes"
+            )
+            fill = b"" if is_bytes else ""
+        else:
+            fill = np.zeros((), dtype=dt)[()]
+    if chunk_key_encoding is None:
+        cke = ChunkKeyEncoding()
+    elif isinstance(chunk_key_encoding, ChunkKeyEncoding):
+        cke = chunk_key_encoding
+    else:
+        cke = ChunkKeyEncoding.from_json(chunk_key_encoding, "chunk_key_encoding")
+    if dimension_names is not None:
+        dimension_names = tuple(dimension_names)
+    try:
+        return ArrayMetadataV3(shape, grid, dt, fill, tuple(chain), cke, dimension_names)
+    except MetadataError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _last_serializer(chain: list) -> Any:
+    """The array→bytes codec of a chain, looking inside a sharding codec."""
+    from ..codecs.base import ArrayBytesCodec
+    from ..codecs.sharding import ShardingCodec
+
+    for c in chain:
+        if isinstance(c, ShardingCodec):
+            return _last_serializer(list(c.codecs))
+        if isinstance(c, ArrayBytesCodec):
+            return c
+    return None

@@ -1,0 +1,163 @@
+"""Consolidated metadata: every node's metadata in one document, read with one request.
+
+Two layouts exist: v2's ``.zmetadata`` key (``{"metadata": {key: document}, "zarr_consolidated_format":
+1}``, as zarr-python 2 and xarray write it) and zarr-python 3's inline
+``consolidated_metadata`` object in the root group's ``zarr.json``.  Opening a consolidated
+hierarchy wraps the store in a :class:`ConsolidatedStore`, which answers every metadata read and
+hierarchy listing from that document and sends only chunk requests to the store.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from ..errors import MetadataError, NodeNotFoundError
+from ..storage.base import ByteRange, Store, join_path
+from . import io, v2, v3
+
+__all__ = ["ConsolidatedStore", "consolidate", "load_consolidated", "ZMETADATA"]
+
+ZMETADATA = ".zmetadata"
+_META_NAMES = (v2.ARRAY_KEY, v2.GROUP_KEY, v2.ATTRS_KEY, v3.ZARR_JSON)
+
+
+def _is_meta_key(key: str) -> bool:
+    return key.rsplit("/", 1)[-1] in _META_NAMES
+
+
+def _walk(store: Store, path: str) -> Iterator[tuple[str, str, int | None, Any]]:
+    """Yield ``(path, kind, zarr_format, v3 document)`` for the node at ``path`` and below."""
+    kind, fmt, doc = io.node_info(store, path)
+    if kind is None:
+        return
+    yield path, kind, fmt, doc
+    if kind == "group":
+        prefix = f"{path}/" if path else ""
+        for name in store.list_dir(prefix):
+            yield from _walk(store, prefix + name)
+
+
+def consolidate(store: Store, path: str = "") -> None:
+    """Gather the metadata of the hierarchy at ``path`` into one document in the root node."""
+    kind, fmt, root_doc = io.node_info(store, path)
+    if kind != "group":
+        raise NodeNotFoundError(f"no group found at path {path!r} to consolidate", path)
+    if fmt == 3:
+        metadata: dict[str, Any] = {}
+        base = len(path) + 1 if path else 0
+        for node_path, _, node_fmt, doc in _walk(store, path):
+            if node_path == path:
+                continue
+            if node_fmt != 3:
+                raise MetadataError(f"cannot consolidate the v2 node {node_path!r} into a v3 hierarchy")
+            doc = dict(doc)
+            doc.pop("consolidated_metadata", None)
+            metadata[node_path[base:]] = doc
+        root = dict(root_doc)
+        root["consolidated_metadata"] = {"kind": "inline", "must_understand": False, "metadata": metadata}
+        store.set(join_path(path, v3.ZARR_JSON), v3.json_bytes_v3(root))
+        return
+    docs: dict[str, Any] = {}
+    base = len(path) + 1 if path else 0
+    for node_path, node_kind, _, _ in _walk(store, path):
+        rel = node_path[base:]
+        names = (v2.ARRAY_KEY, v2.ATTRS_KEY) if node_kind == "array" else (v2.GROUP_KEY, v2.ATTRS_KEY)
+        for name in names:
+            doc = io.read_json(store, join_path(node_path, name))
+            if doc is not None:
+                docs[join_path(rel, name)] = doc
+    document = {"metadata": docs, "zarr_consolidated_format": 1}
+    store.set(join_path(path, ZMETADATA), v2.json_bytes(document))
+
+
+def load_consolidated(store: Store, path: str = "") -> dict[str, bytes] | None:
+    """Metadata documents by key (relative to the store) from the consolidated document at
+    ``path``, or None when there is none.  Costs one store read when it finds one."""
+    key3 = join_path(path, v3.ZARR_JSON)
+    doc = io.read_json(store, key3)
+    if doc is not None:
+        cm = doc.get("consolidated_metadata") if isinstance(doc, dict) else None
+        if not cm:
+            return None
+        if not isinstance(cm, dict) or cm.get("kind") != "inline" or not isinstance(cm.get("metadata"), dict):
+            raise MetadataError(f"consolidated_metadata: expected an inline metadata object, got {cm!r}", key3)
+        docs = {key3: v3.json_bytes_v3(doc)}
+        for rel, node in cm["metadata"].items():
+            if not isinstance(node, dict):
+                raise MetadataError(f"consolidated_metadata: entry {rel!r} is not an object", key3)
+            docs[join_path(path, rel, v3.ZARR_JSON)] = v3.json_bytes_v3(node)
+        return docs
+    key2 = join_path(path, ZMETADATA)
+    doc = io.read_json(store, key2)
+    if doc is None:
+        return None
+    if not isinstance(doc, dict) or not isinstance(doc.get("metadata"), dict):
+        raise MetadataError("expected {'metadata': {...}, 'zarr_consolidated_format': 1}", key2)
+    if doc.get("zarr_consolidated_format") != 1:
+        raise MetadataError(
+            f"zarr_consolidated_format: expected 1, got {doc.get('zarr_consolidated_format')!r}", key2
+        )
+    return {join_path(path, k): json.dumps(v).encode() for k, v in doc["metadata"].items()}
+
+
+class ConsolidatedStore(Store):
+    """A store whose metadata reads and listings come from a consolidated document.
+
+    Chunk reads and all writes go to the wrapped store; metadata written through this wrapper
+    also updates the in-memory documents (the stored consolidated document is not rewritten:
+    call :func:`zarrkit.consolidate_metadata` again after changing metadata).
+    """
+
+    def __init__(self, store: Store, docs: dict[str, bytes]):
+        self.store = store
+        self.docs = dict(docs)
+        self.read_only = store.read_only
+        self.supports_writes = store.supports_writes
+        self.supports_partial_reads = store.supports_partial_reads
+        self.dimension_separator = getattr(store, "dimension_separator", None)
+
+    def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
+        if _is_meta_key(key):
+            value = self.docs.get(key)
+            return value if value is None or byte_range is None else byte_range.slice(value)
+        return self.store.get(key, byte_range)
+
+    def get_many(self, keys: Any) -> dict[str, bytes | None]:
+        keys = list(keys)
+        out = {k: self.docs.get(k) for k in keys if _is_meta_key(k)}
+        out.update(self.store.get_many([k for k in keys if not _is_meta_key(k)]))
+        return out
+
+    def _set(self, key: str, value: Any) -> None:
+        self.store.set(key, value)
+        if _is_meta_key(key):
+            self.docs[key] = bytes(value)
+
+    def _delete(self, key: str) -> None:
+        self.store.delete(key)
+        self.docs.pop(key, None)
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        return self.store.list_prefix(prefix)
+
+    def list_dir(self, prefix: str = "") -> list[str]:
+        if prefix and not prefix.endswith("/"):
+            prefix += "/"
+        n = len(prefix)
+        return sorted({k[n:].split("/", 1)[0] for k in self.docs if k.startswith(prefix) and "/" in k[n:]})
+
+    def getsize(self, key: str) -> int:
+        return self.store.getsize(key)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ConsolidatedStore) and other.store == self.store
+
+    __hash__ = Store.__hash__
+
+    def __repr__(self) -> str:
+        return f"ConsolidatedStore({self.store!r})"

@@ -1,0 +1,175 @@
+"""Reading and writing node metadata documents in a store, and finding what a path holds.
+
+This module and the dialect modules are the only places that know which format a node is in:
+v3 nodes have ``zarr.json``; v2 arrays ``.zarray`` and v2 groups ``.zgroup`` (attributes in
+``.zattrs``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..errors import ArrayNotFoundError, GroupNotFoundError, MetadataError
+from ..storage.base import Store, join_path
+from . import v2, v3
+
+__all__ = [
+    "meta_key",
+    "read_json",
+    "node_info",
+    "node_kind",
+    "load_array_metadata",
+    "check_group",
+    "write_array_metadata",
+    "write_group_metadata",
+    "attributes_key",
+    "read_attributes",
+    "write_attributes",
+    "json_bytes",
+]
+
+json_bytes = v2.json_bytes
+
+
+def meta_key(path: str, name: str) -> str:
+    return join_path(path, name)
+
+
+def parse_json(raw: Any, key: str) -> Any:
+    if raw is None:
+        return None
+    try:
+        return json.loads(bytes(raw).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise MetadataError(f"not valid JSON: {exc}", key) from None
+    except RecursionError:
+        raise MetadataError("JSON nested too deeply", key) from None
+
+
+def read_json(store: Store, key: str) -> Any:
+    """The parsed JSON document at ``key``, or None if the key is missing."""
+    return parse_json(store.get(key), key)
+
+
+def node_info(store: Store, path: str) -> tuple[str | None, int | None, Any]:
+    """``(kind, zarr_format, document)`` of the node at ``path``; kind None if there is none.
+
+    The v3 ``zarr.json`` is looked for first; its document is returned so callers need not
+    read it again.  For v2 the document is not read (None).
+    """
+    key = meta_key(path, v3.ZARR_JSON)
+    doc = read_json(store, key)
+    if doc is not None:
+        if not isinstance(doc, dict):
+            raise MetadataError(f"expected a JSON object, got {type(doc).__name__}", key)
+        node_type = doc.get("node_type")
+        if doc.get("zarr_format") != 3 or node_type not in ("array", "group"):
+            raise MetadataError(
+                f"expected zarr_format 3 and node_type 'array' or 'group', got "
+                f"{doc.get('zarr_format')!r} and {node_type!r}",
+                key,
+            )
+        return node_type, 3, doc
+    if store.get(meta_key(path, v2.ARRAY_KEY)) is not None:
+        return "array", 2, None
+    if store.get(meta_key(path, v2.GROUP_KEY)) is not None:
+        return "group", 2, None
+    return None, None, None
+
+
+def node_kind(store: Store, path: str) -> str | None:
+    """``'array'``, ``'group'`` or None for what is stored at ``path``."""
+    return node_info(store, path)[0]
+
+
+def load_array_metadata(store: Store, path: str) -> Any:
+    """Parse the array metadata at ``path`` (v2 or v3); ArrayNotFoundError when there is none."""
+    kind, fmt, doc = node_info(store, path)
+    if kind != "array":
+        raise ArrayNotFoundError(f"no array found at path {path!r}", path)
+    if fmt == 3:
+        return v3.ArrayMetadataV3.from_json(doc, meta_key(path, v3.ZARR_JSON))
+    key = meta_key(path, v2.ARRAY_KEY)
+    return v2.ArrayMetadataV2.from_json(read_json(store, key), key)
+
+
+def check_group(store: Store, path: str) -> int:
+    """Validate the group document at ``path`` and return its format."""
+    kind, fmt, doc = node_info(store, path)
+    if kind != "group":
+        raise GroupNotFoundError(f"no group found at path {path!r}", path)
+    if fmt == 3:
+        v3.parse_group_v3(doc, meta_key(path, v3.ZARR_JSON))
+        return 3
+    key = meta_key(path, v2.GROUP_KEY)
+    doc = read_json(store, key)
+    if not isinstance(doc, dict):
+        raise MetadataError(f"expected a JSON object, got {type(doc).__name__}", key)
+    if doc.get("zarr_format") != 2:
+        raise MetadataError(f"zarr_format: expected 2, got {doc.get('zarr_format')!r}", key)
+    # zarr-python 3 adds "consolidated_metadata": null to v2 groups it writes; the spec allows no
+    # other keys, so that one is read and ignored, and never written.
+    extra = sorted(set(doc) - {"zarr_format", "consolidated_metadata"})
+    if extra:
+        raise MetadataError(f"unexpected field(s) {extra} (the v2 spec allows no others)", key)
+    return 2
+
+
+def write_array_metadata(store: Store, path: str, meta: Any, attributes: dict[str, Any] | None = None) -> None:
+    """Write array metadata.  A v3 document keeps the attributes already stored in it unless
+    ``attributes`` is given."""
+    if meta.zarr_format == 3:
+        if attributes is None:
+            attributes = read_attributes(store, path, 3)
+        store.set(meta_key(path, v3.ZARR_JSON), meta.to_bytes(attributes))
+    else:
+        store.set(meta_key(path, v2.ARRAY_KEY), meta.to_bytes())
+
+
+def write_group_metadata(store: Store, path: str, zarr_format: int = 2, attributes: dict[str, Any] | None = None) -> None:
+    if zarr_format == 3:
+        doc = {"attributes": attributes or {}, "zarr_format": 3, "node_type": "group"}
+        store.set(meta_key(path, v3.ZARR_JSON), v3.json_bytes_v3(doc))
+    elif zarr_format == 2:
+        store.set(meta_key(path, v2.GROUP_KEY), json_bytes(v2.group_document_v2()))
+        write_attributes(store, path, attributes or {}, 2)
+    else:
+        raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
+
+
+def attributes_key(path: str, zarr_format: int = 2) -> str:
+    return meta_key(path, v3.ZARR_JSON if zarr_format == 3 else v2.ATTRS_KEY)
+
+
+def read_attributes(store: Store, path: str, zarr_format: int = 2) -> dict[str, Any]:
+    key = attributes_key(path, zarr_format)
+    doc = read_json(store, key)
+    if doc is None:
+        return {}
+    if zarr_format == 3:
+        doc = doc.get("attributes", {}) if isinstance(doc, dict) else doc
+    if not isinstance(doc, dict):
+        raise MetadataError(f"attributes must be a JSON object, got {type(doc).__name__}", key)
+    return doc
+
+
+def _attrs_json(attrs: dict[str, Any], key: str) -> None:
+    try:
+        json.dumps(attrs, allow_nan=True)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"attributes for {key!r} must be JSON serializable: {exc}") from None
+
+
+def write_attributes(store: Store, path: str, attrs: dict[str, Any], zarr_format: int = 2) -> None:
+    key = attributes_key(path, zarr_format)
+    _attrs_json(attrs, key)
+    if zarr_format == 3:
+        doc = read_json(store, key)
+        if not isinstance(doc, dict):
+            raise MetadataError("no zarr.json to hold the attributes", key)
+        doc["attributes"] = attrs
+        store.set(key, v3.json_bytes_v3(doc))
+        return
+    raw = json.dumps(attrs, indent=4, sort_keys=True, ensure_ascii=True, allow_nan=True)
+    store.set(key, raw.encode("ascii"))

@@ -1,0 +1,62 @@
+"""Migration from the Zarr v1 layout (``meta``/``attrs`` keys) to v2."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..errors import MetadataError
+from ..storage.coerce import coerce_store
+from .v2 import ArrayMetadataV2, json_bytes
+
+
+def migrate_1to2(store: Any) -> None:
+    """Migrate array metadata in ``store`` from Zarr format version 1 to version 2.
+
+    Version 1 had no hierarchies: the single array's ``meta`` key becomes ``.zarray``
+    (``compression``/``compression_opts`` become a ``compressor``) and ``attrs`` becomes
+    ``.zattrs``.  Chunks are untouched.  The new documents are validated before the old keys
+    are removed.
+
+    Examples
+    --------
+    >>> import json
+    >>> from zarrkit.storage import migrate_1to2
+    >>> store = {'meta': json.dumps({'zarr_format': 1, 'shape': [4], 'chunks': [2],
+    ...     'dtype': '<i4', 'compression': 'zlib', 'compression_opts': 1,
+    ...     'fill_value': 0, 'order': 'C'}).encode(), 'attrs': b'{}'}
+    >>> migrate_1to2(store)
+    >>> sorted(store)
+    ['.zarray', '.zattrs']
+    """
+    s = coerce_store(store)
+    raw = s.get("meta")
+    if raw is None:
+        raise MetadataError("no v1 'meta' key to migrate", "meta")
+    try:
+        meta = json.loads(bytes(raw).decode("utf-8"))
+    except ValueError as exc:
+        raise MetadataError(f"not valid JSON: {exc}", "meta") from None
+    if not isinstance(meta, dict) or meta.get("zarr_format") != 1:
+        raise MetadataError(f"expected zarr_format 1, got {meta!r}", "meta")
+    compression = meta.pop("compression", None)
+    opts = meta.pop("compression_opts", None)
+    compressor: dict[str, Any] | None
+    if compression in (None, "none"):
+        compressor = None
+    elif compression == "blosc":
+        compressor = {"id": "blosc", **(opts or {})}
+    elif compression in ("zlib", "bz2", "gzip"):
+        compressor = {"id": compression if compression != "gzip" else "zlib", "level": opts if opts is not None else 1}
+    elif compression == "lzma":
+        compressor = {"id": "lzma", **(opts or {})}
+    else:
+        compressor = {"id": compression, **(opts if isinstance(opts, dict) else {})}
+    meta.update(zarr_format=2, compressor=compressor, filters=None)
+    doc = {k: meta[k] for k in ("zarr_format", "shape", "chunks", "dtype", "compressor", "fill_value", "order", "filters") if k in meta}
+    ArrayMetadataV2.from_json(doc, "meta")  # validate before changing anything
+    s.set(".zarray", json_bytes(doc))
+    attrs = s.get("attrs")
+    s.set(".zattrs", attrs if attrs is not None else b"{}")
+    s.delete("meta")
+    s.delete("attrs")

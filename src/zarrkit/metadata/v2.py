@@ -1,0 +1,175 @@
+"""The Zarr v2 metadata dialect: ``.zarray``, ``.zgroup``, ``.zattrs``.
+
+Parsing turns a ``.zarray`` document into a frozen :class:`ArrayMetadataV2`; everything the chunk
+engine needs (chunk keys, the resolved codec chain) is derived from it once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from functools import cached_property
+from typing import Any, ClassVar
+
+import numpy as np
+from numcodecs.abc import Codec
+
+from ..codecs.chain import V2ChunkCodec
+from ..codecs.registry import codec_config, get_codec
+from ..errors import MetadataError
+from .common import check_chunk_size, parse_chunks_field, parse_shape_field
+from .dtypes import parse_v2_dtype, parse_v2_fill_value, v2_dtype_json, v2_fill_value_json
+
+__all__ = ["ArrayMetadataV2", "ARRAY_KEY", "GROUP_KEY", "ATTRS_KEY", "group_document_v2"]
+
+ARRAY_KEY = ".zarray"
+GROUP_KEY = ".zgroup"
+ATTRS_KEY = ".zattrs"
+
+_REQUIRED = ("zarr_format", "shape", "chunks", "dtype", "compressor", "fill_value", "order", "filters")
+_OPTIONAL = ("dimension_separator",)
+
+
+def json_bytes(doc: Any) -> bytes:
+    """Encode a metadata document the way zarr-python writes it (sorted keys, indent 4)."""
+    return json.dumps(doc, indent=4, sort_keys=True, ensure_ascii=True, allow_nan=False).encode("ascii")
+
+
+def group_document_v2() -> dict[str, Any]:
+    return {"zarr_format": 2}
+
+
+@dataclasses.dataclass(frozen=True)
+class ArrayMetadataV2:
+    """Resolved ``.zarray`` metadata.
+
+    ``filters`` is ``None`` when the document says ``null`` (kept apart from ``[]`` so the
+    document round-trips).  For object arrays the first filter is the object codec.
+    """
+
+    shape: tuple[int, ...]
+    chunks: tuple[int, ...]
+    dtype: np.dtype
+    compressor: Codec | None
+    fill_value: Any
+    order: str = "C"
+    filters: tuple[Codec, ...] | None = None
+    dimension_separator: str = "."
+
+    zarr_format: ClassVar[int] = 2
+    metadata_key: ClassVar[str] = ARRAY_KEY
+
+    def __post_init__(self) -> None:
+        if len(self.shape) != len(self.chunks):
+            raise MetadataError(
+                f"chunks {self.chunks} must have as many dimensions as shape {self.shape}"
+            )
+        if self.order not in ("C", "F"):
+            raise MetadataError(f"order must be 'C' or 'F', got {self.order!r}")
+        if self.dimension_separator not in (".", "/"):
+            raise MetadataError(
+                f"dimension_separator must be '.' or '/', got {self.dimension_separator!r}"
+            )
+        if self.dtype.kind == "O" and not self.filters:
+            raise MetadataError(
+                "an object array needs an object codec (e.g. VLenUTF8) as its first filter"
+            )
+        check_chunk_size(self.chunks, self.dtype.itemsize)
+
+    # -- parsing / serialising -------------------------------------------------------------
+    @classmethod
+    def from_json(cls, doc: Any, key: str = ARRAY_KEY) -> ArrayMetadataV2:
+        """Validate and resolve a ``.zarray`` document; errors name ``key`` and the field."""
+        if not isinstance(doc, dict):
+            raise MetadataError(f"expected a JSON object, got {type(doc).__name__}", key)
+        missing = [k for k in _REQUIRED if k not in doc]
+        if missing:
+            raise MetadataError(f"missing required field(s) {missing}", key)
+        extra = sorted(set(doc) - set(_REQUIRED) - set(_OPTIONAL))
+        if extra:
+            raise MetadataError(f"unexpected field(s) {extra} (the v2 spec allows no others)", key)
+        if doc["zarr_format"] != 2:
+            raise MetadataError(f"zarr_format: expected 2, got {doc['zarr_format']!r}", key)
+        shape = parse_shape_field(doc["shape"], key)
+        chunks = parse_chunks_field(doc["chunks"], len(shape), key)
+        dtype = parse_v2_dtype(doc["dtype"], key)
+        order = doc["order"]
+        if order not in ("C", "F"):
+            raise MetadataError(f"order: expected 'C' or 'F', got {order!r}", key)
+        compressor = None if doc["compressor"] is None else get_codec(doc["compressor"], key)
+        filters_doc = doc["filters"]
+        if filters_doc is None:
+            filters = None
+        elif isinstance(filters_doc, list):
+            filters = tuple(get_codec(f, key) for f in filters_doc)
+        else:
+            raise MetadataError(f"filters: expected a list or null, got {filters_doc!r}", key)
+        if dtype.kind == "O" and not filters:
+            raise MetadataError(
+                "dtype '|O' (object) needs an object codec such as vlen-utf8 as first filter", key
+            )
+        fill_value = parse_v2_fill_value(doc["fill_value"], dtype, key)
+        sep = doc.get("dimension_separator", ".")
+        if sep is None:
+            sep = "."
+        if sep not in (".", "/"):
+            raise MetadataError(f"dimension_separator: expected '.' or '/', got {sep!r}", key)
+        try:
+            return cls(shape, chunks, dtype, compressor, fill_value, order, filters, sep)
+        except MetadataError as exc:
+            raise MetadataError(str(exc), key) from None
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "zarr_format": 2,
+            "shape": list(self.shape),
+            "chunks": list(self.chunks),
+            "dtype": v2_dtype_json(self.dtype),
+            "compressor": None if self.compressor is None else codec_config(self.compressor),
+            "fill_value": v2_fill_value_json(self.fill_value, self.dtype),
+            "order": self.order,
+            "filters": None if self.filters is None else [codec_config(f) for f in self.filters],
+        }
+        if self.dimension_separator != ".":
+            doc["dimension_separator"] = self.dimension_separator
+        return doc
+
+    def to_bytes(self) -> bytes:
+        return json_bytes(self.to_json())
+
+    # -- what the engine uses --------------------------------------------------------------
+    @cached_property
+    def codec(self) -> V2ChunkCodec:
+        return V2ChunkCodec(self.chunks, self.dtype, self.order, self.filters, self.compressor)
+
+    def chunk_key(self, coords: tuple[int, ...]) -> str:
+        """The key of a chunk relative to the array's path (``'0.0'``; ``'0'`` for 0-d)."""
+        if not coords:
+            return "0"
+        return self.dimension_separator.join(map(str, coords))
+
+    def parse_chunk_key(self, key: str) -> tuple[int, ...] | None:
+        """Grid coordinates of a chunk key, or None if ``key`` is not a chunk key."""
+        if not self.shape:
+            return () if key == "0" else None
+        parts = key.split(self.dimension_separator)
+        if len(parts) != len(self.shape) or not all(p.isdigit() for p in parts):
+            return None
+        return tuple(int(p) for p in parts)
+
+    @property
+    def grid_chunks(self) -> tuple[int, ...]:
+        """Shape of the stored chunks (the same as :attr:`chunks`: v2 has no sharding)."""
+        return self.chunks
+
+    shards: ClassVar[None] = None
+    sharding: ClassVar[None] = None
+    dimension_names: ClassVar[None] = None
+
+    @property
+    def compressors(self) -> tuple[Codec, ...]:
+        return () if self.compressor is None else (self.compressor,)
+
+    def evolve(self, **changes: Any) -> ArrayMetadataV2:
+        """A copy with some fields changed (validated again)."""
+        return dataclasses.replace(self, **changes)

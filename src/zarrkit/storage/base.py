@@ -1,0 +1,236 @@
+"""The store contract.
+
+A store maps string keys to bytes.  The chunk engine uses only the small contract below;
+everything else (the ``MutableMapping`` interface, ``listdir``, ``rmdir``) is derived from it so
+zarr-2 style code that treats a store as a dict keeps working.
+
+* ``get(key, byte_range=None)`` returns ``bytes`` or ``None`` for a missing key (never raises for
+  a missing key).  ``byte_range`` is a :class:`ByteRange`.
+* ``get_many(keys)`` returns ``{key: bytes | None}``; stores with a batch API override it.
+* ``set(key, value)``; ``delete(key)`` (deleting a missing key is not an error);
+  ``list_prefix(prefix)`` yields every key starting with ``prefix``; ``list_dir(prefix)`` returns
+  the sorted immediate children (keys and "directories") below ``prefix``.
+* Capability flags: ``supports_writes``, ``supports_partial_reads``, ``supports_listing``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import InvalidPathError, ReadOnlyError
+
+__all__ = ["ByteRange", "Store", "normalize_key", "validate_key", "join_path"]
+
+
+@dataclass(frozen=True, slots=True)
+class ByteRange:
+    """A request for part of a value.
+
+    ``ByteRange(offset, length)`` asks for ``length`` bytes from ``offset`` (``length=None``: to
+    the end).  A negative ``offset`` with ``length=None`` asks for the last ``-offset`` bytes
+    (a suffix request, as used to read a shard index).
+    """
+
+    offset: int
+    length: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.length is not None and self.length < 0:
+            raise ValueError(f"ByteRange length must be >= 0, got {self.length}")
+        if self.offset < 0 and self.length is not None:
+            raise ValueError("a suffix ByteRange (negative offset) takes no length")
+
+    def slice(self, value: bytes | memoryview) -> bytes:
+        """Apply this range to a whole value (used by stores without native range reads)."""
+        n = len(value)
+        if self.offset < 0:
+            start = max(n + self.offset, 0)
+            return bytes(value[start:])
+        start = min(self.offset, n)
+        stop = n if self.length is None else min(start + self.length, n)
+        return bytes(value[start:stop])
+
+
+def validate_key(key: str) -> str:
+    """Check that ``key`` is a relative ``/``-separated key that stays inside the store.
+
+    Raises :class:`~zarrkit.errors.InvalidPathError` for empty keys, absolute keys, ``\\``,
+    ``.`` or ``..`` segments and NUL characters.
+    """
+    if not isinstance(key, str):
+        raise InvalidPathError(f"store keys must be str, got {type(key).__name__}: {key!r}")
+    if not key:
+        raise InvalidPathError("store key must not be empty")
+    if "\x00" in key:
+        raise InvalidPathError(f"store key {key!r} contains a NUL character")
+    if key.startswith("/") or "\\" in key or (len(key) > 1 and key[1] == ":"):
+        raise InvalidPathError(f"store key {key!r} must be relative and use '/' separators")
+    for segment in key.split("/"):
+        if segment in ("", ".", ".."):
+            raise InvalidPathError(
+                f"store key {key!r} has an empty, '.' or '..' segment; keys may not escape "
+                "the store root"
+            )
+    return key
+
+
+def normalize_key(key: str) -> str:
+    """Alias of :func:`validate_key` kept for readability at call sites."""
+    return validate_key(key)
+
+
+def join_path(*parts: str) -> str:
+    """Join logical path parts with ``/``, skipping empty ones."""
+    return "/".join(p.strip("/") for p in parts if p and p.strip("/"))
+
+
+class Store(MutableMapping):
+    """Base class of zarrkit stores.
+
+    Subclasses implement ``_get``, ``_set``, ``_delete`` and ``list_prefix`` (and optionally
+    ``list_dir``, ``get_many``); the base class adds key validation, read-only enforcement and the
+    ``MutableMapping`` interface.
+    """
+
+    supports_writes: bool = True
+    supports_partial_reads: bool = True
+    supports_listing: bool = True
+    read_only: bool = False
+
+    # -- the contract -----------------------------------------------------------------------
+    def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:  # type: ignore[override]
+        """Return the value stored at ``key`` (or part of it), or ``None`` if it is missing."""
+        validate_key(key)
+        return self._get(key, byte_range)
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
+        """Return ``{key: value or None}`` for several keys."""
+        return {k: self.get(k) for k in keys}
+
+    def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
+        """Store ``value`` at ``key``, replacing any previous value atomically where possible."""
+        self._check_writable()
+        validate_key(key)
+        self._set(key, ensure_bytes_like(value, key))
+
+    def delete(self, key: str) -> None:
+        """Remove ``key``; removing a missing key is not an error."""
+        self._check_writable()
+        validate_key(key)
+        self._delete(key)
+
+    def exists(self, key: str) -> bool:
+        """Whether a value is stored at ``key``."""
+        return self.get(key) is not None
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        """Yield every key that starts with ``prefix`` (``''``: every key)."""
+        raise NotImplementedError
+
+    def list_dir(self, prefix: str = "") -> list[str]:
+        """Sorted names of the immediate children below ``prefix`` (a ``/``-terminated path or ``''``)."""
+        if prefix and not prefix.endswith("/"):
+            prefix += "/"
+        children = set()
+        n = len(prefix)
+        for key in self.list_prefix(prefix):
+            children.add(key[n:].split("/", 1)[0])
+        return sorted(children)
+
+    def delete_prefix(self, prefix: str) -> None:
+        """Remove every key starting with ``prefix``."""
+        self._check_writable()
+        for key in list(self.list_prefix(prefix)):
+            self._delete(key)
+
+    def getsize(self, key: str) -> int:
+        """Size in bytes of the value at ``key`` (0 if missing)."""
+        value = self.get(key)
+        return 0 if value is None else len(value)
+
+    def close(self) -> None:
+        """Release resources held by the store (files, connections)."""
+
+    # -- what subclasses implement -----------------------------------------------------------
+    def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
+        raise NotImplementedError
+
+    def _set(self, key: str, value: bytes | memoryview) -> None:
+        raise NotImplementedError
+
+    def _delete(self, key: str) -> None:
+        raise NotImplementedError
+
+    def _check_writable(self) -> None:
+        if self.read_only or not self.supports_writes:
+            raise ReadOnlyError(f"{type(self).__name__} is read-only")
+
+    # -- zarr-2 conveniences -----------------------------------------------------------------
+    def listdir(self, path: str = "") -> list[str]:
+        """Names directly below ``path`` (zarr-2 spelling of :meth:`list_dir`)."""
+        return self.list_dir(path.strip("/"))
+
+    def rmdir(self, path: str = "") -> None:
+        """Remove everything below ``path`` (zarr-2 spelling of :meth:`delete_prefix`)."""
+        path = path.strip("/")
+        self.delete_prefix(path + "/" if path else "")
+
+    # -- MutableMapping ----------------------------------------------------------------------
+    def __getitem__(self, key: str) -> bytes:
+        value = self.get(key)
+        if value is None:
+            raise KeyError(key)
+        return value
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.set(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self._check_writable()
+        validate_key(key)
+        if self._get(key, None) is None:
+            raise KeyError(key)
+        self._delete(key)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and bool(key) and self.get(key) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.list_prefix(""))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self.list_prefix(""))
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    __hash__ = object.__hash__
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def ensure_bytes_like(value: Any, key: str = "") -> bytes | memoryview:
+    """Accept bytes, bytearray, memoryview or a contiguous numpy array as a value."""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, (bytearray, memoryview)):
+        return memoryview(value).cast("B") if memoryview(value).c_contiguous else bytes(value)
+    try:
+        view = memoryview(value)
+    except TypeError:
+        raise TypeError(
+            f"store values must be bytes-like, got {type(value).__name__} for key {key!r}"
+        ) from None
+    return view.cast("B") if view.c_contiguous else bytes(view)
+
+
+def is_mapping_like(obj: object) -> bool:
+    return isinstance(obj, Mapping) or (
+        hasattr(obj, "__getitem__") and hasattr(obj, "__setitem__") and hasattr(obj, "keys")
+    )

@@ -1,0 +1,93 @@
+"""Any ``MutableMapping`` (a plain ``dict``, a ``shelve``, ...) used as a store."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, MutableMapping
+from typing import Any
+
+from .base import ByteRange, Store
+
+__all__ = ["MappingStore"]
+
+
+class MappingStore(Store):
+    """Adapt a user's mapping to the store contract.
+
+    Reads and writes go straight through to ``mapping``, so the user's object holds the data:
+    ``store = {}; zarrkit.zeros(..., store=store)`` fills ``store``.  A read-only ``Mapping``
+    gives a read-only store.
+
+    Examples
+    --------
+    >>> from zarrkit.storage import MappingStore
+    >>> d = {}
+    >>> s = MappingStore(d)
+    >>> s['a/b'] = b'1'
+    >>> d
+    {'a/b': b'1'}
+    """
+
+    def __init__(self, mapping: Any) -> None:
+        self.mapping = mapping
+        self.read_only = not isinstance(mapping, MutableMapping) and not hasattr(
+            mapping, "__setitem__"
+        )
+
+    def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
+        try:
+            value = self.mapping[key]
+        except KeyError:
+            return None
+        if not isinstance(value, bytes):
+            value = _to_bytes(value, key)
+        return value if byte_range is None else byte_range.slice(value)
+
+    def get_many(self, keys):  # noqa: D102
+        return {k: self.get(k) for k in keys}
+
+    def _set(self, key: str, value: bytes | memoryview) -> None:
+        self.mapping[key] = bytes(value)
+
+    def _delete(self, key: str) -> None:
+        try:
+            del self.mapping[key]
+        except KeyError:
+            pass
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        keys = list(self.mapping.keys())
+        return iter(keys) if not prefix else (k for k in keys if k.startswith(prefix))
+
+    def close(self) -> None:
+        close = getattr(self.mapping, "close", None)
+        if callable(close):
+            close()
+
+    def __len__(self) -> int:
+        return len(self.mapping)
+
+    def __repr__(self) -> str:
+        return f"MappingStore({type(self.mapping).__name__})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MappingStore) and other.mapping is self.mapping
+
+    __hash__ = object.__hash__
+
+
+def _to_bytes(value: Any, key: str) -> bytes:
+    if isinstance(value, (bytearray, memoryview)):
+        return bytes(value)
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    try:
+        return bytes(memoryview(value))
+    except TypeError:
+        raise TypeError(
+            f"value stored at key {key!r} is a {type(value).__name__}, not bytes"
+        ) from None
+
+
+def is_plain_mapping(obj: object) -> bool:
+    """Whether ``obj`` is a mapping zarrkit should wrap in a :class:`MappingStore`."""
+    return isinstance(obj, Mapping) and not isinstance(obj, Store)

@@ -1,0 +1,79 @@
+"""In-memory stores."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+from .base import ByteRange, Store
+
+__all__ = ["MemoryStore", "DictStore"]
+
+
+class MemoryStore(Store):
+    """A store holding every value in a Python ``dict`` in this process.
+
+    Values are kept as immutable ``bytes``; the store is safe to share between threads.
+
+    Examples
+    --------
+    >>> import zarrkit
+    >>> store = zarrkit.MemoryStore()
+    >>> z = zarrkit.zeros((4, 4), chunks=(2, 2), store=store)
+    >>> sorted(store)[:2]
+    ['.zarray', '.zattrs']
+    """
+
+    def __init__(self) -> None:
+        self._data: dict[str, bytes] = {}
+        self._lock = threading.Lock()
+
+    def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
+        value = self._data.get(key)
+        if value is None or byte_range is None:
+            return value
+        return byte_range.slice(value)
+
+    def get_many(self, keys):  # noqa: D102 - contract documented on Store
+        data = self._data
+        return {k: data.get(k) for k in keys}
+
+    def _set(self, key: str, value: bytes | memoryview) -> None:
+        self._data[key] = bytes(value)
+
+    def _delete(self, key: str) -> None:
+        self._data.pop(key, None)
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        with self._lock:
+            keys = list(self._data)
+        if not prefix:
+            return iter(keys)
+        return (k for k in keys if k.startswith(prefix))
+
+    def getsize(self, key: str) -> int:
+        value = self._data.get(key)
+        return 0 if value is None else len(value)
+
+    def clear(self) -> None:
+        """Remove every key."""
+        self._check_writable()
+        self._data.clear()
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({len(self._data)} keys)"
+
+    def __getstate__(self):
+        return {"data": dict(self._data), "read_only": self.read_only}
+
+    def __setstate__(self, state) -> None:
+        self._data = state["data"]
+        self.read_only = state["read_only"]
+        self._lock = threading.Lock()
+
+
+class DictStore(MemoryStore):
+    """Alias of :class:`MemoryStore` under its zarr-2 name (the default store of ``group()``)."""

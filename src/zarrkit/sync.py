@@ -1,0 +1,3 @@
+"""zarr-python 2's ``zarr.sync`` module: synchronizers."""
+
+from .core.sync import ProcessSynchronizer, ThreadSynchronizer  # noqa: F401

@@ -1,0 +1,311 @@
+"""Zarr v3 interop, both directions, bit for bit: zarrkit ⇄ zarr-python 3.4 ⇄ tensorstore."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import zarrkit
+
+zarr = pytest.importorskip("zarr")
+ts = pytest.importorskip("tensorstore")
+from zarr.codecs import (  # noqa: E402
+    BloscCodec,
+    BytesCodec,
+    Crc32cCodec,
+    GzipCodec,
+    ShardingCodec,
+    TransposeCodec,
+    ZstdCodec,
+)
+
+CORE_DTYPES = [
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128",
+]
+
+
+def sample(shape, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return rng.integers(0, 2, size=shape).astype(dt)
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return rng.integers(info.min, info.max, size=shape, dtype=dt, endpoint=True)
+    if dt.kind == "f":
+        a = (rng.standard_normal(shape) * 1000).astype(dt)
+        if a.size > 3:
+            a.flat[1] = np.nan
+            a.flat[2] = np.inf
+            a.flat[3] = -0.0
+        return a
+    if dt.kind == "c":
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dt)
+    raise AssertionError(dtype)
+
+
+def assert_identical(a, b):
+    a = np.asarray(a)
+    b = np.asarray(b)
+    assert a.shape == b.shape
+    assert a.dtype == b.dtype, (a.dtype, b.dtype)
+    assert a.tobytes() == b.tobytes()
+
+
+def ts_open(path, **kw):
+    spec = {"driver": "zarr3", "kvstore": {"driver": "file", "path": str(path)}}
+    spec.update(kw)
+    return ts.open(spec).result()
+
+
+# -- data types --------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", CORE_DTYPES)
+def test_dtypes_zarr_python_to_zarrkit(tmp_path, dtype):
+    data = sample((7, 5), dtype)
+    z = zarr.create_array(store=str(tmp_path / "a"), shape=data.shape, chunks=(3, 2), dtype=dtype)
+    z[:] = data
+    k = zarrkit.open_array(str(tmp_path / "a"), mode="r")
+    assert k.zarr_format == 3
+    assert_identical(k[:], data)
+
+
+@pytest.mark.parametrize("dtype", CORE_DTYPES)
+def test_dtypes_zarrkit_to_zarr_python_and_tensorstore(tmp_path, dtype):
+    data = sample((7, 5), dtype)
+    k = zarrkit.create_array(str(tmp_path / "a"), shape=data.shape, chunks=(3, 2), dtype=dtype, zarr_format=3)
+    k[:] = data
+    assert_identical(zarr.open_array(str(tmp_path / "a"), mode="r")[:], data)
+    assert_identical(ts_open(tmp_path / "a").read().result(), data)
+
+
+# -- codecs --------------------------------------------------------------------------------------
+CODEC_CASES = {
+    "bytes-little": dict(serializer=BytesCodec(endian="little"), compressors=None),
+    "bytes-big": dict(serializer=BytesCodec(endian="big"), compressors=None),
+    "gzip": dict(compressors=[GzipCodec(level=3)]),
+    "zstd": dict(compressors=[ZstdCodec(level=5)]),
+    "zstd-checksum": dict(compressors=[ZstdCodec(level=1, checksum=True)]),
+    "blosc-lz4-shuffle": dict(compressors=[BloscCodec(cname="lz4", clevel=5, shuffle="shuffle")]),
+    "blosc-zstd-bitshuffle": dict(compressors=[BloscCodec(cname="zstd", clevel=3, shuffle="bitshuffle")]),
+    "blosc-noshuffle": dict(compressors=[BloscCodec(cname="blosclz", clevel=1, shuffle="noshuffle")]),
+    "crc32c": dict(compressors=[Crc32cCodec()]),
+    "gzip+crc32c": dict(compressors=[GzipCodec(level=1), Crc32cCodec()]),
+    "transpose": dict(filters=[TransposeCodec(order=(1, 0))]),
+    "transpose+zstd": dict(filters=[TransposeCodec(order=(1, 0))], compressors=[ZstdCodec(level=1)]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CODEC_CASES))
+def test_codecs_zarr_python_to_zarrkit(tmp_path, case):
+    data = sample((9, 6), "int32")
+    z = zarr.create_array(store=str(tmp_path / "a"), shape=data.shape, chunks=(4, 4), dtype="int32", **CODEC_CASES[case])
+    z[:] = data
+    assert_identical(zarrkit.open_array(str(tmp_path / "a"), mode="r")[:], data)
+
+
+@pytest.mark.parametrize("case", sorted(CODEC_CASES))
+def test_codecs_zarrkit_to_zarr_python_bit_exact_chunks(tmp_path, case):
+    """zarrkit copies the codec chain from zarr-python's zarr.json; every chunk it writes must be
+    byte-identical to zarr-python's (compressors are deterministic), and both read each other."""
+    data = sample((9, 6), "int32")
+    z = zarr.create_array(store=str(tmp_path / "ref"), shape=data.shape, chunks=(4, 4), dtype="int32", **CODEC_CASES[case])
+    z[:] = data
+    codecs = json.loads((tmp_path / "ref" / "zarr.json").read_text())["codecs"]
+    k = zarrkit.create_array(str(tmp_path / "k"), shape=data.shape, chunks=(4, 4), dtype="int32", codecs=codecs, zarr_format=3)
+    k[:] = data
+    assert_identical(zarr.open_array(str(tmp_path / "k"), mode="r")[:], data)
+    ref_chunks = sorted(p.relative_to(tmp_path / "ref") for p in (tmp_path / "ref").rglob("*") if p.is_file() and p.name != "zarr.json")
+    k_chunks = sorted(p.relative_to(tmp_path / "k") for p in (tmp_path / "k").rglob("*") if p.is_file() and p.name != "zarr.json")
+    assert ref_chunks == k_chunks
+    for rel in ref_chunks:
+        assert (tmp_path / "ref" / rel).read_bytes() == (tmp_path / "k" / rel).read_bytes(), rel
+
+
+@pytest.mark.parametrize("separator", ["/", "."])
+@pytest.mark.parametrize("encoding", ["default", "v2"])
+def test_chunk_key_encodings(tmp_path, encoding, separator):
+    data = sample((5, 5), "uint16")
+    cke = {"name": encoding, "configuration": {"separator": separator}}
+    z = zarr.create_array(store=str(tmp_path / "a"), shape=(5, 5), chunks=(2, 2), dtype="uint16", chunk_key_encoding=cke)
+    z[:] = data
+    assert_identical(zarrkit.open_array(str(tmp_path / "a"), mode="r")[:], data)
+    k = zarrkit.create_array(str(tmp_path / "b"), shape=(5, 5), chunks=(2, 2), dtype="uint16", chunk_key_encoding=cke, zarr_format=3)
+    k[:] = data
+    assert sorted(p.name for p in (tmp_path / "a").rglob("*")) == sorted(p.name for p in (tmp_path / "b").rglob("*"))
+    assert_identical(zarr.open_array(str(tmp_path / "b"), mode="r")[:], data)
+    assert_identical(ts_open(tmp_path / "b").read().result(), data)
+
+
+# -- fill values, missing chunks, 0-d, empty ------------------------------------------------------
+@pytest.mark.parametrize(
+    "dtype, fill",
+    [("float64", np.nan), ("float32", np.inf), ("float32", -np.inf), ("int16", -7), ("uint8", 255),
+     ("bool", True), ("complex64", 1 + 2j), ("float64", -0.0)],
+)
+def test_fill_values_and_missing_chunks(tmp_path, dtype, fill):
+    z = zarr.create_array(store=str(tmp_path / "a"), shape=(6,), chunks=(2,), dtype=dtype, fill_value=fill)
+    z[0:2] = np.ones(2, dtype=dtype)
+    expected = z[:]
+    k = zarrkit.open_array(str(tmp_path / "a"), mode="r")
+    assert_identical(k[:], expected)
+    assert np.asarray(k.fill_value, dtype=dtype).tobytes() == np.asarray(fill, dtype=dtype).tobytes()
+    k2 = zarrkit.create_array(str(tmp_path / "b"), shape=(6,), chunks=(2,), dtype=dtype, fill_value=fill, zarr_format=3)
+    k2[0:2] = np.ones(2, dtype=dtype)
+    assert_identical(zarr.open_array(str(tmp_path / "b"), mode="r")[:], expected)
+    assert_identical(ts_open(tmp_path / "b").read().result(), expected)
+
+
+def test_nan_payload_fill_value_is_bit_exact(tmp_path):
+    payload = np.array([0x7FC00001], dtype="<u4").view("<f4")[0]
+    k = zarrkit.create_array(str(tmp_path / "a"), shape=(4,), chunks=(2,), dtype="float32", fill_value=payload, zarr_format=3)
+    doc = json.loads((tmp_path / "a" / "zarr.json").read_text())
+    assert doc["fill_value"] == "0x7fc00001"
+    back = zarrkit.open_array(str(tmp_path / "a"), mode="r")
+    assert np.asarray(back[:]).view("<u4").tolist() == [0x7FC00001] * 4
+    assert k.fill_value.tobytes() == payload.tobytes()
+
+
+def test_zero_d_and_empty(tmp_path):
+    z = zarr.create_array(store=str(tmp_path / "s"), shape=(), dtype="float64")
+    z[()] = 3.25
+    assert zarrkit.open_array(str(tmp_path / "s"), mode="r")[()] == 3.25
+    k = zarrkit.create_array(str(tmp_path / "k"), shape=(), dtype="int8", zarr_format=3)
+    k[()] = -4
+    assert zarr.open_array(str(tmp_path / "k"), mode="r")[()] == -4
+    e = zarrkit.create_array(str(tmp_path / "e"), shape=(0, 5), chunks=(2, 2), dtype="int32", zarr_format=3)
+    assert e[:].shape == (0, 5)
+    assert zarr.open_array(str(tmp_path / "e"), mode="r")[:].shape == (0, 5)
+
+
+# -- sharding ------------------------------------------------------------------------------------
+SHARD_CASES = {
+    "end": dict(chunks=(4, 4), shards=(8, 8)),
+    "edge-shards": dict(chunks=(3, 3), shards=(6, 6)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SHARD_CASES))
+def test_sharding_both_ways(tmp_path, case):
+    data = sample((13, 11), "float32")
+    kw = SHARD_CASES[case]
+    z = zarr.create_array(store=str(tmp_path / "a"), shape=data.shape, dtype="float32", **kw)
+    z[:] = data
+    k = zarrkit.open_array(str(tmp_path / "a"), mode="r")
+    assert k.shards == kw["shards"] and k.chunks == kw["chunks"]
+    assert_identical(k[:], data)
+    assert_identical(k[2:9, 3:10], data[2:9, 3:10])
+    k2 = zarrkit.create_array(str(tmp_path / "b"), shape=data.shape, dtype="float32", zarr_format=3, **kw)
+    k2[:] = data
+    assert_identical(zarr.open_array(str(tmp_path / "b"), mode="r")[:], data)
+    assert_identical(ts_open(tmp_path / "b").read().result(), data)
+
+
+def _sharding_json(index_location, nested=False):
+    inner = [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "gzip", "configuration": {"level": 1}}]
+    if nested:
+        inner = [{"name": "sharding_indexed", "configuration": {
+            "chunk_shape": [2, 2], "codecs": inner,
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+            "index_location": "end"}}]
+    return [{"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [4, 4], "codecs": inner,
+        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+        "index_location": index_location}}]
+
+
+@pytest.mark.parametrize("index_location", ["start", "end"])
+@pytest.mark.parametrize("nested", [False, True])
+def test_sharding_layouts_with_tensorstore_and_zarr_python(tmp_path, index_location, nested):
+    data = sample((16, 12), "int32")
+    codecs = _sharding_json(index_location, nested)
+    k = zarrkit.create_array(str(tmp_path / "k"), shape=data.shape, chunks=(8, 8), dtype="int32", codecs=codecs, zarr_format=3)
+    k[:] = data
+    k[0:4, 0:4] = 0  # an all-fill inner chunk is left out of its shard
+    expected = data.copy()
+    expected[0:4, 0:4] = 0
+    assert_identical(k[:], expected)
+    assert_identical(zarr.open_array(str(tmp_path / "k"), mode="r")[:], expected)
+    assert_identical(ts_open(tmp_path / "k").read().result(), expected)
+    # and the other way: tensorstore writes the same layout
+    t = ts.open({
+        "driver": "zarr3", "kvstore": {"driver": "file", "path": str(tmp_path / "t")},
+        "metadata": {"shape": list(data.shape), "data_type": "int32",
+                     "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [8, 8]}},
+                     "codecs": codecs},
+        "create": True,
+    }).result()
+    t.write(expected).result()
+    assert_identical(zarrkit.open_array(str(tmp_path / "t"), mode="r")[:], expected)
+
+
+def test_missing_shards_read_as_fill(tmp_path):
+    z = zarr.create_array(store=str(tmp_path / "a"), shape=(16,), chunks=(2,), shards=(8,), dtype="int8", fill_value=9)
+    z[0:3] = 1
+    k = zarrkit.open_array(str(tmp_path / "a"), mode="r")
+    assert k[:].tolist() == [1, 1, 1] + [9] * 13
+
+
+# -- groups, attributes, dimension names, consolidated metadata ---------------------------------
+def test_groups_attributes_dimension_names_both_ways(tmp_path):
+    g = zarr.open_group(str(tmp_path / "zp"), mode="w")
+    g.attrs["title"] = "from zarr-python"
+    sub = g.create_group("sub")
+    sub.attrs["n"] = 3
+    a = sub.create_array("x", shape=(4, 3), chunks=(2, 3), dtype="int16", dimension_names=["time", "y"])
+    a[:] = np.arange(12).reshape(4, 3)
+    a.attrs["units"] = "m"
+    kg = zarrkit.open_group(str(tmp_path / "zp"), mode="r")
+    assert kg.zarr_format == 3 and kg.attrs["title"] == "from zarr-python"
+    assert list(kg) == ["sub"] and kg["sub"].attrs["n"] == 3
+    kx = kg["sub/x"]
+    assert kx.metadata.dimension_names == ("time", "y") and kx.attrs["units"] == "m"
+    assert kx[:].tolist() == np.arange(12).reshape(4, 3).tolist()
+
+    kg2 = zarrkit.open_group(str(tmp_path / "zk"), mode="w", zarr_format=3)
+    kg2.attrs["title"] = "from zarrkit"
+    s2 = kg2.create_group("sub")
+    x2 = zarrkit.create_array(str(tmp_path / "zk"), name="sub/x", shape=(4, 3), chunks=(2, 3), dtype="int16",
+                              dimension_names=["time", None], attributes={"units": "m"}, zarr_format=3)
+    x2[:] = np.arange(12).reshape(4, 3)
+    s2.attrs["n"] = 3
+    g2 = zarr.open_group(str(tmp_path / "zk"), mode="r")
+    assert g2.attrs["title"] == "from zarrkit" and g2["sub"].attrs["n"] == 3
+    assert g2["sub/x"].metadata.dimension_names == ("time", None)
+    assert g2["sub/x"].attrs["units"] == "m"
+    assert g2["sub/x"][:].tolist() == np.arange(12).reshape(4, 3).tolist()
+
+
+def test_consolidated_v3_both_ways(tmp_path):
+    g = zarr.open_group(str(tmp_path / "zp"), mode="w")
+    g.create_array("a", shape=(3,), dtype="int8")[:] = [1, 2, 3]
+    g.create_group("b").attrs["k"] = "v"
+    zarr.consolidate_metadata(str(tmp_path / "zp"))
+    kg = zarrkit.open_consolidated(str(tmp_path / "zp"))
+    assert list(kg) == ["a", "b"] and kg["b"].attrs["k"] == "v" and kg["a"][:].tolist() == [1, 2, 3]
+
+    kg2 = zarrkit.open_group(str(tmp_path / "zk"), mode="w", zarr_format=3)
+    zarrkit.create_array(str(tmp_path / "zk"), name="a", shape=(3,), dtype="int8", zarr_format=3)[:] = [1, 2, 3]
+    kg2.create_group("b").attrs["k"] = "v"
+    zarrkit.consolidate_metadata(str(tmp_path / "zk"))
+    g2 = zarr.open_consolidated(str(tmp_path / "zk"))
+    assert sorted(g2.keys()) == ["a", "b"] and g2["b"].attrs["k"] == "v"
+    assert g2.metadata.consolidated_metadata is not None
+
+
+def test_consolidated_v2_both_ways(tmp_path):
+    g = zarr.open_group(str(tmp_path / "zp"), mode="w", zarr_format=2)
+    g.create_array("a", shape=(3,), dtype="int8")[:] = [1, 2, 3]
+    g.create_group("b").attrs["k"] = "v"
+    zarr.consolidate_metadata(str(tmp_path / "zp"), zarr_format=2)
+    kg = zarrkit.open_consolidated(str(tmp_path / "zp"))
+    assert list(kg) == ["a", "b"] and kg["b"].attrs["k"] == "v" and kg["a"][:].tolist() == [1, 2, 3]
+    kg2 = zarrkit.open_group(str(tmp_path / "zk"), mode="w", zarr_format=2)
+    kg2.zeros("a", shape=(3,), dtype="int8")[:] = [1, 2, 3]
+    kg2.create_group("b").attrs["k"] = "v"
+    zarrkit.consolidate_metadata(str(tmp_path / "zk"))
+    g2 = zarr.open_consolidated(str(tmp_path / "zk"), zarr_format=2)
+    assert sorted(g2.keys()) == ["a", "b"] and g2["b"].attrs["k"] == "v"
+    assert g2["a"][:].tolist() == [1, 2, 3]

@@ -44,7 +44,7 @@ class Config:
 
     threads: int = field(default_factory=_default_threads)
     io_threads: int = 32
-    zarr_format: int = 2
+    zarr_format: int = 3
     write_empty_chunks: bool = True
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 

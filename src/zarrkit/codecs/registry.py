@@ -71,6 +71,8 @@ def codec_config(codec: Codec) -> dict[str, Any]:
 
 def format_codec(codec: Codec) -> str:
     """A short human-readable form, e.g. ``Blosc(cname='lz4', clevel=5, shuffle=1)``."""
+    if not hasattr(codec, "get_config"):  # a v3 codec
+        return repr(codec)
     config = codec_config(codec)
     name = type(codec).__name__
     dtype = config.get("dtype")

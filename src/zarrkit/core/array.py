@@ -293,7 +293,32 @@ class Array:
 
     @property
     def nchunks_initialized(self) -> int:
-        """Number of chunks that are stored."""
+        """Number of chunks that are stored (inner chunks of a sharded array, read from the
+        shard indexes)."""
+        sharding = self._ctx.sharding
+        if sharding is None:
+            return sum(1 for _ in self._initialized_chunk_coords())
+        from ..storage.base import ByteRange
+        from .sharded import EMPTY
+
+        total = 0
+        for coords in self._initialized_chunk_coords():
+            key = self._ctx.key(coords)
+            raw = self._chunk_store.get(key, ByteRange(*sharding.index_range()))
+            if raw is not None:
+                index = sharding.decode_index(raw, key)
+                total += int(np.count_nonzero(index[..., 0] != EMPTY))
+        return total
+
+    @property
+    def nshards(self) -> int:
+        """Number of shards of a sharded array (its number of chunks otherwise)."""
+        grid = self._meta.grid_chunks
+        return int(np.prod([-(-s // c) for s, c in zip(self.shape, grid)], dtype=np.int64))
+
+    @property
+    def nshards_initialized(self) -> int:
+        """Number of stored shards of a sharded array (stored chunks otherwise)."""
         return sum(1 for _ in self._initialized_chunk_coords())
 
     def _initialized_chunk_coords(self) -> Iterator[tuple[int, ...]]:
@@ -607,6 +632,7 @@ class Array:
             ("Data type", str(self.dtype)),
             ("Shape", str(self.shape)),
             ("Chunk shape", str(self.chunks)),
+            *([("Shard shape", str(self.shards))] if self.shards else []),
             ("Order", self.order),
             ("Read-only", str(self.read_only)),
         ]
@@ -621,6 +647,8 @@ class Array:
             ("Storage ratio", f"{nbytes / stored:.1f}" if stored else "-"),
             ("Chunks initialized", f"{self.nchunks_initialized}/{self.nchunks}"),
         ]
+        if self.shards:
+            items.append(("Shards initialized", f"{self.nshards_initialized}/{self.nshards}"))
         return items
 
     def __repr__(self) -> str:

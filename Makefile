@@ -1,0 +1,39 @@
+# zarrkit: set-up, demo, tests and benchmarks.  `make demo` and `make test` work on a fresh clone.
+
+VENV    := .venv
+PY      := $(VENV)/bin/python
+STAMP   := $(VENV)/.installed
+# Python 3.12 (the interop test oracle, zarr-python 3.4, needs it): python3.12 on PATH, else pyenv's
+PYTHON  ?= $(shell for p in python3.12 "$$(pyenv root 2>/dev/null)/versions/3.12.1/bin/python3.12"; do \
+             "$$p" -c 'import sys; assert sys.version_info[:2] == (3, 12)' >/dev/null 2>&1 && { echo "$$p"; break; }; \
+           done)
+JOBS    ?= 2
+
+.PHONY: demo test bench bench-quick lint clean
+
+$(STAMP): pyproject.toml
+	@test -n "$(PYTHON)" || { echo "error: Python 3.12 not found (install it or pass PYTHON=...)" >&2; exit 1; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) examples/demo.py
+
+test: $(STAMP)
+	$(PY) -m pytest -q -n $(JOBS) --durations=10
+
+bench: $(STAMP)
+	$(PY) -m pip install -q -e '.[bench]'
+	$(PY) benchmarks/run.py --out benchmarks/RESULTS.md
+
+bench-quick: $(STAMP)
+	$(PY) benchmarks/run.py --quick
+
+lint: $(STAMP)
+	$(PY) -m pip install -q ruff
+	$(PY) -m ruff check src tests
+
+clean:
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .hypothesis

@@ -72,6 +72,7 @@ from .storage import (
     MemoryStore,
     NestedDirectoryStore,
     TempStore,
+    ZipStore,
 )
 
 __version__ = "0.1.0"
@@ -108,6 +109,7 @@ __all__ = [
     "DirectoryStore",
     "NestedDirectoryStore",
     "TempStore",
+    "ZipStore",
     "Adler32",
     "AsType",
     "Base64",

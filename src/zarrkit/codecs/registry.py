@@ -90,5 +90,7 @@ def format_codec(codec: Codec) -> str:
                 continue
             except TypeError:
                 pass
+        if isinstance(v, list) and all(isinstance(x, dict) for x in v):
+            v = [dict(sorted(x.items())) for x in v]  # as stored in JSON: keys sorted
         parts.append(f"{k}={v!r}")
     return f"{name}({', '.join(parts)})"

@@ -786,3 +786,7 @@ class _BlockIndex:
     def __setitem__(self, selection: Any, value: Any) -> None:
         self.array._set(selection, value, "block")
 
+
+
+# Public home of the class (zarr-python 2's ``zarr.core.Array``); pickles name it there.
+Array.__module__ = "zarrkit.core"

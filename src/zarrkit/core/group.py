@@ -491,3 +491,7 @@ class TreeView:
         return "\n".join(self.lines())
 
     __repr__ = __str__
+
+
+# Public home of the class (zarr-python 2's ``zarr.hierarchy.Group``); pickles name it there.
+Group.__module__ = "zarrkit.hierarchy"

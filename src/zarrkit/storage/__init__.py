@@ -15,6 +15,7 @@ from .coerce import coerce_store
 from .local import DirectoryStore, NestedDirectoryStore, TempStore
 from .mapping import MappingStore
 from .memory import DictStore, MemoryStore
+from .zip import ZipStore
 from .wrappers import CountingStore, LatencyStore, ReadOnlyStore, WrapperStore
 
 #: The compressor new arrays get when none is given; assign another codec (or ``None``) to
@@ -29,6 +30,7 @@ __all__ = [
     "DirectoryStore",
     "NestedDirectoryStore",
     "TempStore",
+    "ZipStore",
     "MappingStore",
     "WrapperStore",
     "ReadOnlyStore",

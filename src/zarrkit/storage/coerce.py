@@ -39,6 +39,10 @@ def coerce_store(store: Any, read_only: bool = False) -> Store:
                 f"store URL {path!r}: remote stores are not available in this build; "
                 "pass a local directory path, a mapping or a Store"
             )
+        if path.endswith(".zip") and not os.path.isdir(path):
+            from .zip import ZipStore
+
+            return ZipStore(path, mode="r" if read_only else "a")
         return DirectoryStore(path, read_only=read_only)
     if isinstance(store, Mapping) or (
         hasattr(store, "__getitem__") and hasattr(store, "keys")

@@ -797,12 +797,28 @@ def consolidate_metadata(store: Any, path: str | None = None) -> Group:
     return open_consolidated(store, mode="r", path=path)
 
 
-def open_consolidated(store: Any, mode: str = "r", path: str | None = None, **kwargs: Any) -> Group:
+def open_consolidated(
+    store: Any, mode: str = "r", path: str | None = None, zarr_format: int | None = None,
+    **kwargs: Any,
+) -> Group:
     """Open a group using its consolidated metadata: one store read for all metadata.
 
     ``mode`` is ``'r'`` or ``'r+'`` (data may be written; metadata changes are not
-    re-consolidated).  A hierarchy without consolidated metadata raises
+    re-consolidated).  ``zarr_format`` says where to look (v3: the group's ``zarr.json``;
+    v2: ``.zmetadata``); without it a v2 hierarchy costs one more request (the ``zarr.json``
+    that is not there).  A hierarchy without consolidated metadata raises
     :class:`~zarrkit.errors.MetadataError`.
+
+    Examples
+    --------
+    >>> import zarrkit
+    >>> store = zarrkit.MemoryStore()
+    >>> root = zarrkit.open_group(store, mode='w')
+    >>> _ = root.zeros('a/b', shape=(4,))
+    >>> _ = zarrkit.consolidate_metadata(store)
+    >>> g = zarrkit.open_consolidated(store)
+    >>> g['a/b'].shape
+    (4,)
     """
     from .errors import MetadataError
     from .metadata.consolidated import ConsolidatedStore, load_consolidated
@@ -811,7 +827,7 @@ def open_consolidated(store: Any, mode: str = "r", path: str | None = None, **kw
         raise ValueError(f"open_consolidated mode must be 'r' or 'r+', got {mode!r}")
     s = coerce_store(store)
     path = normalize_path(path)
-    docs = load_consolidated(s, path)
+    docs = load_consolidated(s, path, zarr_format)
     if docs is None:
         raise MetadataError(f"no consolidated metadata found at path {path!r} of {_describe(store)}")
     return Group(ConsolidatedStore(s, docs), path=path, read_only=(mode == "r"), **kwargs)

@@ -76,3 +76,25 @@ __all__ = [
     "get_codec",
     "register_codec",
 ]
+
+# Zarr v3 codecs (as named in zarr.json), loaded on first use.
+_V3 = {
+    "BytesCodec": "v3_builtin",
+    "TransposeCodec": "v3_builtin",
+    "GzipCodec": "v3_builtin",
+    "ZstdCodec": "v3_builtin",
+    "BloscCodec": "v3_builtin",
+    "Crc32cCodec": "v3_builtin",
+    "VLenUTF8Codec": "v3_builtin",
+    "VLenBytesCodec": "v3_builtin",
+    "ShardingCodec": "sharding",
+}
+__all__ += list(_V3)
+
+
+def __getattr__(name: str):
+    if name in _V3:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_V3[name]}", __name__), name)
+    raise AttributeError(f"module 'zarrkit.codecs' has no attribute {name!r}")

@@ -72,11 +72,14 @@ def consolidate(store: Store, path: str = "") -> None:
     store.set(join_path(path, ZMETADATA), v2.json_bytes(document))
 
 
-def load_consolidated(store: Store, path: str = "") -> dict[str, bytes] | None:
+def load_consolidated(
+    store: Store, path: str = "", zarr_format: int | None = None
+) -> dict[str, bytes] | None:
     """Metadata documents by key (relative to the store) from the consolidated document at
-    ``path``, or None when there is none.  Costs one store read when it finds one."""
+    ``path``, or None when there is none.  Costs one store read when it finds one (two for a
+    v2 hierarchy when ``zarr_format`` is not given)."""
     key3 = join_path(path, v3.ZARR_JSON)
-    doc = io.read_json(store, key3)
+    doc = None if zarr_format == 2 else io.read_json(store, key3)
     if doc is not None:
         cm = doc.get("consolidated_metadata") if isinstance(doc, dict) else None
         if not cm:
@@ -89,6 +92,8 @@ def load_consolidated(store: Store, path: str = "") -> dict[str, bytes] | None:
                 raise MetadataError(f"consolidated_metadata: entry {rel!r} is not an object", key3)
             docs[join_path(path, rel, v3.ZARR_JSON)] = v3.json_bytes_v3(node)
         return docs
+    if zarr_format == 3:
+        return None
     key2 = join_path(path, ZMETADATA)
     doc = io.read_json(store, key2)
     if doc is None:

@@ -119,7 +119,7 @@ def init_array(
     --------
     >>> from zarrkit.storage import init_array
     >>> store = dict()
-    >>> init_array(store, shape=(10000, 10000), chunks=(1000, 1000))
+    >>> init_array(store, shape=(10000, 10000), chunks=(1000, 1000), zarr_format=2)
     >>> sorted(store.keys())
     ['.zarray', '.zattrs']
     """
@@ -165,7 +165,7 @@ def init_group(
     --------
     >>> from zarrkit.storage import init_group
     >>> store = dict()
-    >>> init_group(store, path='foo')
+    >>> init_group(store, path='foo', zarr_format=2)
     >>> sorted(store)
     ['.zattrs', '.zgroup', 'foo/.zattrs', 'foo/.zgroup']
     """
@@ -323,7 +323,7 @@ def empty(shape: Any, **kwargs: Any) -> Array:
     Examples
     --------
     >>> import zarrkit
-    >>> z = zarrkit.empty((100,), chunks=10, dtype='i4')
+    >>> z = zarrkit.empty((100,), chunks=10, dtype='i4', zarr_format=2)
     >>> z.fill_value is None
     True
     """
@@ -589,7 +589,7 @@ def group(
     path = normalize_path(path)
     kind = io.node_kind(s, path)
     if overwrite or kind is None:
-        init_group(s, overwrite=overwrite, path=path, chunk_store=chunk_store)
+        init_group(s, overwrite=overwrite, path=path, chunk_store=chunk_store, zarr_format=zarr_format)
     elif kind == "array":
         raise ContainsArrayError(f"path {path!r} holds an array, not a group", path)
     store_arg = _user_store(store, s)
@@ -784,7 +784,7 @@ def consolidate_metadata(store: Any, path: str | None = None) -> Group:
     --------
     >>> import zarrkit
     >>> store = {}
-    >>> g = zarrkit.group(store)
+    >>> g = zarrkit.group(store, zarr_format=2)
     >>> _ = g.zeros('a', shape=(10,))
     >>> _ = zarrkit.consolidate_metadata(store)
     >>> '.zmetadata' in store

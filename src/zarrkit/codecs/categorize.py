@@ -21,7 +21,7 @@ class Categorize(numcodecs.Categorize):
     --------
     >>> import numpy as np
     >>> f = Categorize(labels=[b'female', b'male'], dtype='S10')
-    >>> f.encode(np.array([b'male', b'female', b'x']))
+    >>> f.encode(np.array([b'male', b'female', b'x'], dtype='S10'))
     array([2, 1, 0], dtype=uint8)
     """
 

@@ -41,7 +41,7 @@ class DirectoryStore(Store):
     >>> import os, tempfile, zarrkit
     >>> d = tempfile.mkdtemp()
     >>> store = zarrkit.DirectoryStore(d)
-    >>> z = zarrkit.zeros((4, 4), chunks=(2, 2), store=store)
+    >>> z = zarrkit.zeros((4, 4), chunks=(2, 2), store=store, zarr_format=2)
     >>> z[:] = 1
     >>> sorted(os.listdir(d))[:3]
     ['.zarray', '.zattrs', '0.0']
@@ -207,7 +207,8 @@ class NestedDirectoryStore(DirectoryStore):
     --------
     >>> import zarrkit, tempfile
     >>> store = zarrkit.NestedDirectoryStore(tempfile.mkdtemp())
-    >>> z = zarrkit.ones((4, 4), chunks=(2, 2), store=store)
+    >>> z = zarrkit.zeros((4, 4), chunks=(2, 2), store=store, zarr_format=2)
+    >>> z[:] = 1
     >>> '1/1' in store
     True
     """

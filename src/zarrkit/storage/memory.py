@@ -20,8 +20,8 @@ class MemoryStore(Store):
     >>> import zarrkit
     >>> store = zarrkit.MemoryStore()
     >>> z = zarrkit.zeros((4, 4), chunks=(2, 2), store=store)
-    >>> sorted(store)[:2]
-    ['.zarray', '.zattrs']
+    >>> sorted(store)
+    ['zarr.json']
     """
 
     def __init__(self) -> None:

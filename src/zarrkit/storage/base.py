@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import InvalidPathError, ReadOnlyError
 
-__all__ = ["ByteRange", "Store", "normalize_key", "validate_key", "join_path"]
+__all__ = ["ByteRange", "Store", "normalize_key", "validate_key", "validate_prefix", "join_path"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +74,16 @@ def validate_key(key: str) -> str:
                 "the store root"
             )
     return key
+
+
+def validate_prefix(prefix: str) -> str:
+    """Check a listing/deletion prefix: ``''`` or a key, optionally ending with ``/``."""
+    if not isinstance(prefix, str):
+        raise InvalidPathError(f"store prefixes must be str, got {type(prefix).__name__}: {prefix!r}")
+    body = prefix[:-1] if prefix.endswith("/") else prefix
+    if body:
+        validate_key(body)
+    return prefix
 
 
 def normalize_key(key: str) -> str:
@@ -131,6 +141,7 @@ class Store(MutableMapping):
 
     def list_dir(self, prefix: str = "") -> list[str]:
         """Sorted names of the immediate children below ``prefix`` (a ``/``-terminated path or ``''``)."""
+        validate_prefix(prefix)
         if prefix and not prefix.endswith("/"):
             prefix += "/"
         children = set()
@@ -142,6 +153,7 @@ class Store(MutableMapping):
     def delete_prefix(self, prefix: str) -> None:
         """Remove every key starting with ``prefix``."""
         self._check_writable()
+        validate_prefix(prefix)
         for key in list(self.list_prefix(prefix)):
             self._delete(key)
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import StoreError
-from .base import ByteRange, Store, validate_key
+from .base import ByteRange, Store, validate_key, validate_prefix
 
 __all__ = ["DirectoryStore", "NestedDirectoryStore", "TempStore"]
 
@@ -90,31 +90,50 @@ class DirectoryStore(Store):
     def _set(self, key: str, value: bytes | memoryview) -> None:
         fn = self._file(key)
         directory = os.path.dirname(fn)
-        try:
-            os.makedirs(directory, exist_ok=True)
-        except (FileExistsError, NotADirectoryError):
-            raise StoreError(
-                f"cannot write key {key!r} in {self.path!r}: a parent of it is a file"
-            ) from None
         if os.path.isdir(fn):
             raise StoreError(f"cannot write key {key!r} in {self.path!r}: it is a directory")
-        tmp = os.path.join(directory, f"{TEMP_MARKER}{uuid.uuid4().hex}")
-        try:
-            with open(tmp, "wb") as f:
-                f.write(value)
-            os.replace(tmp, fn)
-        except BaseException:
+        for attempt in range(3):
             try:
-                os.remove(tmp)
-            except OSError:
-                pass
-            raise
+                os.makedirs(directory, exist_ok=True)
+            except (FileExistsError, NotADirectoryError):
+                raise StoreError(
+                    f"cannot write key {key!r} in {self.path!r}: a parent of it is a file"
+                ) from None
+            tmp = os.path.join(directory, f"{TEMP_MARKER}{uuid.uuid4().hex}")
+            try:
+                with open(tmp, "wb") as f:
+                    f.write(value)
+                os.replace(tmp, fn)
+                return
+            except FileNotFoundError:
+                # a concurrent delete removed the (then empty) directory: make it again
+                if attempt == 2:
+                    raise
+            except BaseException:
+                try:
+                    os.remove(tmp)
+                except OSError:
+                    pass
+                self._prune_dirs(directory)
+                raise
+
+    def _prune_dirs(self, directory: str) -> None:
+        """Remove empty directories from ``directory`` up to (not including) the root."""
+        root = self.path
+        while directory != root and directory.startswith(root + os.sep):
+            try:
+                os.rmdir(directory)
+            except OSError:  # not empty, or gone
+                return
+            directory = os.path.dirname(directory)
 
     def _delete(self, key: str) -> None:
+        fn = self._file(key)
         try:
-            os.remove(self._file(key))
+            os.remove(fn)
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-            pass
+            return
+        self._prune_dirs(os.path.dirname(fn))
 
     def exists(self, key: str) -> bool:
         validate_key(key)
@@ -134,6 +153,10 @@ class DirectoryStore(Store):
         return 0 if os.path.isdir(self._file(key)) else st.st_size
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
+        validate_prefix(prefix)
+        return self._list_prefix(prefix)
+
+    def _list_prefix(self, prefix: str) -> Iterator[str]:
         # start the walk at the deepest directory the prefix names
         head, _, _ = prefix.rpartition("/")
         root = self._file(head) if head else self.path
@@ -151,6 +174,7 @@ class DirectoryStore(Store):
                     yield key
 
     def list_dir(self, prefix: str = "") -> list[str]:
+        validate_prefix(prefix)
         prefix = prefix.strip("/")
         root = self._file(prefix) if prefix else self.path
         try:
@@ -161,6 +185,7 @@ class DirectoryStore(Store):
 
     def delete_prefix(self, prefix: str) -> None:
         self._check_writable()
+        validate_prefix(prefix)
         if prefix == "":
             if os.path.isdir(self.path):
                 for name in os.listdir(self.path):
@@ -172,6 +197,7 @@ class DirectoryStore(Store):
             d = self._file(prefix[:-1])
             if os.path.isdir(d):
                 shutil.rmtree(d)
+                self._prune_dirs(os.path.dirname(d))
             return
         super().delete_prefix(prefix)
 

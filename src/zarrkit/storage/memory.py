@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 
-from .base import ByteRange, Store
+from .base import ByteRange, Store, validate_key
 
 __all__ = ["MemoryStore", "DictStore"]
 
@@ -36,7 +36,7 @@ class MemoryStore(Store):
 
     def get_many(self, keys):  # noqa: D102 - contract documented on Store
         data = self._data
-        return {k: data.get(k) for k in keys}
+        return {validate_key(k): data.get(k) for k in keys}
 
     def _set(self, key: str, value: bytes | memoryview) -> None:
         self._data[key] = bytes(value)
@@ -52,7 +52,7 @@ class MemoryStore(Store):
         return (k for k in keys if k.startswith(prefix))
 
     def getsize(self, key: str) -> int:
-        value = self._data.get(key)
+        value = self._data.get(validate_key(key))
         return 0 if value is None else len(value)
 
     def clear(self) -> None:

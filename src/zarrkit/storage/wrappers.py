@@ -109,6 +109,15 @@ class CountingStore(WrapperStore):
         self.bytes_read = 0
         self.keys_read: list[tuple[str, ByteRange | None]] = []
 
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def _count(self, what: str, n: int = 1) -> None:
         with self._lock:
             self.counts[what] += n

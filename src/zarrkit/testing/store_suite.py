@@ -1,0 +1,781 @@
+"""A reusable conformance suite for zarrkit stores.
+
+Subclass :class:`StoreSuite` in a test module (the subclass name must start with ``Test`` so
+pytest collects it) and implement :meth:`StoreSuite.make_store`::
+
+    from zarrkit.testing.store_suite import StoreSuite
+
+    class TestMyStore(StoreSuite):
+
+        def make_store(self, tmp_path):
+            return MyStore(tmp_path / "data")
+
+        def make_read_only_store(self, tmp_path, source):
+            return MyStore(source.path, read_only=True)
+
+Every ``test_*`` method checks one part of the contract of :class:`zarrkit.storage.base.Store`:
+values round-trip as ``bytes``, missing keys give ``None`` (``KeyError`` through the mapping
+interface), byte ranges, batch reads, deletion, listing, key validation, read-only enforcement,
+thread safety of writes, pickling and a zarrkit array round trip in both Zarr formats.
+
+Hooks and switches a subclass may set:
+
+* ``make_store(tmp_path)`` (required): a new, empty, writable store.  ``tmp_path`` is a fresh
+  per-test directory (a :class:`pathlib.Path`) the store may use.
+* ``make_read_only_store(tmp_path, source)`` (optional): a read-only store that sees the data of
+  ``source`` (a store returned by ``make_store`` and already filled by the test).  Return
+  ``None`` (the default) to skip the read-only tests.
+* ``picklable`` (default ``True``): the store pickles and the copy reads the same data; ``False``
+  means pickling must raise ``TypeError``.
+* ``concurrent_writers`` (default ``8``): threads used by the concurrency tests.
+* ``xfail_tests`` (default empty): ``{test method name: reason}`` for known bugs of the store
+  under test; each such test (every parametrization of it) is marked
+  ``pytest.mark.xfail(strict=True, reason=...)``, so it is still run and the entry must be
+  removed once the bug is fixed.
+"""
+
+from __future__ import annotations
+
+import pickle
+import threading
+from typing import Any, ClassVar
+
+import numpy as np
+import pytest
+
+import zarrkit
+from zarrkit.errors import InvalidPathError, ReadOnlyError
+from zarrkit.storage.base import ByteRange, Store
+
+__all__ = ["INVALID_KEYS", "StoreSuite"]
+
+#: Keys every store must reject with :class:`~zarrkit.errors.InvalidPathError`.
+INVALID_KEYS = [
+    "",
+    "/a",
+    "/",
+    "a/",
+    "a//b",
+    "..",
+    "../a",
+    "a/../b",
+    "a/..",
+    ".",
+    "./a",
+    "a/./b",
+    "a/.",
+    "a\\b",
+    "\\a",
+    "a\x00b",
+]
+
+#: Keys with nested ``/`` paths every store must accept.
+NESTED_KEYS = [
+    "a",
+    "a.b",
+    ".zarray",
+    "foo/bar",
+    "foo/baz/qux",
+    "foo/baz/.zattrs",
+    "deep/er/and/deeper/still/0.0",
+    "c/0/0/1",
+    "unicode-\u00fcn\u00ef/\u00e7\u00f8d\u00e9",
+    "with space/and-dash_under",
+]
+
+
+def _payload(seed: int, size: int) -> bytes:
+    """Deterministic, non-repeating bytes (so truncations and mixes are detectable)."""
+    return np.random.default_rng(seed).integers(0, 256, size, dtype=np.uint8).tobytes()
+
+
+class StoreSuite:
+    """Conformance tests of the store contract; subclass it and implement :meth:`make_store`."""
+
+    #: whether ``pickle.loads(pickle.dumps(store))`` gives a store reading the same data
+    picklable: bool = True
+    #: number of threads used by the concurrency tests
+    concurrent_writers: int = 8
+    #: known bugs: ``{test method name: reason}``, run as ``xfail(strict=True)``
+    xfail_tests: ClassVar[dict[str, str]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in cls.xfail_tests:
+            if not (name.startswith("test_") and callable(getattr(cls, name, None))):
+                raise TypeError(f"{cls.__name__}.xfail_tests names no test method: {name!r}")
+
+    # -- hooks ------------------------------------------------------------------------------------
+    def make_store(self, tmp_path) -> Store:
+        """Return a new, empty, writable store (``tmp_path``: a fresh per-test directory)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement make_store(tmp_path)")
+
+    def make_read_only_store(self, tmp_path, source: Store) -> Store | None:
+        """Return a read-only store over the data of ``source``, or ``None`` to skip."""
+        return None
+
+    # -- fixtures ---------------------------------------------------------------------------------
+    @pytest.fixture(autouse=True)
+    def _known_failures(self, request):
+        reason = self.xfail_tests.get(getattr(request.node, "originalname", request.node.name))
+        if reason:
+            request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
+
+    @pytest.fixture
+    def store(self, tmp_path):
+        s = self.make_store(tmp_path)
+        try:
+            yield s
+        finally:
+            s.close()
+
+    @pytest.fixture
+    def filled(self, store):
+        """The store with a few nested keys written."""
+        for i, key in enumerate(NESTED_KEYS):
+            store.set(key, _payload(i, 10 + i))
+        return store
+
+    def _read_only(self, tmp_path, source: Store) -> Store:
+        ro = self.make_read_only_store(tmp_path, source)
+        if ro is None:
+            pytest.skip(f"{type(self).__name__} provides no make_read_only_store")
+        return ro
+
+    # -- set / get --------------------------------------------------------------------------------
+    def test_new_store_is_empty(self, store):
+        assert len(store) == 0
+        assert list(store) == []
+        assert list(store.list_prefix("")) == []
+        assert store.list_dir("") == []
+
+    @pytest.mark.parametrize(
+        "kind", ["bytes", "bytearray", "memoryview", "empty", "large"]
+    )
+    def test_set_get_roundtrip_bytes_like(self, store, kind):
+        raw = _payload(1, 1000)
+        value: Any = {
+            "bytes": raw,
+            "bytearray": bytearray(raw),
+            "memoryview": memoryview(raw),
+            "empty": b"",
+            "large": _payload(2, 3_000_000),
+        }[kind]
+        expected = bytes(value)
+        store.set("k", value)
+        got = store.get("k")
+        assert type(got) is bytes
+        assert got == expected
+        assert store["k"] == expected
+        assert store.exists("k")
+        assert "k" in store
+
+    @pytest.mark.parametrize(
+        "make",
+        [
+            pytest.param(lambda: np.arange(100, dtype="i4"), id="1d-i4"),
+            pytest.param(lambda: np.arange(60, dtype="f8").reshape(3, 4, 5), id="3d-f8"),
+            pytest.param(lambda: np.asfortranarray(np.arange(12, dtype="u2").reshape(3, 4)),
+                         id="fortran"),
+            pytest.param(lambda: np.arange(40, dtype="i8")[::3], id="strided"),
+            pytest.param(lambda: np.arange(30, dtype="u1").reshape(5, 6)[:, 1:4], id="2d-view"),
+            pytest.param(lambda: np.zeros(0, dtype="i4"), id="empty"),
+        ],
+    )
+    def test_set_get_roundtrip_numpy(self, store, make):
+        arr = make()
+        store.set("arr", arr)
+        got = store.get("arr")
+        assert type(got) is bytes
+        assert got == arr.tobytes(order="C")
+        back = np.frombuffer(got, dtype=arr.dtype).reshape(arr.shape)
+        np.testing.assert_array_equal(back, arr)
+
+    def test_setitem_getitem(self, store):
+        store["x/y"] = b"value"
+        assert store["x/y"] == b"value"
+        store["x/z"] = bytearray(b"other")
+        assert store["x/z"] == b"other"
+
+    def test_stored_value_is_a_copy(self, store):
+        buf = bytearray(b"abcdef")
+        store.set("k", buf)
+        buf[:] = b"XXXXXX"
+        assert store.get("k") == b"abcdef"
+        arr = np.arange(4, dtype="i4")
+        store.set("a", arr)
+        arr[:] = -1
+        assert store.get("a") == np.arange(4, dtype="i4").tobytes()
+
+    def test_set_rejects_non_bytes(self, store):
+        for bad in ("a string", 12, 1.5, None, object(), [1, 2]):
+            with pytest.raises(TypeError):
+                store.set("k", bad)
+        assert store.get("k") is None
+
+    def test_overwrite_replaces(self, store):
+        store.set("k", b"a much longer first value")
+        store.set("k", b"short")
+        assert store.get("k") == b"short"
+        store["k"] = b""
+        assert store.get("k") == b""
+        store["k"] = b"third"
+        assert store["k"] == b"third"
+        assert store.getsize("k") == 5
+        assert sorted(store) == ["k"]
+        assert len(store) == 1
+
+    # -- missing keys -----------------------------------------------------------------------------
+    def test_get_missing_is_none(self, store):
+        assert store.get("missing") is None
+        assert store.get("missing/nested/key") is None
+        assert store.get("missing", ByteRange(0, 4)) is None
+        assert store.get("missing", ByteRange(-4)) is None
+        assert not store.exists("missing")
+        assert "missing" not in store
+
+    def test_getitem_missing_raises_keyerror(self, store):
+        with pytest.raises(KeyError):
+            store["missing"]
+        with pytest.raises(KeyError):
+            store["missing/nested"]
+
+    def test_empty_value_is_present(self, store):
+        store.set("empty", b"")
+        assert store.get("empty") == b""
+        assert store.exists("empty")
+        assert "empty" in store
+        assert store["empty"] == b""
+        assert store.getsize("empty") == 0
+        assert list(store) == ["empty"]
+
+    def test_prefix_of_a_key_is_not_a_key(self, store):
+        store.set("dir/sub/key", b"1")
+        for k in ("dir", "dir/sub"):
+            assert store.get(k) is None
+            assert not store.exists(k)
+            assert k not in store
+            assert store.getsize(k) == 0
+            with pytest.raises(KeyError):
+                store[k]
+
+    def test_key_below_a_value_is_missing(self, store):
+        store.set("leaf", b"1")
+        assert store.get("leaf/child") is None
+        assert not store.exists("leaf/child")
+        assert "leaf/child" not in store
+        assert store.getsize("leaf/child") == 0
+
+    def test_contains_non_str(self, store):
+        store.set("1", b"x")
+        assert 1 not in store
+        assert None not in store
+        assert b"1" not in store
+
+    # -- byte ranges ------------------------------------------------------------------------------
+    @pytest.mark.parametrize(
+        "rng, expected",
+        [
+            (ByteRange(0, 10), slice(0, 10)),
+            (ByteRange(5, 3), slice(5, 8)),
+            (ByteRange(0), slice(0, None)),
+            (ByteRange(42), slice(42, None)),
+            (ByteRange(99), slice(99, None)),
+            (ByteRange(100), slice(100, None)),
+            (ByteRange(10, 0), slice(10, 10)),
+            (ByteRange(95, 20), slice(95, 100)),
+            (ByteRange(100, 5), slice(100, 100)),
+            (ByteRange(250, 5), slice(250, 250)),
+            (ByteRange(250), slice(250, None)),
+            (ByteRange(-1), slice(-1, None)),
+            (ByteRange(-16), slice(-16, None)),
+            (ByteRange(-100), slice(0, None)),
+            (ByteRange(-1000), slice(0, None)),
+        ],
+        ids=repr,
+    )
+    def test_byte_range(self, store, rng, expected):
+        value = _payload(7, 100)
+        store.set("nested/k", value)
+        got = store.get("nested/k", rng)
+        assert type(got) is bytes
+        assert got == value[expected]
+
+    def test_byte_range_of_empty_value(self, store):
+        store.set("e", b"")
+        for rng in (ByteRange(0), ByteRange(0, 5), ByteRange(3), ByteRange(-4)):
+            assert store.get("e", rng) == b""
+
+    def test_byte_range_none_is_whole_value(self, store):
+        store.set("k", b"0123456789")
+        assert store.get("k", None) == b"0123456789"
+
+    def test_byte_range_validation(self):
+        with pytest.raises(ValueError):
+            ByteRange(0, -1)
+        with pytest.raises(ValueError):
+            ByteRange(-4, 2)
+
+    # -- get_many ---------------------------------------------------------------------------------
+    def test_get_many(self, filled):
+        keys = [NESTED_KEYS[0], "missing", NESTED_KEYS[3], "also/missing", NESTED_KEYS[-1]]
+        got = filled.get_many(keys)
+        assert set(got) == set(keys)
+        assert got["missing"] is None and got["also/missing"] is None
+        for k in (NESTED_KEYS[0], NESTED_KEYS[3], NESTED_KEYS[-1]):
+            assert type(got[k]) is bytes
+            assert got[k] == filled.get(k)
+
+    def test_get_many_generator_and_empty(self, filled):
+        assert filled.get_many([]) == {}
+        got = filled.get_many(k for k in NESTED_KEYS[:3])
+        assert got == {k: filled.get(k) for k in NESTED_KEYS[:3]}
+
+    # -- delete -----------------------------------------------------------------------------------
+    def test_delete(self, store):
+        store.set("a/b", b"1")
+        store.set("a/c", b"2")
+        store.delete("a/b")
+        assert store.get("a/b") is None
+        assert not store.exists("a/b")
+        assert store.get("a/c") == b"2"
+        assert sorted(store) == ["a/c"]
+
+    def test_delete_missing_is_not_an_error(self, store):
+        store.delete("missing")
+        store.delete("missing/nested/key")
+        store.set("leaf", b"1")
+        store.delete("leaf/child")
+        store.set("d/x", b"1")
+        store.delete("d")  # a "directory", not a key
+        assert store.get("leaf") == b"1"
+        assert store.get("d/x") == b"1"
+
+    def test_delitem(self, store):
+        store["k"] = b"v"
+        del store["k"]
+        assert "k" not in store
+        with pytest.raises(KeyError):
+            del store["k"]
+        with pytest.raises(KeyError):
+            del store["missing/nested"]
+
+    def test_mutable_mapping_helpers(self, store):
+        store.update({"a": b"1", "b/c": b"2"})
+        assert store.pop("a") == b"1"
+        assert store.pop("a", None) is None
+        with pytest.raises(KeyError):
+            store.pop("a")
+        assert store.setdefault("b/c", b"zzz") == b"2"
+        assert dict(store.items()) == {"b/c": b"2"}
+        assert list(store.values()) == [b"2"]
+        store.clear()
+        assert len(store) == 0
+
+    # -- listing ----------------------------------------------------------------------------------
+    def test_iteration_and_len(self, filled):
+        assert sorted(filled) == sorted(NESTED_KEYS)
+        assert sorted(filled.keys()) == sorted(NESTED_KEYS)
+        assert len(filled) == len(NESTED_KEYS)
+        assert sorted(filled.list_prefix("")) == sorted(NESTED_KEYS)
+
+    def test_list_prefix(self, filled):
+        def lp(prefix):
+            return sorted(filled.list_prefix(prefix))
+
+        assert lp("foo/") == ["foo/bar", "foo/baz/.zattrs", "foo/baz/qux"]
+        assert lp("foo/baz/") == ["foo/baz/.zattrs", "foo/baz/qux"]
+        assert lp("foo/ba") == ["foo/bar", "foo/baz/.zattrs", "foo/baz/qux"]
+        assert lp("foo/baz/q") == ["foo/baz/qux"]
+        assert lp("a") == ["a", "a.b"]
+        assert lp("a.") == ["a.b"]
+        assert lp("deep/") == ["deep/er/and/deeper/still/0.0"]
+        assert lp("nothing/") == []
+        assert lp("foo/bar/") == []
+        assert lp("zzz") == []
+
+    def test_list_dir(self, filled):
+        assert filled.list_dir("") == sorted(
+            [".zarray", "a", "a.b", "c", "deep", "foo", "unicode-\u00fcn\u00ef", "with space"]
+        )
+        assert filled.list_dir("foo/") == ["bar", "baz"]
+        assert filled.list_dir("foo") == ["bar", "baz"]
+        assert filled.list_dir("foo/baz/") == [".zattrs", "qux"]
+        assert filled.list_dir("c/0/") == ["0"]
+        assert filled.list_dir("deep/er/and/") == ["deeper"]
+        assert filled.list_dir("missing/") == []
+        assert filled.list_dir("foo/bar/") == []  # a key, not a directory
+        assert filled.list_dir("fo/") == []
+
+    def test_listdir_zarr2_spelling(self, filled):
+        assert filled.listdir() == filled.list_dir("")
+        assert filled.listdir("foo") == ["bar", "baz"]
+        assert filled.listdir("foo/") == ["bar", "baz"]
+        assert filled.listdir("/foo/baz/") == [".zattrs", "qux"]
+
+    def test_list_dir_is_sorted(self, store):
+        names = ["b", "a", "C", "10", "2", "_x", ".z", "a.b"]
+        for name in names:
+            store.set(f"p/{name}", b"1")
+        store.set("p/dir/x", b"1")
+        assert store.list_dir("p/") == sorted(names + ["dir"])
+
+    def test_list_dir_forgets_deleted_children(self, store):
+        store.set("a/b/c", b"1")
+        store.set("x", b"1")
+        store.delete("a/b/c")
+        assert store.list_dir("") == ["x"]
+        assert store.list_dir("a/") == []
+        assert sorted(store) == ["x"]
+
+    def test_listing_does_not_escape_root(self, store):
+        store.set("inside/k", b"1")
+        for prefix in ("../", "..", "inside/../../", "/"):
+            try:
+                names = store.list_dir(prefix)
+            except InvalidPathError:
+                continue
+            assert names in ([], ["inside"]), (prefix, names)
+        for prefix in ("../", "inside/../../"):
+            try:
+                keys = list(store.list_prefix(prefix))
+            except InvalidPathError:
+                continue
+            assert keys == [], (prefix, keys)
+
+    def test_delete_prefix_does_not_escape_root(self, store, tmp_path):
+        outside = tmp_path / "outside-secret.txt"
+        outside.write_bytes(b"not the store's")
+        store.set("inside/k", b"1")
+        for prefix in ("../outside", "../../outside", "inside/../../outside", "../", ".."):
+            try:
+                store.delete_prefix(prefix)
+            except InvalidPathError:
+                pass
+            for p in (prefix.rstrip("/"), prefix.rstrip("/").replace("outside", "")):
+                try:
+                    store.rmdir(p)
+                except InvalidPathError:
+                    pass
+            assert outside.exists(), f"delete_prefix({prefix!r}) deleted a file outside the store"
+        assert outside.read_bytes() == b"not the store's"
+        assert store.get("inside/k") == b"1"
+
+    # -- delete_prefix / rmdir --------------------------------------------------------------------
+    def test_delete_prefix(self, filled):
+        filled.delete_prefix("foo/")
+        assert sorted(filled.list_prefix("foo/")) == []
+        assert "foo" not in filled.list_dir("")
+        assert sorted(filled) == sorted(k for k in NESTED_KEYS if not k.startswith("foo/"))
+
+    def test_delete_prefix_without_slash_is_a_string_prefix(self, store):
+        for k in ("ab/c", "abc", "abd/e", "b"):
+            store.set(k, b"1")
+        store.delete_prefix("ab")
+        assert sorted(store) == ["b"]
+
+    def test_delete_prefix_missing_and_everything(self, filled):
+        filled.delete_prefix("missing/")
+        assert len(filled) == len(NESTED_KEYS)
+        filled.delete_prefix("")
+        assert len(filled) == 0
+        assert filled.list_dir("") == []
+        filled.set("again/k", b"1")  # still usable
+        assert filled.get("again/k") == b"1"
+
+    def test_rmdir(self, store):
+        for k in ("g/a", "g/sub/b", "gx/c", "g.d", "h"):
+            store.set(k, b"1")
+        store.rmdir("g")
+        assert sorted(store) == ["g.d", "gx/c", "h"]
+        store.rmdir("/gx/")
+        assert sorted(store) == ["g.d", "h"]
+        store.rmdir("missing")
+        store.rmdir()
+        assert len(store) == 0
+
+    # -- getsize ----------------------------------------------------------------------------------
+    def test_getsize(self, store):
+        store.set("k", b"12345")
+        store.set("n/e/s/t", b"x" * 1234)
+        store.set("e", b"")
+        assert store.getsize("k") == 5
+        assert store.getsize("n/e/s/t") == 1234
+        assert store.getsize("e") == 0
+        assert store.getsize("missing") == 0
+        store.set("k", b"1")
+        assert store.getsize("k") == 1
+
+    # -- nested keys ------------------------------------------------------------------------------
+    def test_nested_keys_roundtrip(self, filled):
+        for i, key in enumerate(NESTED_KEYS):
+            assert filled.get(key) == _payload(i, 10 + i), key
+            assert filled.exists(key)
+            assert filled.getsize(key) == 10 + i
+
+    # -- invalid keys -----------------------------------------------------------------------------
+    @pytest.mark.parametrize("key", INVALID_KEYS, ids=repr)
+    def test_invalid_key_set(self, store, key):
+        with pytest.raises(InvalidPathError):
+            store.set(key, b"x")
+        with pytest.raises(InvalidPathError):
+            store[key] = b"x"
+        assert len(store) == 0
+
+    @pytest.mark.parametrize("key", INVALID_KEYS, ids=repr)
+    def test_invalid_key_get(self, store, key):
+        store.set("a/b", b"1")
+        with pytest.raises(InvalidPathError):
+            store.get(key)
+        with pytest.raises(InvalidPathError):
+            store.get(key, ByteRange(0, 1))
+        with pytest.raises(InvalidPathError):
+            store[key]
+
+    @pytest.mark.parametrize("key", ["../a", "/a", "a\\b", ""], ids=repr)
+    def test_invalid_key_delete(self, store, key):
+        with pytest.raises(InvalidPathError):
+            store.delete(key)
+        with pytest.raises(InvalidPathError):
+            del store[key]
+
+    @pytest.mark.parametrize("key", ["../a", "/a", "a\\b", "a//b"], ids=repr)
+    def test_invalid_key_get_many(self, store, key):
+        store.set("a/b", b"1")
+        with pytest.raises(InvalidPathError):
+            store.get_many(["a/b", key])
+
+    def test_invalid_key_error_is_a_value_error(self, store):
+        with pytest.raises(ValueError):
+            store.set("../escape", b"x")
+        with pytest.raises(InvalidPathError):
+            store.set(1, b"x")  # type: ignore[arg-type]
+
+    def test_invalid_key_does_not_escape(self, store, tmp_path):
+        before = sorted(p.name for p in tmp_path.parent.iterdir())
+        for key in ("../escape", "../../escape", "/tmp/escape"):
+            with pytest.raises(InvalidPathError):
+                store.set(key, b"x")
+        assert sorted(p.name for p in tmp_path.parent.iterdir()) == before
+        assert not (tmp_path / "escape").exists()
+
+    # -- read-only --------------------------------------------------------------------------------
+    def _fill_source(self, store):
+        store.set("k", b"value")
+        store.set("d/x", b"x")
+        store.set("d/sub/y", b"yy")
+        return {"k": b"value", "d/x": b"x", "d/sub/y": b"yy"}
+
+    def test_read_only_reads(self, store, tmp_path):
+        data = self._fill_source(store)
+        ro = self._read_only(tmp_path, store)
+        assert ro.read_only
+        for k, v in data.items():
+            assert ro.get(k) == v
+            assert ro[k] == v
+            assert k in ro
+            assert ro.exists(k)
+            assert ro.getsize(k) == len(v)
+        assert ro.get("k", ByteRange(1, 2)) == b"al"
+        assert ro.get("k", ByteRange(-3)) == b"lue"
+        assert ro.get("missing") is None
+        assert ro.get_many(["k", "missing"]) == {"k": b"value", "missing": None}
+        assert sorted(ro) == sorted(data)
+        assert len(ro) == len(data)
+        assert ro.list_dir("") == ["d", "k"]
+        assert ro.list_dir("d/") == ["sub", "x"]
+        assert sorted(ro.list_prefix("d/")) == ["d/sub/y", "d/x"]
+
+    @pytest.mark.parametrize(
+        "op",
+        [
+            "set", "setitem", "set_new", "delete", "delete_missing", "delitem", "delete_prefix",
+            "delete_prefix_all", "rmdir", "rmdir_all", "clear", "update", "pop",
+        ],
+    )
+    def test_read_only_refuses_writes(self, store, tmp_path, op):
+        data = self._fill_source(store)
+        ro = self._read_only(tmp_path, store)
+        action = {
+            "set": lambda: ro.set("k", b"new"),
+            "setitem": lambda: ro.__setitem__("k", b"new"),
+            "set_new": lambda: ro.set("brand/new", b"new"),
+            "delete": lambda: ro.delete("k"),
+            "delete_missing": lambda: ro.delete("missing"),
+            "delitem": lambda: ro.__delitem__("k"),
+            "delete_prefix": lambda: ro.delete_prefix("d/"),
+            "delete_prefix_all": lambda: ro.delete_prefix(""),
+            "rmdir": lambda: ro.rmdir("d"),
+            "rmdir_all": lambda: ro.rmdir(),
+            "clear": lambda: ro.clear(),
+            "update": lambda: ro.update({"k": b"new", "z": b"z"}),
+            "pop": lambda: ro.pop("k"),
+        }[op]
+        with pytest.raises(ReadOnlyError):
+            action()
+        with pytest.raises(PermissionError):  # ReadOnlyError is a PermissionError
+            action()
+        # nothing was written, through either store
+        for s in (store, ro):
+            assert {k: s.get(k) for k in sorted(s)} == data
+
+    def test_read_only_array(self, store, tmp_path):
+        data = np.arange(400, dtype="i4").reshape(20, 20) + 1
+        z = zarrkit.create(shape=(20, 20), chunks=(7, 7), dtype="i4", store=store, zarr_format=2,
+                           path="arr")
+        z[:] = data
+        before = {k: store.get(k) for k in sorted(store)}
+        ro = self._read_only(tmp_path, store)
+        a = zarrkit.open_array(ro, mode="r", path="arr")
+        np.testing.assert_array_equal(a[:], data)
+        with pytest.raises(PermissionError):
+            a[0, 0] = 5
+        a2 = zarrkit.open_array(ro, mode="a", path="arr")  # the store's read-only flag wins
+        with pytest.raises(PermissionError):
+            a2[:] = 5
+        with pytest.raises(PermissionError):
+            zarrkit.create(shape=(5,), chunks=(2,), dtype="i4", store=ro, path="new",
+                           zarr_format=2)
+        assert {k: store.get(k) for k in sorted(store)} == before
+
+    # -- concurrency ------------------------------------------------------------------------------
+    def _run_threads(self, target, n):
+        barrier = threading.Barrier(n)
+        errors: list[BaseException] = []
+
+        def run(i):
+            try:
+                barrier.wait()
+                target(i)
+            except BaseException as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert not any(t.is_alive() for t in threads), "threads hung"
+        if errors:
+            raise errors[0]
+
+    def test_concurrent_writes_distinct_keys(self, store):
+        n = self.concurrent_writers
+        values = {f"t{i}/sub/k{j}": _payload(100 * i + j, 20_000 + j) for i in range(n)
+                  for j in range(10)}
+
+        def write(i):
+            for j in range(10):
+                key = f"t{i}/sub/k{j}"
+                store.set(key, values[key])
+
+        self._run_threads(write, n)
+        assert sorted(store) == sorted(values)
+        for k, v in values.items():
+            assert store.get(k) == v, k
+
+    def test_concurrent_writes_same_key(self, store):
+        n = self.concurrent_writers
+        values = [_payload(i, 200_000) for i in range(n)]
+        initial = b"initial" * 1000
+        store.set("shared/key", initial)
+        allowed = set(values) | {initial}
+        seen: list[bytes] = []
+
+        def work(i):
+            for _ in range(5):
+                store.set("shared/key", values[i])
+                got = store.get("shared/key")
+                seen.append(got)
+                assert got in allowed, "torn read: value is not one that was written"
+
+        self._run_threads(work, n)
+        final = store.get("shared/key")
+        assert final in set(values)
+        assert all(v in allowed for v in seen)
+        assert sorted(store) == ["shared/key"]
+        assert store.getsize("shared/key") == 200_000
+
+    def test_concurrent_readers_and_listers_see_complete_values(self, store):
+        n = self.concurrent_writers
+        values = [_payload(i, 100_000) for i in range(4)]
+        store.set("hot", values[0])
+        allowed = set(values)
+
+        def work(i):
+            if i < n // 2:  # writers
+                for r in range(10):
+                    store.set("hot", values[(i + r) % len(values)])
+                    store.set(f"w{i}/k{r}", b"x")
+            else:  # readers and listers
+                for _ in range(20):
+                    got = store.get("hot")
+                    assert got in allowed, "torn read"
+                    keys = list(store.list_prefix(""))
+                    assert all(k == "hot" or k.startswith("w") for k in keys), keys
+                    assert "hot" in store.list_dir("")
+
+        self._run_threads(work, n)
+        assert store.get("hot") in allowed
+
+    # -- pickling ---------------------------------------------------------------------------------
+    def test_pickle(self, store):
+        if not self.picklable:
+            with pytest.raises(TypeError):
+                pickle.dumps(store)
+            return
+        store.set("k", b"v")
+        store.set("a/b", b"ab")
+        clone = pickle.loads(pickle.dumps(store))
+        try:
+            assert type(clone) is type(store)
+            assert clone.read_only == store.read_only
+            assert clone.get("k") == b"v"
+            assert clone["a/b"] == b"ab"
+            assert sorted(clone) == ["a/b", "k"]
+            clone.set("after", b"1")  # the copy is usable (locks etc. restored)
+            assert clone.get("after") == b"1"
+        finally:
+            if clone is not store:
+                clone.close()
+
+    # -- a zarrkit array through the store --------------------------------------------------------
+    @pytest.mark.parametrize("zarr_format", [2, 3])
+    def test_array_roundtrip(self, store, zarr_format):
+        data = np.arange(400, dtype="i4").reshape(20, 20) * 3 - 7
+        z = zarrkit.create(
+            shape=(20, 20), chunks=(7, 7), dtype="i4", store=store, zarr_format=zarr_format
+        )
+        z[:] = data
+        np.testing.assert_array_equal(z[:], data)
+        meta = ".zarray" if zarr_format == 2 else "zarr.json"
+        assert meta in store
+        metadata_keys = {".zarray", ".zattrs", ".zgroup", "zarr.json"}
+        chunk_keys = [k for k in store if k not in metadata_keys]
+        assert len(chunk_keys) == 9, sorted(store)
+
+        # partial update, then read through a freshly opened array
+        z[3:9, 5:16] = -1
+        data[3:9, 5:16] = -1
+        z2 = zarrkit.open_array(store, mode="r")
+        assert z2.shape == (20, 20)
+        assert z2.dtype == np.dtype("i4")
+        np.testing.assert_array_equal(z2[:], data)
+        np.testing.assert_array_equal(z2[2:17, 4:11], data[2:17, 4:11])
+        np.testing.assert_array_equal(z2[19, :], data[19, :])
+
+    @pytest.mark.parametrize("zarr_format", [2, 3])
+    def test_array_in_subpath(self, store, zarr_format):
+        data = np.arange(400, dtype="i4").reshape(20, 20)
+        z = zarrkit.create(
+            shape=(20, 20), chunks=(7, 7), dtype="i4", store=store, zarr_format=zarr_format,
+            path="grp/arr",
+        )
+        z[:] = data
+        root_meta = {".zgroup", ".zattrs", "zarr.json"}  # implicit parent groups
+        assert all(k.startswith("grp/") or k in root_meta for k in store), sorted(store)
+        np.testing.assert_array_equal(
+            zarrkit.open_array(store, mode="r", path="grp/arr")[:], data
+        )
+        store.rmdir("grp/arr")
+        assert list(store.list_prefix("grp/arr/")) == []

@@ -6,7 +6,6 @@ pytest collects it) and implement :meth:`StoreSuite.make_store`::
     from zarrkit.testing.store_suite import StoreSuite
 
     class TestMyStore(StoreSuite):
-
         def make_store(self, tmp_path):
             return MyStore(tmp_path / "data")
 

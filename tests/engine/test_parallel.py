@@ -1,0 +1,159 @@
+"""The parallel chunk paths: same results with one thread and many, out= honoured, and
+complete chunks decoded straight into the output (no temporary per chunk, no full copies)."""
+
+from __future__ import annotations
+
+import threading
+import tracemalloc
+
+import numcodecs
+import numpy as np
+import pytest
+
+import zarrkit
+from zarrkit.errors import ShapeMismatchError
+from zarrkit.storage import MemoryStore
+
+LAYOUTS = {
+    "v2": dict(zarr_format=2),
+    "v3": dict(zarr_format=3),
+    "v3-sharded": dict(zarr_format=3, shards=(32, 40)),
+}
+
+
+def make(layout, shape=(64, 80), chunks=(16, 20), dtype="f8", store=None):
+    opts = dict(LAYOUTS[layout])
+    store = MemoryStore() if store is None else store
+    if "shards" in opts:
+        return zarrkit.create_array(store, shape=shape, chunks=chunks, dtype=dtype, **opts)
+    return zarrkit.create(shape=shape, chunks=chunks, dtype=dtype, store=store, **opts)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_one_thread_and_many_give_identical_results(layout):
+    rng = np.random.default_rng(1)
+    data = rng.standard_normal((64, 80))
+    stores = []
+    for threads in (1, 8):
+        with zarrkit.config.set(threads=threads):
+            store = MemoryStore()
+            z = make(layout, store=store)
+            z[:] = data
+            z[3:50, 7:71] = data[3:50, 7:71] * 2  # partial chunks: read-modify-write
+            z[::3, ::-2] = -1.0
+            stores.append(store)
+            got = [z[:], z[5:60:7, ::-3], z.oindex[[3, 1, 40], :], z.vindex[[0, 63], [79, 0]]]
+            if threads == 1:
+                first = got
+            else:
+                for a, b in zip(first, got):
+                    assert a.tobytes() == b.tobytes()
+    a, b = stores
+    assert sorted(a) == sorted(b)
+    for key in a:
+        assert a[key] == b[key], key
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_tasks_run_on_several_threads(layout, monkeypatch):
+    z = make(layout)
+    z[:] = 1.0
+    seen: set[int] = set()
+    barrier = threading.Barrier(2, timeout=5)
+    original = zarrkit.core.read.read_selection.__globals__["run_tasks"]
+
+    def spy(fn, items, threads=None):
+        def wrapped(item):
+            seen.add(threading.get_ident())
+            try:
+                barrier.wait()  # two tasks must be in flight at once
+            except threading.BrokenBarrierError:
+                pass
+            return fn(item)
+
+        return original(wrapped, items, threads)
+
+    monkeypatch.setitem(zarrkit.core.read.read_selection.__globals__, "run_tasks", spy)
+    if layout == "v3-sharded":
+        monkeypatch.setitem(zarrkit.core.sharded.read_sharded.__globals__, "run_tasks", spy)
+    with zarrkit.config.set(threads=4):
+        assert (z[:] == 1.0).all()
+    assert len(seen) >= 2
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_out_is_filled_and_returned(layout):
+    z = make(layout)
+    data = np.arange(64 * 80, dtype="f8").reshape(64, 80)
+    z[:] = data
+    out = np.full((64, 80), -1.0)
+    res = z.get_basic_selection(Ellipsis, out=out)
+    assert res is out and np.array_equal(out, data)
+    out2 = np.empty((10, 5))
+    assert z.get_basic_selection((slice(3, 13), slice(70, 75)), out=out2) is out2
+    assert np.array_equal(out2, data[3:13, 70:75])
+    out3 = np.empty(3)
+    assert z.get_coordinate_selection(([1, 2, 3], [4, 5, 6]), out=out3) is out3
+    assert np.array_equal(out3, data[[1, 2, 3], [4, 5, 6]])
+    with pytest.raises(ShapeMismatchError):
+        z.get_basic_selection(Ellipsis, out=np.empty((64, 79)))
+    with pytest.raises(ShapeMismatchError):
+        z.get_basic_selection(Ellipsis, out=np.empty((64, 80), dtype="f4"))
+
+
+def _spy_blosc_decode(monkeypatch):
+    calls: list = []
+    original = numcodecs.Blosc.decode
+
+    def spy(self, buf, out=None):
+        calls.append(out)
+        return original(self, buf, out)
+
+    monkeypatch.setattr(numcodecs.Blosc, "decode", spy)
+    return calls
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_complete_chunks_decode_into_the_output(layout, monkeypatch):
+    # row-block chunks are contiguous in a C-order result: decoded in place, no temporary
+    store = MemoryStore()
+    if layout == "v3-sharded":
+        z = zarrkit.create_array(store, shape=(64, 80), chunks=(16, 80), shards=(32, 80), dtype="f8")
+    else:
+        z = make(layout, chunks=(16, 80), store=store)
+    z[:] = np.random.default_rng(0).standard_normal((64, 80))
+    calls = _spy_blosc_decode(monkeypatch)
+    result = z[:]
+    assert len(calls) == 4
+    assert all(o is not None and np.shares_memory(o, result) for o in calls)
+    calls.clear()
+    rows = z[16:48]  # whole chunks inside a selection: still in place
+    assert len(calls) == 2 and all(o is not None and np.shares_memory(o, rows) for o in calls)
+    # a partial read of a chunk needs a temporary: no 'out'
+    calls.clear()
+    z[1:3, 1:3]
+    assert calls == [None]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_reading_allocates_no_more_than_the_result_and_a_chunk_per_worker(layout):
+    shape, chunks = (512, 512), (64, 64)
+    if layout == "v3-sharded":
+        z = zarrkit.create_array(MemoryStore(), shape=shape, chunks=chunks, shards=(256, 256), dtype="f8")
+    else:
+        z = make(layout, shape=shape, chunks=chunks)
+    z[:] = np.random.default_rng(0).standard_normal(shape)
+    nbytes = 512 * 512 * 8
+    chunk = 64 * 64 * 8
+    with zarrkit.config.set(threads=4):
+        z[:]  # warm caches (metadata, pool)
+        tracemalloc.start()
+        try:
+            result = z[:]
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert result.nbytes == nbytes
+    # the shard layout also holds the compressed bytes of one shard per worker in flight
+    extra = 4 * chunk + (4 * 256 * 256 * 8 if layout == "v3-sharded" else 0)
+    assert peak <= 1.2 * nbytes + extra, (peak, nbytes)

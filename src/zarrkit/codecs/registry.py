@@ -66,6 +66,9 @@ def codec_config(codec: Codec) -> dict[str, Any]:
     config = codec.get_config()
     if config.get("id") == "blosc" and config.get("blocksize", 0) == 0:
         config = {k: v for k, v in config.items() if k != "blocksize"}
+    if config.get("id") == "zstd" and config.get("checksum") is False:
+        # as zarr-python writes it: tensorstore rejects the key
+        config = {k: v for k, v in config.items() if k != "checksum"}
     return config
 
 

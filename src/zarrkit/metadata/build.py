@@ -106,7 +106,14 @@ def build_array_metadata(
             raise ValueError(f"object_codec is only for object arrays, not dtype {dt}")
         if not filters or getattr(filters[0], "codec_id", None) != getattr(object_codec, "codec_id", None):
             filters.insert(0, object_codec)
+    if dt.kind == "O" and filters and filters[0].codec_id == "vlen-bytes":
+        dt = BYTES_DTYPE
     fill = normalize_fill_value(fill_value, dt)
+    if dt.kind == "O" and isinstance(fill, int) and fill == 0:
+        # the creation functions' default of 0 means "empty" for strings and bytes, as
+        # zarr-python 3 writes it; other object codecs get no fill value
+        codec_id = filters[0].codec_id if filters else None
+        fill = "" if codec_id == "vlen-utf8" else b"" if codec_id == "vlen-bytes" else None
     if dimension_separator is None:
         dimension_separator = getattr(store, "dimension_separator", None) or "."
     if dimension_separator not in (".", "/"):

@@ -202,7 +202,8 @@ def parse_v2_fill_value(value: Any, dtype: np.dtype, key: str | None = None) -> 
             raise MetadataError(f"fill_value {value!r} must be base64 for dtype {dtype}", key)
         if kind == "S":
             if isinstance(value, str):
-                return np.array(_b64decode(value, None, key), dtype=dtype)[()]
+                raw = _b64decode(value, None, key)
+                return raw if dtype.itemsize == 0 else np.array(raw, dtype=dtype)[()]
             if value == 0:
                 return np.zeros((), dtype=dtype)[()]
             raise MetadataError(f"fill_value {value!r} must be base64 for dtype {dtype}", key)
@@ -266,7 +267,7 @@ def v2_fill_value_json(value: Any, dtype: np.dtype) -> Any:
         v = complex(value)
         return [_float_json(v.real, ft, False, True), _float_json(v.imag, ft, False, True)]
     if kind in "mM":
-        return int(np.array(value, dtype=dtype).view(np.int64))
+        return int(np.array(value, dtype=dtype.newbyteorder("=")).view(np.int64))
     raise UnsupportedDtypeError(f"dtype {dtype} is not supported")
 
 
@@ -295,7 +296,11 @@ def normalize_fill_value(value: Any, dtype: np.dtype, argument: str = "fill_valu
         return None
     if dtype.kind == "O":
         return value
-    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and value == 0:
+    if (
+        isinstance(value, (int, np.integer))
+        and not isinstance(value, (bool, np.bool_, np.timedelta64))
+        and value == 0
+    ):
         if dtype.kind in "SUV" or dtype.names is not None:
             return np.zeros((), dtype=dtype)[()]
     try:
@@ -537,7 +542,7 @@ def v3_fill_value_json(value: Any, dtype: np.dtype) -> Any:
         v = np.array(value, dtype=dtype.newbyteorder("="))
         return [_float_json(v.real, ft, True, False), _float_json(v.imag, ft, True, False)]
     if kind in "mM":
-        return int(np.array(value, dtype=dtype).view(np.int64))
+        return int(np.array(value, dtype=dtype.newbyteorder("=")).view(np.int64))
     if kind == "U":
         return str(value)
     if kind == "S":

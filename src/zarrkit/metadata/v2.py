@@ -18,7 +18,7 @@ from ..codecs.chain import V2ChunkCodec
 from ..codecs.registry import codec_config, get_codec
 from ..errors import MetadataError
 from .common import check_chunk_size, parse_chunks_field, parse_shape_field
-from .dtypes import parse_v2_dtype, parse_v2_fill_value, v2_dtype_json, v2_fill_value_json
+from .dtypes import BYTES_DTYPE, parse_v2_dtype, parse_v2_fill_value, v2_dtype_json, v2_fill_value_json
 
 __all__ = ["ArrayMetadataV2", "ARRAY_KEY", "GROUP_KEY", "ATTRS_KEY", "group_document_v2"]
 
@@ -109,6 +109,10 @@ class ArrayMetadataV2:
                 "dtype '|O' (object) needs an object codec such as vlen-utf8 as first filter", key
             )
         fill_value = parse_v2_fill_value(doc["fill_value"], dtype, key)
+        if dtype.kind == "O" and filters and filters[0].codec_id == "vlen-bytes":
+            dtype = BYTES_DTYPE
+            if isinstance(fill_value, str):  # byte strings are stored base64-encoded
+                fill_value = parse_v2_fill_value(fill_value, np.dtype("S0"), key)
         sep = doc.get("dimension_separator", ".")
         if sep is None:
             sep = "."

@@ -324,6 +324,11 @@ class CoordinateIndexer:
         bounds = np.flatnonzero(np.diff(slin)) + 1
         starts = np.concatenate(([0], bounds)).tolist()
         stops = np.concatenate((bounds, [self._n])).tolist()
+        if self.shape == ():  # a single point given by scalars: a 0-d result
+            coords = tuple(int(c[0]) for c in cix)
+            chunk_sel = tuple(int(c[0]) - cc * cl for c, cc, cl in zip(self._coords, coords, chunks))
+            yield ChunkProjection(coords, chunk_sel, (), False)
+            return
         multi = len(self.shape) != 1
         for s0, s1 in zip(starts, stops):
             pos = order[s0:s1]

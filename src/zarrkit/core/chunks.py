@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 from typing import Any
 
 import numpy as np
@@ -50,6 +51,34 @@ class ChunkContext:
     def is_edge(self, coords: tuple[int, ...]) -> bool:
         """Whether the chunk at ``coords`` (on the ``chunk_shape`` grid) sticks out of the array."""
         return any((c + 1) * cs > s for c, cs, s in zip(coords, self.chunk_shape, self.shape))
+
+
+def is_view(target: np.ndarray, out: np.ndarray) -> bool:
+    """Whether ``target`` (``out[selection]``) is a view of ``out``, not a fancy-index copy."""
+    base = target.base
+    return base is not None and (base is out or (out.base is not None and base is out.base))
+
+
+_scratch = threading.local()
+
+
+def scratch(shape: tuple[int, ...], dtype: np.dtype, order: str = "C") -> np.ndarray:
+    """A per-thread reusable buffer for one decoded chunk.
+
+    Decoding a chunk that is not contiguous in the output into a fresh array would map and
+    fault in new pages for every chunk; a worker reuses one buffer per chunk layout instead.
+    The buffer is only valid until the same thread asks for it again.
+    """
+    bufs = getattr(_scratch, "bufs", None)
+    if bufs is None:
+        bufs = _scratch.bufs = {}
+    key = (shape, dtype, order)
+    buf = bufs.get(key)
+    if buf is None:
+        if len(bufs) >= 4:
+            bufs.clear()
+        buf = bufs[key] = np.empty(shape, dtype=dtype, order=order)
+    return buf
 
 
 def filled(shape: tuple[int, ...], dtype: np.dtype, fill_value: Any, order: str = "C") -> np.ndarray:

@@ -20,8 +20,7 @@ from __future__ import annotations
 import itertools
 import numbers
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -38,8 +37,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class ChunkProjection:
+class ChunkProjection(NamedTuple):
     """How one chunk takes part in a selection."""
 
     chunk_coords: tuple[int, ...]
@@ -278,15 +276,16 @@ class _ProductIndexer:
         if any(d.nitems == 0 for d in self.dims):
             return
         per_dim = [list(d) for d in self.dims]
+        drop = any(d.drop for d in self.dims)
+        orthogonal = self.orthogonal
         for combo in itertools.product(*per_dim):
-            coords = tuple(c for c, _, _, _ in combo)
-            chunk_sel = tuple(cs for _, cs, _, _ in combo)
-            out_sel = tuple(os_ for _, _, os_, _ in combo if os_ is not None)
-            complete = all(comp for _, _, _, comp in combo)
-            if self.orthogonal:
+            coords, chunk_sel, out_sel, comp = zip(*combo) if combo else ((), (), (), ())
+            if drop:
+                out_sel = tuple(o for o in out_sel if o is not None)
+            if orthogonal:
                 chunk_sel = _ix(chunk_sel)
                 out_sel = _ix(out_sel)
-            yield ChunkProjection(coords, chunk_sel, out_sel, complete)
+            yield ChunkProjection(coords, chunk_sel, out_sel, all(comp))
 
     def __len__(self) -> int:
         return sum(1 for _ in self)

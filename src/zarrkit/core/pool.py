@@ -17,6 +17,9 @@ from ..config import config
 T = TypeVar("T")
 R = TypeVar("R")
 
+#: batches of tasks queued per worker thread (more: better balance, fewer: less overhead)
+TASKS_PER_WORKER = 4
+
 _local = threading.local()
 _executor: ThreadPoolExecutor | None = None
 _executor_size = 0
@@ -52,16 +55,34 @@ def run_tasks(fn: Callable[[T], R], items: Sequence[T] | Iterable[T], threads: i
     if n <= 1 or len(items) <= 1 or getattr(_local, "in_worker", False):
         return [fn(item) for item in items]
     executor = _get_executor(n)
-    futures = [executor.submit(fn, item) for item in items]
+    # Many small tasks go in batches (a future per task costs more than a tiny chunk), with
+    # enough batches per worker that uneven tasks still balance.
+    size = max(1, len(items) // (n * TASKS_PER_WORKER))
+    batches = [items[i : i + size] for i in range(0, len(items), size)]
+
+    def run_batch(batch: Sequence[T]) -> tuple[list[R], BaseException | None]:
+        out: list[R] = []
+        err: BaseException | None = None
+        for item in batch:
+            try:
+                out.append(fn(item))
+            except BaseException as exc:  # noqa: BLE001 - re-raised by the caller
+                if err is None:
+                    err = exc
+                out.append(None)  # type: ignore[arg-type]
+        return out, err
+
+    futures = [executor.submit(run_batch, b) for b in batches]
     results: list[R] = []
     error: BaseException | None = None
     for f in futures:
         try:
-            results.append(f.result())
+            out, err = f.result()
         except BaseException as exc:  # noqa: BLE001 - re-raised below after all tasks finish
-            if error is None:
-                error = exc
-            results.append(None)  # type: ignore[arg-type]
+            out, err = [None] * 0, exc  # type: ignore[list-item]
+        results.extend(out)
+        if err is not None and error is None:
+            error = err
     if error is not None:
         raise error
     return results

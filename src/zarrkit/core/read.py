@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ShapeMismatchError
-from .chunks import ChunkContext, filled
+from .chunks import ChunkContext, filled, is_view as _is_view, scratch
 from .indexing import ChunkProjection
 from .pool import run_tasks
 from .sharded import read_sharded
@@ -48,6 +48,8 @@ def read_selection(
     fill = ctx.fill_value
     chunk_shape = ctx.chunk_shape
     key_of = ctx.key
+    order = ctx.meta.order
+    can_scratch = ctx.dtype.kind != "O"
 
     def read_one(p: ChunkProjection) -> None:
         key = key_of(p.chunk_coords)
@@ -60,12 +62,15 @@ def read_selection(
             return
         if p.is_complete_chunk:
             target = out[p.out_selection]
-            if (
-                target.shape == chunk_shape
-                and np.may_share_memory(target, out)
-                and codec.decode_into(raw, target, key)
-            ):
-                return
+            if target.shape == chunk_shape and _is_view(target, out):
+                if codec.decode_into(raw, target, key):
+                    return
+                # not contiguous in the output: decode into this worker's buffer, then copy
+                if can_scratch:
+                    buf = scratch(chunk_shape, ctx.dtype, order)
+                    if codec.decode_into(raw, buf, key):
+                        target[...] = buf
+                        return
         chunk = codec.decode(raw, key)
         out[p.out_selection] = chunk[p.chunk_selection]
 

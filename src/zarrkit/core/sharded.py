@@ -19,7 +19,8 @@ import numpy as np
 from ..codecs.sharding import EMPTY
 from ..errors import ChunkDecodeError
 from ..storage.base import ByteRange
-from .chunks import ChunkContext, filled, is_all_fill
+from .chunks import ChunkContext, filled, is_all_fill, scratch
+from .chunks import is_view as _is_view
 from .indexing import ChunkProjection
 from .pool import run_tasks
 
@@ -68,8 +69,14 @@ def read_sharded(ctx: ChunkContext, projections: Sequence[ChunkProjection], out:
     def scatter(p: ChunkProjection, data: Any, key: str) -> None:
         if p.is_complete_chunk:
             target = out[p.out_selection]
-            if target.shape == inner_shape and np.may_share_memory(target, out) and inner.decode_into(data, target, key):
-                return
+            if target.shape == inner_shape and _is_view(target, out):
+                if inner.decode_into(data, target, key):
+                    return
+                if ctx.dtype.kind != "O":
+                    buf = scratch(inner_shape, ctx.dtype)
+                    if inner.decode_into(data, buf, key):
+                        target[...] = buf
+                        return
         chunk = inner.decode(data, key)
         out[p.out_selection] = chunk[p.chunk_selection]
 

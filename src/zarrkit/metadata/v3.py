@@ -80,7 +80,10 @@ class ChunkKeyEncoding:
 
     def encode(self, coords: tuple[int, ...]) -> str:
         if self.name == "default":
-            return "c" + "".join(self.separator + str(c) for c in coords)
+            if not coords:
+                return "c"
+            sep = self.separator
+            return "c" + sep + sep.join(map(str, coords))
         return self.separator.join(map(str, coords)) if coords else "0"
 
     def decode(self, key: str, ndim: int) -> tuple[int, ...] | None:

@@ -317,31 +317,13 @@ def test_directory_store_failed_temp_write_keeps_old_value(tmp_path, monkeypatch
     store = DirectoryStore(root)
     store["k"] = b"old"
 
-    real_open = open
+    real_write = os.write
 
-    class FailingFile:
-        def __init__(self, f):
-            self.f = f
+    def failing_write(fd, data):
+        real_write(fd, bytes(data)[:2])  # a partial write, then the device fails
+        raise OSError(28, "No space left on device")
 
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            self.f.close()
-
-        def write(self, data):
-            self.f.write(bytes(data)[:2])  # partial write, then the device fails
-            raise OSError("no space left on device")
-
-    def failing_open(file, mode="r", *args, **kwargs):
-        f = real_open(file, mode, *args, **kwargs)
-        if "w" in mode and TEMP_MARKER in os.fspath(file):
-            return FailingFile(f)
-        return f
-
-    import builtins
-
-    monkeypatch.setattr(builtins, "open", failing_open)
+    monkeypatch.setattr(os, "write", failing_write)
     with pytest.raises(OSError):
         store["k"] = b"new value"
     monkeypatch.undo()

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import atexit
+import itertools
 import os
 import shutil
 import tempfile
-import uuid
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,6 +15,15 @@ from ..errors import StoreError
 from .base import ByteRange, Store, validate_key, validate_prefix
 
 __all__ = ["DirectoryStore", "NestedDirectoryStore", "TempStore"]
+
+_O_BINARY = getattr(os, "O_BINARY", 0)
+_counter = itertools.count()
+
+
+def _unique() -> str:
+    """A name no other writer (thread or process) uses at the same time."""
+    return f"{os.getpid()}-{threading.get_ident()}-{next(_counter)}"
+
 
 #: Temporary files are written next to their destination and renamed into place; their names
 #: start with this marker, and listings never show them.
@@ -62,6 +72,7 @@ class DirectoryStore(Store):
                 )
             self.dimension_separator = dimension_separator
         self.read_only = read_only
+        self._dirs: set[str] = set()  # directories known to exist (saves a stat per write)
 
     # -- helpers ------------------------------------------------------------------------------
     def _file(self, key: str) -> str:
@@ -90,31 +101,43 @@ class DirectoryStore(Store):
     def _set(self, key: str, value: bytes | memoryview) -> None:
         fn = self._file(key)
         directory = os.path.dirname(fn)
-        if os.path.isdir(fn):
-            raise StoreError(f"cannot write key {key!r} in {self.path!r}: it is a directory")
         for attempt in range(3):
+            if attempt or directory not in self._dirs:
+                try:
+                    os.makedirs(directory, exist_ok=True)
+                except (FileExistsError, NotADirectoryError):
+                    raise StoreError(
+                        f"cannot write key {key!r} in {self.path!r}: a parent of it is a file"
+                    ) from None
+                self._dirs.add(directory)
+            tmp = os.path.join(directory, f"{TEMP_MARKER}{_unique()}")
             try:
-                os.makedirs(directory, exist_ok=True)
-            except (FileExistsError, NotADirectoryError):
-                raise StoreError(
-                    f"cannot write key {key!r} in {self.path!r}: a parent of it is a file"
-                ) from None
-            tmp = os.path.join(directory, f"{TEMP_MARKER}{uuid.uuid4().hex}")
-            try:
-                with open(tmp, "wb") as f:
-                    f.write(value)
-                os.replace(tmp, fn)
-                return
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o666)
             except FileNotFoundError:
                 # a concurrent delete removed the (then empty) directory: make it again
+                self._dirs.discard(directory)
                 if attempt == 2:
                     raise
-            except BaseException:
+                continue
+            try:
+                try:
+                    view = memoryview(value)
+                    while view:
+                        view = view[os.write(fd, view):]
+                finally:
+                    os.close(fd)
+                os.replace(tmp, fn)
+                return
+            except BaseException as exc:
                 try:
                     os.remove(tmp)
                 except OSError:
                     pass
                 self._prune_dirs(directory)
+                if isinstance(exc, (IsADirectoryError, PermissionError)) and os.path.isdir(fn):
+                    raise StoreError(
+                        f"cannot write key {key!r} in {self.path!r}: it is a directory"
+                    ) from None
                 raise
 
     def _prune_dirs(self, directory: str) -> None:
@@ -125,6 +148,7 @@ class DirectoryStore(Store):
                 os.rmdir(directory)
             except OSError:  # not empty, or gone
                 return
+            self._dirs.discard(directory)
             directory = os.path.dirname(directory)
 
     def _delete(self, key: str) -> None:
@@ -186,6 +210,7 @@ class DirectoryStore(Store):
     def delete_prefix(self, prefix: str) -> None:
         self._check_writable()
         validate_prefix(prefix)
+        self._dirs.clear()
         if prefix == "":
             if os.path.isdir(self.path):
                 for name in os.listdir(self.path):

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ShapeMismatchError
-from .chunks import ChunkContext, is_all_fill
+from .chunks import ChunkContext, is_all_fill, scratch
 from .indexing import ChunkProjection
 from .pool import run_tasks
 from .sharded import write_sharded
@@ -81,11 +81,16 @@ def write_selection(
                 if ctx.is_edge(p.chunk_coords):
                     chunk = ctx.fill_chunk()
                     chunk[p.chunk_selection] = arr[p.out_selection]
-                elif scalar:
-                    chunk = np.full(chunk_shape, arr.reshape(-1)[0], dtype=dtype, order=order)
-                else:
+                elif dtype.kind == "O":
                     chunk = np.empty(chunk_shape, dtype=dtype, order=order)
                     chunk[p.chunk_selection] = arr[p.out_selection]
+                else:
+                    # this worker's buffer: encoding copies it, so it is free again afterwards
+                    chunk = scratch(chunk_shape, dtype, order)
+                    if scalar:
+                        chunk.fill(arr.reshape(-1)[0])
+                    else:
+                        chunk[p.chunk_selection] = arr[p.out_selection]
             else:
                 raw = store.get(key)
                 if raw is None:

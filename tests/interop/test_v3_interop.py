@@ -309,3 +309,102 @@ def test_consolidated_v2_both_ways(tmp_path):
     g2 = zarr.open_consolidated(str(tmp_path / "zk"), zarr_format=2)
     assert sorted(g2.keys()) == ["a", "b"] and g2["b"].attrs["k"] == "v"
     assert g2["a"][:].tolist() == [1, 2, 3]
+
+
+# -- extension data types ----------------------------------------------------------------------
+EXTENSION_CASES = {
+    "string": (str, np.array(["a", "bcd", "", "héllo", "x" * 40], dtype=object)),
+    "datetime64[s]": ("M8[s]", np.array([0, 1, -5, 10**9, "NaT"], dtype="M8[s]")),
+    "datetime64[10ms]": ("M8[10ms]", np.array([0, 1, -5, 7, "NaT"], dtype="M8[10ms]")),
+    "timedelta64[ms]": ("m8[ms]", np.array([0, 1, -5, 7, 2**40], dtype="m8[ms]")),
+    "fixed_length_utf32": ("U5", np.array(["a", "bcd", "", "héllo", "zz"], dtype="U5")),
+    "null_terminated_bytes": ("S4", np.array([b"a", b"bcd", b"", b"xyzw", b"\x01"], dtype="S4")),
+    "struct": ([("a", "<i4"), ("b", "S2"), ("c", "<f8")],
+               np.array([(1, b"ab", 0.5), (2, b"c", -1.0), (3, b"", 2.0), (4, b"zz", 3.0), (5, b"q", 4.0)],
+                        dtype=[("a", "<i4"), ("b", "S2"), ("c", "<f8")])),
+}
+
+
+def same_values(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.kind in "mM":
+        return a.shape == b.shape and a.view("i8").tolist() == b.astype(a.dtype).view("i8").tolist()
+    if a.dtype.kind == "O" or b.dtype.kind in "OT":
+        return [str(x) for x in a.tolist()] == [str(x) for x in b.tolist()]
+    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("name", EXTENSION_CASES)
+def test_extension_dtypes_zarr_python_to_zarrkit(tmp_path, name):
+    dtype, data = EXTENSION_CASES[name]
+    z = zarr.create_array(store=str(tmp_path / "a"), shape=data.shape, chunks=(2,), dtype=dtype)
+    z[:4] = data[:4]  # the last chunk is partly fill value
+    expected = z[:]
+    k = zarrkit.open_array(str(tmp_path / "a"), mode="r")
+    assert same_values(k[:], expected)
+    doc = json.loads((tmp_path / "a" / "zarr.json").read_text())
+    assert k.metadata.to_json()["data_type"] == doc["data_type"]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("name", EXTENSION_CASES)
+def test_extension_dtypes_zarrkit_to_zarr_python(tmp_path, name):
+    dtype, data = EXTENSION_CASES[name]
+    k = zarrkit.create_array(str(tmp_path / "k"), shape=data.shape, chunks=(2,), dtype=dtype, zarr_format=3)
+    k[:4] = data[:4]
+    z = zarr.open_array(str(tmp_path / "k"), mode="r")
+    assert same_values(k[:], z[:])
+    assert same_values(k[:4], data[:4])
+    # same document as zarr-python writes for the same array, data type and fill value included
+    ref = zarr.create_array(store=str(tmp_path / "z"), shape=data.shape, chunks=(2,), dtype=dtype,
+                            fill_value=k.fill_value if name != "string" else "")
+    ours = json.loads((tmp_path / "k" / "zarr.json").read_text())
+    theirs = json.loads((tmp_path / "z" / "zarr.json").read_text())
+    assert ours["data_type"] == theirs["data_type"]
+    assert ours["fill_value"] == theirs["fill_value"] or name == "null_terminated_bytes"
+
+
+def test_bytes_data_type_zarrkit_to_zarr_python(tmp_path):
+    # zarr-python 3.4 reads but does not create the 'bytes' data type
+    data = np.array([b"a", b"", b"xyz", b"\x00\x01"], dtype=object)
+    k = zarrkit.create_array(str(tmp_path / "b"), shape=(4,), chunks=(2,), dtype=bytes, zarr_format=3)
+    k[:3] = data[:3]
+    doc = json.loads((tmp_path / "b" / "zarr.json").read_text())
+    assert doc["data_type"] == "bytes" and doc["codecs"][0]["name"] == "vlen-bytes"
+    assert list(zarr.open_array(str(tmp_path / "b"), mode="r")[:]) == [b"a", b"", b"xyz", b""]
+    assert list(zarrkit.open_array(str(tmp_path / "b"), mode="r")[:]) == [b"a", b"", b"xyz", b""]
+
+
+def test_raw_bits_r_n(tmp_path):
+    data = np.frombuffer(bytes(range(30)), dtype="V6")
+    # zarrkit writes the core r<N> type with the spec's fill value: an array of byte values
+    # (tensorstore expects base64 there, zarr-python 3.4 writes the raw_bytes extension)
+    k = zarrkit.create_array(str(tmp_path / "k"), shape=(5,), chunks=(2,), dtype="V6", zarr_format=3,
+                             fill_value=np.frombuffer(b"\x01" * 6, dtype="V6")[0])
+    k[:4] = data[:4]
+    doc = json.loads((tmp_path / "k" / "zarr.json").read_text())
+    assert doc["data_type"] == "r48" and doc["fill_value"] == [1] * 6
+    assert zarrkit.open_array(str(tmp_path / "k"), mode="r")[:].tobytes() == data[:4].tobytes() + b"\x01" * 6
+    # the metadata tensorstore writes for r<N> (base64 fill value), zarrkit reads
+    ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": str(tmp_path / "t")},
+             "metadata": {"shape": [5], "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+                          "data_type": "r48", "fill_value": "AQEBAQEB"}, "create": True}).result()
+    got = zarrkit.open_array(str(tmp_path / "t"), mode="r")
+    assert got.dtype == np.dtype("V6")
+    assert got[:].tobytes() == b"\x01" * 30
+    # what zarr-python writes (its raw_bytes extension), zarrkit reads
+    z = zarr.create_array(store=str(tmp_path / "z"), shape=(5,), chunks=(2,), dtype="V6")
+    z[:] = data
+    assert zarrkit.open_array(str(tmp_path / "z"), mode="r")[:].tobytes() == data.tobytes()
+
+
+@pytest.mark.parametrize("dtype", ["M8[ns]", "m8[s]"])
+def test_datetime_nat_fill_value_both_spellings(tmp_path, dtype):
+    for spelling in ("NaT", -(2**63)):
+        path = tmp_path / f"a{spelling}"
+        zarrkit.create_array(str(path), shape=(3,), chunks=(3,), dtype=dtype, zarr_format=3)
+        doc = json.loads((path / "zarr.json").read_text())
+        doc["fill_value"] = spelling
+        (path / "zarr.json").write_text(json.dumps(doc))
+        assert np.isnat(zarrkit.open_array(str(path), mode="r")[:]).all()

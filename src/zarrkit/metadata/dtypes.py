@@ -441,7 +441,9 @@ def v3_data_type_json(dtype: np.dtype) -> Any:
     if kind == "S":
         return {"name": "null_terminated_bytes", "configuration": {"length_bytes": dtype.itemsize}}
     if kind == "V":
-        return {"name": "raw_bytes", "configuration": {"length_bytes": dtype.itemsize}}
+        # the core spec's raw-bits type (zarr-python 3.4 writes the 'raw_bytes' extension,
+        # which zarrkit reads; tensorstore reads only r<N>)
+        return f"r{8 * dtype.itemsize}"
     raise UnsupportedDtypeError(f"dtype {dtype} has no Zarr v3 data type")
 
 
@@ -548,5 +550,5 @@ def v3_fill_value_json(value: Any, dtype: np.dtype) -> Any:
     if kind == "S":
         return _b64encode(bytes(np.array(value, dtype=dtype)[()]))
     if kind == "V":
-        return _b64encode(np.array(value, dtype=dtype).tobytes())
+        return list(np.array(value, dtype=dtype).tobytes())  # r<N>: an array of byte values
     raise UnsupportedDtypeError(f"dtype {dtype} has no Zarr v3 data type")

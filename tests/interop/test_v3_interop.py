@@ -378,21 +378,21 @@ def test_bytes_data_type_zarrkit_to_zarr_python(tmp_path):
 
 def test_raw_bits_r_n(tmp_path):
     data = np.frombuffer(bytes(range(30)), dtype="V6")
-    # zarrkit writes the core r<N> type with the spec's fill value: an array of byte values
-    # (tensorstore expects base64 there, zarr-python 3.4 writes the raw_bytes extension)
+    # zarrkit writes the core r<N> type with the spec's fill value, an array of byte values
+    # (zarr-python 3.4 writes its raw_bytes extension instead; tensorstore 0.1.86 aborts the
+    # process on r<N> metadata with a fill value, so it is not exercised here)
     k = zarrkit.create_array(str(tmp_path / "k"), shape=(5,), chunks=(2,), dtype="V6", zarr_format=3,
                              fill_value=np.frombuffer(b"\x01" * 6, dtype="V6")[0])
     k[:4] = data[:4]
     doc = json.loads((tmp_path / "k" / "zarr.json").read_text())
     assert doc["data_type"] == "r48" and doc["fill_value"] == [1] * 6
     assert zarrkit.open_array(str(tmp_path / "k"), mode="r")[:].tobytes() == data[:4].tobytes() + b"\x01" * 6
-    # the metadata tensorstore writes for r<N> (base64 fill value), zarrkit reads
-    ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": str(tmp_path / "t")},
-             "metadata": {"shape": [5], "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
-                          "data_type": "r48", "fill_value": "AQEBAQEB"}, "create": True}).result()
-    got = zarrkit.open_array(str(tmp_path / "t"), mode="r")
+    # a base64 fill value, as tensorstore expects for r<N>, is read too
+    doc["fill_value"] = "AQEBAQEB"
+    (tmp_path / "k" / "zarr.json").write_text(json.dumps(doc))
+    got = zarrkit.open_array(str(tmp_path / "k"), mode="r")
     assert got.dtype == np.dtype("V6")
-    assert got[:].tobytes() == b"\x01" * 30
+    assert got[:].tobytes() == data[:4].tobytes() + b"\x01" * 6
     # what zarr-python writes (its raw_bytes extension), zarrkit reads
     z = zarr.create_array(store=str(tmp_path / "z"), shape=(5,), chunks=(2,), dtype="V6")
     z[:] = data

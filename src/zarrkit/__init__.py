@@ -71,6 +71,7 @@ from .storage import (
     DirectoryStore,
     MemoryStore,
     NestedDirectoryStore,
+    LRUStoreCache,
     TempStore,
     ZipStore,
 )
@@ -110,6 +111,7 @@ __all__ = [
     "NestedDirectoryStore",
     "TempStore",
     "ZipStore",
+    "LRUStoreCache",
     "Adler32",
     "AsType",
     "Base64",

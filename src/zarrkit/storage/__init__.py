@@ -16,7 +16,7 @@ from .local import DirectoryStore, NestedDirectoryStore, TempStore
 from .mapping import MappingStore
 from .memory import DictStore, MemoryStore
 from .zip import ZipStore
-from .wrappers import CountingStore, LatencyStore, ReadOnlyStore, WrapperStore
+from .wrappers import CountingStore, LatencyStore, LRUStoreCache, ReadOnlyStore, WrapperStore
 
 #: The compressor new arrays get when none is given; assign another codec (or ``None``) to
 #: change the default for every array created afterwards.
@@ -36,6 +36,7 @@ __all__ = [
     "ReadOnlyStore",
     "CountingStore",
     "LatencyStore",
+    "LRUStoreCache",
     "coerce_store",
     "default_compressor",
     "init_array",

@@ -10,7 +10,7 @@ from typing import Any
 
 from .base import ByteRange, Store
 
-__all__ = ["WrapperStore", "ReadOnlyStore", "CountingStore", "LatencyStore"]
+__all__ = ["WrapperStore", "ReadOnlyStore", "CountingStore", "LatencyStore", "LRUStoreCache"]
 
 
 class WrapperStore(Store):
@@ -192,3 +192,185 @@ class LatencyStore(WrapperStore):
     def list_dir(self, prefix: str = "") -> list[str]:
         time.sleep(self.seconds)
         return self.inner.list_dir(prefix)
+
+
+class LRUStoreCache(WrapperStore):
+    """Keep recently read values of another (slow) store in memory, up to ``max_size`` bytes.
+
+    Reads of whole values are cached, least recently used first out; a byte range of a cached
+    value is served from the cache.  Writes and deletes go to the inner store and update the
+    cache, so this process never reads stale data it wrote itself; call :meth:`invalidate` when
+    another process may have changed the store.  Listings are cached too (until the next write).
+
+    Parameters
+    ----------
+    store : Store or MutableMapping
+        The store to cache.
+    max_size : int or None
+        Most bytes of values held; ``None`` means no limit.
+
+    Examples
+    --------
+    >>> import zarrkit
+    >>> from zarrkit.storage import LRUStoreCache
+    >>> cache = LRUStoreCache(zarrkit.MemoryStore(), max_size=2**28)
+    >>> z = zarrkit.zeros((100, 100), chunks=(10, 10), store=cache)
+    >>> z[:] = 1
+    >>> _ = z[:]; _ = z[:]
+    >>> cache.hits > 0
+    True
+    """
+
+    def __init__(self, store: Any, max_size: int | None) -> None:
+        super().__init__(store)
+        if max_size is not None and (not isinstance(max_size, int) or max_size < 0):
+            raise ValueError(f"max_size must be a non-negative int or None, got {max_size!r}")
+        self.max_size = max_size
+        self._lock = threading.RLock()
+        self._init_cache()
+
+    def _init_cache(self) -> None:
+        from collections import OrderedDict
+
+        self._values: OrderedDict[str, bytes] = OrderedDict()
+        self._current_size = 0
+        self._listings: dict[tuple[str, str], list[str]] = {}
+        self.hits = 0
+        self.misses = 0
+
+    # -- cache management -------------------------------------------------------------------
+    def invalidate(self) -> None:
+        """Forget every cached value and listing."""
+        with self._lock:
+            self._values.clear()
+            self._current_size = 0
+            self._listings.clear()
+
+    def invalidate_values(self) -> None:
+        """Forget every cached value."""
+        with self._lock:
+            self._values.clear()
+            self._current_size = 0
+
+    def invalidate_keys(self) -> None:
+        """Forget every cached listing."""
+        with self._lock:
+            self._listings.clear()
+
+    def _forget(self, key: str) -> None:
+        value = self._values.pop(key, None)
+        if value is not None:
+            self._current_size -= len(value)
+
+    def _remember(self, key: str, value: bytes) -> None:
+        n = len(value)
+        if self.max_size is not None and n > self.max_size:
+            return
+        self._forget(key)
+        self._values[key] = value
+        self._current_size += n
+        if self.max_size is not None:
+            while self._current_size > self.max_size:
+                _, old = self._values.popitem(last=False)
+                self._current_size -= len(old)
+
+    # -- reads ------------------------------------------------------------------------------
+    def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
+        with self._lock:
+            value = self._values.get(key)
+            if value is not None:
+                self._values.move_to_end(key)
+                self.hits += 1
+                return value if byte_range is None else byte_range.slice(value)
+            self.misses += 1
+        if byte_range is not None:
+            return self.inner.get(key, byte_range)
+        value = self.inner.get(key)
+        if value is not None:
+            value = bytes(value)
+            with self._lock:
+                self._remember(key, value)
+        return value
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
+        keys = list(keys)
+        out: dict[str, bytes | None] = {}
+        missing = []
+        with self._lock:
+            for k in keys:
+                v = self._values.get(k)
+                if v is None:
+                    missing.append(k)
+                else:
+                    self._values.move_to_end(k)
+                    self.hits += 1
+                    out[k] = v
+            self.misses += len(missing)
+        if missing:
+            fetched = self.inner.get_many(missing)
+            with self._lock:
+                for k, v in fetched.items():
+                    if v is not None:
+                        v = bytes(v)
+                        self._remember(k, v)
+                    out[k] = v
+        return {k: out.get(k) for k in keys}
+
+    def exists(self, key: str) -> bool:
+        with self._lock:
+            if key in self._values:
+                return True
+        return self.inner.exists(key)
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        with self._lock:
+            cached = self._listings.get(("prefix", prefix))
+        if cached is None:
+            cached = list(self.inner.list_prefix(prefix))
+            with self._lock:
+                self._listings[("prefix", prefix)] = cached
+        return iter(list(cached))
+
+    def list_dir(self, prefix: str = "") -> list[str]:
+        with self._lock:
+            cached = self._listings.get(("dir", prefix))
+        if cached is None:
+            cached = self.inner.list_dir(prefix)
+            with self._lock:
+                self._listings[("dir", prefix)] = cached
+        return list(cached)
+
+    def getsize(self, key: str) -> int:
+        with self._lock:
+            value = self._values.get(key)
+        return len(value) if value is not None else self.inner.getsize(key)
+
+    # -- writes -----------------------------------------------------------------------------
+    def _set(self, key: str, value: bytes | memoryview) -> None:
+        self.inner.set(key, value)
+        with self._lock:
+            self._listings.clear()
+            self._remember(key, bytes(value))
+
+    def _delete(self, key: str) -> None:
+        self.inner.delete(key)
+        with self._lock:
+            self._listings.clear()
+            self._forget(key)
+
+    def delete_prefix(self, prefix: str) -> None:
+        self._check_writable()
+        self.inner.delete_prefix(prefix)
+        with self._lock:
+            self._listings.clear()
+            for k in [k for k in self._values if k.startswith(prefix)]:
+                self._forget(k)
+
+    def __getstate__(self):
+        return {"inner": self.inner, "max_size": self.max_size}
+
+    def __setstate__(self, state) -> None:
+        self.__init__(state["inner"], state["max_size"])
+
+    def __repr__(self) -> str:
+        return f"LRUStoreCache({self.inner!r}, max_size={self.max_size})"

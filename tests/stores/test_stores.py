@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import threading
 import types
 
@@ -461,3 +462,47 @@ def test_plain_dict_store_is_the_arrays_store():
     z[:] = 5
     assert z.store is d
     assert "0.0" in d and "1.1" in d
+
+
+def test_directory_store_removes_orphaned_temp_files_on_open(tmp_path):
+    import subprocess
+    import sys
+
+    from zarrkit.storage import local
+
+    root = tmp_path / "d"
+    store = DirectoryStore(root)
+    store["k"] = b"v"
+    tmpdir = root / TEMP_MARKER
+    # a writer process that died mid-write, on this host
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    orphan = tmpdir / f"{local._HOST}-{dead.pid}-1-1"
+    orphan.write_bytes(b"half")
+    # a writer of this process, still running
+    alive = tmpdir / f"{local._HOST}-{os.getpid()}-1-2"
+    alive.write_bytes(b"in flight")
+    # another host's: recent (kept) and stale (removed)
+    recent = tmpdir / "otherhost-1-1-1"
+    recent.write_bytes(b"x")
+    stale = tmpdir / "otherhost-2-1-1"
+    stale.write_bytes(b"x")
+    old = time.time() - local.ORPHAN_AGE - 10
+    os.utime(stale, (old, old))
+    DirectoryStore(root)  # opening for writing cleans up
+    assert sorted(p.name for p in tmpdir.iterdir()) == sorted([alive.name, recent.name])
+    DirectoryStore(root, read_only=True)  # a read-only open touches nothing
+    assert alive.exists()
+    assert list(DirectoryStore(root)) == ["k"]
+
+
+def test_directory_store_fsync_option(tmp_path, monkeypatch):
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd)))
+    DirectoryStore(tmp_path / "a")["x/y"] = b"1"
+    assert synced == []
+    store = DirectoryStore(tmp_path / "b", fsync=True)
+    store["x/y"] = b"1"
+    assert len(synced) == 2  # the file, then its directory
+    assert store["x/y"] == b"1"

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import atexit
+import errno
 import itertools
 import os
 import shutil
+import socket
 import tempfile
+import time
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -20,22 +23,54 @@ _O_BINARY = getattr(os, "O_BINARY", 0)
 _counter = itertools.count()
 
 
+_HOST = socket.gethostname().replace("-", "_") or "host"
+
+
 def _unique() -> str:
-    """A name no other writer (thread or process) uses at the same time."""
-    return f"{os.getpid()}-{threading.get_ident()}-{next(_counter)}"
+    """A temp-file name no other writer (host, process, thread) uses at the same time."""
+    return f"{_HOST}-{os.getpid()}-{threading.get_ident()}-{next(_counter)}"
 
 
-#: Temporary files are written next to their destination and renamed into place; their names
-#: start with this marker, and listings never show them.
+#: Values are written to a temporary file in this directory at the store's root, then renamed
+#: into place.  Listings never show it; files left by writers that died are removed when the
+#: store is next opened for writing.
 TEMP_MARKER = ".__zarrkit_partial__"
+
+#: Temporary files of other hosts older than this are considered abandoned.
+ORPHAN_AGE = 24 * 3600
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+def _fsync_dir(directory: str) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 class DirectoryStore(Store):
     """A store where every key is a file below ``path`` (``/`` in a key is a sub-directory).
 
-    Writes are atomic: a value is written to a temporary file in the destination directory and
-    renamed over the key, so a concurrent reader sees the old value or the new one, never half
-    of either.  Partial reads (``byte_range``) read only the requested bytes.
+    Writes are atomic: a value is written to a temporary file (in ``.__zarrkit_partial__`` at
+    the root) and renamed over the key, so a concurrent reader sees the old value or the new
+    one, never half of either, and a writer killed mid-write leaves the old value.  Temporary
+    files of dead writers are removed when the store is next opened for writing.  Partial reads
+    (``byte_range``) read only the requested bytes.
 
     Parameters
     ----------
@@ -45,6 +80,9 @@ class DirectoryStore(Store):
         Separator used by arrays *created* in this store when none is given.
     read_only : bool, default False
         Refuse every write.
+    fsync : bool, default False
+        Flush each value and its directory entry to the device before a write returns
+        (durability across power loss, at a cost in speed).
 
     Examples
     --------
@@ -53,14 +91,21 @@ class DirectoryStore(Store):
     >>> store = zarrkit.DirectoryStore(d)
     >>> z = zarrkit.zeros((4, 4), chunks=(2, 2), store=store, zarr_format=2)
     >>> z[:] = 1
-    >>> sorted(os.listdir(d))[:3]
+    >>> store.list_dir('')[:3]
     ['.zarray', '.zattrs', '0.0']
+    >>> os.path.getsize(os.path.join(d, '0.0')) == store.getsize('0.0')
+    True
     """
 
     dimension_separator: str | None = None
+    _cross_device = False
 
     def __init__(
-        self, path: Any, dimension_separator: str | None = None, read_only: bool = False
+        self,
+        path: Any,
+        dimension_separator: str | None = None,
+        read_only: bool = False,
+        fsync: bool = False,
     ) -> None:
         self.path = os.path.abspath(os.fspath(path))
         if os.path.exists(self.path) and not os.path.isdir(self.path):
@@ -72,7 +117,43 @@ class DirectoryStore(Store):
                 )
             self.dimension_separator = dimension_separator
         self.read_only = read_only
+        self.fsync = fsync
+        self._tmpdir = os.path.join(self.path, TEMP_MARKER)
         self._dirs: set[str] = set()  # directories known to exist (saves a stat per write)
+        if not read_only:
+            self.remove_orphaned_temp_files()
+
+    def remove_orphaned_temp_files(self) -> int:
+        """Remove temporary files left by writers that died; returns how many were removed.
+
+        A file is orphaned when its writer process no longer runs on this host, or when it
+        comes from another host and is older than :data:`ORPHAN_AGE` seconds.
+        """
+        try:
+            names = os.listdir(self._tmpdir)
+        except (FileNotFoundError, NotADirectoryError):
+            return 0
+        removed = 0
+        now = time.time()
+        for name in names:
+            host, _, rest = name.partition("-")
+            pid = rest.partition("-")[0]
+            fn = os.path.join(self._tmpdir, name)
+            if host == _HOST and pid.isdigit():
+                if _pid_alive(int(pid)):
+                    continue
+            else:
+                try:
+                    if now - os.stat(fn).st_mtime < ORPHAN_AGE:
+                        continue
+                except OSError:
+                    continue
+            try:
+                os.remove(fn)
+                removed += 1
+            except OSError:
+                pass
+        return removed
 
     # -- helpers ------------------------------------------------------------------------------
     def _file(self, key: str) -> str:
@@ -110,12 +191,17 @@ class DirectoryStore(Store):
                         f"cannot write key {key!r} in {self.path!r}: a parent of it is a file"
                     ) from None
                 self._dirs.add(directory)
-            tmp = os.path.join(directory, f"{TEMP_MARKER}{_unique()}")
+            tmpdir = self._tmpdir if not self._cross_device else directory
+            if tmpdir not in self._dirs:
+                os.makedirs(tmpdir, exist_ok=True)
+                self._dirs.add(tmpdir)
+            tmp = os.path.join(tmpdir, _unique() if tmpdir == self._tmpdir else TEMP_MARKER + _unique())
             try:
                 fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o666)
             except FileNotFoundError:
-                # a concurrent delete removed the (then empty) directory: make it again
+                # a concurrent delete removed a (then empty) directory: make it again
                 self._dirs.discard(directory)
+                self._dirs.discard(tmpdir)
                 if attempt == 2:
                     raise
                 continue
@@ -124,9 +210,27 @@ class DirectoryStore(Store):
                     view = memoryview(value)
                     while view:
                         view = view[os.write(fd, view):]
+                    if self.fsync:
+                        os.fsync(fd)
                 finally:
                     os.close(fd)
-                os.replace(tmp, fn)
+                try:
+                    os.replace(tmp, fn)
+                except FileNotFoundError:
+                    os.remove(tmp)
+                    self._dirs.discard(directory)
+                    if attempt == 2:
+                        raise
+                    continue
+                except OSError as exc:
+                    if exc.errno != errno.EXDEV:
+                        raise
+                    # the key's directory is on another file system: write beside it instead
+                    os.remove(tmp)
+                    self._cross_device = True
+                    continue
+                if self.fsync:
+                    _fsync_dir(directory)
                 return
             except BaseException as exc:
                 try:
@@ -188,7 +292,7 @@ class DirectoryStore(Store):
             return
         base = len(self.path) + 1
         for dirpath, dirnames, filenames in os.walk(root):
-            dirnames.sort()
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(TEMP_MARKER))
             rel = dirpath[base:].replace(os.sep, "/") if dirpath != self.path else ""
             for name in sorted(filenames):
                 if name.startswith(TEMP_MARKER):
@@ -214,6 +318,8 @@ class DirectoryStore(Store):
         if prefix == "":
             if os.path.isdir(self.path):
                 for name in os.listdir(self.path):
+                    if name == TEMP_MARKER:  # other writers' files in flight
+                        continue
                     p = os.path.join(self.path, name)
                     shutil.rmtree(p) if os.path.isdir(p) and not os.path.islink(p) else os.remove(p)
             return

@@ -472,18 +472,30 @@ class Array:
         """
         self._check_resizable()
         new_shape = normalize_shape(args[0] if len(args) == 1 else args)
-        self._refresh_metadata()
-        old = self._meta
-        if len(new_shape) != len(old.shape):
+        if len(new_shape) != len(self._meta.shape):
             raise ShapeMismatchError(
-                f"new shape {new_shape} must have {len(old.shape)} dimensions like {old.shape}"
+                f"new shape {new_shape} must have {len(self._meta.shape)} dimensions like {self._meta.shape}"
             )
-        with self._lock(io.meta_key(self._path, old.metadata_key)):
-            self._write_metadata(old.evolve(shape=new_shape))
-            new_cdata = tuple(-(-s // c) for s, c in zip(new_shape, old.grid_chunks))
-            stale = [c for c in self._initialized_chunk_coords_of(old) if any(i >= m for i, m in zip(c, new_cdata))]
-            for coords in stale:
-                self._chunk_store.delete(self._ctx.key(coords))
+        with self._metadata_lock():
+            self._resize_locked(new_shape)
+
+    def _metadata_lock(self):
+        """The synchronizer's lock on this array's metadata document (a no-op without one)."""
+        return self._lock(io.meta_key(self._path, self._meta.metadata_key))
+
+    def _load_for_update(self) -> Any:
+        """The current metadata, re-read from the store when other writers may change it."""
+        if self._synchronizer is not None or not self._cache_metadata:
+            self._set_meta(io.load_array_metadata(self._store, self._path))
+        return self._meta
+
+    def _resize_locked(self, new_shape: tuple[int, ...]) -> None:
+        old = self._load_for_update()
+        self._write_metadata(old.evolve(shape=new_shape))
+        new_cdata = tuple(-(-s // c) for s, c in zip(new_shape, old.grid_chunks))
+        stale = [c for c in self._initialized_chunk_coords_of(old) if any(i >= m for i, m in zip(c, new_cdata))]
+        for coords in stale:
+            self._chunk_store.delete(self._ctx.key(coords))
 
     def _initialized_chunk_coords_of(self, meta: Any) -> list[tuple[int, ...]]:
         prefix = self._ctx.prefix
@@ -512,21 +524,26 @@ class Array:
         """
         self._check_resizable()
         data = np.asanyarray(data)
-        shape = self.shape
-        if not -len(shape) <= axis < len(shape):
-            raise ValueError(f"axis {axis} is out of range for a {len(shape)}-d array")
-        axis = axis % len(shape)
-        if data.ndim != len(shape) or any(
-            d != s for i, (d, s) in enumerate(zip(data.shape, shape)) if i != axis
-        ):
-            raise ShapeMismatchError(
-                f"shape of data to append {data.shape} is not compatible with the array's shape "
-                f"{shape}; all dimensions must match except dimension {axis}"
+        # the whole append holds the metadata lock: concurrent appends never claim the same rows
+        with self._metadata_lock():
+            shape = self._load_for_update().shape
+            if not -len(shape) <= axis < len(shape):
+                raise ValueError(f"axis {axis} is out of range for a {len(shape)}-d array")
+            axis = axis % len(shape)
+            if data.ndim != len(shape) or any(
+                d != s for i, (d, s) in enumerate(zip(data.shape, shape)) if i != axis
+            ):
+                raise ShapeMismatchError(
+                    f"shape of data to append {data.shape} is not compatible with the array's "
+                    f"shape {shape}; all dimensions must match except dimension {axis}"
+                )
+            new_shape = tuple(s + data.shape[axis] if i == axis else s for i, s in enumerate(shape))
+            self._resize_locked(new_shape)
+            region = tuple(
+                slice(shape[axis], new_shape[axis]) if i == axis else slice(None)
+                for i in range(len(shape))
             )
-        new_shape = tuple(s + data.shape[axis] if i == axis else s for i, s in enumerate(shape))
-        self.resize(new_shape)
-        region = tuple(slice(shape[axis], new_shape[axis]) if i == axis else slice(None) for i in range(len(shape)))
-        self[region] = data
+            self[region] = data
         return new_shape
 
     # -- views --------------------------------------------------------------------------------

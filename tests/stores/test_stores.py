@@ -464,7 +464,7 @@ def test_plain_dict_store_is_the_arrays_store():
     assert "0.0" in d and "1.1" in d
 
 
-def test_directory_store_removes_orphaned_temp_files_on_open(tmp_path):
+def test_directory_store_removes_orphaned_temp_files(tmp_path):
     import subprocess
     import sys
 
@@ -473,27 +473,34 @@ def test_directory_store_removes_orphaned_temp_files_on_open(tmp_path):
     root = tmp_path / "d"
     store = DirectoryStore(root)
     store["k"] = b"v"
-    tmpdir = root / TEMP_MARKER
+    store["a/b"] = b"v"
     # a writer process that died mid-write, on this host
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    orphan = tmpdir / f"{local._HOST}-{dead.pid}-1-1"
+    orphan = root / f"{TEMP_MARKER}{local._HOST}-{dead.pid}-1-1"
     orphan.write_bytes(b"half")
+    nested_orphan = root / "a" / f"{TEMP_MARKER}{local._HOST}-{dead.pid}-1-2"
+    nested_orphan.write_bytes(b"half")
     # a writer of this process, still running
-    alive = tmpdir / f"{local._HOST}-{os.getpid()}-1-2"
+    alive = root / f"{TEMP_MARKER}{local._HOST}-{os.getpid()}-1-3"
     alive.write_bytes(b"in flight")
     # another host's: recent (kept) and stale (removed)
-    recent = tmpdir / "otherhost-1-1-1"
+    recent = root / f"{TEMP_MARKER}otherhost-1-1-1"
     recent.write_bytes(b"x")
-    stale = tmpdir / "otherhost-2-1-1"
+    stale = root / f"{TEMP_MARKER}otherhost-2-1-1"
     stale.write_bytes(b"x")
     old = time.time() - local.ORPHAN_AGE - 10
     os.utime(stale, (old, old))
-    DirectoryStore(root)  # opening for writing cleans up
-    assert sorted(p.name for p in tmpdir.iterdir()) == sorted([alive.name, recent.name])
-    DirectoryStore(root, read_only=True)  # a read-only open touches nothing
-    assert alive.exists()
-    assert list(DirectoryStore(root)) == ["k"]
+    DirectoryStore(root, read_only=True).list_dir("")  # read-only: touches nothing
+    assert orphan.exists() and stale.exists()
+    DirectoryStore(root)  # opening for writing cleans the root directory
+    assert sorted(p.name for p in root.iterdir() if p.name.startswith(TEMP_MARKER)) == sorted(
+        [alive.name, recent.name]
+    )
+    assert nested_orphan.exists()
+    assert list(DirectoryStore(root).list_prefix("a/")) == ["a/b"]  # listings clean what they see
+    assert not nested_orphan.exists()
+    assert sorted(DirectoryStore(root)) == ["a/b", "k"]
 
 
 def test_directory_store_fsync_option(tmp_path, monkeypatch):

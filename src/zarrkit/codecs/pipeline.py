@@ -106,7 +106,8 @@ class V3ChunkCodec(ChunkCodec):
             data: Any = self.ab.encode(arr, self.specs[-1])
             for c in self.bb:
                 data = c.encode(data)
-            return data if isinstance(data, bytes) else bytes(data)
+            # bytes, or a byte view of the chunk (stores copy or write it before returning)
+            return data
         except Exception as exc:
             raise ChunkEncodeError(f"cannot encode: {type(exc).__name__}: {exc}", key) from exc
 

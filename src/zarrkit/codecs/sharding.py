@@ -183,7 +183,7 @@ class _ResolvedSharding:
             index[coords] = (offset, len(data))
             parts.append(data)
             offset += len(data)
-        idx = self.index_codec.encode(index, key)
+        idx = bytes(self.index_codec.encode(index, key))
         if self.index_at_end:
             return b"".join(parts) + idx
         return idx + b"".join(parts)

@@ -73,10 +73,11 @@ class BytesCodec(ArrayBytesCodec):
             return dtype
         return dtype.newbyteorder("<" if self.endian == "little" else ">")
 
-    def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> bytes:
+    def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> Any:
+        # a flat byte view of the (contiguous) chunk: the next codec or the store copies it
         stored = self._stored_dtype(spec.dtype)
         arr = np.ascontiguousarray(chunk, dtype=stored) if chunk.dtype != stored else np.ascontiguousarray(chunk)
-        return arr.tobytes()
+        return arr.reshape(-1).view(np.uint8)
 
     def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
         stored = self._stored_dtype(spec.dtype)

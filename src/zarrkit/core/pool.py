@@ -44,6 +44,14 @@ def _get_executor(size: int) -> ThreadPoolExecutor:
         return _executor
 
 
+def threads_for(store: object) -> int | None:
+    """Worker count for per-chunk tasks on ``store``: one per CPU, or ``config.io_threads``
+    (requests in flight) for high-latency stores; ``None`` means the configured default."""
+    if getattr(store, "high_latency", False):
+        return max(config.threads, config.io_threads)
+    return None
+
+
 def run_tasks(fn: Callable[[T], R], items: Sequence[T] | Iterable[T], threads: int | None = None) -> list[R]:
     """Apply ``fn`` to every item, in parallel when worthwhile; return results in order.
 

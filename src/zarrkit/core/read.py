@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import ShapeMismatchError
 from .chunks import ChunkContext, filled, is_view as _is_view, scratch
 from .indexing import ChunkProjection
-from .pool import run_tasks
+from .pool import run_tasks, threads_for
 from .sharded import read_sharded
 
 
@@ -77,7 +77,7 @@ def read_selection(
     if ctx.sharding is not None:
         read_sharded(ctx, list(indexer), out)
     else:
-        run_tasks(read_one, list(indexer))
+        run_tasks(read_one, list(indexer), threads_for(store))
     return out
 
 

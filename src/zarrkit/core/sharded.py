@@ -22,7 +22,7 @@ from ..storage.base import ByteRange
 from .chunks import ChunkContext, filled, is_all_fill, scratch
 from .chunks import is_view as _is_view
 from .indexing import ChunkProjection
-from .pool import run_tasks
+from .pool import run_tasks, threads_for
 
 # Inner chunks closer than this in a shard are fetched with one request (a wasted gap costs
 # less than a round trip on any store where ranges matter).
@@ -123,7 +123,7 @@ def read_sharded(ctx: ChunkContext, projections: Sequence[ChunkProjection], out:
             else:
                 scatter(p, view[int(off) : int(off) + int(n)], f"{key}@{p.chunk_coords}")
 
-    run_tasks(read_shard, list(group_by_shard(ctx, projections).items()))
+    run_tasks(read_shard, list(group_by_shard(ctx, projections).items()), threads_for(ctx.store))
 
 
 def _inner_in_bounds(ctx: ChunkContext, shard_coords: tuple[int, ...]) -> int:
@@ -201,4 +201,4 @@ def write_sharded(
             else:
                 store.delete(key)
 
-    run_tasks(write_shard, list(group_by_shard(ctx, projections).items()))
+    run_tasks(write_shard, list(group_by_shard(ctx, projections).items()), threads_for(ctx.store))

@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import ShapeMismatchError
 from .chunks import ChunkContext, is_all_fill, scratch
 from .indexing import ChunkProjection
-from .pool import run_tasks
+from .pool import run_tasks, threads_for
 from .sharded import write_sharded
 
 
@@ -109,7 +109,7 @@ def write_selection(
     if ctx.sharding is not None:
         write_sharded(ctx, list(indexer), arr, fields, synchronizer)
     else:
-        run_tasks(write_one, list(indexer))
+        run_tasks(write_one, list(indexer), threads_for(store))
 
 
 __all__ = ["write_selection", "prepare_value"]

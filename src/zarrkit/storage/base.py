@@ -10,7 +10,8 @@ zarr-2 style code that treats a store as a dict keeps working.
 * ``set(key, value)``; ``delete(key)`` (deleting a missing key is not an error);
   ``list_prefix(prefix)`` yields every key starting with ``prefix``; ``list_dir(prefix)`` returns
   the sorted immediate children (keys and "directories") below ``prefix``.
-* Capability flags: ``supports_writes``, ``supports_partial_reads``, ``supports_listing``.
+* Capability flags: ``supports_writes``, ``supports_partial_reads``, ``supports_listing``,
+  ``high_latency`` (keep many requests in flight).
 """
 
 from __future__ import annotations
@@ -108,6 +109,9 @@ class Store(MutableMapping):
     supports_partial_reads: bool = True
     supports_listing: bool = True
     read_only: bool = False
+    #: Requests take long compared with decoding (object storage, HTTP, ...): the engine keeps
+    #: ``config.io_threads`` requests in flight instead of one per CPU.
+    high_latency: bool = False
 
     # -- the contract -----------------------------------------------------------------------
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:  # type: ignore[override]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import atexit
-import errno
 import itertools
 import os
 import shutil
@@ -31,13 +30,20 @@ def _unique() -> str:
     return f"{_HOST}-{os.getpid()}-{threading.get_ident()}-{next(_counter)}"
 
 
-#: Values are written to a temporary file in this directory at the store's root, then renamed
-#: into place.  Listings never show it; files left by writers that died are removed when the
-#: store is next opened for writing.
+#: Values are written to a temporary file beside their destination, then renamed into place.
+#: Temporary names start with this marker: listings never show them, and the ones left by
+#: writers that died are removed when found.
 TEMP_MARKER = ".__zarrkit_partial__"
 
 #: Temporary files of other hosts older than this are considered abandoned.
 ORPHAN_AGE = 24 * 3600
+
+
+def _safe_listdir(path: str) -> list[str]:
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
 
 
 def _pid_alive(pid: int) -> bool:
@@ -66,11 +72,12 @@ def _fsync_dir(directory: str) -> None:
 class DirectoryStore(Store):
     """A store where every key is a file below ``path`` (``/`` in a key is a sub-directory).
 
-    Writes are atomic: a value is written to a temporary file (in ``.__zarrkit_partial__`` at
-    the root) and renamed over the key, so a concurrent reader sees the old value or the new
-    one, never half of either, and a writer killed mid-write leaves the old value.  Temporary
-    files of dead writers are removed when the store is next opened for writing.  Partial reads
-    (``byte_range``) read only the requested bytes.
+    Writes are atomic: a value is written to a temporary file beside it and renamed over the
+    key, so a concurrent reader sees the old value or the new one, never half of either, and a
+    writer killed mid-write leaves the old value.  Temporary files are never listed; those of
+    dead writers are removed when found (opening the store for writing, listings) or by
+    :meth:`remove_orphaned_temp_files`.  Partial reads (``byte_range``) read only the requested
+    bytes.
 
     Parameters
     ----------
@@ -98,7 +105,6 @@ class DirectoryStore(Store):
     """
 
     dimension_separator: str | None = None
-    _cross_device = False
 
     def __init__(
         self,
@@ -118,27 +124,37 @@ class DirectoryStore(Store):
             self.dimension_separator = dimension_separator
         self.read_only = read_only
         self.fsync = fsync
-        self._tmpdir = os.path.join(self.path, TEMP_MARKER)
         self._dirs: set[str] = set()  # directories known to exist (saves a stat per write)
         if not read_only:
-            self.remove_orphaned_temp_files()
+            self._remove_orphans(self.path, _safe_listdir(self.path))
 
-    def remove_orphaned_temp_files(self) -> int:
-        """Remove temporary files left by writers that died; returns how many were removed.
+    def remove_orphaned_temp_files(self, prefix: str = "") -> int:
+        """Remove temporary files left by writers that died below ``prefix``; returns how many.
 
-        A file is orphaned when its writer process no longer runs on this host, or when it
-        comes from another host and is older than :data:`ORPHAN_AGE` seconds.
+        A temporary file is orphaned when its writer process no longer runs on this host, or
+        when it comes from another host and is older than :data:`ORPHAN_AGE` seconds.  Opening
+        a store for writing cleans its root directory, and listings clean the directories they
+        visit; this walks everything below ``prefix``.
         """
-        try:
-            names = os.listdir(self._tmpdir)
-        except (FileNotFoundError, NotADirectoryError):
+        self._check_writable()
+        validate_prefix(prefix)
+        root = self._file(prefix.strip("/")) if prefix.strip("/") else self.path
+        removed = 0
+        for dirpath, _, filenames in os.walk(root):
+            removed += self._remove_orphans(dirpath, filenames)
+        return removed
+
+    def _remove_orphans(self, directory: str, names: list[str]) -> int:
+        if self.read_only:
             return 0
         removed = 0
         now = time.time()
         for name in names:
-            host, _, rest = name.partition("-")
+            if not name.startswith(TEMP_MARKER):
+                continue
+            host, _, rest = name[len(TEMP_MARKER):].partition("-")
             pid = rest.partition("-")[0]
-            fn = os.path.join(self._tmpdir, name)
+            fn = os.path.join(directory, name)
             if host == _HOST and pid.isdigit():
                 if _pid_alive(int(pid)):
                     continue
@@ -191,17 +207,12 @@ class DirectoryStore(Store):
                         f"cannot write key {key!r} in {self.path!r}: a parent of it is a file"
                     ) from None
                 self._dirs.add(directory)
-            tmpdir = self._tmpdir if not self._cross_device else directory
-            if tmpdir not in self._dirs:
-                os.makedirs(tmpdir, exist_ok=True)
-                self._dirs.add(tmpdir)
-            tmp = os.path.join(tmpdir, _unique() if tmpdir == self._tmpdir else TEMP_MARKER + _unique())
+            tmp = os.path.join(directory, TEMP_MARKER + _unique())
             try:
                 fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o666)
             except FileNotFoundError:
-                # a concurrent delete removed a (then empty) directory: make it again
+                # a concurrent delete removed the (then empty) directory: make it again
                 self._dirs.discard(directory)
-                self._dirs.discard(tmpdir)
                 if attempt == 2:
                     raise
                 continue
@@ -214,21 +225,7 @@ class DirectoryStore(Store):
                         os.fsync(fd)
                 finally:
                     os.close(fd)
-                try:
-                    os.replace(tmp, fn)
-                except FileNotFoundError:
-                    os.remove(tmp)
-                    self._dirs.discard(directory)
-                    if attempt == 2:
-                        raise
-                    continue
-                except OSError as exc:
-                    if exc.errno != errno.EXDEV:
-                        raise
-                    # the key's directory is on another file system: write beside it instead
-                    os.remove(tmp)
-                    self._cross_device = True
-                    continue
+                os.replace(tmp, fn)
                 if self.fsync:
                     _fsync_dir(directory)
                 return
@@ -292,14 +289,18 @@ class DirectoryStore(Store):
             return
         base = len(self.path) + 1
         for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith(TEMP_MARKER))
+            dirnames.sort()
             rel = dirpath[base:].replace(os.sep, "/") if dirpath != self.path else ""
+            orphans = False
             for name in sorted(filenames):
                 if name.startswith(TEMP_MARKER):
+                    orphans = True
                     continue
                 key = f"{rel}/{name}" if rel else name
                 if key.startswith(prefix):
                     yield key
+            if orphans:
+                self._remove_orphans(dirpath, filenames)
 
     def list_dir(self, prefix: str = "") -> list[str]:
         validate_prefix(prefix)
@@ -309,7 +310,10 @@ class DirectoryStore(Store):
             names = os.listdir(root)
         except (FileNotFoundError, NotADirectoryError):
             return []
-        return sorted(n for n in names if not n.startswith(TEMP_MARKER))
+        keys = [n for n in names if not n.startswith(TEMP_MARKER)]
+        if len(keys) != len(names):
+            self._remove_orphans(root, names)
+        return sorted(keys)
 
     def delete_prefix(self, prefix: str) -> None:
         self._check_writable()
@@ -318,8 +322,6 @@ class DirectoryStore(Store):
         if prefix == "":
             if os.path.isdir(self.path):
                 for name in os.listdir(self.path):
-                    if name == TEMP_MARKER:  # other writers' files in flight
-                        continue
                     p = os.path.join(self.path, name)
                     shutil.rmtree(p) if os.path.isdir(p) and not os.path.islink(p) else os.remove(p)
             return

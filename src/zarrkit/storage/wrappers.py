@@ -27,6 +27,10 @@ class WrapperStore(Store):
     def dimension_separator(self) -> str | None:
         return getattr(self.inner, "dimension_separator", None)
 
+    @property
+    def high_latency(self) -> bool:  # type: ignore[override]
+        return getattr(self.inner, "high_latency", False)
+
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         return self.inner.get(key, byte_range)
 
@@ -169,6 +173,8 @@ class LatencyStore(WrapperStore):
     >>> store = LatencyStore(zarrkit.MemoryStore(), seconds=0.001)
     >>> z = zarrkit.zeros(4, store=store)
     """
+
+    high_latency = True  # type: ignore[assignment]
 
     def __init__(self, inner: Any, seconds: float = 0.01) -> None:
         super().__init__(inner)

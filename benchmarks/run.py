@@ -1,0 +1,359 @@
+#!/usr/bin/env python
+"""zarrkit benchmark suite: zarrkit against zarr-python (3 pipelines) and tensorstore.
+
+Usage::
+
+    python benchmarks/run.py [--quick] [--out benchmarks/RESULTS.md] [--only W1,W2]
+
+Workloads (full size; ``--quick`` shrinks W1/W2/W3/W6 to 256^3 and W4 to 2048^2):
+
+W1  write 512^3 float32, 64^3 chunks, blosc lz4 clevel 5 byte-shuffle, local directory, v3 and v2
+W2  read all of the W1 arrays (v3 and v2)
+W3  random 8^3 reads from the 64^3-chunked v3 array (ms per read)
+W4  4096^2 uint8, 32^2 chunks (16384 chunks), blosc lz4: write all, read all
+W5  sharded v3: 256^3 float32, shard 256^3, inner chunks 64^3: write, read all, read 1 inner chunk
+W6  read all from memory, uncompressed, 512^3 float32, 64^3 chunks
+W7  read 256 uncompressed 64x64 float32 chunks through a store adding 10 ms per request
+
+Every (workload, library) pair runs in a fresh child process (this script with ``--_child``), so
+imports, caches and peak memory are attributable; the child reports the peak RSS increase of
+each timed sub-operation.  Read workloads read arrays written once by zarr-python (the neutral
+writer); every library's output is checked for equality with the source data before timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import _benchlib as B
+
+WORKLOADS = ["W1", "W2", "W3", "W4", "W5", "W6", "W7"]
+TITLES = {
+    "W1": "W1: write all, {s1}, float32, 64^3 chunks, blosc lz4 clevel 5 shuffle, local directory",
+    "W2": "W2: read all of the W1 arrays ({s1}, local directory, page cache)",
+    "W3": "W3: one random 8^3 read from the 64^3-chunked v3 array ({n3} reads per run, ms per read)",
+    "W4": "W4: {s4} uint8, 32^2 chunks ({c4} chunks), blosc lz4, local directory (v3)",
+    "W5": "W5: sharded v3, 256^3 float32, shard 256^3, inner chunks 64^3, blosc lz4",
+    "W6": "W6: read all from memory, {s6} float32, 64^3 chunks, uncompressed (v3)",
+    "W7": "W7: read all through a store adding 10 ms per request, 1024^2 float32, 64^2 chunks "
+          "(256 chunks), uncompressed, in memory (v3)",
+}
+RESULT_TAG = "@@BENCH-RESULT@@ "
+
+
+# --------------------------------------------------------------------------------------------
+# child side
+
+
+def child_main(spec: dict) -> None:
+    kind = spec["kind"]
+    t0 = time.perf_counter()
+    if kind == "prep":
+        out = B.prepare_refs(spec["tmp"], spec["quick"])
+    elif kind == "limits":
+        out = B.measure_limits(spec["tmp"], spec["quick"], spec["runs"])
+    elif kind == "versions":
+        out = versions()
+    else:
+        out = B.run_child(spec["workload"], spec["op"], spec["lib"], spec["tmp"], spec["quick"],
+                          spec["runs"])
+    out["_wall"] = time.perf_counter() - t0
+    sys.stdout.write("\n" + RESULT_TAG + json.dumps(out) + "\n")
+    sys.stdout.flush()
+
+
+def versions() -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for pkg in ["zarrkit", "zarr", "zarrs", "tensorstore", "numcodecs", "numpy"]:
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            out[pkg] = "not installed"
+    import zarr.core.codec_pipeline as cp
+
+    out["fused_pipeline"] = hasattr(cp, "FusedCodecPipeline")
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# parent side
+
+
+def spawn(spec: dict, timeout: float) -> tuple[dict | None, str]:
+    """Run one child; return (result, stderr tail)."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--_child", json.dumps(spec)]
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
+                           check=False)
+    except subprocess.TimeoutExpired as e:
+        err = (e.stderr or b"")
+        err = err.decode() if isinstance(err, bytes) else err
+        return None, f"TIMEOUT after {timeout:.0f}s\n{err[-2000:]}"
+    res = None
+    for line in p.stdout.splitlines():
+        if line.startswith(RESULT_TAG):
+            res = json.loads(line[len(RESULT_TAG):])
+    tail = p.stderr[-4000:]
+    if res is None:
+        tail = f"child exited with {p.returncode}\n{p.stdout[-1000:]}\n{tail}"
+    return res, tail
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def ram_gib() -> float:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) / 1024 / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+def fmt_size(shape) -> str:
+    return "x".join(str(s) for s in shape) if len(set(shape)) > 1 else f"{shape[0]}^{len(shape)}"
+
+
+def fmt_time(entry) -> str:
+    if entry.get("unit") == "ms":
+        return f"{entry['seconds'] * 1e3:.3f} ms"
+    return f"{entry['seconds']:.3f} s"
+
+
+def render(results, machine, limits, args, S, problems, wall) -> str:
+    L = []
+    mode = "quick" if args.quick else "full"
+    L.append(f"# zarrkit benchmarks ({mode})")
+    L.append("")
+    L.append(f"Generated {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} by "
+             f"`python benchmarks/run.py{' --quick' if args.quick else ''}"
+             f"{' --only ' + args.only if args.only else ''}` in {wall:.0f} s.")
+    L.append("")
+    L.append("Time is the median of "
+             f"{args.runs} timed runs after one untimed cold run (per-op workloads: median over "
+             "runs of the mean time per op). "
+             "MiB/s counts uncompressed array bytes. **ratio = time(zarrkit) / time(peer)**: "
+             "< 1 means zarrkit is faster. Peak RSS is the increase of the child process's RSS "
+             "high-water mark (`ru_maxrss`, read as `VmHWM` after resetting it with "
+             "`/proc/self/clear_refs`) during the cold run over the child's RSS just before it, "
+             "i.e. the memory the operation itself needs (output array included, source data "
+             "and open stores excluded). Every (workload, operation, library) runs in its own "
+             "fresh process; the cold run's output is checked against the source data before "
+             "the timed runs. Read workloads read arrays written once by zarr-python.")
+    L.append("")
+    L.append("## Machine")
+    L.append("")
+    for k, v in machine.items():
+        L.append(f"- {k}: {v}")
+    L.append("")
+    if limits:
+        L.append("## Machine limits (same run)")
+        L.append("")
+        L.append("| limit | GB/s |")
+        L.append("|---|---|")
+        rows = [
+            ("memcpy into a fresh numpy array (incl. page faults)", "memcpy_fresh_GBps"),
+            ("memcpy into an existing array", "memcpy_warm_GBps"),
+            ((f"page-cache read of the W1 v3 chunk files ({limits.get('pagecache_files')} files, "
+              f"{limits.get('pagecache_bytes', 0) / B.MiB:.0f} MiB compressed; GB/s of file "
+              "bytes)"), "pagecache_read_GBps"),
+            ("numcodecs Blosc lz4 encode, blosc 2 internal threads (uncompressed GB/s)",
+             "blosc_encode_blosc2threads_GBps"),
+            ("numcodecs Blosc lz4 decode into existing buffers, blosc 2 internal threads",
+             "blosc_decode_blosc2threads_GBps"),
+            ("numcodecs Blosc lz4 encode, 2 Python threads x 1 chunk (blosc single-threaded)",
+             "blosc_encode_pool2_GBps"),
+            ("numcodecs Blosc lz4 decode into existing buffers, 2 Python threads x 1 chunk",
+             "blosc_decode_pool2_GBps"),
+            ("numcodecs Blosc lz4 decode into new buffers, 2 Python threads x 1 chunk",
+             "blosc_decode_pool2_fresh_GBps"),
+            ("numcodecs Blosc lz4 decode into existing buffers, 1 thread",
+             "blosc_decode_1thread_GBps"),
+        ]
+        for label, key in rows:
+            if key in limits:
+                L.append(f"| {label} | {limits[key]:.2f} |")
+        if "blosc_ratio" in limits:
+            L.append("")
+            L.append(f"Blosc on {limits['n_chunks']} W1 chunks of "
+                     f"{limits['chunk_bytes'] / B.MiB:.0f} MiB; compression ratio "
+                     f"{limits['blosc_ratio']:.2f}.")
+        if "error" in limits:
+            L.append(f"\nlimits failed: {limits['error']}")
+        L.append("")
+    for w in WORKLOADS:
+        if w not in results:
+            continue
+        title = TITLES[w].format(
+            s1=fmt_size(S["W1"]["shape"]), n3=S["W3"]["n"], s4=fmt_size(S["W4"]["shape"]),
+            c4=(S["W4"]["shape"][0] // 32) * (S["W4"]["shape"][1] // 32),
+            s6=fmt_size(S["W6"]["shape"]))
+        L.append(f"## {title}")
+        L.append("")
+        for label, per_lib in results[w].items():
+            L.append(f"### {w} {label}")
+            L.append("")
+            L.append("| library | time | MiB/s | ratio zarrkit/peer | peak RSS MiB |")
+            L.append("|---|---|---|---|---|")
+            zk = per_lib.get("zarrkit")
+            for lib, e in per_lib.items():
+                name = e.get("library", lib)
+                if "seconds" not in e:
+                    if e.get("na"):
+                        L.append(f"| {name} | n/a | n/a | n/a | n/a ({_md(e['na'])}) |")
+                    elif e.get("wrong"):
+                        L.append(f"| {name} | **WRONG DATA** | | | {_md(e['error'])} |")
+                    else:
+                        L.append(f"| {name} | **FAILED** | | | {_md(e.get('error', '?'))} |")
+                    continue
+                mibs = e["nbytes"] / e["seconds"] / B.MiB
+                ratio = (f"{zk['seconds'] / e['seconds']:.2f}" if zk and "seconds" in zk
+                         else "n/a")
+                pk = e["peak_mib"]
+                L.append(f"| {name} | {fmt_time(e)} | {mibs:,.0f} | {ratio} | "
+                         f"{pk:,.1f} |" if pk < 10 else
+                         f"| {name} | {fmt_time(e)} | {mibs:,.0f} | {ratio} | {pk:,.0f} |")
+            L.append("")
+    if problems:
+        L.append("## Problems")
+        L.append("")
+        for p in problems:
+            L.append(f"- {p}")
+        L.append("")
+    return "\n".join(L)
+
+
+def _md(s: str) -> str:
+    return str(s).replace("|", "\\|").replace("\n", " ")[:200]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes, 3 runs (< 3 minutes)")
+    ap.add_argument("--out", default=None, help="also write the markdown report here")
+    ap.add_argument("--only", default=None, help="comma-separated workloads, e.g. W1,W2")
+    ap.add_argument("--libs", default=None, help="comma-separated libraries (default: all: "
+                    + ",".join(B.LIBRARIES) + ")")
+    ap.add_argument("--runs", type=int, default=None, help="timed runs (default 3 quick, 5 full)")
+    ap.add_argument("--tmp", default=None, help="scratch directory parent (default: $TMPDIR)")
+    ap.add_argument("--_child", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args._child is not None:
+        child_main(json.loads(args._child))
+        return 0
+    if args.runs is None:
+        args.runs = 3 if args.quick else 5
+    if args.runs < 3:
+        ap.error("--runs must be >= 3")
+    only = [w.strip().upper() for w in args.only.split(",")] if args.only else WORKLOADS
+    bad = [w for w in only if w not in WORKLOADS]
+    if bad:
+        ap.error(f"unknown workloads {bad}; choose from {WORKLOADS}")
+    libs = args.libs.split(",") if args.libs else B.LIBRARIES
+    timeout = 300 if args.quick else 3600
+    S = B.sizes(args.quick)
+
+    t_start = time.perf_counter()
+    tmp = tempfile.mkdtemp(prefix="zarrkit-bench-", dir=args.tmp)
+    problems: list[str] = []
+    results: dict[str, dict] = {}
+    limits: dict = {}
+    try:
+        def log(msg):
+            print(f"[{time.perf_counter() - t_start:6.1f}s] {msg}", file=sys.stderr, flush=True)
+
+        log(f"scratch dir {tmp}")
+        vers, err = spawn({"kind": "versions"}, timeout)
+        vers = vers or {}
+        load = os.getloadavg()
+        machine = {
+            "CPU": cpu_model(),
+            "cores": f"{os.cpu_count()} logical ({len(os.sched_getaffinity(0))} usable)",
+            "RAM": f"{ram_gib():.1f} GiB",
+            "OS": f"{platform.system()} {platform.release()}",
+            "Python": platform.python_version(),
+            "load average at start": ", ".join(f"{x:.2f}" for x in load),
+            "libraries": ", ".join(f"{k} {v}" for k, v in vers.items()
+                                   if k not in ("_wall", "fused_pipeline")),
+            "zarr FusedCodecPipeline present": vers.get("fused_pipeline"),
+            "scratch filesystem": tmp,
+        }
+        log("preparing reference arrays with zarr-python")
+        refs, err = spawn({"kind": "prep", "tmp": tmp, "quick": args.quick}, timeout)
+        if refs is None:
+            problems.append(f"preparing reference arrays failed: {err[-500:]}")
+            print(err, file=sys.stderr)
+        else:
+            for k, v in refs.items():
+                if isinstance(v, dict):
+                    machine[f"reference array {k}"] = (
+                        f"{v['files']} chunk files, {v['stored_bytes'] / B.MiB:.1f} MiB stored / "
+                        f"{v['raw_bytes'] / B.MiB:.0f} MiB raw "
+                        f"(ratio {v['raw_bytes'] / max(v['stored_bytes'], 1):.2f})")
+            log("measuring machine limits")
+            limits, err = spawn({"kind": "limits", "tmp": tmp, "quick": args.quick,
+                                 "runs": args.runs}, timeout)
+            if limits is None:
+                problems.append(f"machine limits failed: {_md(err[-300:])}")
+                limits = {}
+        for w in only:
+            results[w] = {}
+            for op in B.OPS[w]:
+                results[w][op] = {}
+                for lib in libs:
+                    r, err = spawn({"kind": "run", "workload": w, "op": op, "lib": lib,
+                                    "tmp": tmp, "quick": args.quick, "runs": args.runs}, timeout)
+                    if r is None:
+                        first = err.strip().splitlines()[0] if err.strip() else "child failed"
+                        r = {"library": lib, "error": first}
+                        problems.append(f"{w} {op} {lib}: child failed: {_md(err[-600:])}")
+                    elif "error" in r:
+                        problems.append(f"{w} {op} {r.get('library', lib)}: {_md(r['error'])}")
+                    if "seconds" in r:
+                        log(f"{w} {op} {lib}: {fmt_time(r)}  peak +{r['peak_mib']:.0f} MiB "
+                            f"(cold {r['cold']:.3g}, runs: "
+                            f"{', '.join(f'{t:.3g}' for t in r['times'])})")
+                    else:
+                        log(f"{w} {op} {lib}: {r.get('na') or r.get('error')}")
+                    results[w][op][lib] = r
+        wall = time.perf_counter() - t_start
+        report = render(results, machine, limits, args, S, problems, wall)
+        print(report)
+        if args.out:
+            os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+            with open(args.out, "w") as f:
+                f.write(report + "\n")
+            log(f"wrote {args.out}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

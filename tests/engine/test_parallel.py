@@ -157,3 +157,52 @@ def test_reading_allocates_no_more_than_the_result_and_a_chunk_per_worker(layout
     # the shard layout also holds the compressed bytes of one shard per worker in flight
     extra = 4 * chunk + (4 * 256 * 256 * 8 if layout == "v3-sharded" else 0)
     assert peak <= 1.2 * nbytes + extra, (peak, nbytes)
+
+
+class _SlowStore(MemoryStore):
+    """A high-latency store that records how many requests are in flight at once."""
+
+    high_latency = True
+
+    def __init__(self):
+        super().__init__()
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.counter_lock = threading.Lock()
+        self.slow = False
+
+    def _get(self, key, byte_range):
+        if not self.slow:
+            return super()._get(key, byte_range)
+        with self.counter_lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            threading.Event().wait(0.02)
+            return super()._get(key, byte_range)
+        finally:
+            with self.counter_lock:
+                self.in_flight -= 1
+
+
+@pytest.mark.parametrize("sharded", [False, True])
+def test_high_latency_stores_keep_many_requests_in_flight(sharded):
+    store = _SlowStore()
+    if sharded:
+        z = zarrkit.create_array(store, shape=(256, 256), chunks=(16, 16), shards=(16, 32), dtype="f4")
+    else:
+        z = zarrkit.create_array(store, shape=(256, 256), chunks=(16, 16), dtype="f4")
+    z[:] = 1.0
+    store.slow = True
+    with zarrkit.config.set(threads=2, io_threads=32):
+        assert (z[:] == 1.0).all()  # 256 chunks (128 shards)
+    assert store.max_in_flight >= 16
+
+
+def test_single_items_of_any_selection_kind_are_scalars():
+    z = zarrkit.create(shape=(4, 5), chunks=(2, 2), dtype="i4", store=MemoryStore())
+    z[:] = np.arange(20).reshape(4, 5)
+    for got in (z[1, 2], z.oindex[1, 2], z.get_orthogonal_selection((1, 2)), z.vindex[1, 2],
+                z.get_coordinate_selection((1, 2))):
+        assert isinstance(got, np.integer) and got == 7
+    assert z[1:2, 2:3].shape == (1, 1)

@@ -368,8 +368,11 @@ class Array:
         self._refresh_metadata()
         indexer = make_indexer(selection, self._meta.shape, self._meta.chunks, kind)
         result = read_selection(self._ctx, indexer, out=out, fields=fields)
-        if out is None and kind == "basic" and _is_scalar_selection(selection, self._meta.shape):
-            return result[()]
+        if out is None and result.shape == () and (
+            kind in ("orthogonal", "coordinate", "mask")
+            or (kind == "basic" and _is_scalar_selection(selection, self._meta.shape))
+        ):
+            return result[()]  # a single item is a scalar, as zarr-python 2 returns it
         return result
 
     def _set(self, selection: Any, value: Any, kind: str, fields: Any = None) -> None:

@@ -1,0 +1,683 @@
+"""A store on any file system `fsspec <https://filesystem-spec.readthedocs.io>`_ knows.
+
+:class:`FsspecStore` (alias :data:`FSStore`, its zarr-2 name) puts zarrkit data on object
+storage (``s3://``, ``gs://``, ``az://``), web servers (``http(s)://``, read-only), fsspec's
+in-process ``memory://`` file system, local files (``file://``) and anything else with an fsspec
+implementation.  fsspec itself is needed only when a store is made; the protocol packages are
+optional extras (``pip install zarrkit[remote]`` installs fsspec, s3fs, aiohttp and requests).
+
+How the store contract maps onto fsspec:
+
+* ``get(key, byte_range)`` reads with ``fs.cat_file(path, start, end)``, so only the requested
+  bytes travel (a suffix range, as used for shard indexes, becomes a ``bytes=-N`` request where
+  the file system supports negative starts, else the size is asked first).  A missing object
+  (``FileNotFoundError``, HTTP 404) reads as ``None``.
+* ``get_many(keys)`` fetches every key in one ``fs.cat([...], on_error="return")`` call, which
+  asynchronous file systems (s3fs, gcsfs, adlfs, HTTP) run concurrently.
+* ``set`` writes whole objects with ``fs.pipe_file``: an object store never shows half an
+  object.  On local files the value goes to a temporary file that is renamed over the key.
+* ``list_prefix`` / ``list_dir`` use ``fs.find`` / ``fs.ls`` (a missing directory lists empty).
+* Transient failures (HTTP 5xx and 429, connection reset or aborted, time-outs) are retried
+  ``retries`` times with exponential back-off; then :class:`~zarrkit.errors.StoreError` is
+  raised, naming the key and its URL.  Missing objects and permission errors are not retried.
+"""
+
+from __future__ import annotations
+
+import errno
+import itertools
+import os
+import posixpath
+import random
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+from urllib.parse import unquote
+
+from ..errors import StoreError
+from .base import ByteRange, Store, validate_key, validate_prefix
+
+__all__ = ["FsspecStore", "FSStore"]
+
+#: Name prefix of the temporary files local writes go through (shared with DirectoryStore, so
+#: either store hides the other's files in flight).
+TEMP_MARKER = ".__zarrkit_partial__"
+
+_counter = itertools.count()
+_MAGIC = re.compile(r"[*?\[]")
+
+# outcomes of a failed request
+_MISSING = "missing"  # the object is not there: read as None
+_RANGE = "range"  # HTTP 416: the object exists, the range starts beyond its end
+_TRANSIENT = "transient"  # retry
+_FATAL = "fatal"  # give up at once
+
+#: errno values of OSErrors worth a retry (EREMOTEIO: s3fs's translation of InternalError)
+_TRANSIENT_ERRNOS = {
+    errno.ECONNRESET, errno.ECONNABORTED, errno.ETIMEDOUT, errno.EPIPE, errno.EAGAIN,
+    getattr(errno, "EREMOTEIO", 121), errno.ENETRESET, errno.EHOSTUNREACH, errno.ENETUNREACH,
+}
+
+#: exception classes (by name, so their packages need not be imported) of transient failures
+_TRANSIENT_NAMES = {
+    # aiohttp
+    "ClientConnectionError", "ClientOSError", "ServerDisconnectedError", "ClientPayloadError",
+    "ServerTimeoutError", "ConnectionTimeoutError", "SocketTimeoutError",
+    # botocore / aiobotocore
+    "HTTPClientError", "EndpointConnectionError", "ConnectionClosedError", "ReadTimeoutError",
+    "ConnectTimeoutError", "ResponseStreamingError", "IncompleteReadError",
+    "AioReadTimeoutError",
+    # requests / urllib3 / http.client
+    "ChunkedEncodingError", "ProtocolError", "IncompleteRead", "RemoteDisconnected",
+    "NewConnectionError", "Timeout",
+    # fsspec
+    "FSTimeoutError",
+}
+
+
+def _import_fsspec() -> Any:
+    try:
+        import fsspec  # noqa: PLC0415 - an optional dependency, imported when needed
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "FsspecStore needs fsspec: pip install 'zarrkit[remote]' (or pip install fsspec "
+            "plus s3fs / gcsfs / adlfs / aiohttp for the protocol you use)"
+        ) from exc
+    return fsspec
+
+
+def _unique() -> str:
+    return f"{os.getpid()}-{threading.get_ident()}-{next(_counter)}"
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and the exceptions it was raised from (bounded, cycle-safe)."""
+    seen: set[int] = set()
+    todo: list[BaseException] = [exc]
+    while todo and len(seen) < 16:
+        e = todo.pop(0)
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        yield e
+        for nxt in (e.__cause__, e.__context__):
+            if nxt is not None:
+                todo.append(nxt)
+
+
+def _http_status(exc: BaseException) -> int | None:
+    """The HTTP status an exception carries (aiohttp, botocore, requests, urllib), if any."""
+    for attr in ("status", "status_code", "code"):
+        v = getattr(exc, attr, None)
+        if isinstance(v, int) and not isinstance(v, bool) and 100 <= v < 600:
+            return v
+    resp = getattr(exc, "response", None)
+    if isinstance(resp, dict):
+        v = (resp.get("ResponseMetadata") or {}).get("HTTPStatusCode")
+        if isinstance(v, int):
+            return v
+    elif resp is not None:
+        v = getattr(resp, "status_code", None) or getattr(resp, "status", None)
+        if isinstance(v, int) and 100 <= v < 600:
+            return v
+    return None
+
+
+def classify_error(exc: BaseException) -> str:
+    """Sort a failure of a request: ``'missing'``, ``'range'``, ``'transient'`` or ``'fatal'``.
+
+    Examples
+    --------
+    >>> from zarrkit.storage.fsspec import classify_error
+    >>> classify_error(FileNotFoundError('k')), classify_error(ConnectionResetError())
+    ('missing', 'transient')
+    >>> classify_error(PermissionError('403 Forbidden'))
+    'fatal'
+    """
+    if isinstance(exc, (FileNotFoundError, IsADirectoryError, NotADirectoryError)):
+        return _MISSING
+    for e in _chain(exc):
+        status = _http_status(e)
+        if status is not None:
+            if status == 404:
+                return _MISSING
+            if status == 416:
+                return _RANGE
+            if status >= 500 or status in (408, 429):
+                return _TRANSIENT
+            if status >= 400:
+                return _FATAL
+        if isinstance(e, (ConnectionError, TimeoutError)):
+            return _TRANSIENT
+        if any(cls.__name__ in _TRANSIENT_NAMES for cls in type(e).__mro__):
+            return _TRANSIENT
+        if isinstance(e, OSError) and e.errno in _TRANSIENT_ERRNOS:
+            return _TRANSIENT
+        if "InvalidRange" in str(e) and isinstance(e, OSError):
+            return _RANGE
+    return _FATAL
+
+
+class FsspecStore(Store):
+    """A store on an fsspec file system: S3, GCS, Azure, HTTP, ``memory://``, local files...
+
+    Parameters
+    ----------
+    url_or_fs : str, fsspec.FSMap or fsspec.AbstractFileSystem
+        A URL such as ``'s3://bucket/data.zarr'`` or ``'memory://tmp/x.zarr'`` (chained URLs
+        like ``'simplecache::s3://...'`` work too), a mapper from ``fsspec.get_mapper(...)``,
+        or a file system instance (then ``path`` is the root inside it).
+    path : str, optional
+        A path below ``url_or_fs`` that becomes the store's root.
+    storage_options : dict, optional
+        Keyword arguments of the file system (``{'anon': True}``, ``{'client_kwargs': ...}``);
+        only with a URL.
+    read_only : bool, default False
+        Refuse every write.  ``http(s)://`` stores are always read-only.
+    retries : int, default 3
+        How many times a request failing for a transient reason (HTTP 5xx/429, connection
+        reset/aborted, time-out) is repeated before :class:`~zarrkit.errors.StoreError`.
+    retry_delay : float, default 0.1
+        Seconds before the first retry; doubled for each further one (with jitter).
+    max_retry_delay : float, default 5.0
+        Upper bound of the delay between two attempts.
+    dimension_separator : {'.', '/'}, optional
+        Chunk key separator of zarr-2 arrays *created* in this store when none is given.
+    mode : {'r', 'r+', 'a', 'w', 'w-'}, optional
+        zarr-2 ``FSStore`` spelling: ``'r'`` means ``read_only=True``.
+    fs : fsspec.AbstractFileSystem, optional
+        zarr-2 ``FSStore`` spelling: a file system, with ``url_or_fs`` the root path in it.
+    **kwargs
+        Further storage options (zarr-2 ``FSStore(url, anon=True)`` style).
+
+    Notes
+    -----
+    The store holds no open files or connections of its own (fsspec caches file system
+    instances and their sessions), so ``close()`` does nothing and the store pickles when its
+    file system does.  Listings are read fresh (fsspec's listing caches are invalidated first).
+    Keys are ``'/'``-separated paths below the root; on object stores "directories" are just
+    key prefixes, so ``list_dir`` shows a directory only while a key below it exists.
+
+    Examples
+    --------
+    >>> import numpy as np, zarrkit
+    >>> from zarrkit.storage.fsspec import FsspecStore
+    >>> store = FsspecStore('memory://doc-example/fsspec.zarr')
+    >>> z = zarrkit.zeros((4, 4), chunks=(2, 2), dtype='i4', store=store, zarr_format=2)
+    >>> z[:] = np.arange(16).reshape(4, 4)
+    >>> store.list_dir('')[:3]
+    ['.zarray', '.zattrs', '0.0']
+    >>> store.url
+    'memory:///doc-example/fsspec.zarr'
+    >>> zarrkit.open_array(FsspecStore.from_url('memory://doc-example/fsspec.zarr'),
+    ...                    mode='r')[3]
+    array([12, 13, 14, 15], dtype=int32)
+    >>> store.get('.zarray', zarrkit.storage.ByteRange(0, 1))
+    b'{'
+    >>> store.get('missing') is None
+    True
+    >>> store.delete_prefix('')
+    """
+
+    def __init__(
+        self,
+        url_or_fs: Any = None,
+        path: str | None = None,
+        storage_options: dict[str, Any] | None = None,
+        read_only: bool = False,
+        retries: int = 3,
+        retry_delay: float = 0.1,
+        max_retry_delay: float = 5.0,
+        dimension_separator: str | None = None,
+        mode: str | None = None,
+        fs: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        fsspec = _import_fsspec()
+        from fsspec.mapping import FSMap
+        from fsspec.spec import AbstractFileSystem
+
+        options = dict(storage_options or {})
+        options.update(kwargs)
+        if fs is not None:  # zarr-2: FSStore(root_path, fs=fs)
+            if not isinstance(fs, AbstractFileSystem):
+                raise TypeError(f"fs must be an fsspec file system, got {type(fs).__name__}")
+            if url_or_fs is not None and not isinstance(url_or_fs, (str, os.PathLike)):
+                raise TypeError("with fs=, the first argument is a path inside that file system")
+            if path is None and url_or_fs is not None:
+                path, url_or_fs = os.fspath(url_or_fs), fs
+            else:
+                url_or_fs = fs
+        if isinstance(url_or_fs, FSMap):
+            self._check_no_options(options, "an FSMap")
+            fs_, root = url_or_fs.fs, url_or_fs.root
+            if path:
+                root = f"{root.rstrip('/')}/{path.strip('/')}"
+        elif isinstance(url_or_fs, AbstractFileSystem):
+            self._check_no_options(options, "a file system instance")
+            fs_, root = url_or_fs, (path or "")
+        elif isinstance(url_or_fs, (str, os.PathLike)):
+            url = os.fspath(url_or_fs)
+            if path:
+                url = f"{url.rstrip('/')}/{path.strip('/')}"
+            fs_, root = fsspec.core.url_to_fs(url, **options)
+        else:
+            raise TypeError(
+                "FsspecStore needs a URL, an fsspec FSMap or an fsspec file system, "
+                f"not {type(url_or_fs).__name__}"
+            )
+        if retries < 0:
+            raise ValueError(f"retries must be >= 0, got {retries!r}")
+        if dimension_separator is not None and dimension_separator not in (".", "/"):
+            raise ValueError(f"dimension_separator must be '.' or '/', got {dimension_separator!r}")
+        if mode is not None and mode not in ("r", "r+", "a", "w", "w-"):
+            raise ValueError(f"mode must be one of 'r', 'r+', 'a', 'w', 'w-', got {mode!r}")
+
+        self.fs = fs_
+        protocols = fs_.protocol if isinstance(fs_.protocol, (tuple, list)) else (fs_.protocol,)
+        self.protocols = tuple(protocols)
+        self._is_http = bool({"http", "https"} & set(protocols))
+        self._is_local = bool({"file", "local"} & set(protocols))
+        self._has_dirs = self._is_local or "memory" in protocols  # real (pseudo) directories
+        root = fs_._strip_protocol(root) if root else root
+        if isinstance(root, str) and len(root) > 1:
+            root = root.rstrip("/")
+        self.root: str = root or ""
+        self.dimension_separator = dimension_separator
+        self.read_only = bool(read_only or mode == "r" or self._is_http)
+        self.supports_writes = not self._is_http
+        self.retries = int(retries)
+        self.retry_delay = float(retry_delay)
+        self.max_retry_delay = float(max_retry_delay)
+        # s3fs reads whole objects after a HEAD (for parallel ranged GETs) unless told not to
+        self._whole_kw: dict[str, Any] = (
+            {"max_concurrency": 1} if hasattr(fs_, "max_concurrency") and "s3" in protocols else {}
+        )
+        try:
+            self.url = fs_.unstrip_protocol(self.root or getattr(fs_, "root_marker", ""))
+        except Exception:  # noqa: BLE001 - only used in messages
+            self.url = f"{protocols[0]}://{self.root}"
+        # the form paths below the root take in listings (each file system normalizes its own)
+        self._prefix = self._path("x")[:-1]
+
+    @staticmethod
+    def _check_no_options(options: dict[str, Any], what: str) -> None:
+        if options:
+            raise TypeError(f"storage options {sorted(options)} cannot be applied to {what}")
+
+    @classmethod
+    def from_url(
+        cls,
+        url: str,
+        storage_options: dict[str, Any] | None = None,
+        read_only: bool = False,
+        **kwargs: Any,
+    ) -> FsspecStore:
+        """Make a store for ``url`` (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``memory://``...).
+
+        Examples
+        --------
+        >>> from zarrkit.storage.fsspec import FsspecStore
+        >>> store = FsspecStore.from_url('memory://doc-from-url', read_only=True)
+        >>> store.read_only, store.url
+        (True, 'memory:///doc-from-url')
+        """
+        return cls(url, storage_options=storage_options, read_only=read_only, **kwargs)
+
+    # -- paths --------------------------------------------------------------------------------
+    def _path(self, key: str) -> str:
+        root = self.root
+        if not root:
+            return self.fs._strip_protocol(key)
+        if root.endswith("/"):  # the file system's root, "/"
+            return root + key
+        return f"{root}/{key}"
+
+    def _key_of(self, path: str) -> str | None:
+        """The key of a path a listing returned, or None when it is not below the root."""
+        path = path.rstrip("/")
+        prefix = self._prefix
+        if self._is_http:
+            path, prefix = unquote(path), unquote(prefix)
+        if not path.startswith(prefix):
+            return None
+        key = path[len(prefix):]
+        if not key or any(seg.startswith(TEMP_MARKER) for seg in key.split("/")):
+            return None
+        return key
+
+    def _url(self, key: str) -> str:
+        return f"{self.url.rstrip('/')}/{key}"
+
+    # -- retries ------------------------------------------------------------------------------
+    def _delay(self, attempt: int) -> float:
+        return min(self.retry_delay * (2**attempt), self.max_retry_delay) * random.uniform(0.5, 1.0)
+
+    def _call(self, op: str, key: str, fn: Callable[[], Any], *, missing: Any = StoreError,
+              out_of_range: Any = StoreError) -> Any:
+        """Run ``fn``, retrying transient failures.
+
+        A missing object returns ``missing`` (raises if it is ``StoreError``); an HTTP 416
+        returns ``out_of_range``; anything else that is not transient raises StoreError.
+        """
+        attempt = 0
+        while True:
+            try:
+                return fn()
+            except Exception as exc:  # noqa: BLE001 - sorted and re-raised below
+                kind = classify_error(exc)
+                if kind == _MISSING and missing is not StoreError:
+                    return missing
+                if kind == _RANGE and out_of_range is not StoreError:
+                    return out_of_range
+                if kind != _TRANSIENT:
+                    raise StoreError(
+                        f"{op} of key {key!r} ({self._url(key)}) failed: "
+                        f"{type(exc).__name__}: {exc}"
+                    ) from exc
+                if attempt >= self.retries:
+                    raise StoreError(
+                        f"{op} of key {key!r} ({self._url(key)}) failed after {attempt + 1} "
+                        f"attempts: {type(exc).__name__}: {exc}"
+                    ) from exc
+                time.sleep(self._delay(attempt))
+                attempt += 1
+
+    # -- reads --------------------------------------------------------------------------------
+    def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
+        path = self._path(key)
+        fs = self.fs
+        if byte_range is None:
+            value = self._call("read", key, lambda: fs.cat_file(path, **self._whole_kw),
+                               missing=None)
+            return None if value is None else bytes(value)
+        offset, length = byte_range.offset, byte_range.length
+        if length == 0:
+            return b"" if self._exists(key) else None
+        if offset < 0:
+            value = self._call("read", key, lambda: self._suffix(path, offset), missing=None,
+                               out_of_range=b"")
+            return None if value is None else bytes(value)
+        end = None if length is None else offset + length
+        value = self._call("read", key, lambda: fs.cat_file(path, start=offset, end=end),
+                           missing=None, out_of_range=b"")
+        if value is None:
+            return None
+        if length is not None and len(value) > length:  # the server ignored the Range header
+            return byte_range.slice(value)
+        return bytes(value)
+
+    def _suffix(self, path: str, offset: int) -> bytes:
+        try:
+            return self.fs.cat_file(path, start=offset)
+        except (ValueError, NotImplementedError, TypeError):
+            # no negative starts here: ask the size, then read the tail
+            size = self.fs.size(path)
+            start = max(size + offset, 0)
+            return b"" if start >= size else self.fs.cat_file(path, start=start, end=size)
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
+        """Read several keys at once: one ``fs.cat`` call, concurrent on async file systems.
+
+        Missing keys map to ``None``; keys that failed for a transient reason are fetched again
+        (only those) up to ``retries`` times.
+
+        Examples
+        --------
+        >>> from zarrkit.storage.fsspec import FsspecStore
+        >>> store = FsspecStore('memory://doc-get-many')
+        >>> store['a'] = b'1'; store['b/c'] = b'2'
+        >>> store.get_many(['a', 'b/c', 'nope'])
+        {'a': b'1', 'b/c': b'2', 'nope': None}
+        >>> store.delete_prefix('')
+        """
+        keys = [validate_key(k) for k in keys]
+        if not keys:
+            return {}
+        out: dict[str, bytes | None] = {}
+        by_path: dict[str, str] = {}
+        for k in keys:
+            p = self._path(k)
+            if _MAGIC.search(p):  # fs.cat would treat it as a glob pattern
+                out[k] = self._get(k, None)
+            else:
+                by_path[p] = k
+        pending = list(by_path)
+        attempt = 0
+        while pending:
+            try:
+                results = self.fs.cat(pending, on_error="return", **self._whole_kw)
+            except Exception as exc:  # noqa: BLE001 - the whole batch failed
+                results = dict.fromkeys(pending, exc)
+            if not isinstance(results, dict):  # a single path came back as bytes
+                results = {pending[0]: results}
+            normalized = {self.fs._strip_protocol(p): v for p, v in results.items()}
+            retry: list[str] = []
+            last_exc: BaseException | None = None
+            for p in pending:
+                key = by_path[p]
+                value = results[p] if p in results else normalized.get(
+                    self.fs._strip_protocol(p), KeyError(p))
+                if isinstance(value, KeyError):  # not in the answer: read it alone
+                    out[key] = self._get(key, None)
+                    continue
+                if not isinstance(value, BaseException):
+                    out[key] = bytes(value)
+                    continue
+                kind = classify_error(value)
+                if kind == _MISSING:
+                    out[key] = None
+                elif kind == _RANGE:
+                    out[key] = b""
+                elif kind == _TRANSIENT and attempt < self.retries:
+                    retry.append(p)
+                    last_exc = value
+                else:
+                    tries = f" after {attempt + 1} attempts" if kind == _TRANSIENT else ""
+                    raise StoreError(
+                        f"read of key {key!r} ({self._url(key)}) failed{tries}: "
+                        f"{type(value).__name__}: {value}"
+                    ) from value
+            pending = retry
+            if pending:
+                del last_exc
+                time.sleep(self._delay(attempt))
+                attempt += 1
+        return {k: out[k] for k in keys}
+
+    def _exists(self, key: str) -> bool:
+        path = self._path(key)
+
+        def info() -> bool:
+            self.fs.invalidate_cache(path)
+            return self.fs.info(path).get("type") == "file"
+
+        return bool(self._call("exists", key, info, missing=False))
+
+    def exists(self, key: str) -> bool:
+        """Whether an object is stored at ``key`` (a metadata request, not a download)."""
+        validate_key(key)
+        return self._exists(key)
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str) or not key:
+            return False
+        return self.exists(key)
+
+    def getsize(self, key: str) -> int:
+        """Size in bytes of the object at ``key`` (0 if missing), from its metadata."""
+        validate_key(key)
+        path = self._path(key)
+
+        def size() -> int:
+            self.fs.invalidate_cache(path)
+            info = self.fs.info(path)
+            if info.get("type") != "file":
+                return 0
+            n = info.get("size")
+            return int(n) if n is not None else len(self.fs.cat_file(path))
+
+        return int(self._call("getsize", key, size, missing=0))
+
+    # -- listing ------------------------------------------------------------------------------
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        validate_prefix(prefix)
+        head = prefix.rpartition("/")[0]
+        path = self._path(head) if head else (self.root or getattr(self.fs, "root_marker", ""))
+
+        def find() -> list[str]:
+            self.fs.invalidate_cache(path)
+            return self.fs.find(path, withdirs=False)
+
+        found = self._call("list", prefix or "/", find, missing=[])
+        keys = []
+        for p in found:
+            key = self._key_of(p)
+            if key is not None and key.startswith(prefix):
+                keys.append(key)
+        return iter(sorted(set(keys)))
+
+    def list_dir(self, prefix: str = "") -> list[str]:
+        validate_prefix(prefix)
+        p = prefix.strip("/")
+        path = self._path(p) if p else (self.root or getattr(self.fs, "root_marker", ""))
+        base = f"{p}/" if p else ""
+
+        def ls() -> list[Any]:
+            self.fs.invalidate_cache(path)
+            return self.fs.ls(path, detail=True)
+
+        entries = self._call("list", prefix or "/", ls, missing=[])
+        names = set()
+        for e in entries:
+            name = e["name"] if isinstance(e, dict) else e
+            key = self._key_of(name)
+            if key is None or not key.startswith(base):
+                continue
+            child = key[len(base):]
+            if child and "/" not in child:
+                names.add(child)
+        return sorted(names)
+
+    # -- writes -------------------------------------------------------------------------------
+    def _set(self, key: str, value: bytes | memoryview) -> None:
+        path = self._path(key)
+        if self._is_local:
+            self._set_local(key, path, value)
+            return
+        data = value if isinstance(value, bytes) else bytes(value)
+
+        def pipe() -> None:
+            self.fs.pipe_file(path, data)
+
+        self._call("write", key, pipe)
+
+    def _set_local(self, key: str, path: str, value: bytes | memoryview) -> None:
+        directory = posixpath.dirname(path)
+        for attempt in range(3):
+            try:
+                os.makedirs(directory, exist_ok=True)
+            except (FileExistsError, NotADirectoryError):
+                raise StoreError(
+                    f"cannot write key {key!r} ({self._url(key)}): a parent of it is a file"
+                ) from None
+            tmp = posixpath.join(directory, TEMP_MARKER + _unique())
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
+                             0o666)
+            except FileNotFoundError:  # a concurrent delete removed the directory
+                if attempt == 2:
+                    raise
+                continue
+            try:
+                try:
+                    view = memoryview(value)
+                    while view:
+                        view = view[os.write(fd, view):]
+                finally:
+                    os.close(fd)
+                os.replace(tmp, path)
+                return
+            except BaseException as exc:
+                try:
+                    os.remove(tmp)
+                except OSError:
+                    pass
+                if isinstance(exc, (IsADirectoryError, PermissionError)) and os.path.isdir(path):
+                    raise StoreError(
+                        f"cannot write key {key!r} ({self._url(key)}): it is a directory"
+                    ) from None
+                raise
+
+    def _delete(self, key: str) -> None:
+        path = self._path(key)
+
+        def rm() -> None:
+            try:
+                self.fs.rm_file(path)
+            except PermissionError:
+                if self.fs.isdir(path):  # Windows reports directories this way
+                    return
+                raise
+
+        self._call("delete", key, rm, missing=None)
+        self._prune([path])
+
+    def delete_prefix(self, prefix: str) -> None:
+        """Remove every key starting with ``prefix`` (object stores: in batched requests)."""
+        self._check_writable()
+        validate_prefix(prefix)
+        keys = list(self.list_prefix(prefix))
+        if not keys:
+            return
+        paths = [self._path(k) for k in keys]
+        if any(_MAGIC.search(p) for p in paths) or len(paths) == 1:
+            for k in keys:
+                self._delete(k)
+            return
+        try:
+            self._call("delete", prefix or "/", lambda: self.fs.rm(paths))
+        except StoreError:
+            for k in keys:  # e.g. a key deleted concurrently: go one by one, missing is fine
+                self._delete(k)
+            return
+        self._prune(paths)
+
+    def _prune(self, paths: list[str]) -> None:
+        """Remove directories left empty by deletes (file systems with real directories)."""
+        if not self._has_dirs:
+            return
+        dirs = {posixpath.dirname(p) for p in paths}
+        for d in sorted(dirs, key=lambda d: -d.count("/")):
+            while d.startswith(self._prefix):
+                try:
+                    self.fs.rmdir(d)
+                except FileNotFoundError:
+                    pass
+                except OSError:  # not empty
+                    break
+                d = posixpath.dirname(d)
+
+    def clear(self) -> None:
+        """Remove every key (the root itself stays)."""
+        self.delete_prefix("")
+
+    # -- misc ---------------------------------------------------------------------------------
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(other) is type(self)
+            and other.fs == self.fs  # type: ignore[attr-defined]
+            and other.root == self.root  # type: ignore[attr-defined]
+        )
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        ro = ", read_only=True" if self.read_only else ""
+        return f"{type(self).__name__}({self.url!r}{ro})"
+
+
+#: zarr-2's name of :class:`FsspecStore`.
+FSStore = FsspecStore

@@ -168,7 +168,7 @@ class _ResolvedSharding:
             chunks[coords] = self.inner.encode(np.ascontiguousarray(part), f"{key}[{coords}]")
         return self.assemble(chunks, key)
 
-    def assemble(self, chunks: dict[tuple[int, ...], bytes], key: str = "shard") -> bytes:
+    def assemble(self, chunks: dict[tuple[int, ...], Any], key: str = "shard") -> bytes | bytearray:
         """Concatenate encoded inner chunks (in C order of their coordinates) with the index.
 
         Returns ``b''`` when no inner chunk is present: the shard should then be deleted.
@@ -176,17 +176,30 @@ class _ResolvedSharding:
         if not chunks:
             return b""
         index = np.full(self.grid + (2,), EMPTY, dtype="<u8")
-        offset = 0 if self.index_at_end else self.index_nbytes
-        parts = []
-        for coords in sorted(chunks):
+        start = 0 if self.index_at_end else self.index_nbytes
+        offset = start
+        order = sorted(chunks)
+        for coords in order:
             data = chunks[coords]
-            index[coords] = (offset, len(data))
-            parts.append(data)
-            offset += len(data)
+            if not isinstance(data, (bytes, bytearray)):
+                data = chunks[coords] = memoryview(data).cast("B")
+            n = len(data)
+            index[coords] = (offset, n)
+            offset += n
         idx = bytes(self.index_codec.encode(index, key))
+        # one buffer for the whole shard: no intermediate joined copies
+        out = bytearray(offset + (len(idx) if self.index_at_end else 0))
+        pos = start
+        for coords in order:
+            data = chunks.pop(coords)
+            n = len(data)
+            out[pos : pos + n] = data
+            pos += n
         if self.index_at_end:
-            return b"".join(parts) + idx
-        return idx + b"".join(parts)
+            out[pos:] = idx
+        else:
+            out[:start] = idx
+        return out
 
 
 def _make_sharding(config: dict[str, Any], key: str | None) -> ShardingCodec:

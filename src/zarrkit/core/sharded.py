@@ -174,27 +174,28 @@ def write_sharded(
                         local = tuple(int(i) for i in local)
                         off, n = index[local]
                         chunks[local] = bytes(view[int(off) : int(off) + int(n)])
-            decoded: dict[tuple[int, ...], np.ndarray] = {}
+            # one inner chunk at a time: build it, encode it, let it go (memory: one chunk)
+            by_local: dict[tuple[int, ...], list[ChunkProjection]] = {}
             for p in ps:
-                local = _local(p.chunk_coords, ratio)
-                chunk = decoded.get(local)
-                if chunk is None:
-                    if p.is_complete_chunk and fields is None:
-                        chunk = inner_fill() if ctx.is_edge(p.chunk_coords) else np.empty(inner_shape, dtype=ctx.dtype)
-                    elif local in chunks:
-                        chunk = inner.decode(chunks[local], f"{key}@{p.chunk_coords}")
-                        if not chunk.flags.writeable:
-                            chunk = chunk.copy()
-                    else:
-                        chunk = inner_fill()
-                    decoded[local] = chunk
+                by_local.setdefault(_local(p.chunk_coords, ratio), []).append(p)
+            for local, lps in by_local.items():
+                first = lps[0]
+                if first.is_complete_chunk and fields is None:
+                    chunk = inner_fill() if ctx.is_edge(first.chunk_coords) else np.empty(inner_shape, dtype=ctx.dtype)
+                elif local in chunks:
+                    chunk = inner.decode(chunks[local], f"{key}@{first.chunk_coords}")
+                    if not chunk.flags.writeable:
+                        chunk = chunk.copy()
+                else:
+                    chunk = inner_fill()
                 target = chunk if fields is None else chunk[fields]
-                target[p.chunk_selection] = arr[p.out_selection]
-            for local, chunk in decoded.items():
+                for p in lps:
+                    target[p.chunk_selection] = arr[p.out_selection]
                 if is_all_fill(chunk, ctx.fill_value):
                     chunks.pop(local, None)
                 else:
                     chunks[local] = inner.encode(chunk, f"{key}@{local}")
+                del chunk, target
             data = sh.assemble(chunks, key)
             if data:
                 store.set(key, data)

@@ -14,31 +14,65 @@ from .memory import MemoryStore
 __all__ = ["coerce_store"]
 
 
-def coerce_store(store: Any, read_only: bool = False) -> Store:
+def coerce_store(
+    store: Any, read_only: bool = False, storage_options: dict[str, Any] | None = None
+) -> Store:
     """Return a :class:`Store` for ``store``.
 
     * a :class:`Store` is returned as is;
     * ``None`` gives a new :class:`MemoryStore`;
-    * a ``str`` or ``os.PathLike`` names a local directory (:class:`DirectoryStore`);
+    * a URL (a ``str`` with ``://``: ``s3://``, ``gs://``, ``az://``, ``http(s)://``,
+      ``memory://``, chained URLs such as ``simplecache::s3://...``) gives an
+      :class:`~zarrkit.storage.fsspec.FsspecStore` made with ``storage_options``;
+    * a ``file://`` URL without ``storage_options`` names a local directory and gives a
+      :class:`DirectoryStore` (same files, but zarrkit's native local store, without fsspec);
+      with ``storage_options`` it goes through fsspec like any other URL;
+    * an fsspec mapper (``fsspec.get_mapper(...)``, an ``FSMap``) or file system instance
+      gives an :class:`~zarrkit.storage.fsspec.FsspecStore` over it;
+    * any other ``str`` or ``os.PathLike`` names a local directory (:class:`DirectoryStore`);
     * any other mapping (e.g. a ``dict``) is used through :class:`MappingStore`.
+
+    ``storage_options`` only apply to URLs; giving them with anything else is an error.
 
     Examples
     --------
     >>> from zarrkit.storage import coerce_store
     >>> coerce_store({})
     MappingStore(dict)
+    >>> coerce_store('memory://doc-coerce', storage_options={})
+    FsspecStore('memory:///doc-coerce')
     """
+    if isinstance(store, (str, os.PathLike)):
+        path = os.fspath(store)
+        if isinstance(path, str) and "://" in path:
+            if path.startswith("file://") and "::" not in path and not storage_options:
+                from urllib.parse import unquote, urlparse
+
+                parsed = urlparse(path)
+                local = unquote(parsed.path)
+                if parsed.netloc not in ("", "localhost"):  # file://server/share (UNC)
+                    local = f"//{parsed.netloc}{local}"
+                elif len(local) > 2 and local[0] == "/" and local[2] == ":":  # file:///C:/x
+                    local = local[1:]
+                return DirectoryStore(local, read_only=read_only)
+            from .fsspec import FsspecStore
+
+            return FsspecStore.from_url(path, storage_options=storage_options, read_only=read_only)
+    if storage_options:
+        raise TypeError(
+            f"storage_options apply only to URLs (with '://'), not to {type(store).__name__} "
+            f"{store!r}"
+        )
     if isinstance(store, Store):
         return store
     if store is None:
         return MemoryStore()
+    if _is_fsspec_object(store):
+        from .fsspec import FsspecStore
+
+        return FsspecStore(store, read_only=read_only)
     if isinstance(store, (str, os.PathLike)):
         path = os.fspath(store)
-        if "://" in path:
-            raise ValueError(
-                f"store URL {path!r}: remote stores are not available in this build; "
-                "pass a local directory path, a mapping or a Store"
-            )
         if path.endswith(".zip") and not os.path.isdir(path):
             from .zip import ZipStore
 
@@ -50,4 +84,15 @@ def coerce_store(store: Any, read_only: bool = False) -> Store:
         return MappingStore(store)
     raise TypeError(
         f"store must be a Store, a mapping, a path or None, not {type(store).__name__}"
+    )
+
+
+def _is_fsspec_object(obj: Any) -> bool:
+    """Whether ``obj`` is an fsspec ``FSMap`` or file system (without importing fsspec)."""
+    import sys
+
+    mapping = sys.modules.get("fsspec.mapping")
+    spec = sys.modules.get("fsspec.spec")
+    return (mapping is not None and isinstance(obj, mapping.FSMap)) or (
+        spec is not None and isinstance(obj, spec.AbstractFileSystem)
     )

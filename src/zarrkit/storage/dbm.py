@@ -1,0 +1,233 @@
+"""A store in a DBM-style database (stdlib :mod:`dbm`, or any ``dbm``-like ``open``)."""
+
+from __future__ import annotations
+
+import dbm as _dbm
+import os
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import nullcontext
+from typing import Any
+
+from ..errors import StoreError
+from .base import ByteRange, Store, validate_key, validate_prefix
+
+__all__ = ["DBMStore"]
+
+
+def _encode(key: str) -> bytes:
+    return key.encode("utf-8")
+
+
+class DBMStore(Store):
+    """Keys and values in a DBM database (``dbm.gnu``, ``dbm.ndbm``, ``dbm.dumb``, ``dbm.sqlite3``...).
+
+    Keys are stored UTF-8 encoded, values as bytes.  By default :func:`dbm.open` picks the
+    backend (the one an existing database was made with, else the best available); pass
+    ``open=`` to choose one, e.g. ``open=dbm.dumb.open`` or ``open=dbm.gnu.open``.
+
+    DBM databases are not safe for concurrent use: with ``write_lock=True`` (the default)
+    every operation of this store holds a lock, so one store may be shared by threads.  DBM
+    has no ordered keys, so listings read every key.  Most backends keep some changes in memory
+    until :meth:`flush` or :meth:`close`; flush before another store or process opens the same
+    database.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The database (backends may add suffixes such as ``.db`` or ``.dat``/``.dir``).
+    flag : {'c', 'w', 'r', 'n'}, default 'c'
+        As :func:`dbm.open`: ``'c'`` create if missing, ``'w'`` open existing for writing,
+        ``'n'`` always start empty, ``'r'`` read-only (the store refuses writes).  Backend
+        modifiers (``'cf'``, ``'cu'``, ...) may follow.
+    open : callable, optional
+        ``open(path, flag, mode, **open_kwargs)`` returning a DBM object; default
+        :func:`dbm.open`.
+    write_lock : bool, default True
+        Serialize every operation with a lock (needed unless a single thread uses the store).
+    **open_kwargs
+        Passed to ``open`` (e.g. ``mode=0o666``).
+
+    Raises
+    ------
+    FileNotFoundError
+        The database does not exist and ``flag`` does not create it.
+    zarrkit.errors.StoreError
+        The database cannot be opened or an operation fails; the message names the path (and
+        the key).
+
+    Examples
+    --------
+    >>> import dbm.dumb, os, tempfile, zarrkit
+    >>> from zarrkit.storage.dbm import DBMStore
+    >>> path = os.path.join(tempfile.mkdtemp(), 'example.db')
+    >>> with DBMStore(path, open=dbm.dumb.open) as store:
+    ...     z = zarrkit.zeros((4, 4), chunks=(2, 2), dtype='i4', store=store, zarr_format=2)
+    ...     z[:] = 5
+    ...     sorted(store)
+    ['.zarray', '.zattrs', '0.0', '0.1', '1.0', '1.1']
+    >>> with DBMStore(path, flag='r', open=dbm.dumb.open) as store:
+    ...     int(zarrkit.open_array(store, mode='r')[0, 0])
+    5
+    """
+
+    supports_partial_reads = True
+
+    def __init__(
+        self,
+        path: Any,
+        flag: str = "c",
+        open: Callable[..., Any] | None = None,  # noqa: A002 - zarr-2's parameter name
+        write_lock: bool = True,
+        **open_kwargs: Any,
+    ) -> None:
+        if not isinstance(flag, str) or not flag or flag[0] not in "cwrn":
+            raise ValueError(f"DBMStore flag must start with 'c', 'w', 'r' or 'n', got {flag!r}")
+        self.path = os.path.abspath(os.fspath(path))
+        self.flag = flag
+        self.open = _dbm.open if open is None else open
+        self.write_lock = bool(write_lock)
+        self.open_kwargs = dict(open_kwargs)
+        self.read_only = flag[0] == "r"
+        self._lock: Any = threading.RLock() if write_lock else nullcontext()
+        self._closed = False
+        try:
+            self.db = self.open(self.path, flag, **open_kwargs)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"DBM database {self.path!r} does not exist") from None
+        except _dbm.error[0] as exc:  # dbm.error is a tuple of the backends' error classes
+            if "doesn't exist" in str(exc) or "need 'c' or 'n' flag" in str(exc):
+                raise FileNotFoundError(
+                    f"DBM database {self.path!r} does not exist (flag {flag!r} does not "
+                    "create it)"
+                ) from None
+            raise StoreError(f"cannot open DBM database {self.path!r}: {exc}") from None
+        except (OSError, *_dbm.error) as exc:
+            raise StoreError(f"cannot open DBM database {self.path!r}: {exc}") from None
+
+    # -- helpers ------------------------------------------------------------------------------
+    def _db(self) -> Any:
+        if self._closed:
+            raise StoreError(f"DBMStore {self.path!r} is closed")
+        return self.db
+
+    def _fail(self, what: str, exc: BaseException) -> StoreError:
+        return StoreError(f"DBM {what} in {self.path!r} failed: {exc}")
+
+    # -- contract -----------------------------------------------------------------------------
+    def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
+        with self._lock:
+            db = self._db()
+            try:
+                value = db.get(_encode(key))
+            except (OSError, *_dbm.error) as exc:
+                raise self._fail(f"read of {key!r}", exc) from None
+        if value is None:
+            return None
+        value = bytes(value)
+        return value if byte_range is None else byte_range.slice(value)
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
+        """Return ``{key: value or None}`` under one acquisition of the lock."""
+        keys = [validate_key(k) for k in keys]
+        with self._lock:
+            return {k: self._get(k, None) for k in keys}
+
+    def _set(self, key: str, value: bytes | memoryview) -> None:
+        with self._lock:
+            db = self._db()
+            try:
+                db[_encode(key)] = bytes(value)
+            except (OSError, *_dbm.error) as exc:
+                raise self._fail(f"write of {key!r}", exc) from None
+
+    def _delete(self, key: str) -> None:
+        with self._lock:
+            db = self._db()
+            try:
+                del db[_encode(key)]
+            except KeyError:
+                pass
+            except (OSError, *_dbm.error) as exc:
+                raise self._fail(f"delete of {key!r}", exc) from None
+
+    def _keys(self) -> list[str]:
+        with self._lock:
+            db = self._db()
+            try:
+                raw = list(db.keys())
+            except (OSError, *_dbm.error) as exc:
+                raise self._fail("listing", exc) from None
+        return [k.decode("utf-8") if isinstance(k, bytes) else str(k) for k in raw]
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        validate_prefix(prefix)
+        keys = self._keys()
+        return iter(sorted(k for k in keys if k.startswith(prefix)))
+
+    def delete_prefix(self, prefix: str) -> None:
+        self._check_writable()
+        validate_prefix(prefix)
+        with self._lock:
+            for key in self.list_prefix(prefix):
+                self._delete(key)
+
+    def exists(self, key: str) -> bool:
+        validate_key(key)
+        with self._lock:
+            db = self._db()
+            try:
+                return _encode(key) in db
+            except (OSError, *_dbm.error) as exc:
+                raise self._fail(f"lookup of {key!r}", exc) from None
+
+    def clear(self) -> None:
+        """Remove every key."""
+        self.delete_prefix("")
+
+    def __len__(self) -> int:
+        with self._lock:
+            try:
+                return len(self._db())
+            except (OSError, *_dbm.error) as exc:
+                raise self._fail("key count", exc) from None
+
+    def flush(self) -> None:
+        """Write changes held in memory to disk (``sync()``, for backends that have it)."""
+        with self._lock:
+            db = self._db()
+            sync = getattr(db, "sync", None)
+            if sync is not None and not self.read_only:
+                sync()
+
+    def close(self) -> None:
+        """Flush and close the database (closing twice is fine)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self.db.close()
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.path == self.path  # type: ignore[attr-defined]
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.path!r}, flag={self.flag!r})"
+
+    # -- pickling: the path, reopened ---------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        if not self._closed:
+            self.flush()  # the copy must see everything written so far
+        return {
+            "path": self.path, "flag": self.flag, "open": self.open,
+            "write_lock": self.write_lock, "open_kwargs": self.open_kwargs,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        flag = state["flag"]
+        if flag[0] == "n":  # reopening must not empty the database again
+            flag = "c" + flag[1:]
+        self.__init__(state["path"], flag=flag, open=state["open"],
+                      write_lock=state["write_lock"], **state["open_kwargs"])

@@ -1,0 +1,348 @@
+"""A store in a single SQLite database file (stdlib :mod:`sqlite3`)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import urllib.parse
+import weakref
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from ..errors import StoreError
+from .base import ByteRange, Store, validate_key, validate_prefix
+from ._kvutil import prefix_upper_bound
+
+__all__ = ["SQLiteStore"]
+
+#: Table layout, the one zarr-python 2's ``SQLiteStore`` used (its databases open here).
+_TABLE = "zarr"
+_SCHEMA = f"CREATE TABLE IF NOT EXISTS {_TABLE} (k TEXT PRIMARY KEY, v BLOB)"
+#: Host parameters per statement in batched queries (SQLite's limit is 999 on old builds).
+_BATCH = 500
+
+
+class _Holder:
+    """Holds one thread's connection (``sqlite3.Connection`` is not weak-referenceable)."""
+
+    __slots__ = ("conn", "__weakref__")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+
+class SQLiteStore(Store):
+    """Keys and values as rows of a table in an SQLite database file.
+
+    Every value is a row of the table ``zarr(k TEXT PRIMARY KEY, v BLOB)`` (the layout of
+    zarr-python 2's ``SQLiteStore``, whose files this store reads and writes).  The database
+    runs in WAL mode, so readers never wait for a writer; every write is one transaction.
+    Each thread gets its own connection (reads run in parallel), writes of this store are
+    serialized by a lock, and other processes may use the same file at the same time.
+
+    Partial reads cut the range out of the BLOB inside SQLite (``substr``), so only the
+    requested bytes are passed to Python; listings are range scans of the primary-key index.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The database file, created if missing (unless ``read_only``).  ``':memory:'`` gives a
+        private in-memory database (one shared connection; it cannot be pickled).
+    read_only : bool, default False
+        Open the database read-only (it must exist) and refuse every write.
+    **kwargs
+        Passed to :func:`sqlite3.connect` (e.g. ``timeout``, seconds to wait for another
+        process's lock; default 30).
+
+    Raises
+    ------
+    FileNotFoundError
+        ``read_only`` and the database does not exist.
+    zarrkit.errors.StoreError
+        The file is not an SQLite database, or the database is not usable; the message names
+        the path (and the key, for failures of a single operation).
+
+    Examples
+    --------
+    >>> import os, tempfile, zarrkit
+    >>> from zarrkit.storage.sqlite import SQLiteStore
+    >>> path = os.path.join(tempfile.mkdtemp(), 'example.sqlite')
+    >>> with SQLiteStore(path) as store:
+    ...     z = zarrkit.zeros((4, 4), chunks=(2, 2), dtype='i4', store=store, zarr_format=2)
+    ...     z[:] = 7
+    ...     store.list_dir('')
+    ['.zarray', '.zattrs', '0.0', '0.1', '1.0', '1.1']
+    >>> with SQLiteStore(path, read_only=True) as store:
+    ...     int(zarrkit.open_array(store, mode='r')[3, 3])
+    7
+    """
+
+    supports_partial_reads = True
+
+    def __init__(self, path: Any, read_only: bool = False, **kwargs: Any) -> None:
+        self._memory = isinstance(path, str) and path == ":memory:"
+        self.path = path if self._memory else os.path.abspath(os.fspath(path))
+        self.read_only = bool(read_only)
+        self._kwargs = dict(kwargs)
+        self._lock = threading.RLock()  # serializes writes (and everything for ':memory:')
+        self._local = threading.local()
+        self._holders: weakref.WeakSet[_Holder] = weakref.WeakSet()
+        self._closed = False
+        self._shared: sqlite3.Connection | None = None
+        if self.read_only and not self._memory and not os.path.exists(self.path):
+            raise FileNotFoundError(f"SQLite database {self.path!r} does not exist")
+        conn = self._connect()  # open now: bad paths and non-databases fail here
+        if self._memory:
+            self._shared = conn
+        else:
+            holder = _Holder(conn)
+            self._local.holder = holder
+            self._holders.add(holder)
+
+    # -- connections --------------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        kwargs = dict(self._kwargs)
+        kwargs.setdefault("timeout", 30.0)
+        kwargs["check_same_thread"] = False  # close() may run on another thread
+        kwargs["isolation_level"] = None  # autocommit; transactions are explicit
+        try:
+            if self._memory:
+                conn = sqlite3.connect(":memory:", **kwargs)
+            elif self.read_only:
+                uri = "file:" + urllib.parse.quote(self.path) + "?mode=ro"
+                conn = sqlite3.connect(uri, uri=True, **kwargs)
+            else:
+                conn = sqlite3.connect(self.path, **kwargs)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open SQLite database {self.path!r}: {exc}") from None
+        try:
+            if not self.read_only:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute(_SCHEMA)
+            else:
+                found = conn.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (_TABLE,)
+                ).fetchone()
+                if found is None:
+                    raise StoreError(
+                        f"SQLite database {self.path!r} has no table {_TABLE!r}: not a zarr store"
+                    )
+        except sqlite3.Error as exc:
+            conn.close()
+            raise StoreError(f"cannot use SQLite database {self.path!r}: {exc}") from None
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._closed:
+            raise StoreError(f"SQLiteStore {self.path!r} is closed")
+        if self._shared is not None:
+            return self._shared
+        holder = getattr(self._local, "holder", None)
+        if holder is None:
+            holder = _Holder(self._connect())
+            with self._lock:
+                if self._closed:
+                    holder.conn.close()
+                    raise StoreError(f"SQLiteStore {self.path!r} is closed")
+                self._holders.add(holder)
+            self._local.holder = holder
+        return holder.conn
+
+    def _read(self, sql: str, params: tuple | list, what: str) -> list[tuple]:
+        try:
+            if self._shared is not None:
+                with self._lock:
+                    return self._shared.execute(sql, params).fetchall()
+            return self._conn().execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"SQLite read of {what} in {self.path!r} failed: {exc}") from None
+
+    def _write(self, statements: list[tuple[str, tuple | list]], what: str) -> None:
+        with self._lock:
+            conn = self._conn()
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    for sql, params in statements:
+                        conn.execute(sql, params)
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise StoreError(
+                    f"SQLite write of {what} in {self.path!r} failed: {exc}"
+                ) from None
+
+    # -- contract -----------------------------------------------------------------------------
+    def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
+        if byte_range is None:
+            rows = self._read(f"SELECT v FROM {_TABLE} WHERE k = ?", (key,), repr(key))
+        elif byte_range.offset < 0:
+            rows = self._read(
+                f"SELECT substr(v, ?) FROM {_TABLE} WHERE k = ?", (byte_range.offset, key),
+                repr(key),
+            )
+        elif byte_range.length is None:
+            rows = self._read(
+                f"SELECT substr(v, ?) FROM {_TABLE} WHERE k = ?", (byte_range.offset + 1, key),
+                repr(key),
+            )
+        else:
+            rows = self._read(
+                f"SELECT substr(v, ?, ?) FROM {_TABLE} WHERE k = ?",
+                (byte_range.offset + 1, byte_range.length, key), repr(key),
+            )
+        if not rows:
+            return None
+        return _as_bytes(rows[0][0])
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
+        """Return ``{key: value or None}``, reading up to 500 keys per query."""
+        keys = [validate_key(k) for k in keys]
+        out: dict[str, bytes | None] = dict.fromkeys(keys)
+        unique = list(out)
+        for i in range(0, len(unique), _BATCH):
+            batch = unique[i:i + _BATCH]
+            marks = ",".join("?" * len(batch))
+            rows = self._read(
+                f"SELECT k, v FROM {_TABLE} WHERE k IN ({marks})", batch, f"{len(batch)} keys"
+            )
+            for k, v in rows:
+                out[k] = _as_bytes(v)
+        return out
+
+    def _set(self, key: str, value: bytes | memoryview) -> None:
+        self._write(
+            [(f"INSERT OR REPLACE INTO {_TABLE} (k, v) VALUES (?, ?)", (key, bytes(value)))],
+            repr(key),
+        )
+
+    def set_many(self, items: dict[str, Any]) -> None:
+        """Store several values in a single transaction (all or none of them are written)."""
+        from .base import ensure_bytes_like
+
+        self._check_writable()
+        rows = [(validate_key(k), bytes(ensure_bytes_like(v, k))) for k, v in items.items()]
+        if rows:
+            self._write(
+                [(f"INSERT OR REPLACE INTO {_TABLE} (k, v) VALUES (?, ?)", r) for r in rows],
+                f"{len(rows)} keys",
+            )
+
+    def _delete(self, key: str) -> None:
+        self._write([(f"DELETE FROM {_TABLE} WHERE k = ?", (key,))], repr(key))
+
+    def exists(self, key: str) -> bool:
+        validate_key(key)
+        return bool(self._read(f"SELECT 1 FROM {_TABLE} WHERE k = ?", (key,), repr(key)))
+
+    def getsize(self, key: str) -> int:
+        """Size in bytes of the value at ``key`` (0 if missing); the value is not read."""
+        validate_key(key)
+        rows = self._read(f"SELECT length(v) FROM {_TABLE} WHERE k = ?", (key,), repr(key))
+        return int(rows[0][0] or 0) if rows else 0
+
+    @staticmethod
+    def _range(prefix: str) -> tuple[str, tuple]:
+        """A WHERE clause selecting the keys starting with ``prefix`` as an index range."""
+        if not prefix:
+            return "", ()
+        upper = prefix_upper_bound(prefix)
+        if upper is None:
+            return " WHERE k >= ?", (prefix,)
+        return " WHERE k >= ? AND k < ?", (prefix, upper)
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        validate_prefix(prefix)
+        where, params = self._range(prefix)
+        rows = self._read(f"SELECT k FROM {_TABLE}{where} ORDER BY k", params,
+                          f"keys with prefix {prefix!r}")
+        return iter([r[0] for r in rows])
+
+    def list_dir(self, prefix: str = "") -> list[str]:
+        validate_prefix(prefix)
+        if prefix and not prefix.endswith("/"):
+            prefix += "/"
+        where, params = self._range(prefix)
+        # the part of each key after the prefix, up to the next '/', deduplicated by SQLite
+        n = len(prefix) + 1
+        sql = (
+            "SELECT DISTINCT CASE WHEN instr(rest, '/') > 0 "
+            "THEN substr(rest, 1, instr(rest, '/') - 1) ELSE rest END "
+            f"FROM (SELECT substr(k, {n}) AS rest FROM {_TABLE}{where})"
+        )
+        rows = self._read(sql, params, f"children of {prefix!r}")
+        return sorted(r[0] for r in rows if r[0])
+
+    def delete_prefix(self, prefix: str) -> None:
+        self._check_writable()
+        validate_prefix(prefix)
+        where, params = self._range(prefix)
+        self._write([(f"DELETE FROM {_TABLE}{where}", params)], f"keys with prefix {prefix!r}")
+
+    def clear(self) -> None:
+        """Remove every key."""
+        self.delete_prefix("")
+
+    def __len__(self) -> int:
+        return int(self._read(f"SELECT count(*) FROM {_TABLE}", (), "the key count")[0][0])
+
+    def vacuum(self) -> None:
+        """Rebuild the database file, returning the space of deleted values to the OS."""
+        self._check_writable()
+        with self._lock:
+            try:
+                self._conn().execute("VACUUM")
+            except sqlite3.Error as exc:
+                raise StoreError(f"VACUUM of {self.path!r} failed: {exc}") from None
+
+    def close(self) -> None:
+        """Close every connection of this store (closing twice is fine)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            conns = [h.conn for h in list(self._holders)]
+            if self._shared is not None:
+                conns.append(self._shared)
+            self._holders = weakref.WeakSet()
+            self._shared = None
+        for conn in conns:
+            try:
+                conn.close()
+            except sqlite3.Error:
+                pass
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(other) is type(self) and not self._memory
+            and other.path == self.path  # type: ignore[attr-defined]
+        )
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        mode = ", read_only=True" if self.read_only else ""
+        return f"{type(self).__name__}({self.path!r}{mode})"
+
+    # -- pickling: the path, reopened ---------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        if self._memory:
+            raise TypeError("an in-memory SQLiteStore (':memory:') cannot be pickled")
+        return {"path": self.path, "read_only": self.read_only, "kwargs": self._kwargs}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["path"], read_only=state["read_only"], **state["kwargs"])
+
+
+def _as_bytes(value: Any) -> bytes:
+    if value is None:  # substr() of an empty BLOB is NULL
+        return b""
+    if isinstance(value, str):  # a TEXT value written by another tool
+        return value.encode("utf-8")
+    return bytes(value)

@@ -71,6 +71,12 @@ def read_selection(
                     if codec.decode_into(raw, buf, key):
                         target[...] = buf
                         return
+        elif can_scratch:
+            # part of a chunk: decode into this worker's buffer (no fresh pages), take the part
+            buf = scratch(chunk_shape, ctx.dtype, order)
+            if codec.decode_into(raw, buf, key):
+                out[p.out_selection] = buf[p.chunk_selection]
+                return
         chunk = codec.decode(raw, key)
         out[p.out_selection] = chunk[p.chunk_selection]
 

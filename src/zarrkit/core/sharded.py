@@ -77,6 +77,11 @@ def read_sharded(ctx: ChunkContext, projections: Sequence[ChunkProjection], out:
                     if inner.decode_into(data, buf, key):
                         target[...] = buf
                         return
+        elif ctx.dtype.kind != "O":
+            buf = scratch(inner_shape, ctx.dtype)
+            if inner.decode_into(data, buf, key):
+                out[p.out_selection] = buf[p.chunk_selection]
+                return
         chunk = inner.decode(data, key)
         out[p.out_selection] = chunk[p.chunk_selection]
 

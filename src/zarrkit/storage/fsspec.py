@@ -605,6 +605,7 @@ class FsspecStore(Store):
                     os.remove(tmp)
                 except OSError:
                     pass
+                self._prune([path])  # directories made for this write
                 if isinstance(exc, (IsADirectoryError, PermissionError)) and os.path.isdir(path):
                     raise StoreError(
                         f"cannot write key {key!r} ({self._url(key)}): it is a directory"

@@ -19,6 +19,7 @@ from .base import ByteRange, Store, validate_key, validate_prefix
 __all__ = ["DirectoryStore", "NestedDirectoryStore", "TempStore"]
 
 _O_BINARY = getattr(os, "O_BINARY", 0)
+_READ_SIZE = 1 << 18  # first read of a whole value; larger values take one more read
 _counter = itertools.count()
 
 
@@ -178,10 +179,32 @@ class DirectoryStore(Store):
     # -- contract -----------------------------------------------------------------------------
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         fn = self._file(key)
+        if byte_range is None:
+            # the hot path (whole chunks): plain system calls, no buffered file object
+            try:
+                fd = os.open(fn, os.O_RDONLY | _O_BINARY)
+            except (FileNotFoundError, NotADirectoryError):
+                return None
+            except (IsADirectoryError, PermissionError):
+                if os.path.isdir(fn):
+                    return None
+                raise
+            try:
+                data = os.read(fd, _READ_SIZE)
+                if len(data) < _READ_SIZE:
+                    return data
+                parts = [data]
+                while True:
+                    more = os.read(fd, max(_READ_SIZE, os.fstat(fd).st_size - sum(map(len, parts))))
+                    if not more:
+                        return b"".join(parts)
+                    parts.append(more)
+            except IsADirectoryError:
+                return None
+            finally:
+                os.close(fd)
         try:
             with open(fn, "rb") as f:
-                if byte_range is None:
-                    return f.read()
                 if byte_range.offset < 0:
                     size = os.fstat(f.fileno()).st_size
                     f.seek(max(size + byte_range.offset, 0))

@@ -1,0 +1,327 @@
+"""A store in an LMDB database (the optional ``lmdb`` package: ``pip install zarrkit[lmdb]``)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from ..errors import StoreError
+from .base import ByteRange, Store, validate_key, validate_prefix
+
+__all__ = ["LMDBStore"]
+
+#: Default largest size the database may grow to (address space only; the file grows as needed).
+DEFAULT_MAP_SIZE = 2**40 if sys.maxsize > 2**32 else 2**28
+
+
+def _import_lmdb() -> Any:
+    try:
+        import lmdb
+    except ImportError as exc:
+        raise ImportError(
+            "LMDBStore needs the 'lmdb' package: pip install zarrkit[lmdb] (or pip install lmdb)"
+        ) from exc
+    return lmdb
+
+
+# LMDB forbids opening one environment twice in a process (its locks would break): stores on
+# the same path share one ``lmdb.Environment``, closed when the last of them closes.
+_ENVS: dict[str, list[Any]] = {}  # path -> [environment, number of stores using it, read-only]
+_ENVS_LOCK = threading.Lock()
+
+
+def _encode(key: str) -> bytes:
+    return key.encode("utf-8")
+
+
+class LMDBStore(Store):
+    """Keys and values in an LMDB memory-mapped database.
+
+    LMDB keeps keys sorted, so listings are cursor range scans (``set_range``) of just the
+    requested prefix.  Reads never block and run in parallel from any number of threads or
+    processes; writes are transactions (serialized by LMDB).  Stores opened on the same path
+    in one process share the LMDB environment.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The database directory (created if missing, unless ``read_only``), or a single file
+        with ``subdir=False``.
+    buffers : bool, default True
+        Read values through LMDB's zero-copy buffers: only the requested bytes of a partial
+        read, and none for :meth:`getsize`, are copied.
+    map_size : int, default 1 TiB (256 MiB on 32-bit systems)
+        Largest size the database may reach; address space is reserved, the file grows as
+        needed.
+    read_only : bool, default False
+        Open the database read-only (it must exist) and refuse every write.
+    **kwargs
+        Passed to :func:`lmdb.open` (e.g. ``subdir``, ``sync``, ``lock``, ``max_readers``).
+
+    Raises
+    ------
+    ImportError
+        The ``lmdb`` package is not installed (``pip install zarrkit[lmdb]``).
+    FileNotFoundError
+        ``read_only`` and the database does not exist.
+    zarrkit.errors.StoreError
+        LMDB fails (the map is full, a key is longer than 511 bytes, ...); the message names
+        the path and the key.
+
+    Examples
+    --------
+    >>> import os, tempfile, zarrkit
+    >>> from zarrkit.storage.lmdb import LMDBStore
+    >>> path = os.path.join(tempfile.mkdtemp(), 'example.lmdb')
+    >>> with LMDBStore(path, map_size=2**24) as store:
+    ...     z = zarrkit.zeros((4, 4), chunks=(2, 2), dtype='i4', store=store, zarr_format=2)
+    ...     z[:] = 3
+    ...     list(store.list_prefix('1.'))
+    ['1.0', '1.1']
+    >>> with LMDBStore(path, read_only=True) as store:
+    ...     int(zarrkit.open_array(store, mode='r')[2, 2])
+    3
+    """
+
+    supports_partial_reads = True
+
+    def __init__(
+        self,
+        path: Any,
+        buffers: bool = True,
+        map_size: int = DEFAULT_MAP_SIZE,
+        read_only: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        lmdb = _import_lmdb()
+        self._lmdb = lmdb
+        self.path = os.path.abspath(os.fspath(path))
+        self.buffers = bool(buffers)
+        self.map_size = int(map_size)
+        if "readonly" in kwargs:  # lmdb's own spelling
+            read_only = bool(read_only or kwargs.pop("readonly"))
+        self.read_only = bool(read_only)
+        self.kwargs = dict(kwargs)
+        self._lock = threading.Lock()  # serializes this store's write transactions
+        self._closed = False
+        if self.read_only and not os.path.exists(self.path):
+            raise FileNotFoundError(f"LMDB database {self.path!r} does not exist")
+        options = dict(kwargs)
+        options.setdefault("max_spare_txns", os.cpu_count() or 1)
+        options.setdefault("readahead", False)  # chunks are read at random
+        options.setdefault("meminit", False)
+        with _ENVS_LOCK:
+            shared = _ENVS.get(self.path)
+            if shared is not None:
+                if shared[2] and not self.read_only:
+                    raise StoreError(
+                        f"LMDB database {self.path!r} is open read-only in this process; close "
+                        "those stores before opening it for writing"
+                    )
+                shared[1] += 1
+                self.env = shared[0]
+            else:
+                try:
+                    self.env = lmdb.open(
+                        self.path, map_size=self.map_size, readonly=self.read_only, **options
+                    )
+                except lmdb.Error as exc:
+                    raise StoreError(f"cannot open LMDB database {self.path!r}: {exc}") from None
+                _ENVS[self.path] = [self.env, 1, self.read_only]
+
+    # -- helpers ------------------------------------------------------------------------------
+    def _env(self) -> Any:
+        if self._closed:
+            raise StoreError(f"LMDBStore {self.path!r} is closed")
+        return self.env
+
+    def _fail(self, what: str, exc: BaseException) -> StoreError:
+        hint = ""
+        if isinstance(exc, self._lmdb.MapFullError):
+            hint = f" (the database reached map_size={self.map_size}; reopen with a larger one)"
+        elif isinstance(exc, self._lmdb.BadValsizeError):
+            hint = " (LMDB keys are limited to 511 bytes)"
+        return StoreError(f"LMDB {what} in {self.path!r} failed: {exc}{hint}")
+
+    # -- contract -----------------------------------------------------------------------------
+    def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
+        try:
+            with self._env().begin(buffers=self.buffers) as txn:
+                value = txn.get(_encode(key))
+                if value is None:
+                    return None
+                if byte_range is None:
+                    return bytes(value)
+                return byte_range.slice(value)  # copies only the range out of the buffer
+        except self._lmdb.Error as exc:
+            raise self._fail(f"read of {key!r}", exc) from None
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
+        """Return ``{key: value or None}`` from one read transaction (a consistent snapshot)."""
+        keys = [validate_key(k) for k in keys]
+        out: dict[str, bytes | None] = {}
+        try:
+            with self._env().begin(buffers=self.buffers) as txn:
+                for k in keys:
+                    v = txn.get(_encode(k))
+                    out[k] = None if v is None else bytes(v)
+        except self._lmdb.Error as exc:
+            raise self._fail(f"read of {len(keys)} keys", exc) from None
+        return out
+
+    def _set(self, key: str, value: bytes | memoryview) -> None:
+        with self._lock:
+            try:
+                with self._env().begin(write=True) as txn:
+                    txn.put(_encode(key), value)
+            except self._lmdb.Error as exc:
+                raise self._fail(f"write of {key!r}", exc) from None
+
+    def set_many(self, items: dict[str, Any]) -> None:
+        """Store several values in one write transaction (all or none of them are written)."""
+        from .base import ensure_bytes_like
+
+        self._check_writable()
+        rows = [(_encode(validate_key(k)), ensure_bytes_like(v, k)) for k, v in items.items()]
+        with self._lock:
+            try:
+                with self._env().begin(write=True) as txn:
+                    for k, v in rows:
+                        txn.put(k, v)
+            except self._lmdb.Error as exc:
+                raise self._fail(f"write of {len(rows)} keys", exc) from None
+
+    def _delete(self, key: str) -> None:
+        with self._lock:
+            try:
+                with self._env().begin(write=True) as txn:
+                    txn.delete(_encode(key))
+            except self._lmdb.Error as exc:
+                raise self._fail(f"delete of {key!r}", exc) from None
+
+    def exists(self, key: str) -> bool:
+        validate_key(key)
+        try:
+            with self._env().begin(buffers=True) as txn:
+                return txn.get(_encode(key)) is not None
+        except self._lmdb.Error as exc:
+            raise self._fail(f"lookup of {key!r}", exc) from None
+
+    def getsize(self, key: str) -> int:
+        """Size in bytes of the value at ``key`` (0 if missing)."""
+        validate_key(key)
+        try:
+            with self._env().begin(buffers=True) as txn:
+                value = txn.get(_encode(key))
+                return 0 if value is None else len(value)
+        except self._lmdb.Error as exc:
+            raise self._fail(f"size of {key!r}", exc) from None
+
+    def _scan(self, txn: Any, prefix: str) -> Iterator[bytes]:
+        """Keys (encoded) starting with ``prefix``, by a cursor range scan."""
+        raw = _encode(prefix)
+        cursor = txn.cursor()
+        if not cursor.set_range(raw):
+            return
+        for k in cursor.iternext(keys=True, values=False):
+            k = bytes(k)
+            if not k.startswith(raw):
+                return
+            yield k
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        validate_prefix(prefix)
+        try:
+            with self._env().begin() as txn:
+                keys = [k.decode("utf-8") for k in self._scan(txn, prefix)]
+        except self._lmdb.Error as exc:
+            raise self._fail(f"listing of prefix {prefix!r}", exc) from None
+        return iter(keys)
+
+    def list_dir(self, prefix: str = "") -> list[str]:
+        """Sorted names directly below ``prefix``; skips over each child's subtree with a seek."""
+        validate_prefix(prefix)
+        if prefix and not prefix.endswith("/"):
+            prefix += "/"
+        raw = _encode(prefix)
+        n = len(raw)
+        names: list[str] = []
+        try:
+            with self._env().begin() as txn:
+                cursor = txn.cursor()
+                found = cursor.set_range(raw)
+                while found:
+                    k = bytes(cursor.key())
+                    if not k.startswith(raw):
+                        break
+                    child, sep, _ = k[n:].partition(b"/")
+                    names.append(child.decode("utf-8"))
+                    if sep:  # a "directory": jump past every key below it ('/' + 1 == '0')
+                        found = cursor.set_range(raw + child + b"0")
+                    else:
+                        found = cursor.next()
+        except self._lmdb.Error as exc:
+            raise self._fail(f"listing of {prefix!r}", exc) from None
+        return sorted(set(names))
+
+    def delete_prefix(self, prefix: str) -> None:
+        self._check_writable()
+        validate_prefix(prefix)
+        with self._lock:
+            try:
+                with self._env().begin(write=True) as txn:
+                    for k in list(self._scan(txn, prefix)):
+                        txn.delete(k)
+            except self._lmdb.Error as exc:
+                raise self._fail(f"delete of prefix {prefix!r}", exc) from None
+
+    def clear(self) -> None:
+        """Remove every key."""
+        self.delete_prefix("")
+
+    def __len__(self) -> int:
+        return int(self._env().stat()["entries"])
+
+    def flush(self) -> None:
+        """Force the data to disk (needed only when opened with ``sync=False``)."""
+        if not self.read_only:
+            self._env().sync(True)
+
+    def close(self) -> None:
+        """Release the environment (closed when no other store of this process uses it)."""
+        with _ENVS_LOCK:
+            if self._closed:
+                return
+            self._closed = True
+            shared = _ENVS.get(self.path)
+            if shared is not None and shared[0] is self.env:
+                shared[1] -= 1
+                if shared[1] > 0:
+                    return
+                del _ENVS[self.path]
+            self.env.close()
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.path == self.path  # type: ignore[attr-defined]
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        mode = ", read_only=True" if self.read_only else ""
+        return f"{type(self).__name__}({self.path!r}{mode})"
+
+    # -- pickling: the path, reopened ---------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        if not self._closed:
+            self.flush()
+        return {
+            "path": self.path, "buffers": self.buffers, "map_size": self.map_size,
+            "read_only": self.read_only, "kwargs": self.kwargs,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["path"], buffers=state["buffers"], map_size=state["map_size"],
+                      read_only=state["read_only"], **state["kwargs"])

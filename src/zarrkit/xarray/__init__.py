@@ -1,0 +1,36 @@
+"""xarray integration: read with ``xr.open_dataset(path, engine="zarrkit")``, write with
+:func:`zarrkit.xarray.to_zarr`.
+
+Both follow xarray's Zarr encoding convention (``_ARRAY_DIMENSIONS`` for v2, ``dimension_names``
+for v3, CF encoding by xarray itself), so stores move freely between zarrkit and
+xarray + zarr-python.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .backend import ZarrkitBackendEntrypoint
+from .writer import to_zarr
+
+__all__ = ["ZarrkitBackendEntrypoint", "open_dataset", "open_datatree", "to_zarr"]
+
+
+def open_dataset(store: Any, **kwargs: Any):
+    """``xr.open_dataset(store, engine="zarrkit", **kwargs)``.
+
+    ``chunks={}`` gives dask arrays aligned to the Zarr chunks; ``group``, ``consolidated``
+    (``None`` uses consolidated metadata when present), ``decode_times`` etc. as in xarray.
+    """
+    import xarray as xr
+
+    kwargs.setdefault("engine", "zarrkit")
+    return xr.open_dataset(store, **kwargs)
+
+
+def open_datatree(store: Any, **kwargs: Any):
+    """``xr.open_datatree(store, engine="zarrkit", **kwargs)``: every group as a tree node."""
+    import xarray as xr
+
+    kwargs.setdefault("engine", "zarrkit")
+    return xr.open_datatree(store, **kwargs)

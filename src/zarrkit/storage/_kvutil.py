@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["prefix_upper_bound", "glob_escape", "children_of"]
+__all__ = ["children_of", "glob_escape", "prefix_upper_bound"]
 
 _MAX_CODE_POINT = 0x10FFFF
 

@@ -77,7 +77,7 @@ class DBMStore(Store):
         self,
         path: Any,
         flag: str = "c",
-        open: Callable[..., Any] | None = None,  # noqa: A002 - zarr-2's parameter name
+        open: Callable[..., Any] | None = None,
         write_lock: bool = True,
         **open_kwargs: Any,
     ) -> None:
@@ -180,6 +180,9 @@ class DBMStore(Store):
                 return _encode(key) in db
             except (OSError, *_dbm.error) as exc:
                 raise self._fail(f"lookup of {key!r}", exc) from None
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and bool(key) and self.exists(key)
 
     def clear(self) -> None:
         """Remove every key."""

@@ -29,7 +29,8 @@ def _import_lmdb() -> Any:
 
 # LMDB forbids opening one environment twice in a process (its locks would break): stores on
 # the same path share one ``lmdb.Environment``, closed when the last of them closes.
-_ENVS: dict[str, list[Any]] = {}  # path -> [environment, number of stores using it, read-only]
+# (An environment must not be used in a forked child either: entries are per process id.)
+_ENVS: dict[tuple[int, str], list[Any]] = {}  # (pid, path) -> [environment, users, read-only]
 _ENVS_LOCK = threading.Lock()
 
 
@@ -114,7 +115,8 @@ class LMDBStore(Store):
         options.setdefault("readahead", False)  # chunks are read at random
         options.setdefault("meminit", False)
         with _ENVS_LOCK:
-            shared = _ENVS.get(self.path)
+            self._env_key = (os.getpid(), self.path)
+            shared = _ENVS.get(self._env_key)
             if shared is not None:
                 if shared[2] and not self.read_only:
                     raise StoreError(
@@ -130,7 +132,7 @@ class LMDBStore(Store):
                     )
                 except lmdb.Error as exc:
                     raise StoreError(f"cannot open LMDB database {self.path!r}: {exc}") from None
-                _ENVS[self.path] = [self.env, 1, self.read_only]
+                _ENVS[self._env_key] = [self.env, 1, self.read_only]
 
     # -- helpers ------------------------------------------------------------------------------
     def _env(self) -> Any:
@@ -209,6 +211,9 @@ class LMDBStore(Store):
                 return txn.get(_encode(key)) is not None
         except self._lmdb.Error as exc:
             raise self._fail(f"lookup of {key!r}", exc) from None
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and bool(key) and self.exists(key)
 
     def getsize(self, key: str) -> int:
         """Size in bytes of the value at ``key`` (0 if missing)."""
@@ -296,12 +301,12 @@ class LMDBStore(Store):
             if self._closed:
                 return
             self._closed = True
-            shared = _ENVS.get(self.path)
+            shared = _ENVS.get(self._env_key)
             if shared is not None and shared[0] is self.env:
                 shared[1] -= 1
                 if shared[1] > 0:
                     return
-                del _ENVS[self.path]
+                del _ENVS[self._env_key]
             self.env.close()
 
     def __eq__(self, other: object) -> bool:

@@ -19,7 +19,6 @@ from .base import ByteRange, Store, validate_key, validate_prefix
 __all__ = ["DirectoryStore", "NestedDirectoryStore", "TempStore"]
 
 _O_BINARY = getattr(os, "O_BINARY", 0)
-_READ_SIZE = 1 << 18  # first read of a whole value; larger values take one more read
 _counter = itertools.count()
 
 
@@ -190,15 +189,20 @@ class DirectoryStore(Store):
                     return None
                 raise
             try:
-                data = os.read(fd, _READ_SIZE)
-                if len(data) < _READ_SIZE:
-                    return data
-                parts = [data]
-                while True:
-                    more = os.read(fd, max(_READ_SIZE, os.fstat(fd).st_size - sum(map(len, parts))))
-                    if not more:
-                        return b"".join(parts)
-                    parts.append(more)
+                # files are replaced whole, never changed in place: the size read here holds
+                size = os.fstat(fd).st_size
+                data = os.read(fd, size) if size else b""
+                if len(data) < size:  # a short read (large files, some file systems)
+                    parts = [data]
+                    got = len(data)
+                    while got < size:
+                        more = os.read(fd, size - got)
+                        if not more:
+                            break
+                        parts.append(more)
+                        got += len(more)
+                    data = b"".join(parts)
+                return data
             except IsADirectoryError:
                 return None
             finally:

@@ -8,8 +8,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import StoreError
-from .base import ByteRange, Store, validate_key, validate_prefix
 from ._kvutil import glob_escape
+from .base import ByteRange, Store, validate_key, validate_prefix
 
 __all__ = ["RedisStore"]
 
@@ -141,9 +141,7 @@ class RedisStore(Store):
                 return None if value is None else bytes(value)
             if byte_range.length == 0:
                 return b"" if client.exists(rkey) else None
-            if byte_range.offset < 0:
-                start, end = byte_range.offset, -1
-            elif byte_range.length is None:
+            if byte_range.offset < 0 or byte_range.length is None:
                 start, end = byte_range.offset, -1
             else:
                 start, end = byte_range.offset, byte_range.offset + byte_range.length - 1
@@ -191,6 +189,9 @@ class RedisStore(Store):
         validate_key(key)
         with self._op(f"lookup of {key!r}") as client:
             return bool(client.exists(self._key(key)))
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and bool(key) and self.exists(key)
 
     def getsize(self, key: str) -> int:
         """Size in bytes of the value at ``key`` (0 if missing), by ``STRLEN``."""

@@ -11,8 +11,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..errors import StoreError
-from .base import ByteRange, Store, validate_key, validate_prefix
 from ._kvutil import prefix_upper_bound
+from .base import ByteRange, Store, validate_key, validate_prefix
 
 __all__ = ["SQLiteStore"]
 
@@ -26,7 +26,7 @@ _BATCH = 500
 class _Holder:
     """Holds one thread's connection (``sqlite3.Connection`` is not weak-referenceable)."""
 
-    __slots__ = ("conn", "__weakref__")
+    __slots__ = ("__weakref__", "conn")
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
@@ -240,6 +240,9 @@ class SQLiteStore(Store):
     def exists(self, key: str) -> bool:
         validate_key(key)
         return bool(self._read(f"SELECT 1 FROM {_TABLE} WHERE k = ?", (key,), repr(key)))
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and bool(key) and self.exists(key)
 
     def getsize(self, key: str) -> int:
         """Size in bytes of the value at ``key`` (0 if missing); the value is not read."""

@@ -1,0 +1,507 @@
+"""Writing xarray Datasets to Zarr with zarrkit: :func:`to_zarr`.
+
+The layout is xarray's own (what ``Dataset.to_zarr`` writes with zarr-python): CF encoding by
+xarray (:func:`xarray.conventions.encode_dataset_coordinates`,
+:func:`xarray.conventions.encode_cf_variable`), dimension names in the ``_ARRAY_DIMENSIONS``
+attribute (v2) or the ``dimension_names`` metadata (v3), ``_FillValue`` as the v2 array's
+``fill_value`` and, for v3, as a base64 attribute next to the array's own ``fill_value``, and
+consolidated metadata at the root.  So ``xr.open_zarr`` reads what this writes, and the
+``zarrkit`` engine reads what xarray writes.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+import numpy as np
+
+from ..core.array import Array
+from ..core.group import Group
+from ..core.normalize import normalize_path
+from ..storage.base import join_path
+from .backend import DIMENSION_KEY, ZarrkitDataStore, encode_fill_value
+
+__all__ = ["to_zarr"]
+
+_MODES = ("w", "w-", "a", "a-", "r+")
+_SAFE_TO_DROP = {"source", "original_shape", "preferred_chunks"}
+_VALID_ENCODINGS = {
+    "chunks",
+    "shards",
+    "compressors",
+    "compressor",
+    "filters",
+    "serializer",
+    "write_empty_chunks",
+    "chunk_key_encoding",
+    "cache_metadata",
+    "dimension_separator",
+}
+
+
+# -- CF encoding (xarray's, as its zarr backend applies it) ---------------------------------
+def _encode_variable(var: Any, name: Hashable, zarr_format: int) -> Any:
+    from xarray import coding, conventions
+
+    coders = getattr(conventions, "ZARR_CODERS", None)
+    if coders is not None and "coders" in inspect.signature(conventions.encode_cf_variable).parameters:
+        var = conventions.encode_cf_variable(var, name=name, coders=coders)
+    else:  # pragma: no cover - older xarray
+        var = conventions.encode_cf_variable(var, name=name)
+    ensure_not_object = getattr(conventions, "ensure_dtype_not_object", None)
+    if ensure_not_object is None:
+        from xarray.backends.common import ensure_dtype_not_object as ensure_not_object
+    var = ensure_not_object(var, name=name)
+    if zarr_format == 3 and var.dtype.kind == "T":
+        return var
+    var = coding.strings.EncodedStringCoder(allows_unicode=True).encode(var, name=name)
+    return coding.strings.ensure_fixed_length_bytes(var)
+
+
+def _encode_attr(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+# -- zarr encoding: chunks, compressors ------------------------------------------------------
+def _determine_chunks(enc_chunks: Any, var_chunks: Any, ndim: int, name: Hashable) -> tuple[int, ...] | None:
+    if not var_chunks and not enc_chunks:
+        return None
+    if var_chunks and not enc_chunks:
+        if any(len(set(c[:-1])) > 1 for c in var_chunks):
+            raise ValueError(
+                "Zarr requires uniform chunk sizes except for final chunk. Variable named "
+                f"{name!r} has incompatible dask chunks: {var_chunks!r}. Consider rechunking using `chunk()`."
+            )
+        if any(c[0] < c[-1] for c in var_chunks if c):
+            raise ValueError(
+                f"Final chunk of Zarr array must be the same size or smaller than the first. Variable "
+                f"named {name!r} has incompatible Dask chunks {var_chunks!r}."
+            )
+        return tuple(max(c[0], 1) if c else 1 for c in var_chunks)
+    if isinstance(enc_chunks, (int, np.integer)):
+        enc = (int(enc_chunks),) * ndim
+    else:
+        enc = tuple(enc_chunks)
+    if len(enc) != ndim:
+        return _determine_chunks(None, var_chunks, ndim, name)
+    if not all(isinstance(c, (int, np.integer)) for c in enc):
+        raise TypeError(
+            f"zarr chunk sizes specified in `encoding['chunks']` must be an int or a tuple of ints, "
+            f"got {enc!r} for variable {name!r}"
+        )
+    return tuple(int(c) for c in enc)
+
+
+def _extract_encoding(var: Any, raise_on_invalid: bool, name: Hashable, zarr_format: int) -> dict[str, Any]:
+    encoding = dict(var.encoding)
+    valid = set(_VALID_ENCODINGS)
+    if zarr_format == 3:
+        valid.add("fill_value")
+    for k in _SAFE_TO_DROP:
+        encoding.pop(k, None)
+    invalid = [k for k in encoding if k not in valid]
+    if raise_on_invalid and invalid:
+        hint = " Use `_FillValue` to set the Zarr array `fill_value`" if "fill_value" in invalid else ""
+        raise ValueError(f"unexpected encoding parameters for zarr backend:  {invalid!r}.{hint}")
+    for k in invalid:
+        del encoding[k]
+    encoding["chunks"] = _determine_chunks(encoding.get("chunks"), var.chunks, var.ndim, name)
+    shards = encoding.get("shards")
+    if isinstance(shards, (int, np.integer)):
+        encoding["shards"] = (int(shards),) * var.ndim
+    return encoding
+
+
+# -- helpers -----------------------------------------------------------------------------------
+def _validate_region(ds: Any, region: Any) -> dict[str, slice]:
+    if not isinstance(region, Mapping):
+        raise TypeError(f"``region`` must be a dict, got {type(region)}")
+    for k, v in region.items():
+        if k not in ds.dims:
+            raise ValueError(
+                f"all keys in ``region`` are not in Dataset dimensions, got {list(region)} and {list(ds.dims)}"
+            )
+        if not isinstance(v, slice):
+            raise TypeError(f"all values in ``region`` must be slice objects, got region={dict(region)}")
+        if v.step not in (1, None):
+            raise ValueError(f"step on all slices in ``region`` must be 1 or None, got region={dict(region)}")
+    return dict(region)
+
+
+def _validate_append_dtype(name: Hashable, existing: Any, new: Any) -> None:
+    if (
+        np.issubdtype(new.dtype, np.number)
+        or np.issubdtype(new.dtype, np.datetime64)
+        or np.issubdtype(new.dtype, np.bool_)
+        or new.dtype == object
+        or (new.dtype.kind in ("S", "U") and existing.dtype == object)
+    ):
+        return
+    if new.dtype != existing.dtype:
+        raise ValueError(
+            f"Mismatched dtypes for variable {name} between Zarr store on disk and dataset to "
+            f"append. Store has dtype {existing.dtype} but dataset to append has dtype {new.dtype}."
+        )
+
+
+def _check_existing_dims(name: Hashable, new: Any, existing: Any, region: dict[str, slice], append_dim: Any) -> Any:
+    if new.dims != existing.dims:
+        if set(new.dims) == set(existing.dims):
+            new = new.transpose(*existing.dims)
+        else:
+            raise ValueError(
+                f"variable {name!r} already exists with different dimension names {existing.dims} != "
+                f"{new.dims}, but changing variable dimensions is not supported by to_zarr()."
+            )
+    existing_sizes = {}
+    for dim, size in existing.sizes.items():
+        if dim in region:
+            start, stop, _ = region[dim].indices(size)
+            size = stop - start
+        if dim != append_dim:
+            existing_sizes[dim] = size
+    new_sizes = {d: s for d, s in new.sizes.items() if d != append_dim}
+    if existing_sizes != new_sizes:
+        raise ValueError(
+            f"variable {name!r} already exists with different dimension sizes: {existing_sizes} != "
+            f"{new_sizes}. to_zarr() only supports changing dimension sizes when explicitly "
+            f"appending, but append_dim={append_dim!r}. If you are attempting to write to a subset "
+            "of the existing store without changing dimension sizes, consider using the region "
+            "argument in to_zarr()."
+        )
+    return new
+
+
+def _is_dask(data: Any) -> bool:
+    try:
+        from dask.array import Array as DaskArray
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(data, DaskArray)
+
+
+def _open_target_group(store: Any, path: str, mode: str, zarr_format: int | None) -> Group:
+    from .. import api
+    from ..errors import ContainsGroupError, GroupNotFoundError
+    from ..metadata import io
+    from ..storage.coerce import coerce_store
+
+    s = coerce_store(store)
+    if zarr_format is None:
+        # new nodes follow the format of the hierarchy they join
+        for p in ([path, ""] if path else [""]):
+            kind, fmt, _ = io.node_info(s, p)
+            if kind is not None and not (mode == "w" and p == path):
+                zarr_format = fmt
+                break
+    kind = io.node_kind(s, path)
+    if mode == "w":
+        return api.open_group(store, mode="w", path=path or None, zarr_format=zarr_format)
+    if mode == "w-":
+        if kind is not None:
+            raise ContainsGroupError(f"a node already exists at {path or '/'!r} (mode='w-'); use mode='w' or 'a'", path)
+        return api.open_group(store, mode="w-", path=path or None, zarr_format=zarr_format)
+    if mode == "r+":
+        if kind != "group":
+            raise GroupNotFoundError(f"no group at {path or '/'!r} to write to with mode='r+'", path)
+        return api.open_group(store, mode="r+", path=path or None)
+    return api.open_group(store, mode="a", path=path or None, zarr_format=zarr_format)
+
+
+# -- the writer ------------------------------------------------------------------------------
+def to_zarr(
+    ds: Any,
+    store: Any = None,
+    mode: str | None = None,
+    group: str | None = None,
+    append_dim: Hashable | None = None,
+    region: Mapping[str, slice] | None = None,
+    encoding: Mapping[Hashable, Mapping[str, Any]] | None = None,
+    consolidated: bool | None = True,
+    zarr_format: int | None = None,
+    *,
+    safe_chunks: bool = True,
+    write_empty_chunks: bool | None = None,
+    compute: bool = True,
+) -> Any:
+    """Write ``ds`` (an :class:`xarray.Dataset` or named DataArray) to a Zarr group with zarrkit.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        What to write; numpy- or dask-backed (dask blocks are written in parallel, lock-free).
+    store : str, os.PathLike, MutableMapping or zarrkit store
+        Where (default: a new in-memory store, returned in the group's ``.store``).
+    mode : {'w-', 'w', 'a', 'a-', 'r+'}, optional
+        ``'w-'`` create, fail if the group exists (the default); ``'w'`` overwrite the group;
+        ``'a'`` add or replace variables, or append along ``append_dim`` (the default when
+        ``append_dim`` is given); ``'a-'`` like ``'a'`` but when appending leave variables
+        without ``append_dim`` alone; ``'r+'`` only write existing variables (the default
+        with ``region``).
+    group : str, optional
+        Path of the group in the store.
+    append_dim : str, optional
+        Dimension to append ``ds`` along: arrays with it are resized and the new data written
+        after the existing data.  Values are CF-encoded exactly as the stored ones (same time
+        units, scale factors, fill values).
+    region : dict of slices, optional
+        Write ``ds`` into this part of existing variables (``{'time': slice(10, 20)}``);
+        variables without any of these dimensions must be dropped first, index variables are
+        not written.
+    encoding : dict, optional
+        Per-variable encoding: CF keys (``dtype``, ``scale_factor``, ``add_offset``,
+        ``_FillValue``, ``units``, ``calendar``) and Zarr keys (``chunks``, ``shards``,
+        ``compressors``, ``filters``, ``fill_value`` (v3), ``write_empty_chunks``).
+    consolidated : bool, optional
+        Consolidate the store's metadata at its root afterwards (default True; ``None`` too).
+    zarr_format : {2, 3}, optional
+        Format of a new hierarchy (default: that of an existing one, else zarrkit's default).
+    safe_chunks : bool
+        Refuse dask blocks that would share a Zarr chunk (or shard) — concurrent partial
+        writes could lose data.
+    compute : bool
+        With ``False`` and dask data, metadata is written now and a dask ``Delayed`` returned
+        that writes the data.
+
+    Returns
+    -------
+    zarrkit.Group
+        The written group (or a ``Delayed`` when ``compute=False`` and there is dask data).
+    """
+    import xarray as xr
+    from xarray import conventions
+
+    from .. import api
+    from ..storage.coerce import coerce_store
+
+    if isinstance(ds, xr.DataArray):
+        ds = ds.to_dataset(name=ds.name if ds.name is not None else "__xarray_dataarray_variable__")
+    if not isinstance(ds, xr.Dataset):
+        raise TypeError(f"to_zarr writes an xarray Dataset or DataArray, got {type(ds).__name__}")
+    if mode is None:
+        mode = "a" if append_dim is not None else "r+" if region is not None else "w-"
+    if mode not in _MODES:
+        raise ValueError(f"mode must be one of {list(_MODES)}, got {mode!r}")
+    if append_dim is not None and region is not None:
+        raise ValueError("cannot use both append_dim and region in to_zarr()")
+    if append_dim is not None and mode not in ("a", "a-"):
+        raise ValueError(f"append_dim was set along with mode={mode!r}, either set mode='a' or don't set it")
+    if region is not None and mode not in ("a", "r+"):
+        raise ValueError(f"region requires mode 'r+' or 'a', got mode={mode!r}")
+    if zarr_format not in (None, 2, 3):
+        raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
+    for name in ds.variables:
+        if not isinstance(name, str) or not name or "/" in name:
+            raise ValueError(f"variable names must be non-empty strings without '/', got {name!r}")
+
+    if store is None:
+        from ..storage.memory import MemoryStore
+
+        store = MemoryStore()
+    if isinstance(store, os.PathLike):
+        store = os.fspath(store)
+    if not isinstance(store, Mapping):
+        store = coerce_store(store)
+    gpath = normalize_path((group or "").strip("/") or None)
+    encoding = {k: dict(v) for k, v in (encoding or {}).items()}
+
+    write_region: dict[str, slice] = {}
+    if region is not None:
+        write_region = _validate_region(ds, region)
+        non_matching = [k for k, v in ds.variables.items() if not set(write_region).intersection(v.dims)]
+        if write_region and non_matching:
+            raise ValueError(
+                "when setting `region` explicitly in to_zarr(), all variables in the dataset to "
+                "write must have at least one dimension in common with the region's dimensions "
+                f"{list(write_region)}, but that is not the case for some variables here. To drop "
+                f"these variables from this dataset before exporting to zarr, write: "
+                f".drop_vars({non_matching!r})"
+            )
+        ds = ds.drop_vars(list(ds.indexes))
+
+    grp = _open_target_group(store, gpath, mode, zarr_format)
+    fmt = grp.zarr_format
+    if zarr_format is not None and zarr_format != fmt:
+        raise ValueError(f"zarr_format={zarr_format} given but the group at {gpath or '/'!r} is v{fmt}")
+
+    existing: dict[str, Array] = {} if mode == "w" else dict(grp.arrays())
+    reader = ZarrkitDataStore(grp)
+    if encoding and mode in ("a", "a-", "r+"):
+        for name in encoding:
+            if name in existing:
+                raise ValueError(f"variable {name!r} already exists, but encoding was provided")
+
+    variables, attributes = conventions.encode_dataset_coordinates(ds)
+    check_encoding = set()
+    for name, enc in encoding.items():
+        if name not in variables:
+            raise ValueError(f"encoding given for {name!r}, which is not a variable of the dataset")
+        variables[name].encoding = enc
+        check_encoding.add(name)
+
+    existing_names = [n for n in variables if n in existing]
+    new_names = [n for n in variables if n not in existing]
+    if mode == "r+" and new_names:
+        raise ValueError(
+            f"dataset contains non-pre-existing variables {new_names!r}, which is not allowed in "
+            "to_zarr() with mode='r+'. To allow writing new variables, set mode='a'."
+        )
+    if append_dim is not None and append_dim not in existing:
+        dims = reader.get_dimensions()
+        if append_dim not in dims:
+            raise ValueError(f"append_dim={append_dim!r} does not match any existing dataset dimensions {dims}")
+
+    encoded = {n: _encode_variable(variables[n], n, fmt) for n in new_names}
+    if existing_names:
+        # values written into existing arrays are encoded exactly as the stored ones
+        stored = {n: reader.open_store_variable(n, existing[n]) for n in existing_names}
+        stored, _, _ = conventions.decode_cf_variables(stored, {})
+        for n in existing_names:
+            _validate_append_dtype(n, stored[n], variables[n])
+            v = variables[n].copy(deep=False)
+            v.encoding = dict(stored[n].encoding)
+            v = _encode_variable(v, n, fmt)
+            encoded[n] = _check_existing_dims(n, v, stored[n], write_region, append_dim)
+    attrs = {k: _encode_attr(v) for k, v in attributes.items()}
+
+    if mode not in ("r", "r+"):
+        grp.attrs.put(attrs)
+    if mode == "a-" and append_dim is not None:
+        encoded = {k: v for k, v in encoded.items() if k not in existing or append_dim in v.dims}
+
+    sources, targets, regions = [], [], []
+    for vn, v in encoded.items():
+        name = str(vn)
+        vattrs = dict(v.attrs)
+        dims = v.dims
+        venc = dict(v.encoding)
+        if fmt == 2:
+            fill_value = vattrs.pop("_FillValue", None)
+        else:
+            fill_value = venc.pop("fill_value", None)
+            if fill_value is None and v.dtype.kind == "f":
+                fill_value = np.nan  # xarray's default for floats (not Zarr's zero)
+            if "_FillValue" in vattrs:
+                fv = vattrs.pop("_FillValue")
+                if fv is not None:
+                    vattrs["_FillValue"] = encode_fill_value(fv, v.dtype)
+        if venc.get("_FillValue") is not None:
+            raise ValueError("Zarr does not support _FillValue in encoding.")
+        venc.pop("_FillValue", None)
+        v.encoding = venc
+        zenc = _extract_encoding(v, raise_on_invalid=vn in check_encoding, name=vn, zarr_format=fmt)
+
+        var_region = {d: write_region.get(d, slice(None)) for d in dims}
+        if mode != "w" and name in existing:
+            arr = existing[name]
+            if append_dim is not None and append_dim in dims:
+                axis = dims.index(append_dim)
+                old = arr.shape
+                var_region[append_dim] = slice(old[axis], old[axis] + v.shape[axis])
+                arr.resize(old[:axis] + (old[axis] + v.shape[axis],) + old[axis + 1 :])
+        else:
+            arr = _create_array(store, gpath, name, v, dims, vattrs, fill_value, zenc, fmt, mode, write_empty_chunks)
+        sel = tuple(var_region[d] for d in dims)
+        data = v.data
+        if _is_dask(data):
+            if safe_chunks:
+                from ..dask import check_aligned
+
+                problems = check_aligned(data.chunks, arr, sel)
+                if problems and arr.synchronizer is None:
+                    grid = arr.shards or arr.chunks
+                    raise ValueError(
+                        f"Specified Zarr chunks encoding['chunks']={tuple(arr.chunks)!r} for variable "
+                        f"named {name!r} would overlap multiple Dask chunks {data.chunks}: "
+                        f"{'; '.join(problems)}. Writing this array in parallel with dask could lead "
+                        f"to corrupted data. Consider rechunking using `chunk()` to {tuple(grid)}, "
+                        "or specifying different chunks in encoding, or set safe_chunks=False."
+                    )
+            sources.append(data)
+            targets.append(arr)
+            regions.append(tuple(s if isinstance(s, slice) else slice(None) for s in _resolve(sel, arr.shape)))
+        else:
+            values = np.asarray(v.values)
+            arr[_resolve(sel, arr.shape) or Ellipsis] = values
+
+    if consolidated or consolidated is None:
+        api.consolidate_metadata(store)
+
+    if sources:
+        import dask.array as da
+
+        delayed = da.store(sources, targets, regions=regions, lock=False, compute=compute)
+        if not compute:
+            return delayed
+    return grp
+
+
+def _resolve(sel: tuple[slice, ...], shape: tuple[int, ...]) -> tuple[slice, ...]:
+    return tuple(slice(*s.indices(n)) for s, n in zip(sel, shape))
+
+
+def _create_array(
+    store: Any,
+    gpath: str,
+    name: str,
+    v: Any,
+    dims: tuple[Hashable, ...],
+    vattrs: dict[str, Any],
+    fill_value: Any,
+    zenc: dict[str, Any],
+    fmt: int,
+    mode: str,
+    write_empty_chunks: bool | None,
+) -> Array:
+    from xarray import coding
+
+    from .. import api
+
+    dtype = v.dtype
+    if coding.strings.check_vlen_dtype(dtype) is str:
+        dtype = str
+    attrs = {k: _encode_attr(a) for k, a in vattrs.items()}
+    kwargs: dict[str, Any] = {}
+    if fmt == 2:
+        attrs[DIMENSION_KEY] = [str(d) for d in dims]
+    else:
+        kwargs["dimension_names"] = [str(d) for d in dims]
+        if zenc.get("shards") is not None:
+            kwargs["shards"] = tuple(zenc["shards"])
+        if zenc.get("serializer") is not None:
+            kwargs["serializer"] = zenc["serializer"]
+    if "compressors" in zenc:
+        kwargs["compressors"] = zenc["compressors"]
+    elif "compressor" in zenc:
+        c = zenc["compressor"]
+        kwargs["compressors"] = None if c is None else [c]
+    if zenc.get("filters") is not None:
+        kwargs["filters"] = zenc["filters"]
+    if zenc.get("chunk_key_encoding") is not None:
+        kwargs["chunk_key_encoding"] = zenc["chunk_key_encoding"]
+    elif fmt == 2 and zenc.get("dimension_separator") is not None:
+        kwargs["chunk_key_encoding"] = {"name": "v2", "configuration": {"separator": zenc["dimension_separator"]}}
+    wec = zenc.get("write_empty_chunks", write_empty_chunks)
+    if fill_value is not None and not isinstance(fill_value, (str, bytes)):
+        fill_value = np.asarray(fill_value).item() if np.ndim(fill_value) == 0 else fill_value
+    chunks = zenc.get("chunks")
+    return api.create_array(
+        store,
+        name=join_path(gpath, name),
+        shape=v.shape,
+        dtype=dtype,
+        chunks="auto" if chunks is None else chunks,
+        fill_value=fill_value,
+        zarr_format=fmt,
+        attributes=attrs,
+        overwrite=(mode == "w"),
+        write_empty_chunks=wec,
+        **kwargs,
+    )

@@ -16,6 +16,10 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
+	command -v redis-server >/dev/null || apt-get install -y -qq redis-server >/dev/null 2>&1 \
+	  || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq redis-server >/dev/null 2>&1; } \
+	  || sudo -n apt-get install -y -qq redis-server \
+	  || echo "warning: could not install redis-server (needed by the RedisStore tests, which will fail)" >&2
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -15,6 +15,10 @@ from .coerce import coerce_store
 from .local import DirectoryStore, NestedDirectoryStore, TempStore
 from .mapping import MappingStore
 from .memory import DictStore, MemoryStore
+from .dbm import DBMStore
+from .lmdb import LMDBStore
+from .redis import RedisStore
+from .sqlite import SQLiteStore
 from .zip import ZipStore
 from .wrappers import CountingStore, LatencyStore, LRUStoreCache, ReadOnlyStore, WrapperStore
 
@@ -31,6 +35,10 @@ __all__ = [
     "NestedDirectoryStore",
     "TempStore",
     "ZipStore",
+    "SQLiteStore",
+    "DBMStore",
+    "LMDBStore",
+    "RedisStore",
     "MappingStore",
     "WrapperStore",
     "ReadOnlyStore",

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..errors import StoreError
-from .base import ByteRange, Store, validate_key, validate_prefix
+from .base import ByteRange, Store, ensure_bytes_like, validate_key, validate_prefix
 
 __all__ = ["LMDBStore"]
 
@@ -184,8 +184,6 @@ class LMDBStore(Store):
 
     def set_many(self, items: dict[str, Any]) -> None:
         """Store several values in one write transaction (all or none of them are written)."""
-        from .base import ensure_bytes_like
-
         self._check_writable()
         rows = [(_encode(validate_key(k)), ensure_bytes_like(v, k)) for k, v in items.items()]
         with self._lock:

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import StoreError
 from ._kvutil import glob_escape
-from .base import ByteRange, Store, validate_key, validate_prefix
+from .base import ByteRange, Store, ensure_bytes_like, validate_key, validate_prefix
 
 __all__ = ["RedisStore"]
 
@@ -172,8 +172,6 @@ class RedisStore(Store):
 
     def set_many(self, items: dict[str, Any]) -> None:
         """Store several values with one ``MSET`` (atomic: all or none are written)."""
-        from .base import ensure_bytes_like
-
         self._check_writable()
         mapping = {self._key(validate_key(k)): bytes(ensure_bytes_like(v, k))
                    for k, v in items.items()}

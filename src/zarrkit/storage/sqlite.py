@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import StoreError
 from ._kvutil import prefix_upper_bound
-from .base import ByteRange, Store, validate_key, validate_prefix
+from .base import ByteRange, Store, ensure_bytes_like, validate_key, validate_prefix
 
 __all__ = ["SQLiteStore"]
 
@@ -224,8 +224,6 @@ class SQLiteStore(Store):
 
     def set_many(self, items: dict[str, Any]) -> None:
         """Store several values in a single transaction (all or none of them are written)."""
-        from .base import ensure_bytes_like
-
         self._check_writable()
         rows = [(validate_key(k), bytes(ensure_bytes_like(v, k))) for k, v in items.items()]
         if rows:

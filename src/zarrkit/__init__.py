@@ -72,6 +72,8 @@ from .storage import (
     MemoryStore,
     NestedDirectoryStore,
     DBMStore,
+    FSStore,
+    FsspecStore,
     LMDBStore,
     LRUStoreCache,
     RedisStore,
@@ -81,6 +83,15 @@ from .storage import (
 )
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    # optional integrations, imported on first use (xarray and dask are optional dependencies)
+    if name in ("xarray", "dask"):
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'zarrkit' has no attribute {name!r}")
 
 __all__ = [
     "Array",
@@ -116,6 +127,8 @@ __all__ = [
     "TempStore",
     "ZipStore",
     "LRUStoreCache",
+    "FsspecStore",
+    "FSStore",
     "SQLiteStore",
     "DBMStore",
     "LMDBStore",

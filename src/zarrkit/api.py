@@ -227,6 +227,7 @@ def create(
     dimension_separator: str | None = None,
     write_empty_chunks: bool | None = None,
     zarr_format: int | None = None,
+    storage_options: dict[str, Any] | None = None,
     **kwargs: Any,
 ) -> Array:
     """Create an array.
@@ -267,7 +268,9 @@ def create(
     write_empty_chunks : bool, optional
         If False, chunks that are all fill value are not stored.
     zarr_format : int, optional
-        Zarr format of the new array (2).
+        Zarr format of the new array (default: ``zarrkit.config.zarr_format``, 3).
+    storage_options : dict, optional
+        Options of the remote file system when ``store`` is a URL (``s3://...``).
 
     Returns
     -------
@@ -287,6 +290,7 @@ def create(
     _reject_unknown(kwargs, "create")
     if store is None:
         store = {}
+    store = _open_store(store, storage_options, read_only=False)
     init_array(
         store,
         shape=shape,
@@ -498,6 +502,7 @@ def open_array(
     write_empty_chunks: bool | None = None,
     dimension_separator: str | None = None,
     zarr_format: int | None = None,
+    storage_options: dict[str, Any] | None = None,
     **kwargs: Any,
 ) -> Array:
     """Open an array using file-mode-like semantics.
@@ -519,7 +524,7 @@ def open_array(
     _check_mode(mode)
     compressor = _pop_h5py_kwargs(compressor, kwargs)
     _reject_unknown(kwargs, "open_array")
-    store = {} if store is None else store
+    store = {} if store is None else _open_store(store, storage_options, read_only=(mode == "r"))
     s = coerce_store(store)
     path = normalize_path(path)
     create_kwargs = dict(
@@ -552,6 +557,14 @@ def open_array(
     return Array(store_arg, path=path, **open_kwargs)
 
 
+def _open_store(store: Any, storage_options: dict[str, Any] | None, read_only: bool) -> Any:
+    """A path or URL becomes its store here (read-only for mode 'r'); mappings and stores
+    pass through unchanged (a node shows the user's own mapping as its store)."""
+    if isinstance(store, (str, os.PathLike)) or storage_options is not None:
+        return coerce_store(store, read_only=read_only, storage_options=storage_options)
+    return store
+
+
 def _user_store(store: Any, coerced: Store) -> Any:
     """What a node shows as its store: the user's mapping object, else the coerced store."""
     return store if isinstance(store, Mapping) else coerced
@@ -572,6 +585,7 @@ def group(
     synchronizer: Any = None,
     path: str | None = None,
     zarr_format: int | None = None,
+    storage_options: dict[str, Any] | None = None,
 ) -> Group:
     """Create a group (or open the one that exists, unless ``overwrite``).
 
@@ -584,7 +598,7 @@ def group(
       store: DictStore
     """
     _check_zarr_format(zarr_format)
-    store = DictStore() if store is None else store
+    store = DictStore() if store is None else _open_store(store, storage_options, read_only=False)
     s = coerce_store(store)
     path = normalize_path(path)
     kind = io.node_kind(s, path)
@@ -604,6 +618,7 @@ def open_group(
     path: str | None = None,
     chunk_store: Any = None,
     zarr_format: int | None = None,
+    storage_options: dict[str, Any] | None = None,
     **kwargs: Any,
 ) -> Group:
     """Open a group using file-mode-like semantics (modes as :func:`open_array`).
@@ -618,7 +633,7 @@ def open_group(
     """
     _check_mode(mode)
     _reject_unknown(kwargs, "open_group")
-    store = DictStore() if store is None else store
+    store = DictStore() if store is None else _open_store(store, storage_options, read_only=(mode == "r"))
     s = coerce_store(store)
     path = normalize_path(path)
     store_arg = _user_store(store, s)
@@ -663,7 +678,11 @@ def open(store: Any = None, mode: str = "a", *, path: str | None = None, **kwarg
     'Array'
     """
     _check_mode(mode)
-    store = DictStore() if store is None and "shape" not in kwargs else store
+    storage_options = kwargs.pop("storage_options", None)
+    if store is None:
+        store = DictStore() if "shape" not in kwargs else store
+    else:
+        store = _open_store(store, storage_options, read_only=(mode == "r"))
     s = coerce_store(store)
     norm = normalize_path(path)
     kind = io.node_kind(s, norm)
@@ -700,6 +719,7 @@ def create_array(
     overwrite: bool = False,
     synchronizer: Any = None,
     write_empty_chunks: bool | None = None,
+    storage_options: dict[str, Any] | None = None,
 ) -> Array:
     """Create an array with zarr-python 3's spelling of the arguments.
 
@@ -769,12 +789,15 @@ def create_array(
         write_empty_chunks=write_empty_chunks,
         zarr_format=zarr_format,
         attributes=attributes,
+        storage_options=storage_options,
         **v3_options,
         **kwargs,
     )
 
 
-def consolidate_metadata(store: Any, path: str | None = None) -> Group:
+def consolidate_metadata(
+    store: Any, path: str | None = None, storage_options: dict[str, Any] | None = None
+) -> Group:
     """Gather all metadata of a hierarchy into one document, so opening it takes one read.
 
     v2 hierarchies get a ``.zmetadata`` key; v3 ones an inline ``consolidated_metadata`` in the
@@ -792,14 +815,14 @@ def consolidate_metadata(store: Any, path: str | None = None) -> Group:
     """
     from .metadata.consolidated import consolidate
 
-    s = coerce_store(store)
+    s = coerce_store(_open_store(store, storage_options, read_only=False))
     consolidate(s, normalize_path(path))
-    return open_consolidated(store, mode="r", path=path)
+    return open_consolidated(s, mode="r", path=path)
 
 
 def open_consolidated(
     store: Any, mode: str = "r", path: str | None = None, zarr_format: int | None = None,
-    **kwargs: Any,
+    storage_options: dict[str, Any] | None = None, **kwargs: Any,
 ) -> Group:
     """Open a group using its consolidated metadata: one store read for all metadata.
 
@@ -825,7 +848,7 @@ def open_consolidated(
 
     if mode not in ("r", "r+"):
         raise ValueError(f"open_consolidated mode must be 'r' or 'r+', got {mode!r}")
-    s = coerce_store(store)
+    s = coerce_store(_open_store(store, storage_options, read_only=(mode == "r")))
     path = normalize_path(path)
     docs = load_consolidated(s, path, zarr_format)
     if docs is None:

@@ -24,7 +24,7 @@ import numpy as np
 
 from .core.array import Array
 
-__all__ = ["to_dask", "from_dask", "store", "check_aligned", "tokenize_array"]
+__all__ = ["check_aligned", "from_dask", "store", "to_dask", "tokenize_array"]
 
 
 def _store_identity(array: Array) -> Any:
@@ -40,7 +40,7 @@ def tokenize_array(array: Array) -> tuple[Any, ...]:
     meta = array.metadata
     try:
         meta_doc = json.dumps(meta.to_json(), sort_keys=True, default=str)
-    except Exception:  # pragma: no cover - metadata without a JSON form (views)
+    except (TypeError, ValueError, AttributeError):  # pragma: no cover - no JSON form
         meta_doc = repr(meta)
     return ("zarrkit.Array", _store_identity(array), array.path, meta_doc, array.read_only, array.is_view)
 

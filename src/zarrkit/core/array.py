@@ -428,6 +428,12 @@ class Array:
         """Modify whole chunks by their grid indices."""
         self._set(selection, value, "block", fields=fields)
 
+    def __dask_tokenize__(self) -> Any:
+        """A cheap deterministic token (store, path, metadata) instead of pickling the data."""
+        from ..dask import tokenize_array
+
+        return tokenize_array(self)
+
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         a = self[...]
         if not isinstance(a, np.ndarray):

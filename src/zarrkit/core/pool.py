@@ -21,8 +21,7 @@ R = TypeVar("R")
 TASKS_PER_WORKER = 4
 
 _local = threading.local()
-_executor: ThreadPoolExecutor | None = None
-_executor_size = 0
+_executors: dict[int, ThreadPoolExecutor] = {}
 _executor_lock = threading.Lock()
 
 
@@ -31,17 +30,15 @@ def _mark_worker() -> None:
 
 
 def _get_executor(size: int) -> ThreadPoolExecutor:
-    global _executor, _executor_size
+    """The pool of exactly ``size`` workers (one pool per size in use, so the configured
+    number of threads is also the limit of tasks running at once)."""
     with _executor_lock:
-        if _executor is None or _executor_size < size:
-            old = _executor
-            _executor = ThreadPoolExecutor(
+        executor = _executors.get(size)
+        if executor is None:  # idle pools cost only their sleeping threads
+            executor = _executors[size] = ThreadPoolExecutor(
                 max_workers=size, thread_name_prefix="zarrkit", initializer=_mark_worker
             )
-            _executor_size = size
-            if old is not None:
-                old.shutdown(wait=False)
-        return _executor
+        return executor
 
 
 def threads_for(store: object) -> int | None:

@@ -50,13 +50,14 @@ def read_selection(
     key_of = ctx.key
     order = ctx.meta.order
     can_scratch = ctx.dtype.kind != "O"
+    zero = np.zeros((), dtype=ctx.dtype)[()] if can_scratch else None
 
     def read_one(p: ChunkProjection) -> None:
         key = key_of(p.chunk_coords)
         raw = store.get(key)
         if raw is None:
             if fill is None and ctx.dtype.kind != "O":
-                out[p.out_selection] = 0
+                out[p.out_selection] = zero  # no fill value: zero bytes of the dtype
             else:
                 out[p.out_selection] = fill
             return

@@ -63,7 +63,11 @@ def read_sharded(ctx: ChunkContext, projections: Sequence[ChunkProjection], out:
     store = ctx.store
     inner = sh.inner
     inner_shape = sh.chunk_shape
-    fill = 0 if ctx.fill_value is None and ctx.dtype.kind != "O" else ctx.fill_value
+    fill = (
+        np.zeros((), dtype=ctx.dtype)[()]
+        if ctx.fill_value is None and ctx.dtype.kind != "O"
+        else ctx.fill_value
+    )
     partial = getattr(store, "supports_partial_reads", False)
 
     def scatter(p: ChunkProjection, data: Any, key: str) -> None:

@@ -121,6 +121,7 @@ class ConsolidatedStore(Store):
         self.read_only = store.read_only
         self.supports_writes = store.supports_writes
         self.supports_partial_reads = store.supports_partial_reads
+        self.high_latency = getattr(store, "high_latency", False)
         self.dimension_separator = getattr(store, "dimension_separator", None)
 
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:

@@ -16,6 +16,7 @@ from .local import DirectoryStore, NestedDirectoryStore, TempStore
 from .mapping import MappingStore
 from .memory import DictStore, MemoryStore
 from .dbm import DBMStore
+from .fsspec import FSStore, FsspecStore
 from .lmdb import LMDBStore
 from .redis import RedisStore
 from .sqlite import SQLiteStore
@@ -35,6 +36,8 @@ __all__ = [
     "NestedDirectoryStore",
     "TempStore",
     "ZipStore",
+    "FsspecStore",
+    "FSStore",
     "SQLiteStore",
     "DBMStore",
     "LMDBStore",

@@ -39,7 +39,7 @@ from urllib.parse import unquote
 from ..errors import StoreError
 from .base import ByteRange, Store, validate_key, validate_prefix
 
-__all__ = ["FsspecStore", "FSStore"]
+__all__ = ["FSStore", "FsspecStore"]
 
 #: Name prefix of the temporary files local writes go through (shared with DirectoryStore, so
 #: either store hides the other's files in flight).
@@ -79,7 +79,7 @@ _TRANSIENT_NAMES = {
 
 def _import_fsspec() -> Any:
     try:
-        import fsspec  # noqa: PLC0415 - an optional dependency, imported when needed
+        import fsspec
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(
             "FsspecStore needs fsspec: pip install 'zarrkit[remote]' (or pip install fsspec "
@@ -194,6 +194,9 @@ class FsspecStore(Store):
 
     Notes
     -----
+    Stores on anything but local files and ``memory://`` are ``high_latency``: the chunk engine
+    keeps ``zarrkit.config.io_threads`` requests in flight on them.
+
     The store holds no open files or connections of its own (fsspec caches file system
     instances and their sessions), so ``close()`` does nothing and the store pickles when its
     file system does.  Listings are read fresh (fsspec's listing caches are invalidated first).
@@ -288,6 +291,8 @@ class FsspecStore(Store):
         self.dimension_separator = dimension_separator
         self.read_only = bool(read_only or mode == "r" or self._is_http)
         self.supports_writes = not self._is_http
+        # object stores and web servers: keep config.io_threads requests in flight
+        self.high_latency = not self._has_dirs
         self.retries = int(retries)
         self.retry_delay = float(retry_delay)
         self.max_retry_delay = float(max_retry_delay)
@@ -366,7 +371,7 @@ class FsspecStore(Store):
         while True:
             try:
                 return fn()
-            except Exception as exc:  # noqa: BLE001 - sorted and re-raised below
+            except Exception as exc:
                 kind = classify_error(exc)
                 if kind == _MISSING and missing is not StoreError:
                     return missing

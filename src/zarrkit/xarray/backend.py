@@ -38,11 +38,11 @@ from ..core.group import Group
 from ..storage.base import Store
 
 __all__ = [
-    "ZarrkitBackendEntrypoint",
+    "DIMENSION_KEY",
     "ZarrkitBackendArray",
+    "ZarrkitBackendEntrypoint",
     "ZarrkitDataStore",
     "open_zarrkit_group",
-    "DIMENSION_KEY",
 ]
 
 DIMENSION_KEY = "_ARRAY_DIMENSIONS"
@@ -110,7 +110,7 @@ class ZarrkitBackendArray(BackendArray):
     """Lazy view of a zarrkit array: basic and outer indexing go to zarrkit (only the chunks
     a selection touches are read); vectorized indexing is decomposed by xarray."""
 
-    __slots__ = ("_array", "shape", "dtype")
+    __slots__ = ("_array", "dtype", "shape")
 
     def __init__(self, array: Array):
         self._array = array
@@ -158,7 +158,11 @@ def open_zarrkit_group(
     from ..storage.coerce import coerce_store
 
     if isinstance(store, Group):
-        return store[group] if group not in (None, "", "/") else store  # type: ignore[return-value]
+        sub = (group or "").strip("/")
+        node = store[sub] if sub else store
+        if not isinstance(node, Group):
+            raise TypeError(f"{group!r} is an array, not a group")
+        return node
     if isinstance(store, os.PathLike):
         store = os.fspath(store)
     path = normalize_path((group or "").strip("/") or None)
@@ -177,7 +181,7 @@ def open_zarrkit_group(
         return root
     node = root[path]
     if not isinstance(node, Group):
-        raise ValueError(f"{group!r} is an array, not a group")
+        raise TypeError(f"{group!r} is an array, not a group")
     return node
 
 
@@ -238,8 +242,7 @@ class ZarrkitDataStore(AbstractDataStore):
             "chunks": chunks,
             "preferred_chunks": dict(zip(dims, chunks)),
         }
-        if array.shards:
-            encoding["shards"] = tuple(array.shards)
+        encoding["shards"] = tuple(array.shards) if array.shards else None
         if self._use_fill_value_as_mask:
             if array.fill_value is not None:
                 attrs["_FillValue"] = array.fill_value

@@ -135,6 +135,39 @@ def _validate_region(ds: Any, region: Any) -> dict[str, slice]:
     return dict(region)
 
 
+def _auto_region(ds: Any, grp: Group, region: Any) -> dict[str, slice]:
+    """Resolve ``region='auto'`` (or ``{dim: 'auto'}``) from the stored index coordinates."""
+    import pandas as pd
+    from xarray import conventions
+
+    region = dict.fromkeys(ds.dims, "auto") if region == "auto" else dict(region)
+    reader = ZarrkitDataStore(grp)
+    arrays = reader.arrays()
+    for dim, val in list(region.items()):
+        if val != "auto":
+            continue
+        if dim not in ds.variables:
+            region[dim] = slice(0, ds.sizes[dim])
+            continue
+        if dim not in arrays:
+            raise KeyError(f"region='auto' needs the coordinate {dim!r} in the store")
+        stored = conventions.decode_cf_variable(dim, reader.open_store_variable(dim, arrays[dim]))
+        idx = pd.Index(np.asarray(stored.values)).get_indexer(ds[dim].values)
+        if (idx == -1).any():
+            raise KeyError(
+                f"Not all values of coordinate {dim!r} in the new array were found in the original "
+                "store. Writing to a zarr region slice requires that no dimensions or metadata are "
+                "changed by the write."
+            )
+        if (np.diff(idx) != 1).any():
+            raise ValueError(
+                f"The auto-detected region of coordinate {dim!r} for writing new data to the "
+                "original store had non-contiguous indices."
+            )
+        region[dim] = slice(int(idx[0]), int(idx[-1]) + 1)
+    return region
+
+
 def _validate_append_dtype(name: Hashable, existing: Any, new: Any) -> None:
     if (
         np.issubdtype(new.dtype, np.number)
@@ -267,13 +300,15 @@ def to_zarr(
         Refuse dask blocks that would share a Zarr chunk (or shard) — concurrent partial
         writes could lose data.
     compute : bool
-        With ``False`` and dask data, metadata is written now and a dask ``Delayed`` returned
-        that writes the data.
+        With ``False`` and dask data, metadata (and numpy-backed variables) are written now
+        and the dask object of :func:`dask.array.store` is returned: ``.compute()`` it to
+        write the dask-backed data.
 
     Returns
     -------
     zarrkit.Group
-        The written group (or a ``Delayed`` when ``compute=False`` and there is dask data).
+        The written group (the pending dask store when ``compute=False`` and there is dask
+        data).
     """
     import xarray as xr
     from xarray import conventions
@@ -312,8 +347,15 @@ def to_zarr(
     gpath = normalize_path((group or "").strip("/") or None)
     encoding = {k: dict(v) for k, v in (encoding or {}).items()}
 
+    grp = _open_target_group(store, gpath, mode, zarr_format)
+    fmt = grp.zarr_format
+    if zarr_format is not None and zarr_format != fmt:
+        raise ValueError(f"zarr_format={zarr_format} given but the group at {gpath or '/'!r} is v{fmt}")
+
     write_region: dict[str, slice] = {}
     if region is not None:
+        if region == "auto" or (isinstance(region, Mapping) and "auto" in region.values()):
+            region = _auto_region(ds, grp, region)
         write_region = _validate_region(ds, region)
         non_matching = [k for k, v in ds.variables.items() if not set(write_region).intersection(v.dims)]
         if write_region and non_matching:
@@ -326,10 +368,6 @@ def to_zarr(
             )
         ds = ds.drop_vars(list(ds.indexes))
 
-    grp = _open_target_group(store, gpath, mode, zarr_format)
-    fmt = grp.zarr_format
-    if zarr_format is not None and zarr_format != fmt:
-        raise ValueError(f"zarr_format={zarr_format} given but the group at {gpath or '/'!r} is v{fmt}")
 
     existing: dict[str, Array] = {} if mode == "w" else dict(grp.arrays())
     reader = ZarrkitDataStore(grp)

@@ -1,0 +1,177 @@
+"""zarrkit and dask: reading and writing zarrkit arrays with the local schedulers and with a
+``dask.distributed.LocalCluster`` of worker processes (arrays must pickle)."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+
+import zarrkit
+import zarrkit.dask as zd
+from zarrkit.storage import CountingStore, DirectoryStore
+
+FORMATS = [2, 3]
+META_NAMES = {".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json"}
+
+
+def chunk_gets(store: CountingStore) -> list[str]:
+    return [k for k, _ in store.keys_read if k.rsplit("/", 1)[-1] not in META_NAMES]
+
+
+def data(shape=(40, 30)):
+    return np.arange(np.prod(shape), dtype="f8").reshape(shape)
+
+
+@pytest.mark.parametrize("zarr_format", FORMATS)
+@pytest.mark.parametrize("scheduler", ["threads", "sync"])
+def test_to_dask_reads_each_chunk_once(zarr_format, scheduler):
+    store = CountingStore(zarrkit.MemoryStore())
+    z = zarrkit.create_array(store, shape=(40, 30), chunks=(10, 15), dtype="f8", zarr_format=zarr_format)
+    z[:] = data()
+    store.reset()
+    x = zd.to_dask(z)
+    assert x.chunks == ((10,) * 4, (15, 15)) and x.dtype == z.dtype
+    assert chunk_gets(store) == []  # building the graph reads nothing
+    np.testing.assert_array_equal(x.compute(scheduler=scheduler), data())
+    assert sorted(chunk_gets(store)) == sorted({k for k in chunk_gets(store)})  # no chunk twice
+    assert len(chunk_gets(store)) == 8
+    # multiples of the chunks, and a sub-selection
+    y = zd.to_dask(z, chunks=(20, 30))
+    assert y.chunks == ((20, 20), (30,))
+    assert float(y[5:25].sum().compute(scheduler=scheduler)) == float(data()[5:25].sum())
+
+
+@pytest.mark.parametrize("zarr_format", FORMATS)
+def test_from_array_directly(zarr_format):
+    z = zarrkit.create_array({}, shape=(40, 30), chunks=(10, 15), dtype="f8", zarr_format=zarr_format)
+    z[:] = data()
+    x = da.from_array(z, chunks=z.chunks)
+    assert x.chunks == ((10,) * 4, (15, 15))
+    np.testing.assert_array_equal(x.compute(), data())
+    # each block is the ndarray zarrkit returned: dask makes no copy of it
+    block = x.blocks[1, 1].compute(scheduler="sync")
+    assert isinstance(block, np.ndarray) and block.flags.owndata
+    np.testing.assert_array_equal(block, data()[10:20, 15:30])
+
+
+def test_tokenize_does_not_pickle_data(monkeypatch):
+    from dask.base import tokenize
+
+    z = zarrkit.zeros((1000, 1000), chunks=(100, 100), store=zarrkit.MemoryStore())
+    z[:] = 1.0
+    t1 = tokenize(z)
+    assert t1 == tokenize(z)
+    from zarrkit.core.array import Array
+
+    def boom(self):
+        raise AssertionError("tokenize pickled the array (and its in-memory store)")
+
+    monkeypatch.setattr(Array, "__getstate__", boom)
+    assert tokenize(z) == t1
+    x = da.from_array(z, chunks=z.chunks)
+    assert x.name.startswith("array-")
+    other = zarrkit.zeros((1000, 1000), chunks=(100, 100), store=zarrkit.MemoryStore())
+    assert tokenize(other) != t1
+
+
+@pytest.mark.parametrize("zarr_format", FORMATS)
+def test_store_aligned_lock_free(zarr_format, tmp_path):
+    z = zarrkit.create_array(str(tmp_path / "a.zarr"), shape=(40, 30), chunks=(10, 15), dtype="f8",
+                             zarr_format=zarr_format)
+    x = da.from_array(data(), chunks=(20, 15))  # multiples of the chunks
+    zd.store(x, z)
+    np.testing.assert_array_equal(z[:], data())
+    # last block may be partial, region offsets must keep alignment
+    z2 = zarrkit.create_array({}, shape=(45, 30), chunks=(10, 15), dtype="f8", zarr_format=zarr_format)
+    zd.store(da.from_array(data((35, 30)), chunks=(10, 15)), z2, region=(slice(10, 45),))
+    np.testing.assert_array_equal(z2[10:], data((35, 30)))
+    assert (z2[:10] == 0).all()
+
+
+@pytest.mark.parametrize("zarr_format", FORMATS)
+def test_store_unaligned_refused_unless_synchronized(zarr_format):
+    z = zarrkit.create_array({}, shape=(40, 30), chunks=(10, 15), dtype="f8", zarr_format=zarr_format)
+    x = da.from_array(data(), chunks=(7, 15))
+    with pytest.raises(ValueError, match="not aligned"):
+        zd.store(x, z)
+    with pytest.raises(ValueError, match="not aligned"):
+        zd.store(da.from_array(data((30, 30)), chunks=(10, 15)), z, region=(slice(5, 35),))
+    assert z.nchunks_initialized == 0  # nothing written
+    zs = zarrkit.create_array({}, shape=(40, 30), chunks=(10, 15), dtype="f8", zarr_format=zarr_format,
+                              synchronizer=zarrkit.ThreadSynchronizer())
+    zd.store(x, zs)
+    np.testing.assert_array_equal(zs[:], data())
+
+
+def test_store_sharded_needs_shard_alignment():
+    z = zarrkit.create_array({}, shape=(40, 40), chunks=(10, 10), shards=(20, 20), dtype="f8", zarr_format=3)
+    with pytest.raises(ValueError, match="shards"):
+        zd.store(da.from_array(data((40, 40)), chunks=(10, 10)), z)  # chunk- but not shard-aligned
+    zd.store(da.from_array(data((40, 40)), chunks=(20, 40)), z)
+    np.testing.assert_array_equal(z[:], data((40, 40)))
+    np.testing.assert_array_equal(zd.to_dask(z).compute(), data((40, 40)))
+
+
+@pytest.mark.parametrize("zarr_format", FORMATS)
+def test_from_dask(zarr_format, tmp_path):
+    x = da.from_array(data(), chunks=(10, 15))
+    z = zd.from_dask(x, str(tmp_path / "b.zarr"), path="grp/arr", zarr_format=zarr_format)
+    assert z.chunks == (10, 15) and z.shape == (40, 30) and z.zarr_format == zarr_format
+    np.testing.assert_array_equal(zarrkit.open_array(str(tmp_path / "b.zarr"), path="grp/arr", mode="r")[:], data())
+    # irregular dask chunks are rechunked to the Zarr chunks; explicit chunks and dtype honoured
+    y = da.from_array(data(), chunks=((5, 20, 15), (30,)))
+    z2 = zd.from_dask(y, {}, chunks=(8, 10), dtype="f4", zarr_format=zarr_format)
+    assert z2.chunks == (8, 10) and z2.dtype == np.dtype("f4")
+    np.testing.assert_array_equal(z2[:], data().astype("f4"))
+
+
+@pytest.mark.parametrize("zarr_format", FORMATS)
+def test_arrays_pickle(zarr_format, tmp_path):
+    z = zarrkit.create_array(str(tmp_path / "p.zarr"), shape=(10,), chunks=(5,), dtype="i4", zarr_format=zarr_format)
+    z[:] = np.arange(10)
+    z2 = pickle.loads(pickle.dumps(z))
+    assert z2 == z
+    z2[:5] = -1
+    np.testing.assert_array_equal(z[:5], -1)
+
+
+def test_distributed_local_cluster(tmp_path):
+    """Worker processes read and write zarrkit arrays on a DirectoryStore, and an xarray
+    dataset opened with engine='zarrkit', chunks={} computes on the cluster."""
+    distributed = pytest.importorskip("distributed")
+    xr = pytest.importorskip("xarray")
+    import zarrkit.xarray as zx
+
+    path = str(tmp_path / "d.zarr")
+    src = zarrkit.create_array(DirectoryStore(path), name="src", shape=(60, 40), chunks=(10, 20),
+                               dtype="f8", zarr_format=3)
+    src[:] = data((60, 40))
+    dst = zarrkit.create_array(DirectoryStore(path), name="dst", shape=(60, 40), chunks=(20, 20),
+                               dtype="f8", zarr_format=2)
+    ds = xr.Dataset({"v": (("a", "b"), data((60, 40)))})
+    zx.to_zarr(ds, str(tmp_path / "x.zarr"), zarr_format=3, encoding={"v": {"chunks": (15, 40)}})
+
+    with distributed.LocalCluster(
+        processes=True, n_workers=2, threads_per_worker=1, dashboard_address=None,
+        worker_dashboard_address=None,
+    ) as cluster, distributed.Client(cluster) as client:
+        x = zd.to_dask(src)
+        assert float(x.sum().compute()) == float(data((60, 40)).sum())
+        # write: aligned blocks, from two processes, no lock
+        zd.store(x.rechunk((20, 20)) * 2, dst)
+        # the workers really did the reading
+        pids = set(client.run(lambda: __import__("os").getpid()).values())
+        assert len(pids) == 2
+        # xarray + zarrkit engine with dask chunks
+        opened = xr.open_dataset(str(tmp_path / "x.zarr"), engine="zarrkit", chunks={})
+        assert opened.v.chunks == ((15,) * 4, (40,))
+        assert float(opened.v.mean().compute()) == pytest.approx(float(data((60, 40)).mean()))
+        # write a dask-backed dataset with zarrkit's writer from the workers
+        zx.to_zarr(opened.rename(v="w"), str(tmp_path / "y.zarr"), zarr_format=2)
+    np.testing.assert_array_equal(dst[:], data((60, 40)) * 2)
+    back = xr.open_zarr(str(tmp_path / "y.zarr"))
+    np.testing.assert_array_equal(back.w.values, data((60, 40)))

@@ -62,6 +62,7 @@ from .codecs import (
     Zstd,
 )
 from .config import config
+from .convenience import copy, copy_all, copy_store, load, save, save_array, save_group, tree
 from .convert import convert
 from .core.array import Array
 from .core.group import Group
@@ -102,6 +103,14 @@ __all__ = [
     "consolidate_metadata",
     "open_consolidated",
     "convert",
+    "copy",
+    "copy_all",
+    "copy_store",
+    "load",
+    "save",
+    "save_array",
+    "save_group",
+    "tree",
     "empty",
     "empty_like",
     "full",

@@ -1,0 +1,935 @@
+"""Convenience functions of zarr-python 2: saving and loading, copying data, printing trees.
+
+``save``/``load`` move NumPy arrays in and out of a store in one call; ``copy``, ``copy_all``
+and ``copy_store`` copy arrays, groups or raw keys between stores (and to or from h5py files
+when h5py is installed).  Copies stream: an array is copied one destination chunk (or shard)
+at a time, so memory stays bounded by a few chunks whatever the size of the array.
+
+Examples
+--------
+>>> import numpy as np, zarrkit
+>>> from zarrkit.convenience import save, load
+>>> store = {}
+>>> save(store, np.arange(5))
+>>> load(store)
+array([0, 1, 2, 3, 4])
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from typing import Any
+
+import numpy as np
+
+from .config import config
+from .core.array import Array
+from .core.group import Group
+from .core.normalize import normalize_path
+from .errors import NodeNotFoundError, ZarrkitError
+from .metadata import io
+from .storage.base import Store
+from .storage.coerce import coerce_store
+
+__all__ = [
+    "CopyError",
+    "LazyLoader",
+    "save",
+    "load",
+    "save_array",
+    "save_group",
+    "copy",
+    "copy_all",
+    "copy_store",
+    "tree",
+]
+
+
+class CopyError(ZarrkitError, RuntimeError):
+    """A copy cannot proceed: an object exists in the destination and ``if_exists='raise'``."""
+
+
+# -- opening what users pass as a store -----------------------------------------------------------
+def _open_store(store: Any, mode: str) -> tuple[Store, bool]:
+    """``(store, we_opened_it)``: paths and URLs are opened here (and must be closed here); a
+    ``*.zip`` path opened for writing is truncated, as zarr-python 2's ``save`` did."""
+    if isinstance(store, (str, os.PathLike)):
+        path = os.fspath(store)
+        if isinstance(path, str) and "://" not in path and path.endswith(".zip") and not os.path.isdir(path):
+            from .storage.zip import ZipStore
+
+            return ZipStore(path, mode="r" if mode == "r" else "w" if mode == "w" else "a"), True
+        return coerce_store(store, read_only=(mode == "r")), True
+    return coerce_store(store), False
+
+
+def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: str | None = None, **kwargs: Any) -> None:
+    """Save a NumPy array (or array-like) to the local file system or another store.
+
+    Parameters
+    ----------
+    store : MutableMapping or str
+        Store or path to a directory (a path ending ``.zip`` gives a zip file).
+    arr : ndarray
+        The data to save.
+    zarr_format : {2, 3}, optional
+        Format of the new array (default: ``zarrkit.config.zarr_format``).
+    path : str, optional
+        Path of the array within the store.
+    **kwargs
+        Passed to :func:`zarrkit.array` (``chunks``, ``compressor``, ...).
+
+    Examples
+    --------
+    >>> import numpy as np, zarrkit
+    >>> from zarrkit.convenience import save_array, load
+    >>> store = {}
+    >>> save_array(store, np.arange(10), chunks=5)
+    >>> load(store)
+    array([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+    """
+    from .api import array
+
+    s, close = _open_store(store, "w")
+    try:
+        array(arr, store=s, overwrite=True, path=path, zarr_format=zarr_format, **kwargs)
+    finally:
+        if close:
+            s.close()  # a zip file is only complete once closed
+
+
+def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str | None = None, **kwargs: Any) -> None:
+    """Save several NumPy arrays in a group: positional ones as ``arr_0``, ``arr_1``, ...,
+    keyword ones under their keyword.
+
+    Parameters
+    ----------
+    store : MutableMapping or str
+        Store or path to a directory (a path ending ``.zip`` gives a zip file).
+    *args : ndarray
+        Arrays saved as ``arr_0``, ``arr_1``, ...
+    zarr_format : {2, 3}, optional
+        Format of the new group and arrays.
+    path : str, optional
+        Path of the group within the store.
+    **kwargs : ndarray
+        Arrays saved under their keyword.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from zarrkit.convenience import save_group, load
+    >>> store = {}
+    >>> save_group(store, np.arange(3), b=np.ones(2))
+    >>> loader = load(store)
+    >>> sorted(loader)
+    ['arr_0', 'b']
+    >>> loader['b']
+    array([1., 1.])
+    """
+    if not args and not kwargs:
+        raise ValueError("at least one array must be provided")
+    from .api import init_group
+
+    s, close = _open_store(store, "w")
+    try:
+        init_group(s, overwrite=True, path=path, zarr_format=zarr_format)
+        grp = Group(s, path=path)
+        for i, arr in enumerate(args):
+            grp.create_dataset(f"arr_{i}", data=arr, overwrite=True)
+        for k, arr in kwargs.items():
+            grp.create_dataset(k, data=arr, overwrite=True)
+    finally:
+        if close:
+            s.close()
+
+
+def save(store: Any, *args: Any, zarr_format: int | None = None, path: str | None = None, **kwargs: Any) -> None:
+    """Save one array (:func:`save_array`) or several in a group (:func:`save_group`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from zarrkit.convenience import save, load
+    >>> store = {}
+    >>> save(store, np.arange(4), np.zeros(2), extra=np.ones(1))
+    >>> sorted(load(store))
+    ['arr_0', 'arr_1', 'extra']
+    """
+    if not args and not kwargs:
+        raise ValueError("at least one array must be provided")
+    if len(args) == 1 and not kwargs:
+        save_array(store, args[0], zarr_format=zarr_format, path=path)
+    else:
+        save_group(store, *args, zarr_format=zarr_format, path=path, **kwargs)
+
+
+class LazyLoader(Mapping):
+    """What :func:`load` returns for a group: a mapping that reads each array (into NumPy)
+    on first access and keeps it."""
+
+    def __init__(self, grp: Group):
+        self.grp = grp
+        self.cache: dict[str, Any] = {}
+
+    def __getitem__(self, item: str) -> Any:
+        try:
+            return self.cache[item]
+        except KeyError:
+            arr = self.grp[item][...]
+            self.cache[item] = arr
+            return arr
+
+    def __len__(self) -> int:
+        return len(self.grp)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.grp)
+
+    def __contains__(self, item: object) -> bool:
+        return item in self.grp
+
+    def __repr__(self) -> str:
+        return "<LazyLoader: " + ", ".join(sorted(self.grp.array_keys())) + ">"
+
+
+def load(store: Any, zarr_format: int | None = None, path: str | None = None) -> Any:
+    """Load what :func:`save` saved: an array as a NumPy array, a group as a lazy mapping of
+    its arrays (each read on first access).
+
+    Unlike zarr-python 2 (which returned None), a store holding nothing at ``path`` raises
+    :class:`~zarrkit.errors.NodeNotFoundError`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from zarrkit.convenience import save, load
+    >>> store = {}
+    >>> save(store, x=np.arange(3), y=np.zeros(3))
+    >>> data = load(store)
+    >>> data
+    <LazyLoader: x, y>
+    >>> data['x']
+    array([0, 1, 2])
+    """
+    s, close = _open_store(store, "r")
+    path = normalize_path(path)
+    kind = io.node_kind(s, path)
+    if kind == "array":
+        try:
+            return Array(s, path=path, read_only=True)[...]
+        finally:
+            if close:
+                s.close()
+    if kind == "group":
+        return LazyLoader(Group(s, path=path, read_only=True))
+    if close:
+        s.close()
+    raise NodeNotFoundError(f"nothing to load at path {path!r} of {store!r}", path)
+
+
+def tree(grp: Group, expand: bool = False, level: int | None = None) -> Any:
+    """A printable tree of the hierarchy below ``grp`` (``str()`` gives the text).
+
+    Parameters
+    ----------
+    grp : Group
+        The group to start from.
+    expand : bool, optional
+        Accepted for compatibility (the tree is plain text).
+    level : int, optional
+        How many levels below ``grp`` to show (all by default).
+
+    Examples
+    --------
+    >>> import zarrkit
+    >>> from zarrkit.convenience import tree
+    >>> g = zarrkit.group(zarr_format=2)
+    >>> _ = g.create_group('a').zeros('b', shape=(2, 3))
+    >>> print(tree(g))
+    /
+     └── a
+         └── b (2, 3) float64
+    >>> print(tree(g, level=1))
+    /
+     └── a
+    """
+    return grp.tree(expand=expand, level=level)
+
+
+# -- logging (zarr-python 2's ``log=`` argument) ---------------------------------------------------
+class _LogWriter:
+    def __init__(self, log: Any):
+        self.log_func: Callable[..., Any] | None = None
+        self.log_file: Any = None
+        self.needs_closing = False
+        if log is None:
+            pass
+        elif callable(log):
+            self.log_func = log
+        elif isinstance(log, (str, os.PathLike)):
+            self.log_file = open(log, mode="w")  # noqa: SIM115 - closed in __exit__
+            self.needs_closing = True
+        elif hasattr(log, "write"):
+            self.log_file = log
+        else:
+            raise TypeError(f"log must be a callable function, file path or file-like object, found {log!r}")
+
+    def __enter__(self) -> _LogWriter:
+        return self
+
+    def __exit__(self, *args: object) -> None:
+        if self.log_file is not None and self.needs_closing:
+            self.log_file.close()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        if self.log_file is not None:
+            print(*args, file=self.log_file, **kwargs)
+            if hasattr(self.log_file, "flush"):
+                self.log_file.flush()
+        elif self.log_func is not None:
+            self.log_func(*args, **kwargs)
+
+
+def _log_copy_summary(log: _LogWriter, dry_run: bool, n_copied: int, n_skipped: int, n_bytes_copied: int) -> None:
+    message = "dry run: " if dry_run else "all done: "
+    message += f"{n_copied:,} copied, {n_skipped:,} skipped"
+    if not dry_run:
+        message += f", {n_bytes_copied:,} bytes copied"
+    log(message)
+
+
+def _buffer_size(v: Any) -> int:
+    return memoryview(v).nbytes
+
+
+# -- copy_store ------------------------------------------------------------------------------------
+def copy_store(
+    source: Any,
+    dest: Any,
+    source_path: str = "",
+    dest_path: str = "",
+    excludes: Any = None,
+    includes: Any = None,
+    flags: int = 0,
+    if_exists: str = "raise",
+    dry_run: bool = False,
+    log: Any = None,
+) -> tuple[int, int, int]:
+    """Copy the keys of one store to another, value by value, without decoding anything.
+
+    The fastest way to copy a hierarchy between stores when nothing is to change (chunks,
+    compression and format stay as they are).
+
+    Parameters
+    ----------
+    source, dest : Store or MutableMapping
+        Where to copy from and to (paths are opened as stores and closed again).
+    source_path, dest_path : str, optional
+        Copy only the keys below ``source_path``, to below ``dest_path``.
+    excludes, includes : str or list of str, optional
+        Regular expressions: keys matching one of ``excludes`` are skipped unless they also
+        match one of ``includes``.
+    flags : int, optional
+        Regular expression flags (``re.IGNORECASE``, ...).
+    if_exists : {'raise', 'replace', 'skip'}, optional
+        What to do with a key that already exists in ``dest``.
+    dry_run : bool, optional
+        Only log and count what would be copied.
+    log : callable, file path or file-like object, optional
+        Where to write one line per key.
+
+    Returns
+    -------
+    n_copied : int
+        Number of keys copied.
+    n_skipped : int
+        Number of keys skipped.
+    n_bytes_copied : int
+        Number of bytes copied.
+
+    Examples
+    --------
+    >>> import zarrkit
+    >>> from zarrkit.convenience import copy_store
+    >>> source = {}
+    >>> g = zarrkit.group(source, zarr_format=2)
+    >>> _ = g.array('foo/bar', [1.0, 2.0, 3.0, 4.0], chunks=2)
+    >>> dest = {}
+    >>> copy_store(source, dest, log=print)
+    copy .zattrs
+    copy .zgroup
+    copy foo/.zattrs
+    copy foo/.zgroup
+    copy foo/bar/.zarray
+    copy foo/bar/.zattrs
+    copy foo/bar/0
+    copy foo/bar/1
+    all done: 8 copied, 0 skipped, ... bytes copied
+    (8, 0, ...)
+    >>> zarrkit.open_array(dest, path='foo/bar', mode='r')[:]
+    array([1., 2., 3., 4.])
+    """
+    source_path = normalize_path(source_path)
+    dest_path = normalize_path(dest_path)
+    if source_path:
+        source_path += "/"
+    if dest_path:
+        dest_path += "/"
+    excludes = [] if excludes is None else [excludes] if isinstance(excludes, str) else list(excludes)
+    includes = [] if includes is None else [includes] if isinstance(includes, str) else list(includes)
+    exclude_res = [re.compile(e, flags) for e in excludes]
+    include_res = [re.compile(i, flags) for i in includes]
+    valid = ["raise", "replace", "skip"]
+    if if_exists not in valid:
+        raise ValueError(f"if_exists must be one of {valid!r}; found {if_exists!r}")
+
+    src, close_src = (_open_store(source, "r") if isinstance(source, (str, os.PathLike)) else (source, False))
+    dst, close_dst = (_open_store(dest, "a") if isinstance(dest, (str, os.PathLike)) else (dest, False))
+    n_copied = n_skipped = n_bytes_copied = 0
+    try:
+        with _LogWriter(log) as logger:
+            if isinstance(src, Store):
+                keys = sorted(src.list_prefix(source_path))
+            else:
+                keys = sorted(k for k in src if k.startswith(source_path))
+            for source_key in keys:
+                if any(p.search(source_key) for p in exclude_res) and not any(
+                    p.search(source_key) for p in include_res
+                ):
+                    continue
+                dest_key = dest_path + source_key[len(source_path):]
+                descr = source_key if dest_key == source_key else f"{source_key} -> {dest_key}"
+                do_copy = True
+                if if_exists != "replace":
+                    exists = dst.exists(dest_key) if isinstance(dst, Store) else dest_key in dst
+                    if exists:
+                        if if_exists == "raise":
+                            raise CopyError(f"key {dest_key!r} exists in destination")
+                        do_copy = False
+                if do_copy:
+                    logger(f"copy {descr}")
+                    if not dry_run:
+                        data = src[source_key]
+                        n_bytes_copied += _buffer_size(data)
+                        dst[dest_key] = data
+                    n_copied += 1
+                else:
+                    logger(f"skip {descr}")
+                    n_skipped += 1
+            _log_copy_summary(logger, dry_run, n_copied, n_skipped, n_bytes_copied)
+    finally:
+        if close_src:
+            src.close()
+        if close_dst:
+            dst.close()
+    return n_copied, n_skipped, n_bytes_copied
+
+
+# -- copying arrays: creation arguments and streaming ------------------------------------------------
+_V2_CODEC_KEYS = ("compressor", "filters", "order", "object_codec")
+_V3_CODEC_KEYS = ("compressors", "filters", "serializer")
+
+
+def _is_zarrkit(obj: Any) -> bool:
+    return isinstance(obj, (Array, Group))
+
+
+def _is_h5py(obj: Any) -> bool:
+    return obj is not None and type(obj).__module__.startswith("h5py")
+
+
+def _to_numcodecs(codec: Any, what: str) -> Any:
+    """The numcodecs object of a (v3 or numcodecs) codec, for a v2 array."""
+    from numcodecs.abc import Codec
+
+    if isinstance(codec, Codec):
+        return codec
+    inner = getattr(codec, "codec", None)
+    if isinstance(inner, Codec):
+        return inner
+    name = getattr(codec, "name", type(codec).__name__)
+    raise CopyError(f"the {what} {name!r} has no Zarr v2 equivalent; give another one explicitly")
+
+
+def _v2_codecs_of_v3(src: Array) -> dict[str, Any]:
+    """v2 creation arguments (filters, compressor, order, object_codec) equivalent to the codec
+    chain of a v3 array (the inner chain of a sharded one)."""
+    import numcodecs
+
+    from .codecs.v3_builtin import TransposeCodec, VLenBytesCodec, VLenUTF8Codec
+
+    meta = src.metadata
+    out: dict[str, Any] = {"order": "C", "object_codec": None}
+    filters = list(meta.filters or ())
+    if filters and isinstance(filters[0], TransposeCodec):
+        if tuple(filters[0].order) != tuple(reversed(range(len(meta.shape)))):
+            raise CopyError(f"transpose order {list(filters[0].order)} has no Zarr v2 equivalent")
+        out["order"] = "F"
+        filters = filters[1:]
+    out["filters"] = [_to_numcodecs(f, "filter") for f in filters] or None
+    serializer = meta.serializer
+    if isinstance(serializer, VLenUTF8Codec):
+        out["object_codec"] = numcodecs.VLenUTF8()
+    elif isinstance(serializer, VLenBytesCodec):
+        out["object_codec"] = numcodecs.VLenBytes()
+    compressors = [c for c in meta.compressors if getattr(c, "name", "") != "crc32c"]
+    if len(compressors) > 1:
+        raise CopyError(f"a Zarr v2 array takes one compressor; {src.name or '/'} has {len(compressors)}")
+    out["compressor"] = _to_numcodecs(compressors[0], "compressor") if compressors else None
+    return out
+
+
+def _v2_codecs_of_v2(src: Array) -> dict[str, Any]:
+    meta = src.metadata
+    filters = list(meta.filters or ())
+    object_codec = filters.pop(0) if meta.dtype.kind == "O" and filters else None
+    return {
+        "compressor": meta.compressor,
+        "filters": filters or None,
+        "order": meta.order,
+        "object_codec": object_codec,
+    }
+
+
+def _cast_fill(fill: Any, src_dtype: np.dtype, dtype: np.dtype) -> Any:
+    if fill is None or dtype == src_dtype or dtype.kind == "O":
+        return fill
+    with np.errstate(all="ignore"):
+        return np.asarray(fill).astype(dtype)[()]
+
+
+def creation_kwargs(src: Array, zarr_format: int, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Keyword arguments of :func:`zarrkit.create` that make an array like ``src`` in
+    ``zarr_format``: same shape, dtype, chunks, codecs and fill value (translated between
+    formats where needed), with ``overrides`` (user-given creation arguments) applied.
+
+    Without overrides a v3 → v3 copy keeps the codec chain exactly (sharding included).
+    """
+    ov = dict(overrides or {})
+    meta = src.metadata
+    dtype = np.dtype(ov.get("dtype", src.dtype))
+    kw: dict[str, Any] = {"shape": src.shape, "dtype": src.dtype}
+    kw["fill_value"] = _cast_fill(meta.fill_value, src.dtype, dtype)
+    kw["chunks"] = meta.chunks
+    if zarr_format == 3:
+        if src.zarr_format == 3:
+            kw["chunk_key_encoding"] = meta.chunk_key_encoding.to_json()
+            if meta.dimension_names is not None:
+                kw["dimension_names"] = list(meta.dimension_names)
+            touched = set(ov) & {"chunks", "shards", "dtype", "codecs", "compressor", *_V3_CODEC_KEYS, *_V2_CODEC_KEYS}
+            if not touched:
+                kw["chunks"] = meta.grid_chunks
+                kw["codecs"] = [c.to_json() for c in meta.codecs]
+            else:
+                if meta.shards and "chunks" not in ov:
+                    kw["shards"] = meta.shards
+                if not set(ov) & {"codecs", "compressor", "compressors"}:
+                    kw["compressors"] = list(meta.compressors)
+                if not set(ov) & {"codecs", "filters"}:
+                    kw["filters"] = list(meta.filters or ()) or None
+                if not set(ov) & {"codecs", "serializer", "object_codec", "dtype"}:
+                    kw["serializer"] = meta.serializer
+        else:
+            kw.update(_v2_codecs_of_v2(src))
+            if meta.dimension_separator == "/":
+                kw["chunk_key_encoding"] = {"name": "default", "configuration": {"separator": "/"}}
+    else:
+        kw.update(_v2_codecs_of_v2(src) if src.zarr_format == 2 else _v2_codecs_of_v3(src))
+        if src.zarr_format == 2:
+            kw["dimension_separator"] = meta.dimension_separator
+    if "compressor" in ov:
+        kw.pop("compressors", None)
+    if "codecs" in ov:
+        for k in ("compressor", "compressors", "filters", "serializer", "shards"):
+            kw.pop(k, None)
+    kw.update(ov)
+    if kw.get("object_codec") is None:
+        kw.pop("object_codec", None)
+    return kw
+
+
+def iter_blocks(shape: tuple[int, ...], block: tuple[int, ...]) -> Iterator[tuple[tuple[int, ...], tuple[slice, ...]]]:
+    """``(grid coords, region)`` of every block of a regular grid over ``shape``, in C order."""
+    ranges = [range(-(-s // b)) if b else range(0) for s, b in zip(shape, block)]
+    for coords in itertools.product(*ranges):
+        yield coords, tuple(slice(c * b, min((c + 1) * b, s)) for c, b, s in zip(coords, block, shape))
+
+
+def write_block(dest: Any) -> tuple[int, ...]:
+    """The unit a streaming copy writes into ``dest`` at once: its shard, else its chunk."""
+    if isinstance(dest, Array):
+        return tuple(dest.metadata.grid_chunks)
+    chunks = getattr(dest, "chunks", None)
+    if chunks:
+        return tuple(chunks)
+    return tuple(dest.shape)
+
+
+def stream_copy(
+    source: Any,
+    dest: Any,
+    *,
+    units: Any = None,
+    window_bytes: int = 16 * 2**20,
+    threads: int | None = None,
+    on_written: Callable[[tuple[int, ...], tuple[slice, ...], int], None] | None = None,
+    stop: threading.Event | None = None,
+) -> int:
+    """Copy the data of ``source`` into ``dest`` (same shape) block by block: for every
+    destination write unit (shard or chunk), read that region of the source and write it.
+
+    At most ``window_bytes`` of blocks (and at least one) are in flight at once; with
+    ``threads`` > 1 they are copied in parallel.  ``units`` restricts the copy to some
+    ``(coords, region)`` blocks.  ``on_written(coords, region, nbytes)`` is called (in the
+    calling thread) after each block is written.  Returns the number of bytes copied.
+    """
+    block = write_block(dest)
+    if units is None:
+        units = iter_blocks(tuple(dest.shape), block)
+    itemsize = max(np.dtype(dest.dtype).itemsize, 1)
+    unit_bytes = max(int(np.prod(block, dtype=np.int64)) * itemsize, 1)
+    n_threads = config.threads if threads is None else threads
+    window = max(1, min(n_threads, window_bytes // unit_bytes))
+
+    def one(region: tuple[slice, ...]) -> int:
+        data = source[region]
+        dest[region] = data
+        return int(getattr(data, "nbytes", 0))
+
+    total = 0
+    if window == 1 or not _is_zarrkit(dest):
+        for coords, region in units:
+            if stop is not None and stop.is_set():
+                break
+            n = one(region)
+            total += n
+            if on_written is not None:
+                on_written(coords, region, n)
+        return total
+
+    executor = ThreadPoolExecutor(max_workers=window, thread_name_prefix="zarrkit-copy")
+    pending: dict[Any, tuple[tuple[int, ...], tuple[slice, ...]]] = {}
+
+    def drain(block_until: int) -> None:
+        nonlocal total
+        while len(pending) > block_until:
+            done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+            for f in done:
+                coords, region = pending.pop(f)
+                n = f.result()
+                total += n
+                if on_written is not None:
+                    on_written(coords, region, n)
+
+    try:
+        for coords, region in units:
+            if stop is not None and stop.is_set():
+                break
+            drain(window - 1)
+            pending[executor.submit(one, region)] = (coords, region)
+        drain(0)
+    except BaseException:
+        # let running blocks finish (each is one atomic store write), start no more
+        for f in pending:
+            f.cancel()
+        executor.shutdown(wait=True, cancel_futures=True)
+        raise
+    executor.shutdown(wait=True)
+    return total
+
+
+# -- copy / copy_all -------------------------------------------------------------------------------
+def _check_dest_is_group(dest: Any) -> None:
+    if not hasattr(dest, "create_dataset"):
+        raise ValueError(f"dest must be a group, got {dest!r}")
+
+
+def _members(group: Any) -> list[str]:
+    return list(group.keys()) if hasattr(group, "keys") else list(group)
+
+
+def _json_value(v: Any) -> Any:
+    """Attribute values as JSON can hold them (h5py gives NumPy scalars and arrays, bytes)."""
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, bytes):
+        return v.decode("utf-8", errors="replace")
+    return v
+
+
+def _attrs_dict(obj: Any) -> dict[str, Any]:
+    attrs = obj.attrs
+    if hasattr(attrs, "asdict"):
+        return attrs.asdict()
+    return {str(k): _json_value(v) for k, v in attrs.items()}
+
+
+def copy(
+    source: Any,
+    dest: Any,
+    name: str | None = None,
+    shallow: bool = False,
+    without_attrs: bool = False,
+    log: Any = None,
+    if_exists: str = "raise",
+    dry_run: bool = False,
+    **create_kws: Any,
+) -> tuple[int, int, int]:
+    """Copy the ``source`` array or group into the ``dest`` group.
+
+    Parameters
+    ----------
+    source : Array or Group (zarrkit or h5py)
+        What to copy.
+    dest : Group (zarrkit or h5py)
+        The group to copy into.
+    name : str, optional
+        Name of the copy in ``dest`` (default: the source's name).
+    shallow : bool, optional
+        Copy only the immediate children of a source group.
+    without_attrs : bool, optional
+        Do not copy attributes.
+    log : callable, file path or file-like object, optional
+        Where to write one line per object.
+    if_exists : {'raise', 'replace', 'skip', 'skip_initialized'}, optional
+        What to do with an object that exists in ``dest``: raise :class:`CopyError`, replace
+        it, skip it, or (arrays) skip it only if all its chunks are initialized.
+    dry_run : bool, optional
+        Only log and count what would be copied.
+    **create_kws
+        Passed to ``create_dataset`` in the destination (``chunks``, ``compressor``, ...);
+        by default the source's chunks, codecs, order and fill value are kept.
+
+    Returns
+    -------
+    n_copied : int
+        Number of objects (arrays and groups) copied.
+    n_skipped : int
+        Number of objects skipped.
+    n_bytes_copied : int
+        Number of bytes of array data copied (uncompressed).
+
+    Notes
+    -----
+    Data are copied one destination chunk (shard) at a time: memory use is bounded by a few
+    chunks, whatever the size of the array.
+
+    Examples
+    --------
+    >>> import numpy as np, zarrkit
+    >>> from zarrkit.convenience import copy
+    >>> source = zarrkit.group(zarr_format=2)
+    >>> foo = source.create_group('foo')
+    >>> _ = foo.array('bar', np.arange(100), chunks=10)
+    >>> dest = zarrkit.group(zarr_format=3)
+    >>> copy(source['foo'], dest, log=print)
+    copy /foo
+    copy /foo/bar (100,) int64
+    all done: 2 copied, 0 skipped, 800 bytes copied
+    (2, 0, 800)
+    >>> dest['foo/bar'][-3:]
+    array([97, 98, 99])
+    >>> copy(source['foo'], dest, if_exists='skip')
+    (1, 1, 0)
+    """
+    _check_dest_is_group(dest)
+    with _LogWriter(log) as logger:
+        n_copied, n_skipped, n_bytes_copied = _copy(
+            logger, source, dest, name=name, root=True, shallow=shallow, without_attrs=without_attrs,
+            if_exists=if_exists, dry_run=dry_run, **create_kws,
+        )
+        _log_copy_summary(logger, dry_run, n_copied, n_skipped, n_bytes_copied)
+    return n_copied, n_skipped, n_bytes_copied
+
+
+def _create_like(source: Any, dest: Any, name: str, create_kws: dict[str, Any], attrs: dict[str, Any] | None) -> Any:
+    """Create the array ``name`` in ``dest`` like ``source`` (zarrkit destinations get the
+    attributes in the same metadata write)."""
+    source_h5py = _is_h5py(source)
+    dest_h5py = _is_h5py(dest)
+    kws = dict(create_kws)
+    if attrs and isinstance(dest, Group):
+        kws.setdefault("attributes", attrs)
+    if source_h5py:
+        kws.setdefault("chunks", source.chunks or True)
+        if dest_h5py:
+            kws.setdefault("compression", source.compression)
+            kws.setdefault("compression_opts", source.compression_opts)
+            kws.setdefault("shuffle", source.shuffle)
+            kws.setdefault("fletcher32", source.fletcher32)
+            kws.setdefault("fillvalue", source.fillvalue)
+        else:
+            kws.setdefault("fill_value", source.fillvalue)
+        return dest.create_dataset(name, shape=source.shape, dtype=kws.pop("dtype", source.dtype), **kws)
+    if dest_h5py:
+        kws.setdefault("chunks", source.chunks)
+        kws.setdefault("compression", "gzip")
+        kws.setdefault("compression_opts", 1)
+        kws.setdefault("shuffle", False)
+        kws.setdefault("fillvalue", source.fill_value)
+        return dest.create_dataset(name, shape=source.shape, dtype=kws.pop("dtype", source.dtype), **kws)
+    zarr_format = kws.pop("zarr_format", getattr(dest, "zarr_format", None) or config.zarr_format)
+    kw = creation_kwargs(source, zarr_format, kws)
+    return dest.create_dataset(name, zarr_format=zarr_format, **kw)
+
+
+def _copy(
+    log: _LogWriter,
+    source: Any,
+    dest: Any,
+    name: str | None,
+    root: bool,
+    shallow: bool,
+    without_attrs: bool,
+    if_exists: str,
+    dry_run: bool,
+    **create_kws: Any,
+) -> tuple[int, int, int]:
+    # N.B. in a dry run ``dest`` may be None (a group that would have been created)
+    n_copied = n_skipped = n_bytes_copied = 0
+    dest_h5py = _is_h5py(dest)
+    valid = ["raise", "replace", "skip", "skip_initialized"]
+    if if_exists not in valid:
+        raise ValueError(f"if_exists must be one of {valid!r}; found {if_exists!r}")
+    if dest_h5py and if_exists == "skip_initialized":
+        raise ValueError(f"{if_exists!r} can only be used when copying to zarr")
+    if name is None:
+        name = (source.name or "").split("/")[-1]
+        if not name:
+            raise TypeError(
+                "source has no name, please provide the `name` parameter to indicate a name to copy to"
+            )
+    dest_name = getattr(dest, "name", None) if dest is not None else None
+
+    if hasattr(source, "shape"):
+        do_copy = True
+        exists = dest is not None and name in dest
+        if exists:
+            if if_exists == "raise":
+                raise CopyError(f"an object {name!r} already exists in destination {dest_name!r}")
+            if if_exists == "skip":
+                do_copy = False
+            elif if_exists == "skip_initialized":
+                ds = dest[name]
+                if hasattr(ds, "nchunks_initialized") and ds.nchunks_initialized == ds.nchunks:
+                    do_copy = False
+        if do_copy:
+            log(f"copy {source.name} {source.shape} {source.dtype}")
+            if not dry_run:
+                if exists:
+                    del dest[name]
+                attrs = {} if without_attrs else _attrs_dict(source)
+                if dest_h5py:
+                    attrs.pop("filters", None)
+                ds = _create_like(source, dest, name, create_kws, attrs)
+                stream_copy(source, ds)
+                n_bytes_copied += int(np.prod(ds.shape, dtype=np.int64)) * np.dtype(ds.dtype).itemsize
+                if attrs and not isinstance(dest, Group):
+                    ds.attrs.update(attrs)
+            n_copied += 1
+        else:
+            log(f"skip {source.name} {source.shape} {source.dtype}")
+            n_skipped += 1
+
+    elif root or not shallow:
+        do_copy = True
+        exists_array = dest is not None and name in dest and hasattr(dest[name], "shape")
+        if exists_array:
+            if if_exists == "raise":
+                raise CopyError(f"an array {name!r} already exists in destination {dest_name!r}")
+            if if_exists == "skip":
+                do_copy = False
+        if do_copy:
+            log(f"copy {source.name}")
+            grp: Any
+            if not dry_run:
+                if exists_array:
+                    del dest[name]
+                attrs = {} if without_attrs else _attrs_dict(source)
+                if isinstance(dest, Group) and name not in dest:
+                    from .api import init_group
+
+                    # the group and its attributes in one metadata write
+                    init_group(dest._store, path=dest._child_path(name), zarr_format=dest.zarr_format,
+                               attributes=attrs or None)
+                    grp = dest[name]
+                else:
+                    grp = dest.require_group(name)
+                    if attrs:
+                        grp.attrs.update(attrs)
+            else:
+                grp = dest[name] if dest is not None and name in dest else None
+            for k in _members(source):
+                c, s, b = _copy(
+                    log, source[k], grp, name=k, root=False, shallow=shallow, without_attrs=without_attrs,
+                    if_exists=if_exists, dry_run=dry_run, **create_kws,
+                )
+                n_copied += c
+                n_skipped += s
+                n_bytes_copied += b
+            n_copied += 1
+        else:
+            log(f"skip {source.name}")
+            n_skipped += 1
+    return n_copied, n_skipped, n_bytes_copied
+
+
+def copy_all(
+    source: Any,
+    dest: Any,
+    shallow: bool = False,
+    without_attrs: bool = False,
+    log: Any = None,
+    if_exists: str = "raise",
+    dry_run: bool = False,
+    **create_kws: Any,
+) -> tuple[int, int, int]:
+    """Copy every member of the ``source`` group into the ``dest`` group (and the source
+    group's attributes onto ``dest``).  Parameters and return value as :func:`copy`.
+
+    Examples
+    --------
+    >>> import numpy as np, zarrkit
+    >>> from zarrkit.convenience import copy_all
+    >>> source = zarrkit.group(zarr_format=2)
+    >>> source.attrs['title'] = 'demo'
+    >>> _ = source.array('a', np.arange(10), chunks=5)
+    >>> _ = source.create_group('g').zeros('b', shape=(4, 4), chunks=(2, 2))
+    >>> dest = zarrkit.group(zarr_format=3)
+    >>> copy_all(source, dest)
+    (3, 0, 208)
+    >>> sorted(dest), dest.attrs['title']
+    (['a', 'g'], 'demo')
+    >>> copy_all(source, dest, if_exists='skip', dry_run=True, log=print)
+    skip /a (10,) int64
+    copy /g
+    skip /g/b (4, 4) float64
+    dry run: 1 copied, 2 skipped
+    (1, 2, 0)
+    """
+    _check_dest_is_group(dest)
+    n_copied = n_skipped = n_bytes_copied = 0
+    with _LogWriter(log) as logger:
+        for k in _members(source):
+            c, s, b = _copy(
+                logger, source[k], dest, name=k, root=False, shallow=shallow, without_attrs=without_attrs,
+                if_exists=if_exists, dry_run=dry_run, **create_kws,
+            )
+            n_copied += c
+            n_skipped += s
+            n_bytes_copied += b
+        if not dry_run and not without_attrs:
+            attrs = _attrs_dict(source)
+            if attrs:
+                dest.attrs.update(attrs)
+        _log_copy_summary(logger, dry_run, n_copied, n_skipped, n_bytes_copied)
+    return n_copied, n_skipped, n_bytes_copied
+

@@ -12,14 +12,47 @@ from typing import Any
 
 import numpy as np
 from numcodecs.abc import Codec
-from numcodecs.compat import ensure_bytes, ensure_ndarray_like
+from numcodecs.compat import ensure_bytes, ensure_contiguous_ndarray, ensure_ndarray_like
 
 from ..errors import ChunkDecodeError, ChunkEncodeError
 
-__all__ = ["ChunkCodec", "V2ChunkCodec"]
+__all__ = ["ChunkCodec", "V2ChunkCodec", "declared_size", "check_vlen_count"]
 
 # Compressors whose ``decode(buf, out=...)`` writes straight into ``out`` without a temporary.
 _DECODE_INTO_IDS = frozenset({"blosc", "lz4"})
+
+#: Codecs whose encoded form starts with a 4-byte little-endian item count.
+VLEN_IDS = frozenset({"vlen-utf8", "vlen-bytes", "vlen-array"})
+
+
+def declared_size(codec_id: str | None, raw: Any) -> int | None:
+    """The decoded size in bytes that the header of ``raw`` declares, for compressors whose
+    frames carry one (Blosc: bytes 4-8 of its 16-byte header; numcodecs' LZ4: a 4-byte prefix);
+    None for others.  Raises ValueError when the header itself is cut short.
+
+    ``decode(raw, out=buffer)`` of these codecs accepts a buffer larger than the frame and
+    leaves the rest of it untouched, so the size must be checked before decoding into one.
+    """
+    if codec_id == "blosc":
+        if len(raw) < 16:
+            raise ValueError(f"blosc frame of {len(raw)} bytes is shorter than its 16-byte header")
+        return int.from_bytes(bytes(raw[4:8]), "little")
+    if codec_id == "lz4":
+        if len(raw) < 4:
+            raise ValueError(f"lz4 frame of {len(raw)} bytes is shorter than its 4-byte header")
+        return int.from_bytes(bytes(raw[:4]), "little", signed=True)
+    return None
+
+
+def check_vlen_count(data: Any, nitems: int) -> None:
+    """Check the item count heading a variable-length encoded chunk before it is decoded (the
+    decoder allocates that many objects, so a corrupt count must not reach it)."""
+    buf = ensure_contiguous_ndarray(data).reshape(-1).view(np.uint8)
+    if buf.size < 4:
+        raise ValueError(f"variable-length chunk of {buf.size} bytes has no 4-byte item count")
+    count = int.from_bytes(buf[:4].tobytes(), "little")
+    if count != nitems:
+        raise ValueError(f"variable-length chunk holds {count} items, expected {nitems}")
 
 
 class ChunkCodec:
@@ -32,12 +65,19 @@ class ChunkCodec:
 
     chunk_shape: tuple[int, ...]
     dtype: np.dtype
+    #: whether ``decode_into`` can ever succeed (callers skip allocating a buffer otherwise)
+    decodes_into: bool = False
 
     def decode(self, raw: bytes, key: str) -> np.ndarray:
         raise NotImplementedError
 
     def decode_into(self, raw: bytes, out: np.ndarray, key: str) -> bool:
         return False
+
+    def check_size(self, raw: Any, key: str) -> None:
+        """Raise :class:`ChunkDecodeError` when ``raw`` declares a decoded size other than the
+        chunk's: a cheap look at the length or a frame header, made before a buffer of the
+        chunk's size is allocated for it (metadata may declare huge chunks)."""
 
     def encode(self, chunk: np.ndarray, key: str) -> bytes:
         raise NotImplementedError
@@ -61,17 +101,37 @@ class V2ChunkCodec(ChunkCodec):
         self.compressor = compressor
         self.nitems = int(np.prod(self.chunk_shape, dtype=np.int64))
         self.is_object = dtype.kind == "O"
-        self._can_decode_into = (
+        self.nbytes = self.nitems * dtype.itemsize
+        self._codec_id = getattr(compressor, "codec_id", None)
+        self._can_decode_into = self.decodes_into = (
             not self.filters
             and not self.is_object
-            and (compressor is None or getattr(compressor, "codec_id", None) in _DECODE_INTO_IDS)
+            and (compressor is None or self._codec_id in _DECODE_INTO_IDS)
         )
+        self._vlen_filter = next(
+            (i for i, f in enumerate(self.filters) if getattr(f, "codec_id", None) in VLEN_IDS), None
+        )
+
+    def check_size(self, raw: Any, key: str) -> None:
+        if not self._can_decode_into:
+            return
+        try:
+            size = len(raw) if self.compressor is None else declared_size(self._codec_id, raw)
+        except ValueError as exc:
+            raise ChunkDecodeError(f"cannot decode: {exc}", key) from None
+        if size is not None and size != self.nbytes:
+            raise ChunkDecodeError(
+                f"cannot decode: the stored chunk holds {size} bytes, expected {self.nbytes} for "
+                f"chunk shape {self.chunk_shape} of {self.dtype}", key
+            )
 
     def decode(self, raw: bytes, key: str) -> np.ndarray:
         try:
             buf: Any = raw if self.compressor is None else self.compressor.decode(raw)
-            for f in reversed(self.filters):
-                buf = f.decode(buf)
+            for i in range(len(self.filters) - 1, -1, -1):
+                if i == self._vlen_filter:
+                    check_vlen_count(buf, self.nitems)
+                buf = self.filters[i].decode(buf)
             if self.is_object:
                 arr = np.asarray(buf, dtype=object)
             else:
@@ -100,6 +160,7 @@ class V2ChunkCodec(ChunkCodec):
             if not out.flags.f_contiguous:
                 return False
             flat = out.T.reshape(-1)
+        self.check_size(raw, key)
         try:
             if self.compressor is None:
                 if len(raw) != flat.nbytes:

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import ChunkDecodeError, ChunkEncodeError, MetadataError
 from .base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, V3Codec
-from .chain import ChunkCodec
+from .chain import ChunkCodec, declared_size
 
 __all__ = ["V3ChunkCodec", "split_codecs"]
 
@@ -67,7 +67,24 @@ class V3ChunkCodec(ChunkCodec):
         self.chunk_shape = spec.shape
         self.dtype = spec.dtype
         self.codecs = tuple(self.aa) + (self.ab,) + tuple(self.bb)
-        self._decode_into = not self.aa and len(self.bb) <= 1
+        self._decode_into = self.decodes_into = not self.aa and len(self.bb) <= 1
+        self.nbytes = int(np.prod(self.chunk_shape, dtype=np.int64)) * self.dtype.itemsize
+
+    def check_size(self, raw: Any, key: str) -> None:
+        if not self._decode_into or getattr(self.ab, "_stored_dtype", None) is None:
+            return
+        try:
+            if not self.bb:
+                size = len(raw)
+            else:
+                size = declared_size(getattr(getattr(self.bb[0], "codec", None), "codec_id", None), raw)
+        except ValueError as exc:
+            raise ChunkDecodeError(f"cannot decode: {exc}", key) from None
+        if size is not None and size != self.nbytes:
+            raise ChunkDecodeError(
+                f"cannot decode: the stored chunk holds {size} bytes, expected {self.nbytes} for "
+                f"chunk shape {self.chunk_shape} of {self.dtype}", key
+            )
 
     def decode(self, raw: Any, key: str) -> np.ndarray:
         try:
@@ -86,6 +103,7 @@ class V3ChunkCodec(ChunkCodec):
     def decode_into(self, raw: Any, out: np.ndarray, key: str) -> bool:
         if not self._decode_into or out.shape != self.chunk_shape or not out.flags.c_contiguous:
             return False
+        self.check_size(raw, key)
         try:
             if not self.bb:
                 return self.ab.decode_into(raw, out, self.spec)

@@ -22,6 +22,7 @@ from .base import (
     ChunkSpec,
     register_v3_codec,
 )
+from .chain import check_vlen_count, declared_size
 
 __all__ = [
     "BytesCodec",
@@ -118,8 +119,9 @@ class _VLenCodec(ArrayBytesCodec):
         return ensure_bytes(self._impl.encode(flat))
 
     def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
-        arr = self._impl.decode(data)
         n = int(np.prod(spec.shape, dtype=np.int64))
+        check_vlen_count(data, n)
+        arr = self._impl.decode(data)
         if arr.size != n:
             raise ValueError(f"expected {n} items, got {arr.size}")
         arr = arr.reshape(spec.shape)
@@ -228,6 +230,9 @@ class _NumcodecsBytes(BytesBytesCodec):
     def decode_into(self, data: Any, out: memoryview) -> bool:
         if not self._decode_into_ok:
             return False
+        size = declared_size(self.codec.codec_id, data)
+        if size is not None and size != len(out):
+            raise ValueError(f"the {self.name} frame holds {size} bytes, expected {len(out)}")
         self.codec.decode(data, out=out)
         return True
 

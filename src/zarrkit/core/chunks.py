@@ -81,6 +81,44 @@ def scratch(shape: tuple[int, ...], dtype: np.dtype, order: str = "C") -> np.nda
     return buf
 
 
+def decode_to_output(
+    codec: ChunkCodec,
+    raw: Any,
+    key: str,
+    p: Any,
+    out: np.ndarray,
+    chunk_shape: tuple[int, ...],
+    order: str = "C",
+) -> None:
+    """Decode one stored chunk (projection ``p``) into its region of ``out``.
+
+    A complete chunk that is a contiguous view of ``out`` is decoded straight into it; otherwise
+    the chunk is decoded into this worker's reusable buffer (when the codec chain can decode
+    into one) and the needed part copied; codecs that cannot decode into a buffer return a new
+    array.  The stored size is checked before a chunk-sized buffer is used, so a tiny corrupt
+    chunk of an array that declares huge chunks fails without allocating.
+    """
+    into = codec.decodes_into and out.dtype.kind != "O"
+    if into:
+        codec.check_size(raw, key)
+        if p.is_complete_chunk:
+            target = out[p.out_selection]
+            if target.shape == chunk_shape and is_view(target, out):
+                if codec.decode_into(raw, target, key):
+                    return
+                buf = scratch(chunk_shape, out.dtype, order)  # not contiguous in the output
+                if codec.decode_into(raw, buf, key):
+                    target[...] = buf
+                    return
+        else:
+            buf = scratch(chunk_shape, out.dtype, order)  # part of a chunk: no fresh pages
+            if codec.decode_into(raw, buf, key):
+                out[p.out_selection] = buf[p.chunk_selection]
+                return
+    chunk = codec.decode(raw, key)
+    out[p.out_selection] = chunk[p.chunk_selection]
+
+
 def filled(shape: tuple[int, ...], dtype: np.dtype, fill_value: Any, order: str = "C") -> np.ndarray:
     if fill_value is None:
         if dtype.kind == "O":

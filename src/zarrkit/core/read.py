@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ShapeMismatchError
-from .chunks import ChunkContext, filled, is_view as _is_view, scratch
+from .chunks import ChunkContext, decode_to_output, filled
 from .indexing import ChunkProjection
 from .pool import run_tasks, threads_for
 from .sharded import read_sharded
@@ -49,8 +49,7 @@ def read_selection(
     chunk_shape = ctx.chunk_shape
     key_of = ctx.key
     order = ctx.meta.order
-    can_scratch = ctx.dtype.kind != "O"
-    zero = np.zeros((), dtype=ctx.dtype)[()] if can_scratch else None
+    zero = np.zeros((), dtype=ctx.dtype)[()] if ctx.dtype.kind != "O" else None
 
     def read_one(p: ChunkProjection) -> None:
         key = key_of(p.chunk_coords)
@@ -61,25 +60,7 @@ def read_selection(
             else:
                 out[p.out_selection] = fill
             return
-        if p.is_complete_chunk:
-            target = out[p.out_selection]
-            if target.shape == chunk_shape and _is_view(target, out):
-                if codec.decode_into(raw, target, key):
-                    return
-                # not contiguous in the output: decode into this worker's buffer, then copy
-                if can_scratch:
-                    buf = scratch(chunk_shape, ctx.dtype, order)
-                    if codec.decode_into(raw, buf, key):
-                        target[...] = buf
-                        return
-        elif can_scratch:
-            # part of a chunk: decode into this worker's buffer (no fresh pages), take the part
-            buf = scratch(chunk_shape, ctx.dtype, order)
-            if codec.decode_into(raw, buf, key):
-                out[p.out_selection] = buf[p.chunk_selection]
-                return
-        chunk = codec.decode(raw, key)
-        out[p.out_selection] = chunk[p.chunk_selection]
+        decode_to_output(codec, raw, key, p, out, chunk_shape, order)
 
     if ctx.sharding is not None:
         read_sharded(ctx, list(indexer), out)

@@ -19,8 +19,7 @@ import numpy as np
 from ..codecs.sharding import EMPTY
 from ..errors import ChunkDecodeError
 from ..storage.base import ByteRange
-from .chunks import ChunkContext, filled, is_all_fill, scratch
-from .chunks import is_view as _is_view
+from .chunks import ChunkContext, decode_to_output, filled, is_all_fill
 from .indexing import ChunkProjection
 from .pool import run_tasks, threads_for
 
@@ -71,23 +70,7 @@ def read_sharded(ctx: ChunkContext, projections: Sequence[ChunkProjection], out:
     partial = getattr(store, "supports_partial_reads", False)
 
     def scatter(p: ChunkProjection, data: Any, key: str) -> None:
-        if p.is_complete_chunk:
-            target = out[p.out_selection]
-            if target.shape == inner_shape and _is_view(target, out):
-                if inner.decode_into(data, target, key):
-                    return
-                if ctx.dtype.kind != "O":
-                    buf = scratch(inner_shape, ctx.dtype)
-                    if inner.decode_into(data, buf, key):
-                        target[...] = buf
-                        return
-        elif ctx.dtype.kind != "O":
-            buf = scratch(inner_shape, ctx.dtype)
-            if inner.decode_into(data, buf, key):
-                out[p.out_selection] = buf[p.chunk_selection]
-                return
-        chunk = inner.decode(data, key)
-        out[p.out_selection] = chunk[p.chunk_selection]
+        decode_to_output(inner, data, key, p, out, inner_shape)
 
     def read_shard(item: tuple[tuple[int, ...], list[ChunkProjection]]) -> None:
         shard_coords, ps = item

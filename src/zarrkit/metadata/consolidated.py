@@ -86,11 +86,11 @@ def load_consolidated(
             return None
         if not isinstance(cm, dict) or cm.get("kind") != "inline" or not isinstance(cm.get("metadata"), dict):
             raise MetadataError(f"consolidated_metadata: expected an inline metadata object, got {cm!r}", key3)
-        docs = {key3: v3.json_bytes_v3(doc)}
+        docs = {key3: _reserialize(doc)}
         for rel, node in cm["metadata"].items():
             if not isinstance(node, dict):
                 raise MetadataError(f"consolidated_metadata: entry {rel!r} is not an object", key3)
-            docs[join_path(path, rel, v3.ZARR_JSON)] = v3.json_bytes_v3(node)
+            docs[join_path(path, rel, v3.ZARR_JSON)] = _reserialize(node)
         return docs
     if zarr_format == 3:
         return None
@@ -104,7 +104,13 @@ def load_consolidated(
         raise MetadataError(
             f"zarr_consolidated_format: expected 1, got {doc.get('zarr_consolidated_format')!r}", key2
         )
-    return {join_path(path, k): json.dumps(v).encode() for k, v in doc["metadata"].items()}
+    return {join_path(path, k): _reserialize(v) for k, v in doc["metadata"].items()}
+
+
+def _reserialize(doc: Any) -> bytes:
+    # Each document is handed to the same parser as an unconsolidated one, so it is written back
+    # as it was read: NaN/Infinity literals (not JSON, but parsed) stay for that parser to judge.
+    return json.dumps(doc, allow_nan=True).encode()
 
 
 class ConsolidatedStore(Store):

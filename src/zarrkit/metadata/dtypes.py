@@ -52,9 +52,17 @@ def _tuplify(descr: Any) -> Any:
             if not isinstance(field, list) or len(field) not in (2, 3) or not isinstance(field[0], str):
                 raise ValueError(f"invalid structured field {field!r}")
             name, sub = field[0], field[1]
-            sub = _tuplify(sub) if isinstance(sub, list) else sub
+            if isinstance(sub, list):
+                sub = _tuplify(sub)
+            elif not isinstance(sub, str) or not _V2_TYPESTR.match(sub):
+                raise ValueError(f"field {name!r}: {sub!r} is not a NumPy type string")
             if len(field) == 3:
-                out.append((name, sub, tuple(field[2])))
+                dims = field[2]
+                if not isinstance(dims, list) or not all(
+                    isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in dims
+                ):
+                    raise ValueError(f"field {name!r}: subarray shape {dims!r} is not a list of sizes")
+                out.append((name, sub, tuple(dims)))
             else:
                 out.append((name, sub))
         return out
@@ -75,7 +83,7 @@ def parse_v2_dtype(value: Any, key: str | None = None) -> np.dtype:
             dt = np.dtype(_tuplify(value))
         else:
             raise ValueError("expected a type string or a list of fields")
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, SyntaxError, OverflowError, MemoryError) as exc:
         raise UnsupportedDtypeError(f"dtype {value!r} is not supported: {exc}", key) from None
     return dt
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import errno
 import itertools
 import os
 import shutil
@@ -13,12 +14,14 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import StoreError
+from ..errors import InvalidPathError, StoreError
 from .base import ByteRange, Store, validate_key, validate_prefix
 
 __all__ = ["DirectoryStore", "NestedDirectoryStore", "TempStore"]
 
 _O_BINARY = getattr(os, "O_BINARY", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_ELOOP = getattr(errno, "ELOOP", None)
 _counter = itertools.count()
 
 
@@ -56,6 +59,24 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _read_range(fd: int, offset: int, length: int) -> bytes:
+    """``length`` bytes of ``fd`` from ``offset`` (fewer at the end of the file)."""
+    if length <= 0:
+        return b""
+    data = os.pread(fd, length, offset) if offset else os.read(fd, length)
+    if len(data) < length:  # a short read (large files, some file systems)
+        parts = [data]
+        got = len(data)
+        while got < length:
+            more = os.pread(fd, length - got, offset + got)
+            if not more:
+                break
+            parts.append(more)
+            got += len(more)
+        data = b"".join(parts)
+    return data
+
+
 def _fsync_dir(directory: str) -> None:
     try:
         fd = os.open(directory, os.O_RDONLY)
@@ -78,6 +99,10 @@ class DirectoryStore(Store):
     dead writers are removed when found (opening the store for writing, listings) or by
     :meth:`remove_orphaned_temp_files`.  Partial reads (``byte_range``) read only the requested
     bytes.
+
+    The store is confined to its directory: a symbolic link below it that resolves inside the
+    root is followed, one that leads outside is not part of the store — listings leave it out
+    and reading or writing through it raises :class:`~zarrkit.errors.InvalidPathError`.
 
     Parameters
     ----------
@@ -125,6 +150,8 @@ class DirectoryStore(Store):
         self.read_only = read_only
         self.fsync = fsync
         self._dirs: set[str] = set()  # directories known to exist (saves a stat per write)
+        self._real_root = os.path.realpath(self.path)
+        self._confined: set[str] = {self.path}  # directories known to resolve inside the root
         if not read_only:
             self._remove_orphans(self.path, _safe_listdir(self.path))
 
@@ -175,56 +202,82 @@ class DirectoryStore(Store):
     def _file(self, key: str) -> str:
         return os.path.join(self.path, *key.split("/"))
 
+    def _inside(self, path: str) -> bool:
+        real = os.path.realpath(path)
+        root = self._real_root
+        return real == root or real.startswith(root if root.endswith(os.sep) else root + os.sep)
+
+    def _check_dir(self, directory: str, key: str) -> None:
+        """Refuse ``key`` when its directory resolves outside the root (a symlinked parent).
+
+        Directories that exist and resolve inside are remembered, so the hot path costs one
+        set lookup; a directory that does not exist yet is checked again next time."""
+        if directory in self._confined:
+            return
+        if not self._inside(directory):
+            raise InvalidPathError(
+                f"key {key!r} of {self.path!r} leads through a symbolic link outside the store"
+            )
+        if os.path.isdir(directory):
+            if len(self._confined) > 100_000:
+                self._confined = {self.path}
+            self._confined.add(directory)
+
+    def _open(self, key: str, fn: str) -> int | None:
+        """A read-only descriptor of ``fn`` (None when it is missing or a directory), refusing
+        symbolic links that lead outside the root."""
+        self._check_dir(os.path.dirname(fn), key)
+        try:
+            return os.open(fn, os.O_RDONLY | _O_BINARY | _O_NOFOLLOW)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except (IsADirectoryError, PermissionError):
+            if os.path.isdir(fn):
+                return None
+            raise
+        except OSError as exc:
+            if exc.errno != _ELOOP:
+                raise
+        # the key itself is a symbolic link: followed only when it stays inside the root
+        if not self._inside(fn):
+            raise InvalidPathError(
+                f"key {key!r} of {self.path!r} is a symbolic link to a file outside the store"
+            )
+        try:
+            return os.open(fn, os.O_RDONLY | _O_BINARY)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+
     # -- contract -----------------------------------------------------------------------------
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         fn = self._file(key)
-        if byte_range is None:
-            # the hot path (whole chunks): plain system calls, no buffered file object
-            try:
-                fd = os.open(fn, os.O_RDONLY | _O_BINARY)
-            except (FileNotFoundError, NotADirectoryError):
-                return None
-            except (IsADirectoryError, PermissionError):
-                if os.path.isdir(fn):
-                    return None
-                raise
-            try:
-                # files are replaced whole, never changed in place: the size read here holds
-                size = os.fstat(fd).st_size
-                data = os.read(fd, size) if size else b""
-                if len(data) < size:  # a short read (large files, some file systems)
-                    parts = [data]
-                    got = len(data)
-                    while got < size:
-                        more = os.read(fd, size - got)
-                        if not more:
-                            break
-                        parts.append(more)
-                        got += len(more)
-                    data = b"".join(parts)
-                return data
-            except IsADirectoryError:
-                return None
-            finally:
-                os.close(fd)
-        try:
-            with open(fn, "rb") as f:
-                if byte_range.offset < 0:
-                    size = os.fstat(f.fileno()).st_size
-                    f.seek(max(size + byte_range.offset, 0))
-                    return f.read()
-                f.seek(byte_range.offset)
-                return f.read() if byte_range.length is None else f.read(byte_range.length)
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        fd = self._open(key, fn)
+        if fd is None:
             return None
-        except PermissionError:
-            if os.path.isdir(fn):  # Windows reports directories this way
-                return None
-            raise
+        try:
+            # files are replaced whole, never changed in place: the size read here holds
+            size = os.fstat(fd).st_size
+            if byte_range is None:
+                # the hot path (whole chunks): plain system calls, no buffered file object
+                offset, length = 0, size
+            elif byte_range.offset < 0:
+                offset = max(size + byte_range.offset, 0)
+                length = size - offset
+            else:
+                offset = min(byte_range.offset, size)
+                length = size - offset
+                if byte_range.length is not None:
+                    length = min(length, byte_range.length)
+            return _read_range(fd, offset, length)
+        except IsADirectoryError:
+            return None
+        finally:
+            os.close(fd)
 
     def _set(self, key: str, value: bytes | memoryview) -> None:
         fn = self._file(key)
         directory = os.path.dirname(fn)
+        self._check_dir(directory, key)
         for attempt in range(3):
             if attempt or directory not in self._dirs:
                 try:
@@ -281,6 +334,7 @@ class DirectoryStore(Store):
 
     def _delete(self, key: str) -> None:
         fn = self._file(key)
+        self._check_dir(os.path.dirname(fn), key)
         try:
             os.remove(fn)
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
@@ -289,7 +343,14 @@ class DirectoryStore(Store):
 
     def exists(self, key: str) -> bool:
         validate_key(key)
-        return os.path.isfile(self._file(key))
+        fn = self._file(key)
+        if not os.path.isfile(fn):
+            return False
+        try:
+            self._check_dir(os.path.dirname(fn), key)
+        except InvalidPathError:
+            return False
+        return not os.path.islink(fn) or self._inside(fn)
 
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, str) or not key:
@@ -298,11 +359,12 @@ class DirectoryStore(Store):
 
     def getsize(self, key: str) -> int:
         validate_key(key)
+        if not self.exists(key):
+            return 0
         try:
-            st = os.stat(self._file(key))
+            return os.stat(self._file(key)).st_size
         except (FileNotFoundError, NotADirectoryError):
             return 0
-        return 0 if os.path.isdir(self._file(key)) else st.st_size
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
         validate_prefix(prefix)
@@ -312,34 +374,71 @@ class DirectoryStore(Store):
         # start the walk at the deepest directory the prefix names
         head, _, _ = prefix.rpartition("/")
         root = self._file(head) if head else self.path
-        if not os.path.isdir(root):
+        if not os.path.isdir(root) or not self._inside(root):
             return
         base = len(self.path) + 1
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames.sort()
+        stack = [root]
+        while stack:
+            dirpath = stack.pop()
             rel = dirpath[base:].replace(os.sep, "/") if dirpath != self.path else ""
-            orphans = False
-            for name in sorted(filenames):
-                if name.startswith(TEMP_MARKER):
-                    orphans = True
-                    continue
+            names, subdirs, orphans = self._scan(dirpath)
+            for name in names:
                 key = f"{rel}/{name}" if rel else name
                 if key.startswith(prefix):
                     yield key
+            # symbolic links to directories are not walked (os.walk's default)
+            stack.extend(os.path.join(dirpath, d) for d in sorted(subdirs, reverse=True))
             if orphans:
-                self._remove_orphans(dirpath, filenames)
+                self._remove_orphans(dirpath, orphans)
+
+    def _scan(self, directory: str) -> tuple[list[str], list[str], list[str]]:
+        """(sorted file names that are keys, real sub-directory names, temporary file names)
+        of ``directory``; symbolic links that lead outside the root are left out."""
+        files: list[str] = []
+        subdirs: list[str] = []
+        temps: list[str] = []
+        try:
+            entries = list(os.scandir(directory))
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            return files, subdirs, temps
+        for e in entries:
+            if e.name.startswith(TEMP_MARKER):
+                temps.append(e.name)
+                continue
+            try:
+                if e.is_symlink():
+                    if not self._inside(e.path):
+                        continue
+                    if e.is_file():
+                        files.append(e.name)
+                elif e.is_dir(follow_symlinks=False):
+                    subdirs.append(e.name)
+                else:
+                    files.append(e.name)
+            except OSError:
+                continue
+        files.sort()
+        return files, subdirs, temps
 
     def list_dir(self, prefix: str = "") -> list[str]:
         validate_prefix(prefix)
         prefix = prefix.strip("/")
         root = self._file(prefix) if prefix else self.path
+        if prefix and not self._inside(root):
+            return []
         try:
-            names = os.listdir(root)
+            entries = list(os.scandir(root))
         except (FileNotFoundError, NotADirectoryError):
             return []
-        keys = [n for n in names if not n.startswith(TEMP_MARKER)]
-        if len(keys) != len(names):
-            self._remove_orphans(root, names)
+        keys = []
+        temps = []
+        for e in entries:
+            if e.name.startswith(TEMP_MARKER):
+                temps.append(e.name)
+            elif not e.is_symlink() or self._inside(e.path):
+                keys.append(e.name)
+        if temps:
+            self._remove_orphans(root, temps)
         return sorted(keys)
 
     def delete_prefix(self, prefix: str) -> None:

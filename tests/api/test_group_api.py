@@ -103,3 +103,31 @@ def test_attrs_are_json_on_disk(tmp_path):
     with pytest.raises(TypeError):
         g.attrs["bad"] = object()
     assert dict(g.attrs) == {"a": "x", "b": 1}
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_group_is_a_mapping(zarr_format):
+    from collections.abc import Mapping
+
+    root = zarrkit.group(zarr_format=zarr_format)
+    root.create_group("foo").zeros("bar", shape=(3,))
+    root.zeros("baz", shape=(5,), chunks=2)
+    assert isinstance(root, Mapping)
+    keys = root.keys()
+    assert list(keys) == list(root) == ["baz", "foo"]
+    assert len(keys) == 2 and "foo" in keys and "nope" not in keys
+    values = list(root.values())
+    assert [v.path for v in values] == ["baz", "foo"]
+    assert isinstance(values[0], zarrkit.Array) and isinstance(values[1], zarrkit.Group)
+    items = list(root.items())
+    assert [k for k, _ in items] == ["baz", "foo"]
+    assert all(v == root[k] for k, v in items)
+    assert dict(root.items()).keys() == set(root.keys())
+    # the views are live, as a dict's are
+    root.create_group("qux")
+    assert list(keys) == ["baz", "foo", "qux"]
+    assert root.get("foo/bar").path == "foo/bar" and root.get("nope") is None
+    assert list(root["foo"].items())[0][0] == "bar"
+    # a member named like a method is still reachable by item access
+    root.create_group("keys")
+    assert root["keys"].path == "keys" and "keys" in root.keys()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
 from typing import Any
 
 import numpy as np
@@ -24,8 +24,12 @@ from .normalize import normalize_path
 __all__ = ["Group"]
 
 
-class Group:
+class Group(Mapping):
     """A group of arrays and groups in a Zarr store.
+
+    A group is a read-only :class:`~collections.abc.Mapping` of member names to arrays and
+    groups (``keys()``, ``values()``, ``items()``, ``get()``), as in zarr-python 2;
+    ``g[name] = data`` and ``del g[name]`` create and delete members.
 
     Parameters
     ----------
@@ -195,6 +199,45 @@ class Group:
         self._store.delete_prefix(path + "/")
         if self._chunk_store_arg is not None:
             coerce_store(self._chunk_store_arg).delete_prefix(path + "/")
+
+    def keys(self) -> KeysView[str]:
+        """A live view of the member names, sorted (what iterating the group gives).
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> g = zarrkit.group()
+        >>> _ = g.create_group('foo'); _ = g.zeros('bar', shape=(3,))
+        >>> list(g.keys())
+        ['bar', 'foo']
+        """
+        return KeysView(self)
+
+    def values(self) -> ValuesView[Array | Group]:
+        """A live view of the members (arrays and groups), in name order.
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> g = zarrkit.group()
+        >>> _ = g.create_group('foo'); _ = g.zeros('bar', shape=(3,))
+        >>> [type(v).__name__ for v in g.values()]
+        ['Array', 'Group']
+        """
+        return _MembersValuesView(self)
+
+    def items(self) -> ItemsView[str, Array | Group]:
+        """A live view of ``(name, member)`` pairs, in name order.
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> g = zarrkit.group()
+        >>> _ = g.create_group('foo'); _ = g.zeros('bar', shape=(3,))
+        >>> [(k, v.path) for k, v in g.items()]
+        [('bar', 'bar'), ('foo', 'foo')]
+        """
+        return _MembersItemsView(self)
 
     def __getattr__(self, item: str) -> Array | Group:
         # Dot access to members (g.foo); private and special names are never members.
@@ -459,6 +502,25 @@ class Group:
 
     def __exit__(self, *exc: object) -> None:
         self._store.close()
+
+
+class _MembersValuesView(ValuesView):
+    # one listing for the whole iteration (the default view looks every member up twice)
+    _mapping: Group
+
+    def __iter__(self) -> Iterator[Array | Group]:
+        g = self._mapping
+        for name, kind in g._member_names():
+            yield g._open_member(g._child_path(name), kind)
+
+
+class _MembersItemsView(ItemsView):
+    _mapping: Group
+
+    def __iter__(self) -> Iterator[tuple[str, Array | Group]]:
+        g = self._mapping
+        for name, kind in g._member_names():
+            yield name, g._open_member(g._child_path(name), kind)
 
 
 class TreeView:

@@ -194,6 +194,12 @@ def build_array_metadata_v3(
     if dt.kind == "O" and isinstance(_last_serializer(chain), VLenBytesCodec):
         dt = BYTES_DTYPE
     # v3 has no "no fill value": an unset one becomes the type's zero, as zarr-python does.
+    # The creation functions' default of 0 means the same for variable-length strings and
+    # bytes, whose zero is the empty value ("" is what zarr-python 3 writes for dtype=str
+    # without a fill value); a string fill value ("0" included) is kept as given.
+    vlen = dt.kind == "T" or isinstance(_last_serializer(chain), (VLenUTF8Codec, VLenBytesCodec))
+    if vlen and _is_int_zero(fill_value):
+        fill_value = None
     fill = normalize_fill_value(fill_value, dt)
     if fill is None:
         if dt.kind in "OT":
@@ -215,6 +221,10 @@ def build_array_metadata_v3(
         return ArrayMetadataV3(shape, grid, dt, fill, tuple(chain), cke, dimension_names)
     except MetadataError as exc:
         raise ValueError(str(exc)) from None
+
+
+def _is_int_zero(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and value == 0
 
 
 def _last_serializer(chain: list) -> Any:

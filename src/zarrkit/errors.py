@@ -19,6 +19,7 @@ __all__ = [
     "MetadataError",
     "UnknownCodecError",
     "UnsupportedDtypeError",
+    "UnsupportedCodecError",
     "InvalidPathError",
     "ChunkDecodeError",
     "ChunkEncodeError",
@@ -95,6 +96,20 @@ class UnknownCodecError(MetadataError):
 
 class UnsupportedDtypeError(MetadataError):
     """A data type cannot be represented in the requested Zarr format."""
+
+
+class UnsupportedCodecError(MetadataError, TypeError):
+    """A codec cannot be used where it was given: it has no equivalent in the array's Zarr
+    format (a v3 ``bytes`` or ``sharding_indexed`` codec for a v2 array), it is of the wrong
+    kind for its place (a filter given as the compressor), or it is not a codec at all.
+
+    ``argument`` names the creation argument (``'compressor'``, ``'filters'``, ...).  Both a
+    ``ValueError`` and a ``TypeError``, as either was raised for such arguments before.
+    """
+
+    def __init__(self, message: str, argument: str | None = None, key: str | None = None):
+        super().__init__(message, key)
+        self.argument = argument
 
 
 class InvalidPathError(ZarrkitError, ValueError):

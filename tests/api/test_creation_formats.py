@@ -51,3 +51,67 @@ def test_v3_string_default_fill_read_by_zarr_python(tmp_path):
     a = zarr.open_array(str(path), mode="r")
     assert a.fill_value == ""
     assert list(a[:]) == ["a", "b", "", ""]
+
+
+# -- v3 codec objects given to v2 arrays -----------------------------------------------------------
+@pytest.mark.parametrize(
+    ("codec", "expected"),
+    [
+        (zarrkit.codecs.ZstdCodec(level=3), {"id": "zstd", "level": 3}),
+        (zarrkit.codecs.GzipCodec(level=6), {"id": "gzip", "level": 6}),
+        (
+            zarrkit.codecs.BloscCodec(cname="zstd", clevel=4, shuffle="bitshuffle"),
+            {"id": "blosc", "cname": "zstd", "clevel": 4, "shuffle": 2},
+        ),
+        ({"name": "zstd", "configuration": {"level": 3}}, {"id": "zstd", "level": 3}),
+        ({"id": "zlib", "level": 2}, {"id": "zlib", "level": 2}),
+    ],
+)
+def test_v2_compressor_given_as_v3_codec_is_converted(tmp_path, codec, expected):
+    path = tmp_path / "a.zarr"
+    z = zarrkit.zeros((20,), chunks=(5,), dtype="i4", compressor=codec, store=str(path), zarr_format=2)
+    doc = json.loads((path / ".zarray").read_text())
+    assert doc["compressor"] == expected
+    z[:] = np.arange(20)
+    assert isinstance(z.compressor, numcodecs.abc.Codec)
+    back = zarrkit.open_array(str(path), mode="r")
+    np.testing.assert_array_equal(back[:], np.arange(20))
+    # the chunks are what numcodecs' codec makes
+    raw = (path / "1").read_bytes()
+    np.testing.assert_array_equal(
+        np.frombuffer(numcodecs.get_codec(expected).decode(raw), dtype="i4"), np.arange(5, 10)
+    )
+
+
+def test_v2_filters_given_as_v3_codecs_are_converted():
+    store = {}
+    z = zarrkit.array(
+        np.arange(10, dtype="i8"), chunks=5, store=store, zarr_format=2,
+        filters=[{"name": "numcodecs.delta", "configuration": {"dtype": "<i8"}}],
+        compressor=zarrkit.codecs.ZstdCodec(level=1),
+    )
+    doc = json.loads(store[".zarray"])
+    assert doc["filters"] == [{"id": "delta", "dtype": "<i8", "astype": "<i8"}]
+    np.testing.assert_array_equal(z[:], np.arange(10))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "argument", "name"),
+    [
+        ({"compressor": zarrkit.codecs.BytesCodec()}, "compressor", "bytes"),
+        ({"compressor": zarrkit.codecs.TransposeCodec((0,))}, "compressor", "transpose"),
+        ({"compressor": {"name": "sharding_indexed", "configuration": {"chunk_shape": [5]}}}, "compressor", "sharding"),
+        ({"compressor": zarrkit.codecs.ZstdCodec(), "filters": [zarrkit.codecs.BytesCodec()]}, "filters", "bytes"),
+        ({"compressor": 42}, "compressor", "int"),
+    ],
+)
+def test_v2_codec_without_v2_equivalent_is_refused_at_creation(kwargs, argument, name):
+    from zarrkit.errors import UnsupportedCodecError
+
+    store = {}
+    with pytest.raises(UnsupportedCodecError) as info:
+        zarrkit.zeros((20,), chunks=(5,), store=store, zarr_format=2, **kwargs)
+    assert argument in str(info.value) and name in str(info.value)
+    assert info.value.argument == argument
+    assert isinstance(info.value, TypeError) and isinstance(info.value, ValueError)
+    assert store == {}  # nothing written

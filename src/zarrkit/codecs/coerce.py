@@ -1,8 +1,12 @@
-"""Turning what users pass as codecs into v3 codec objects.
+"""Turning what users pass as codecs into the codec objects of an array's format.
 
 A codec may be given as a zarrkit v3 codec, as a numcodecs object (``numcodecs.Blosc()``,
-``numcodecs.Delta(...)``) or as its ``zarr.json`` form (``{"name": "zstd", "configuration":
-{"level": 3}}``), so a codec list can be copied straight out of a ``zarr.json``.
+``numcodecs.Delta(...)``) or as its JSON form (``{"name": "zstd", "configuration":
+{"level": 3}}`` as in ``zarr.json``, ``{"id": "zstd", "level": 3}`` as in ``.zarray``), so a
+codec list can be copied straight out of a metadata document, whatever the array's format.
+v3 arrays get v3 codec objects (:func:`to_v3_codec`), v2 arrays numcodecs objects
+(:func:`to_v2_codec`); a codec with no equivalent in the format is refused when the array is
+created, with :class:`~zarrkit.errors.UnsupportedCodecError` naming the argument.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from typing import Any
 
 from numcodecs.abc import Codec as NumcodecsCodec
 
+from ..errors import UnsupportedCodecError
 from .base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, V3Codec, parse_v3_codec
 from .v3_builtin import (
     BloscCodec,
@@ -24,7 +29,7 @@ from .v3_builtin import (
     _NUMCODECS_ARRAY,
 )
 
-__all__ = ["to_v3_codec", "to_v3_codecs"]
+__all__ = ["to_v3_codec", "to_v3_codecs", "to_v2_codec", "to_v2_codecs"]
 
 
 def _from_numcodecs(codec: NumcodecsCodec) -> V3Codec:
@@ -58,9 +63,10 @@ def to_v3_codec(obj: Any, argument: str = "codecs") -> V3Codec:
         return _from_numcodecs(obj)
     if isinstance(obj, (dict, str)):
         return parse_v3_codec(obj, argument)
-    raise TypeError(
+    raise UnsupportedCodecError(
         f"{argument}: expected a codec object, a numcodecs codec or a JSON codec description, "
-        f"got {type(obj).__name__}: {obj!r}"
+        f"got {type(obj).__name__}: {obj!r}",
+        argument,
     )
 
 
@@ -75,5 +81,78 @@ def to_v3_codecs(objs: Any, argument: str, kind: type | None = None) -> list[V3C
         for c in out:
             if not isinstance(c, kind):
                 roles = {ArrayArrayCodec: "array→array (filter)", ArrayBytesCodec: "array→bytes (serializer)", BytesBytesCodec: "bytes→bytes (compressor)"}
-                raise TypeError(f"{argument}: {c.name!r} is not an {roles.get(kind, kind.__name__)} codec")
+                raise UnsupportedCodecError(
+                    f"{argument}: {c.name!r} is not an {roles.get(kind, kind.__name__)} codec", argument
+                )
     return out
+
+
+_NO_V2 = {
+    "bytes": "a v2 array has no serializer: the byte order is part of its dtype ('<i4', '>i4')",
+    "transpose": "a v2 array has no transpose codec: use order='F' for the reverse permutation",
+    "sharding_indexed": "sharding needs Zarr v3 (zarr_format=3, shards=...)",
+}
+
+
+def to_v2_codec(obj: Any, argument: str = "compressor") -> NumcodecsCodec:
+    """One codec in any accepted form → the numcodecs codec a Zarr v2 array stores.
+
+    v3 codecs with a numcodecs equivalent are converted (``ZstdCodec(level=3)`` →
+    ``numcodecs.Zstd(level=3)``, ``BloscCodec``, ``GzipCodec``, ``Crc32cCodec``, the
+    ``numcodecs.*`` codecs, the vlen codecs); the others (``bytes``, ``transpose``,
+    ``sharding_indexed``) and non-codecs raise :class:`~zarrkit.errors.UnsupportedCodecError`
+    naming ``argument``.
+
+    Examples
+    --------
+    >>> from zarrkit.codecs import ZstdCodec
+    >>> from zarrkit.codecs.coerce import to_v2_codec
+    >>> to_v2_codec(ZstdCodec(level=3))
+    Zstd(level=3)
+    >>> to_v2_codec({"name": "gzip", "configuration": {"level": 1}})
+    GZip(level=1)
+    """
+    import numcodecs
+
+    from .registry import get_codec
+
+    if isinstance(obj, NumcodecsCodec):
+        return obj
+    if isinstance(obj, dict) and "id" in obj:
+        return get_codec(obj, argument)
+    if isinstance(obj, (dict, str)):
+        obj = parse_v3_codec(obj, argument)
+    if not isinstance(obj, V3Codec):
+        raise UnsupportedCodecError(
+            f"{argument}: expected a numcodecs codec, a codec object or a JSON codec description, "
+            f"got {type(obj).__name__}: {obj!r}",
+            argument,
+        )
+    if isinstance(obj, Crc32cCodec):
+        return numcodecs.CRC32C()
+    if isinstance(obj, VLenUTF8Codec):
+        return numcodecs.VLenUTF8()
+    if isinstance(obj, VLenBytesCodec):
+        return numcodecs.VLenBytes()
+    inner = getattr(obj, "codec", None)
+    if isinstance(inner, NumcodecsCodec) and not isinstance(obj, ArrayBytesCodec):
+        return inner
+    why = _NO_V2.get(obj.name, "it is a Zarr v3 codec only")
+    raise UnsupportedCodecError(
+        f"{argument}: the codec {obj.name!r} has no Zarr v2 equivalent ({why})", argument
+    )
+
+
+def to_v2_codecs(objs: Any, argument: str = "filters") -> list[NumcodecsCodec]:
+    """A codec or a sequence of codecs → a list of numcodecs codecs (see :func:`to_v2_codec`)."""
+    if objs is None:
+        return []
+    if isinstance(objs, (V3Codec, NumcodecsCodec, dict, str)):
+        objs = [objs]
+    try:
+        items = list(objs)
+    except TypeError:
+        raise UnsupportedCodecError(
+            f"{argument}: expected a list of codecs, got {type(objs).__name__}: {objs!r}", argument
+        ) from None
+    return [to_v2_codec(o, argument) for o in items]

@@ -61,6 +61,10 @@ def _normalize_dtype(dtype: Any, object_codec: Any) -> tuple[np.dtype, Any]:
     """Resolve ``dtype=``; ``str``/``bytes`` mean variable-length strings (object arrays)."""
     import numcodecs
 
+    if object_codec is not None:
+        from ..codecs.coerce import to_v2_codec
+
+        object_codec = to_v2_codec(object_codec, "object_codec")
     if dtype is None:
         return np.dtype("f8"), object_codec
     if dtype is str or dtype == "str":
@@ -98,9 +102,15 @@ def build_array_metadata(
     dt, object_codec = _normalize_dtype(dtype, object_codec)
     chunks = normalize_chunks(chunks, shape, dt.itemsize)
     order = normalize_order(order)
-    if compressor == "default":
+    if isinstance(compressor, str) and compressor == "default":
         compressor = default_compressor()
-    filters = list(filters) if filters else []
+    # v3 codec objects and JSON forms are turned into numcodecs codecs here, so that a codec
+    # with no v2 equivalent is refused before anything is written
+    from ..codecs.coerce import to_v2_codec, to_v2_codecs
+
+    if compressor is not None:
+        compressor = to_v2_codec(compressor, "compressor")
+    filters = to_v2_codecs(filters or None, "filters")
     if object_codec is not None:
         if dt.kind != "O":
             raise ValueError(f"object_codec is only for object arrays, not dtype {dt}")

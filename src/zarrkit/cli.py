@@ -449,7 +449,6 @@ def cmd_ls(args: argparse.Namespace) -> int:
 
 # -- convert / consolidate / rm --------------------------------------------------------------------
 def cmd_convert(args: argparse.Namespace) -> int:
-    from .api import consolidate_metadata
     from .convert import convert
 
     loc = locate(args.path_arg, args.path)
@@ -460,14 +459,16 @@ def cmd_convert(args: argparse.Namespace) -> int:
         if not todo:
             print(f"{loc.arg} is already in Zarr v{args.to}")
             return EXIT_OK
-        consolidated = nodes[0][1] == "group" and _is_consolidated(store, loc.path)
+        parts = loc.path.split("/") if loc.path else []
+        groups = [p for p, kind in nodes if kind == "group"] + ["/".join(parts[:i]) for i in range(len(parts))]
+        consolidated = [p for p in groups if _is_consolidated(store, p)]
+        # convert() rewrites consolidated metadata in the new format (and refuses a subtree
+        # below a consolidated group of the other format)
         convert(store, zarr_format=args.to, path=loc.path)
         msg = f"converted {len(todo)} node{'s' if len(todo) != 1 else ''} of {loc.arg} to Zarr v{args.to}"
         if consolidated:
-            consolidate_metadata(store, path=loc.path)
             msg += " (metadata consolidated again)"
         print(msg)
-        _note_stale_consolidated(store, loc)
     return EXIT_OK
 
 

@@ -4,7 +4,9 @@ Chunks are never touched: a converted v3 array uses the ``v2`` chunk key encodin
 keys stay valid, and its codec chain reproduces the v2 filters/compressor/order byte for byte.
 All new documents are built and validated before anything is written; the new metadata is
 written before the old is removed, and readers prefer ``zarr.json``, so an interrupted
-conversion leaves a readable hierarchy.
+conversion leaves a readable hierarchy.  Consolidated metadata is kept: a consolidated group
+is consolidated again in the new format, and a hierarchy with nothing to convert is left
+untouched.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from .codecs.v3_builtin import (
 from .core.normalize import normalize_path
 from .errors import MetadataError, NodeNotFoundError
 from .metadata import io, v2, v3
-from .metadata.consolidated import ZMETADATA
+from .metadata.consolidated import ZMETADATA, consolidate, load_consolidated
 from .metadata.dtypes import BYTES_DTYPE
 from .storage.base import Store, join_path
 from .storage.coerce import coerce_store
@@ -148,6 +150,9 @@ def convert(store: Any, zarr_format: int, path: str | None = None) -> None:
     nodes = _nodes(s, path)
     if not nodes:
         raise NodeNotFoundError(f"nothing to convert at path {path!r}", path)
+    if all(io.node_info(s, p)[1] == zarr_format for p, _ in nodes):
+        return  # nothing to convert: nothing is written (consolidated metadata stays as it is)
+    consolidated = _consolidated_groups(s, path, nodes, zarr_format)
     plan: list[tuple[str, str, Any, dict[str, Any]]] = []
     for node_path, kind in nodes:
         kind_, fmt, _ = io.node_info(s, node_path)
@@ -174,5 +179,40 @@ def convert(store: Any, zarr_format: int, path: str | None = None) -> None:
                 s.delete(join_path(node_path, name))
         else:
             s.delete(join_path(node_path, v3.ZARR_JSON))
-    s.delete(join_path(path, ZMETADATA))
+    # consolidated metadata is rewritten in the new format (v2: .zmetadata, v3: inline in the
+    # group's zarr.json), deepest group first so that no document is left stale
+    for group_path in consolidated:
+        if zarr_format == 3:
+            s.delete(join_path(group_path, ZMETADATA))
+        consolidate(s, group_path)
+
+
+def _consolidated_groups(store: Store, path: str, nodes: list[tuple[str, str]], zarr_format: int) -> list[str]:
+    """The groups whose consolidated metadata a conversion of ``nodes`` must rewrite: the
+    consolidated groups of the subtree and above it, deepest first.  A consolidated group
+    above the subtree that stays in the other format could not describe the converted
+    subtree: the conversion is refused before anything is written."""
+    found = [p for p, kind in nodes if kind == "group" and _is_consolidated(store, p)]
+    parts = path.split("/") if path else []
+    for i in range(len(parts) - 1, -1, -1):
+        above = "/".join(parts[:i])
+        if not _is_consolidated(store, above):
+            continue
+        fmt = io.node_info(store, above)[1]
+        if fmt != zarr_format:
+            raise MetadataError(
+                f"group {above or '/'!r} above {path!r} has consolidated Zarr v{fmt} metadata, which "
+                f"cannot describe a Zarr v{zarr_format} subtree; convert the whole hierarchy "
+                f"(path={above!r}) or convert the subtree to its own copy",
+                join_path(above, ZMETADATA if fmt == 2 else v3.ZARR_JSON),
+            )
+        found.append(above)
+    return sorted(found, key=lambda p: -len(p.split("/")) if p else 0)
+
+
+def _is_consolidated(store: Store, path: str) -> bool:
+    try:
+        return load_consolidated(store, path) is not None
+    except MetadataError:
+        return True  # a malformed consolidated document is rewritten, not dropped
 

@@ -400,3 +400,22 @@ def test_errors_are_one_line_with_exit_code_2(v2, tmp_path):
     assert_one_line_error(run("info", v2 / "grp" / "a", expect=2), ".zarray")
     assert run("--version").stdout.startswith("zarrkit ")
     assert "cp" in run("--help").stdout
+
+
+def test_convert_keeps_consolidated_metadata(v2):
+    run("consolidate", v2)
+    zmeta = (v2 / ".zmetadata").read_bytes()
+    # nothing to convert: nothing touched, .zmetadata kept
+    assert "already in Zarr v2" in run("convert", v2, "--to", "2").stdout
+    assert "already in Zarr v2" in run("convert", v2 / "grp", "--to", "2").stdout
+    assert (v2 / ".zmetadata").read_bytes() == zmeta
+    # a subtree below a consolidated v2 group cannot become v3: refused, nothing changed
+    assert_one_line_error(run("convert", v2 / "grp", "--to", "3", expect=2), "consolidated")
+    assert (v2 / ".zmetadata").read_bytes() == zmeta and (v2 / "grp" / ".zgroup").exists()
+    # the whole hierarchy: consolidated again, in each format
+    assert "consolidated again" in run("convert", v2, "--to", "3").stdout
+    assert not (v2 / ".zmetadata").exists()
+    assert zarrkit.open_consolidated(str(v2))["grp/a"].zarr_format == 3
+    assert "consolidated again" in run("convert", v2, "--to", "2").stdout
+    assert json.loads((v2 / ".zmetadata").read_text())["metadata"]["grp/a/.zarray"]["shape"] == [100, 80]
+    np.testing.assert_array_equal(zarrkit.open_consolidated(str(v2))["grp/a"][:], A)

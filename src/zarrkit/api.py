@@ -386,9 +386,11 @@ def _source_info(data: Any) -> dict[str, Any]:
             dtype=meta.dtype,
             compressor=meta.compressor,
             fill_value=meta.fill_value,
-            order=meta.order,
+            order=meta.layout_order,
         )
         filters = list(meta.filters or ())
+        if meta.zarr_format == 3 and meta.layout_order == "F":
+            filters.pop(0)  # the transpose codec: order='F' writes it again
         if meta.dtype.kind == "O" and filters:
             info["object_codec"] = filters.pop(0)
         info["filters"] = filters or None

@@ -55,7 +55,7 @@ def v2_to_v3_metadata(meta: v2.ArrayMetadataV2, key: str = "") -> v3.ArrayMetada
         if dtype.byteorder in "<>":
             dtype = dtype.newbyteorder("=")
     aa: list[Any] = []
-    if meta.order == "F" and len(meta.shape) > 1:
+    if meta.order == "F" and len(meta.shape) >= 1:
         aa.append(TransposeCodec(tuple(reversed(range(len(meta.shape))))))
     aa += [to_v3_codec(f, key) for f in filters]
     for c in aa:

@@ -115,3 +115,63 @@ def test_v2_codec_without_v2_equivalent_is_refused_at_creation(kwargs, argument,
     assert info.value.argument == argument
     assert isinstance(info.value, TypeError) and isinstance(info.value, ValueError)
     assert store == {}  # nothing written
+
+
+# -- memory order of v3 arrays -----------------------------------------------------------------------
+@pytest.mark.parametrize("shape", [(6,), (4, 6), (2, 3, 4)])
+def test_v3_order_f_round_trips(tmp_path, shape):
+    path = tmp_path / "f.zarr"
+    data = np.arange(np.prod(shape), dtype="i4").reshape(shape)
+    z = zarrkit.create(shape=shape, chunks=tuple(max(1, s // 2) for s in shape), dtype="i4", order="F",
+                       store=str(path), zarr_format=3)
+    z[:] = data
+    assert z.order == "F"
+    codecs = json.loads((path / "zarr.json").read_text())["codecs"]
+    assert codecs[0] == {"name": "transpose", "configuration": {"order": list(reversed(range(len(shape))))}}
+    back = zarrkit.open_array(str(path), mode="r")
+    assert back.order == "F"
+    assert ("Order", "F") in back.info_items()
+    np.testing.assert_array_equal(back[:], data)
+    # *_like keeps the order (and does not transpose twice)
+    like = zarrkit.zeros_like(back, store={}, zarr_format=3)
+    assert like.order == "F"
+    like[:] = data
+    np.testing.assert_array_equal(like[:], data)
+
+
+def test_v3_order_c_and_other_transposes():
+    assert zarrkit.zeros((4, 6), chunks=(2, 3), zarr_format=3, store={}).order == "C"
+    assert zarrkit.zeros((4, 6), chunks=(2, 3), zarr_format=3, order="C", store={}).order == "C"
+    # a transpose that is not the reverse permutation has no zarr-2 order: 'C'
+    z = zarrkit.create_array({}, shape=(2, 3, 4), chunks=(2, 3, 4), dtype="i2", zarr_format=3,
+                             filters=[zarrkit.codecs.TransposeCodec((1, 0, 2))])
+    assert z.order == "C"
+    z[:] = np.arange(24).reshape(2, 3, 4)
+    np.testing.assert_array_equal(z[:], np.arange(24).reshape(2, 3, 4))
+
+
+def test_v3_order_f_written_by_zarr_python_with_a_transpose(tmp_path):
+    zarr = pytest.importorskip("zarr")
+    path = str(tmp_path / "zp.zarr")
+    a = zarr.create_array(path, shape=(4, 6), chunks=(2, 3), dtype="f8",
+                          filters=[zarr.codecs.TransposeCodec(order=(1, 0))])
+    a[:] = np.arange(24.0).reshape(4, 6)
+    z = zarrkit.open_array(path, mode="r")
+    assert z.order == "F"
+    np.testing.assert_array_equal(z[:], np.arange(24.0).reshape(4, 6))
+    # and what zarrkit writes with order='F' zarr-python reads
+    path2 = str(tmp_path / "zk.zarr")
+    zarrkit.array(np.arange(24.0).reshape(4, 6), chunks=(2, 3), order="F", store=path2, zarr_format=3)
+    np.testing.assert_array_equal(zarr.open_array(path2, mode="r")[:], np.arange(24.0).reshape(4, 6))
+
+
+@pytest.mark.parametrize(("src", "dst"), [(2, 3), (3, 2)])
+def test_order_f_survives_conversion(src, dst):
+    store = {}
+    zarrkit.array(np.arange(12).reshape(3, 4), chunks=(2, 2), order="F", store=store, zarr_format=2)
+    if src == 3:
+        zarrkit.convert(store, zarr_format=3)
+    zarrkit.convert(store, zarr_format=dst)
+    z = zarrkit.open_array(store, mode="r")
+    assert (z.zarr_format, z.order) == (dst, "F")
+    np.testing.assert_array_equal(z[:], np.arange(12).reshape(3, 4))

@@ -228,9 +228,21 @@ class Array:
 
     @property
     def order(self) -> str:
-        """Memory layout of the elements within each chunk ('C' or 'F')."""
+        """Memory layout of the elements within each chunk ('C' or 'F').
+
+        For a v3 array ``'F'`` means that its codec chain begins with the transpose codec of
+        the reverse permutation, which is what ``order='F'`` creates, so the order round-trips
+        in both formats.  (zarr-python 3 ignores ``order=`` for v3 arrays and reports the
+        memory order of its configuration, ``'C'`` by default.)
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> zarrkit.zeros((4, 6), chunks=(2, 3), order='F', zarr_format=3).order
+        'F'
+        """
         self._refresh_metadata()
-        return self._meta.order
+        return self._meta.layout_order
 
     @property
     def filters(self) -> list[Any] | None:

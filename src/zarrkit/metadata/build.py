@@ -180,7 +180,9 @@ def build_array_metadata_v3(
             compressors = default_compressor()
         bb = to_v3_codecs(compressors, "compressors", BytesBytesCodec)
         aa = to_v3_codecs(filters, "filters", ArrayArrayCodec)
-        if normalize_order(order) == "F" and len(shape) > 1:
+        # order='F' is the transpose of the reverse permutation, even of one dimension (a
+        # no-op there, but it records the order, as v2's field does)
+        if normalize_order(order) == "F" and len(shape) >= 1:
             aa.insert(0, TransposeCodec(tuple(reversed(range(len(shape))))))
         if serializer in ("auto", None):
             if dt.kind in "OT":

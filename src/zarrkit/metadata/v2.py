@@ -59,6 +59,11 @@ class ArrayMetadataV2:
     zarr_format: ClassVar[int] = 2
     metadata_key: ClassVar[str] = ARRAY_KEY
 
+    @property
+    def layout_order(self) -> str:
+        """The ``order`` field (as :attr:`ArrayMetadataV3.layout_order` is for v3)."""
+        return self.order
+
     def __post_init__(self) -> None:
         if len(self.shape) != len(self.chunks):
             raise MetadataError(

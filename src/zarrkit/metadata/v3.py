@@ -243,6 +243,21 @@ class ArrayMetadataV3:
     def serializer(self) -> Any:
         return self._top_chain().ab
 
+    @property
+    def layout_order(self) -> str:
+        """The order of the elements within a stored chunk as zarr-python 2 names it: ``'F'``
+        when the (inner) chain begins with the transpose codec of the reverse permutation —
+        what ``order='F'`` writes and what a v2 array of order ``'F'`` converts to — else
+        ``'C'``.  (:attr:`order` is the layout the engine decodes into, always ``'C'``: the
+        chain does the transposing.)"""
+        from ..codecs.v3_builtin import TransposeCodec
+
+        aa = self.filters or ()
+        ndim = len(self.shape)
+        if ndim and aa and isinstance(aa[0], TransposeCodec) and tuple(aa[0].order) == tuple(reversed(range(ndim))):
+            return "F"
+        return "C"
+
     def chunk_key(self, coords: tuple[int, ...]) -> str:
         return self.chunk_key_encoding.encode(coords)
 

@@ -239,7 +239,7 @@ def tree(grp: Group, expand: bool = False, level: int | None = None) -> Any:
     Parameters
     ----------
     grp : Group
-        The group to start from.
+        The group to start from (a zarrkit or an h5py group).
     expand : bool, optional
         Accepted for compatibility (the tree is plain text).
     level : int, optional
@@ -259,7 +259,43 @@ def tree(grp: Group, expand: bool = False, level: int | None = None) -> Any:
     /
      └── a
     """
-    return grp.tree(expand=expand, level=level)
+    if isinstance(grp, Group):
+        return grp.tree(expand=expand, level=level)
+    if _is_h5py(grp) or hasattr(grp, "items"):
+        return _MappingTree(grp, level)
+    raise TypeError(f"tree needs a group (zarrkit or h5py), got {type(grp).__name__}")
+
+
+class _MappingTree:
+    """The text tree of an h5py group (or any mapping of names to datasets and groups)."""
+
+    def __init__(self, group: Any, level: int | None):
+        self.group = group
+        self.level = level
+
+    def lines(self) -> list[str]:
+        out = [self.group.name or "/"]
+
+        def walk(g: Any, indent: str, depth: int) -> None:
+            if self.level is not None and depth >= self.level:
+                return
+            members = list(g.items())
+            for i, (name, obj) in enumerate(members):
+                last = i == len(members) - 1
+                branch = " └── " if last else " ├── "
+                if hasattr(obj, "shape"):
+                    out.append(f"{indent}{branch}{name} {obj.shape} {obj.dtype}")
+                else:
+                    out.append(f"{indent}{branch}{name}")
+                    walk(obj, indent + ("    " if last else " │  "), depth + 1)
+
+        walk(self.group, "", 0)
+        return out
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+    __repr__ = __str__
 
 
 # -- logging (zarr-python 2's ``log=`` argument) ---------------------------------------------------
@@ -655,14 +691,35 @@ def _members(group: Any) -> list[str]:
 
 
 def _json_value(v: Any) -> Any:
-    """Attribute values as JSON can hold them (h5py gives NumPy scalars and arrays, bytes)."""
-    if isinstance(v, np.generic):
-        return v.item()
+    """Attribute values as JSON can hold them (h5py gives NumPy scalars and arrays, bytes,
+    ``h5py.Empty``)."""
     if isinstance(v, np.ndarray):
-        return v.tolist()
+        v = v.tolist()
+    elif isinstance(v, np.generic):
+        v = v.item()
     if isinstance(v, bytes):
         return v.decode("utf-8", errors="replace")
+    if isinstance(v, (list, tuple)):
+        return [_json_value(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _json_value(x) for k, x in v.items()}
+    if isinstance(v, complex):
+        return [v.real, v.imag]
+    if type(v).__name__ == "Empty" and _is_h5py(v):
+        return None
     return v
+
+
+def _set_h5py_attrs(obj: Any, attrs: dict[str, Any]) -> None:
+    """Write JSON attributes to an HDF5 object; what HDF5 cannot hold (objects, null, mixed
+    lists) is written as its JSON text."""
+    import json
+
+    for k, v in attrs.items():
+        try:
+            obj.attrs[k] = v
+        except (TypeError, ValueError):
+            obj.attrs[k] = json.dumps(v)
 
 
 def _attrs_dict(obj: Any) -> dict[str, Any]:
@@ -722,6 +779,15 @@ def copy(
     Data are copied one destination chunk (shard) at a time: memory use is bounded by a few
     chunks, whatever the size of the array.
 
+    Sources and destinations may be h5py groups and datasets (``h5py.File`` included), as in
+    zarr-python 2.  From HDF5, the chunks and fill value are kept, the compressor is zarrkit's
+    default, and variable-length strings become ``str`` (UTF-8) or ``bytes`` (ASCII) arrays.
+    To HDF5, datasets are gzip-compressed at level 1 with the source's chunks, ``str`` and
+    ``bytes`` arrays become variable-length strings (HDF5 refuses NUL bytes in them), and
+    attribute values HDF5 cannot hold (mappings, nulls) are written as their JSON text.  What
+    HDF5 cannot store (other object arrays, ``datetime64``) raises :class:`CopyError` and
+    leaves no dataset behind.
+
     Examples
     --------
     >>> import numpy as np, zarrkit
@@ -750,6 +816,30 @@ def copy(
     return n_copied, n_skipped, n_bytes_copied
 
 
+def _h5py_string_kind(dtype: np.dtype) -> str | None:
+    """``'str'`` (UTF-8) or ``'bytes'`` (ASCII) for h5py's variable-length strings, else None."""
+    import h5py
+
+    info = h5py.check_string_dtype(dtype)
+    if info is None or info.length is not None:
+        return None
+    return "str" if info.encoding == "utf-8" else "bytes"
+
+
+def _vlen_kind(src: Any) -> str | None:
+    """``'str'`` or ``'bytes'`` for zarrkit's variable-length string and bytes arrays."""
+    from .metadata.dtypes import is_bytes_dtype
+
+    if not isinstance(src, Array) or src.dtype.kind != "O":
+        return None
+    if is_bytes_dtype(src.dtype):
+        return "bytes"
+    meta = src.metadata
+    codec = meta.serializer if meta.zarr_format == 3 else (meta.filters or (None,))[0]
+    cid = getattr(codec, "codec_id", None) or getattr(codec, "name", None)
+    return "str" if cid == "vlen-utf8" else "bytes" if cid == "vlen-bytes" else None
+
+
 def _create_like(source: Any, dest: Any, name: str, create_kws: dict[str, Any], attrs: dict[str, Any] | None) -> Any:
     """Create the array ``name`` in ``dest`` like ``source`` (zarrkit destinations get the
     attributes in the same metadata write)."""
@@ -758,24 +848,61 @@ def _create_like(source: Any, dest: Any, name: str, create_kws: dict[str, Any], 
     kws = dict(create_kws)
     if attrs and isinstance(dest, Group):
         kws.setdefault("attributes", attrs)
+    if source_h5py and dest_h5py:
+        # h5py -> h5py: the source's storage options by default
+        kws.setdefault("chunks", source.chunks)
+        kws.setdefault("compression", source.compression)
+        kws.setdefault("compression_opts", source.compression_opts)
+        kws.setdefault("shuffle", source.shuffle)
+        kws.setdefault("fletcher32", source.fletcher32)
+        kws.setdefault("fillvalue", source.fillvalue)
+        return dest.create_dataset(name, shape=source.shape, dtype=kws.pop("dtype", source.dtype), **kws)
     if source_h5py:
+        # h5py -> zarrkit: the source's chunks and fill value, zarrkit's default compressor;
+        # HDF5 variable-length strings become str (UTF-8) or bytes (ASCII) arrays
         kws.setdefault("chunks", source.chunks or True)
-        if dest_h5py:
-            kws.setdefault("compression", source.compression)
-            kws.setdefault("compression_opts", source.compression_opts)
-            kws.setdefault("shuffle", source.shuffle)
-            kws.setdefault("fletcher32", source.fletcher32)
-            kws.setdefault("fillvalue", source.fillvalue)
+        dtype = kws.pop("dtype", None)
+        kind = _h5py_string_kind(source.dtype)
+        if kind is not None:
+            kws.setdefault("fill_value", "" if kind == "str" else b"")
+            dtype = dtype or (str if kind == "str" else bytes)
+        elif source.dtype.kind == "O" and dtype is None:
+            raise CopyError(
+                f"the HDF5 data type of {source.name} ({source.dtype!r}) has no Zarr equivalent; "
+                "give dtype= to convert it"
+            )
         else:
             kws.setdefault("fill_value", source.fillvalue)
-        return dest.create_dataset(name, shape=source.shape, dtype=kws.pop("dtype", source.dtype), **kws)
+            dtype = dtype or source.dtype
+        return dest.create_dataset(name, shape=source.shape, dtype=dtype, **kws)
     if dest_h5py:
-        kws.setdefault("chunks", source.chunks)
-        kws.setdefault("compression", "gzip")
-        kws.setdefault("compression_opts", 1)
-        kws.setdefault("shuffle", False)
-        kws.setdefault("fillvalue", source.fill_value)
-        return dest.create_dataset(name, shape=source.shape, dtype=kws.pop("dtype", source.dtype), **kws)
+        # zarrkit -> h5py: HDF5's gzip at level 1 unless told otherwise (zarr-python 2's choice)
+        import h5py
+
+        scalar = source.shape == ()
+        kws.setdefault("chunks", None if scalar else source.chunks)
+        if not scalar:
+            kws.setdefault("compression", "gzip")
+            kws.setdefault("compression_opts", 1)
+            kws.setdefault("shuffle", False)
+        dtype = kws.pop("dtype", None)
+        kind = _vlen_kind(source)
+        if dtype is None:
+            if kind is not None:
+                dtype = h5py.string_dtype("utf-8" if kind == "str" else "ascii")
+            elif source.dtype.kind == "O":
+                raise CopyError(
+                    f"the object array {source.name} has no HDF5 equivalent (only variable-length "
+                    "strings and bytes have one)"
+                )
+            else:
+                dtype = source.dtype
+        if kind is None and source.dtype.kind != "O":
+            kws.setdefault("fillvalue", source.fill_value)
+        try:
+            return dest.create_dataset(name, shape=source.shape, dtype=dtype, **kws)
+        except (TypeError, ValueError) as exc:
+            raise CopyError(f"cannot create an HDF5 dataset like {source.name} in {dest.name}: {exc}") from exc
     zarr_format = kws.pop("zarr_format", getattr(dest, "zarr_format", None) or config.zarr_format)
     kw = creation_kwargs(source, zarr_format, kws)
     return dest.create_dataset(name, zarr_format=zarr_format, **kw)
@@ -830,9 +957,23 @@ def _copy(
                 if dest_h5py:
                     attrs.pop("filters", None)
                 ds = _create_like(source, dest, name, create_kws, attrs)
-                stream_copy(source, ds)
+                data = source
+                if _is_h5py(source) and not dest_h5py and _h5py_string_kind(source.dtype) == "str":
+                    data = source.asstr()  # str, not the UTF-8 bytes h5py reads by default
+                if _is_h5py(source) or dest_h5py:
+                    try:
+                        stream_copy(data, ds)
+                    except (TypeError, ValueError) as exc:
+                        if isinstance(exc, ZarrkitError):
+                            raise
+                        del dest[name]  # no half-copied dataset left behind
+                        raise CopyError(f"cannot copy {source.name} to {ds.name}: {exc}") from exc
+                else:
+                    stream_copy(data, ds)
                 n_bytes_copied += int(np.prod(ds.shape, dtype=np.int64)) * np.dtype(ds.dtype).itemsize
-                if attrs and not isinstance(dest, Group):
+                if attrs and dest_h5py:
+                    _set_h5py_attrs(ds, attrs)
+                elif attrs and not isinstance(dest, Group):
                     ds.attrs.update(attrs)
             n_copied += 1
         else:
@@ -863,7 +1004,9 @@ def _copy(
                     grp = dest[name]
                 else:
                     grp = dest.require_group(name)
-                    if attrs:
+                    if attrs and dest_h5py:
+                        _set_h5py_attrs(grp, attrs)
+                    elif attrs:
                         grp.attrs.update(attrs)
             else:
                 grp = dest[name] if dest is not None and name in dest else None
@@ -928,7 +1071,9 @@ def copy_all(
             n_bytes_copied += b
         if not dry_run and not without_attrs:
             attrs = _attrs_dict(source)
-            if attrs:
+            if attrs and _is_h5py(dest):
+                _set_h5py_attrs(dest, attrs)
+            elif attrs:
                 dest.attrs.update(attrs)
         _log_copy_summary(logger, dry_run, n_copied, n_skipped, n_bytes_copied)
     return n_copied, n_skipped, n_bytes_copied

@@ -105,8 +105,11 @@ class BytesBytesCodec(V3Codec):
     def decode(self, data: Any) -> Any:
         raise NotImplementedError
 
+    #: whether :meth:`decode_into` works for this codec
+    can_decode_into: bool = False
+
     def decode_into(self, data: Any, out: memoryview) -> bool:
-        """Decode straight into ``out``; False if this codec can't."""
+        """Decode straight into ``out`` (exactly the decoded size); False if this codec can't."""
         return False
 
     def encoded_size(self, size: int) -> int | None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 from numcodecs.abc import Codec
+from numcodecs.blosc import decompress as blosc_decompress
 from numcodecs.compat import ensure_bytes, ensure_contiguous_ndarray, ensure_ndarray_like
 
 from ..errors import ChunkDecodeError, ChunkEncodeError
@@ -67,11 +68,17 @@ class ChunkCodec:
     dtype: np.dtype
     #: whether ``decode_into`` can ever succeed (callers skip allocating a buffer otherwise)
     decodes_into: bool = False
+    #: whether ``decode`` returns a view of the stored bytes (no copy: uncompressed chunks), so
+    #: copying its result into the output is already the one copy a read needs
+    decode_is_view: bool = False
 
     def decode(self, raw: bytes, key: str) -> np.ndarray:
         raise NotImplementedError
 
-    def decode_into(self, raw: bytes, out: np.ndarray, key: str) -> bool:
+    def decode_into(self, raw: bytes, out: np.ndarray, key: str, checked: bool = False) -> bool:
+        """Decode straight into ``out`` (the chunk's shape and dtype, contiguous in the
+        chain's order) and return True, or return False when this chain or ``out`` does not
+        allow it.  ``checked``: the caller already ran :meth:`check_size` on ``raw``."""
         return False
 
     def check_size(self, raw: Any, key: str) -> None:
@@ -108,6 +115,8 @@ class V2ChunkCodec(ChunkCodec):
             and not self.is_object
             and (compressor is None or self._codec_id in _DECODE_INTO_IDS)
         )
+        self.decode_is_view = self._can_decode_into and compressor is None
+        self._blosc = self._codec_id == "blosc"
         self._vlen_filter = next(
             (i for i, f in enumerate(self.filters) if getattr(f, "codec_id", None) in VLEN_IDS), None
         )
@@ -149,25 +158,22 @@ class V2ChunkCodec(ChunkCodec):
         except Exception as exc:  # any codec failure means the stored bytes are bad
             raise ChunkDecodeError(f"cannot decode: {type(exc).__name__}: {exc}", key) from exc
 
-    def decode_into(self, raw: bytes, out: np.ndarray, key: str) -> bool:
+    def decode_into(self, raw: bytes, out: np.ndarray, key: str, checked: bool = False) -> bool:
         if not self._can_decode_into or out.dtype != self.dtype or out.shape != self.chunk_shape:
             return False
-        if self.order == "C":
-            if not out.flags.c_contiguous:
-                return False
-            flat = out.reshape(-1)
-        else:
-            if not out.flags.f_contiguous:
-                return False
-            flat = out.T.reshape(-1)
-        self.check_size(raw, key)
+        if not (out.flags.c_contiguous if self.order == "C" else out.flags.f_contiguous):
+            return False
+        if not checked:
+            self.check_size(raw, key)
         try:
-            if self.compressor is None:
-                if len(raw) != flat.nbytes:
-                    raise ValueError(f"expected {flat.nbytes} bytes, got {len(raw)}")
-                flat.view(np.uint8)[:] = np.frombuffer(raw, dtype=np.uint8)
+            if self._blosc:
+                blosc_decompress(raw, out if self.order == "C" else out.T)
+            elif self.compressor is None:
+                (out if self.order == "C" else out.T).reshape(-1).view(np.uint8)[:] = np.frombuffer(
+                    raw, dtype=np.uint8
+                )
             else:
-                self.compressor.decode(raw, out=flat)
+                self.compressor.decode(raw, out=(out if self.order == "C" else out.T).reshape(-1))
         except Exception as exc:
             raise ChunkDecodeError(f"cannot decode: {type(exc).__name__}: {exc}", key) from exc
         return True

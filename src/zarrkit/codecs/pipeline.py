@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numcodecs.blosc import decompress as blosc_decompress
 
 from ..errors import ChunkDecodeError, ChunkEncodeError, MetadataError
 from .base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, V3Codec
@@ -67,17 +68,23 @@ class V3ChunkCodec(ChunkCodec):
         self.chunk_shape = spec.shape
         self.dtype = spec.dtype
         self.codecs = tuple(self.aa) + (self.ab,) + tuple(self.bb)
-        self._decode_into = self.decodes_into = not self.aa and len(self.bb) <= 1
+        stored = getattr(self.ab, "_stored_dtype", None)
+        #: the dtype a buffer must have to be decoded into (None: the chain can't)
+        self._into_dtype = (
+            stored(self.dtype) if stored is not None and not self.aa and len(self.bb) <= 1 else None
+        )
+        if self._into_dtype is not None and self.bb and not self.bb[0].can_decode_into:
+            self._into_dtype = None
+        self._decode_into = self.decodes_into = self._into_dtype is not None
+        self.decode_is_view = self.decodes_into and not self.bb
+        self._blosc = bool(self.bb) and self.bb[0].name == "blosc"
         self.nbytes = int(np.prod(self.chunk_shape, dtype=np.int64)) * self.dtype.itemsize
 
     def check_size(self, raw: Any, key: str) -> None:
-        if not self._decode_into or getattr(self.ab, "_stored_dtype", None) is None:
+        if not self._decode_into:
             return
         try:
-            if not self.bb:
-                size = len(raw)
-            else:
-                size = declared_size(getattr(getattr(self.bb[0], "codec", None), "codec_id", None), raw)
+            size = len(raw) if not self.bb else declared_size(self.bb[0].name, raw)
         except ValueError as exc:
             raise ChunkDecodeError(f"cannot decode: {exc}", key) from None
         if size is not None and size != self.nbytes:
@@ -100,17 +107,23 @@ class V3ChunkCodec(ChunkCodec):
         except Exception as exc:  # any codec failure means the stored bytes are bad
             raise ChunkDecodeError(f"cannot decode: {type(exc).__name__}: {exc}", key) from exc
 
-    def decode_into(self, raw: Any, out: np.ndarray, key: str) -> bool:
-        if not self._decode_into or out.shape != self.chunk_shape or not out.flags.c_contiguous:
+    def decode_into(self, raw: Any, out: np.ndarray, key: str, checked: bool = False) -> bool:
+        if (
+            out.dtype != self._into_dtype
+            or out.shape != self.chunk_shape
+            or not out.flags.c_contiguous
+        ):
             return False
-        self.check_size(raw, key)
+        if not checked:
+            self.check_size(raw, key)
         try:
-            if not self.bb:
-                return self.ab.decode_into(raw, out, self.spec)
-            stored = getattr(self.ab, "_stored_dtype", None)
-            if stored is None or stored(self.dtype) != out.dtype:
-                return False
-            return self.bb[0].decode_into(raw, out.reshape(-1).view(np.uint8))
+            if self._blosc:
+                blosc_decompress(raw, out)
+            elif not self.bb:
+                out.reshape(-1).view(np.uint8)[:] = np.frombuffer(raw, dtype=np.uint8)
+            else:
+                self.bb[0].decode_into(raw, out.reshape(-1).view(np.uint8))
+            return True
         except ChunkDecodeError as exc:
             raise ChunkDecodeError(str(exc), key) from None
         except Exception as exc:

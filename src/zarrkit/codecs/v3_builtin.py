@@ -219,7 +219,6 @@ class NumcodecsArrayArrayCodec(ArrayArrayCodec):
 # -- bytes → bytes ------------------------------------------------------------------------------
 class _NumcodecsBytes(BytesBytesCodec):
     codec: Any
-    _decode_into_ok = False
 
     def encode(self, data: Any) -> bytes:
         return ensure_bytes(self.codec.encode(data))
@@ -228,7 +227,7 @@ class _NumcodecsBytes(BytesBytesCodec):
         return self.codec.decode(data)
 
     def decode_into(self, data: Any, out: memoryview) -> bool:
-        if not self._decode_into_ok:
+        if not self.can_decode_into:
             return False
         size = declared_size(self.codec.codec_id, data)
         if size is not None and size != len(out):
@@ -278,7 +277,7 @@ class BloscCodec(_NumcodecsBytes):
     """Blosc meta-compression; ``typesize`` comes from the dtype when not given."""
 
     name = "blosc"
-    _decode_into_ok = True
+    can_decode_into = True
 
     def __init__(
         self,

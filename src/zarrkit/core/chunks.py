@@ -93,28 +93,33 @@ def decode_to_output(
     """Decode one stored chunk (projection ``p``) into its region of ``out``.
 
     A complete chunk that is a contiguous view of ``out`` is decoded straight into it; otherwise
-    the chunk is decoded into this worker's reusable buffer (when the codec chain can decode
-    into one) and the needed part copied; codecs that cannot decode into a buffer return a new
-    array.  The stored size is checked before a chunk-sized buffer is used, so a tiny corrupt
-    chunk of an array that declares huge chunks fails without allocating.
+    a compressed chunk is decoded into this worker's reusable buffer (when the codec chain can
+    decode into one) and the needed part copied, and an uncompressed one is copied from its
+    stored bytes; other chains return a new array.  The stored size is checked before a
+    chunk-sized buffer is used, so a tiny corrupt chunk of an array that declares huge chunks
+    fails without allocating.
     """
-    into = codec.decodes_into and out.dtype.kind != "O"
-    if into:
-        codec.check_size(raw, key)
+    if codec.decodes_into:
         if p.is_complete_chunk:
             target = out[p.out_selection]
             if target.shape == chunk_shape and is_view(target, out):
                 if codec.decode_into(raw, target, key):
                     return
-                buf = scratch(chunk_shape, out.dtype, order)  # not contiguous in the output
-                if codec.decode_into(raw, buf, key):
-                    target[...] = buf
-                    return
-        else:
-            buf = scratch(chunk_shape, out.dtype, order)  # part of a chunk: no fresh pages
-            if codec.decode_into(raw, buf, key):
+                if not codec.decode_is_view:
+                    # not contiguous in the output: decode into this worker's buffer, then copy
+                    codec.check_size(raw, key)
+                    buf = scratch(chunk_shape, out.dtype, order)
+                    if codec.decode_into(raw, buf, key, checked=True):
+                        target[...] = buf
+                        return
+        elif not codec.decode_is_view:
+            # part of a chunk: decode into this worker's buffer (no fresh pages), take the part
+            codec.check_size(raw, key)
+            buf = scratch(chunk_shape, out.dtype, order)
+            if codec.decode_into(raw, buf, key, checked=True):
                 out[p.out_selection] = buf[p.chunk_selection]
                 return
+    # a new array, or a view of the stored bytes (uncompressed): copied once into ``out``
     chunk = codec.decode(raw, key)
     out[p.out_selection] = chunk[p.chunk_selection]
 

@@ -151,7 +151,8 @@ class DirectoryStore(Store):
         self.fsync = fsync
         self._dirs: set[str] = set()  # directories known to exist (saves a stat per write)
         self._real_root = os.path.realpath(self.path)
-        self._confined: set[str] = {self.path}  # directories known to resolve inside the root
+        self._root_sep = self.path if self.path.endswith(os.sep) else self.path + os.sep
+        self._confined: set[str] = {""}  # key directories known to resolve inside the root
         if not read_only:
             self._remove_orphans(self.path, _safe_listdir(self.path))
 
@@ -200,6 +201,8 @@ class DirectoryStore(Store):
 
     # -- helpers ------------------------------------------------------------------------------
     def _file(self, key: str) -> str:
+        if os.sep == "/":  # keys are already native paths
+            return self._root_sep + key
         return os.path.join(self.path, *key.split("/"))
 
     def _inside(self, path: str) -> bool:
@@ -207,26 +210,28 @@ class DirectoryStore(Store):
         root = self._real_root
         return real == root or real.startswith(root if root.endswith(os.sep) else root + os.sep)
 
-    def _check_dir(self, directory: str, key: str) -> None:
+    def _check_dir(self, key: str) -> None:
         """Refuse ``key`` when its directory resolves outside the root (a symlinked parent).
 
-        Directories that exist and resolve inside are remembered, so the hot path costs one
-        set lookup; a directory that does not exist yet is checked again next time."""
-        if directory in self._confined:
+        Key directories that exist and resolve inside are remembered, so the hot path costs a
+        set lookup; one that does not exist yet is checked again next time."""
+        head = key.rpartition("/")[0]
+        if head in self._confined:
             return
+        directory = self._file(head)
         if not self._inside(directory):
             raise InvalidPathError(
                 f"key {key!r} of {self.path!r} leads through a symbolic link outside the store"
             )
         if os.path.isdir(directory):
             if len(self._confined) > 100_000:
-                self._confined = {self.path}
-            self._confined.add(directory)
+                self._confined = {""}
+            self._confined.add(head)
 
     def _open(self, key: str, fn: str) -> int | None:
         """A read-only descriptor of ``fn`` (None when it is missing or a directory), refusing
         symbolic links that lead outside the root."""
-        self._check_dir(os.path.dirname(fn), key)
+        self._check_dir(key)
         try:
             return os.open(fn, os.O_RDONLY | _O_BINARY | _O_NOFOLLOW)
         except (FileNotFoundError, NotADirectoryError):
@@ -277,7 +282,7 @@ class DirectoryStore(Store):
     def _set(self, key: str, value: bytes | memoryview) -> None:
         fn = self._file(key)
         directory = os.path.dirname(fn)
-        self._check_dir(directory, key)
+        self._check_dir(key)
         for attempt in range(3):
             if attempt or directory not in self._dirs:
                 try:
@@ -334,7 +339,7 @@ class DirectoryStore(Store):
 
     def _delete(self, key: str) -> None:
         fn = self._file(key)
-        self._check_dir(os.path.dirname(fn), key)
+        self._check_dir(key)
         try:
             os.remove(fn)
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
@@ -347,7 +352,7 @@ class DirectoryStore(Store):
         if not os.path.isfile(fn):
             return False
         try:
-            self._check_dir(os.path.dirname(fn), key)
+            self._check_dir(key)
         except InvalidPathError:
             return False
         return not os.path.islink(fn) or self._inside(fn)

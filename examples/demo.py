@@ -1,4 +1,5 @@
-"""End-to-end tour: a hierarchy on disk, written, read back, inspected.
+"""End-to-end tour: a hierarchy on disk, written, read back, inspected (also with the
+``zarrkit`` command-line tool).
 
 Run with ``make demo``.
 """
@@ -6,12 +7,24 @@ Run with ``make demo``.
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
 import zarrkit as zarr
+
+
+def zarrkit_cli(*args: str, cwd: Path) -> int:
+    """Run ``zarrkit ARGS...`` (as ``python -m zarrkit``) in ``cwd`` and print what it prints."""
+    print(f"$ zarrkit {' '.join(args)}")
+    proc = subprocess.run([sys.executable, "-m", "zarrkit", *args], cwd=cwd, capture_output=True, text=True,
+                          check=False)
+    print(proc.stdout, end="")
+    print(proc.stderr, end="", file=sys.stderr)
+    return proc.returncode
 
 
 def main() -> None:
@@ -49,6 +62,15 @@ def main() -> None:
         names: list[str] = []
         fast.visitkeys(names.append)
         print("consolidated hierarchy:", names)
+
+        # the same store from the command line: an array's info, the tree, a check of every chunk
+        here = root_dir.parent
+        if zarrkit_cli("info", "example.zarr/climate/temperature", cwd=here) != 0:
+            raise SystemExit("zarrkit info failed")
+        if zarrkit_cli("tree", "example.zarr", cwd=here) != 0:
+            raise SystemExit("zarrkit tree failed")
+        if zarrkit_cli("verify", "example.zarr", cwd=here) != 0:  # exit 1 would mean corrupt chunks
+            raise SystemExit("zarrkit verify found a problem")
     finally:
         shutil.rmtree(root_dir.parent, ignore_errors=True)
 

@@ -127,7 +127,7 @@ def test_group_is_a_mapping(zarr_format):
     root.create_group("qux")
     assert list(keys) == ["baz", "foo", "qux"]
     assert root.get("foo/bar").path == "foo/bar" and root.get("nope") is None
-    assert list(root["foo"].items())[0][0] == "bar"
+    assert next(iter(root["foo"].items()))[0] == "bar"
     # a member named like a method is still reachable by item access
     root.create_group("keys")
-    assert root["keys"].path == "keys" and "keys" in root.keys()
+    assert root["keys"].path == "keys" and "keys" in root.keys()  # noqa: SIM118 - the view

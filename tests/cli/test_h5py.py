@@ -32,13 +32,13 @@ def h5(tmp_path):
 
 
 def test_tree_of_an_h5py_file(h5):
-    assert str(tree(h5)) == "\n".join([
+    assert str(tree(h5)).splitlines() == [
         "/",
         " ├── foo",
         " │   └── bar",
         " │       └── baz (100,) int64",
         " └── spam (100,) int64",
-    ])
+    ]
     assert str(tree(h5, level=1)) == "/\n ├── foo\n └── spam (100,) int64"
 
 

@@ -29,7 +29,7 @@ from .v3_builtin import (
     _NUMCODECS_ARRAY,
 )
 
-__all__ = ["to_v3_codec", "to_v3_codecs", "to_v2_codec", "to_v2_codecs"]
+__all__ = ["to_v2_codec", "to_v2_codecs", "to_v3_codec", "to_v3_codecs"]
 
 
 def _from_numcodecs(codec: NumcodecsCodec) -> V3Codec:

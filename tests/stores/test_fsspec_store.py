@@ -26,7 +26,7 @@ from zarrkit.errors import ReadOnlyError, StoreError
 from zarrkit.storage import CountingStore, DirectoryStore, coerce_store
 from zarrkit.storage.base import ByteRange
 from zarrkit.storage.fsspec import TEMP_MARKER, FsspecStore, FSStore
-from zarrkit.testing.store_suite import StoreSuite
+from zarrkit.testing import PublicAPISuite, StoreSuite
 
 FAST = {"retries": 3, "retry_delay": 0.001, "max_retry_delay": 0.01}
 
@@ -46,7 +46,7 @@ def _free_port() -> int:
 # =================================================================================================
 
 
-class TestMemoryFsspecStore(StoreSuite):
+class TestMemoryFsspecStore(StoreSuite, PublicAPISuite):
     def make_store(self, tmp_path):
         return FsspecStore(f"memory://zk-{_uid()}/data.zarr")
 
@@ -54,9 +54,12 @@ class TestMemoryFsspecStore(StoreSuite):
         return FsspecStore(source.fs, path=source.root, read_only=True)
 
 
-class TestLocalFsspecStore(StoreSuite):
+class TestLocalFsspecStore(StoreSuite, PublicAPISuite):
     def make_store(self, tmp_path):
         return FsspecStore(f"file://{tmp_path}/data.zarr")
+
+    def reopen_store(self, tmp_path, store, mode):
+        return FsspecStore.from_url(f"file://{store.root}", read_only=mode == "r")
 
     def make_read_only_store(self, tmp_path, source):
         return FsspecStore.from_url(f"file://{source.root}", read_only=True)
@@ -265,7 +268,7 @@ def _s3_store(s3, prefix=None, **kw) -> FsspecStore:
     return FsspecStore(f"s3://{BUCKET}/{prefix}", storage_options=s3.options, **kw)
 
 
-class TestS3FsspecStore(StoreSuite):
+class TestS3FsspecStore(StoreSuite, PublicAPISuite):
     @pytest.fixture(autouse=True)
     def _server(self, s3):
         self.s3 = s3
@@ -276,6 +279,11 @@ class TestS3FsspecStore(StoreSuite):
     def make_read_only_store(self, tmp_path, source):
         return FsspecStore.from_url(f"s3://{source.root}", storage_options=self.s3.options,
                                     read_only=True)
+
+    def reopen_store(self, tmp_path, store, mode):
+        # a new store object: nothing cached by the writer's file system instance is seen
+        return FsspecStore.from_url(f"s3://{store.root}", storage_options=self.s3.options,
+                                    read_only=mode == "r")
 
 
 @pytest.mark.parametrize("zarr_format", [2, 3])

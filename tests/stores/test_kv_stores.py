@@ -1,8 +1,9 @@
 """The key/value database stores: SQLite, DBM, LMDB and Redis.
 
-Each runs the store conformance suite (with a read-only variant) and a round trip through the
-public API.  The Redis tests start their own ``redis-server`` (which must be installed: ``make
-test`` installs it); they fail, not skip, when it is missing.
+Each runs the store conformance suite (with a read-only variant) and the round trips through the
+public API (``zarrkit.testing.PublicAPISuite``).  The Redis tests start their own
+``redis-server`` (which must be installed: ``make test`` installs it); they fail, not skip, when
+it is missing.
 """
 
 from __future__ import annotations
@@ -20,10 +21,8 @@ import threading
 import time
 import uuid
 
-import numpy as np
 import pytest
 
-import zarrkit
 from zarrkit.errors import ReadOnlyError, StoreError
 from zarrkit.storage import ReadOnlyStore
 from zarrkit.storage.base import ByteRange
@@ -31,7 +30,7 @@ from zarrkit.storage.dbm import DBMStore
 from zarrkit.storage.lmdb import LMDBStore
 from zarrkit.storage.redis import RedisStore
 from zarrkit.storage.sqlite import SQLiteStore
-from zarrkit.testing.store_suite import StoreSuite
+from zarrkit.testing import PublicAPISuite, StoreSuite
 
 # -- a redis-server of our own -------------------------------------------------------------------
 
@@ -87,77 +86,21 @@ def redis_url(tmp_path_factory):
         proc.communicate(timeout=10)
 
 
-# -- a round trip through the public API, for every store --------------------------------------
-
-
-class PublicAPIRoundTrips:
-    """zarrkit arrays, sharded arrays, groups and consolidated metadata in the store."""
-
-    @pytest.mark.parametrize("zarr_format", [2, 3])
-    def test_api_array_roundtrip(self, store, zarr_format):
-        data = np.arange(30 * 25, dtype="f8").reshape(30, 25) / 7
-        z = zarrkit.create(shape=data.shape, chunks=(8, 10), dtype="f8", store=store,
-                           zarr_format=zarr_format, path="arr")
-        z[:] = data
-        z.attrs["units"] = "m"
-        back = zarrkit.open_array(store, mode="r", path="arr")
-        np.testing.assert_array_equal(back[:], data)
-        np.testing.assert_array_equal(back[5:23, 3:19], data[5:23, 3:19])
-        assert back.attrs["units"] == "m"
-        assert ("arr/.zarray" if zarr_format == 2 else "arr/zarr.json") in store
-
-    def test_api_sharded_v3(self, store):
-        data = np.arange(1600, dtype="i4").reshape(40, 40) - 800
-        z = zarrkit.create_array(store, shape=(40, 40), chunks=(10, 10), shards=(20, 20),
-                                 dtype="i4")
-        z[:] = data
-        chunk_keys = sorted(k for k in store if k != "zarr.json")
-        assert chunk_keys == [f"c/{i}/{j}" for i in range(2) for j in range(2)]  # 4 shards
-        back = zarrkit.open_array(store, mode="r")
-        np.testing.assert_array_equal(back[:], data)
-        # reads of single inner chunks use partial reads of the shard (index + chunk)
-        np.testing.assert_array_equal(back[12:17, 31:39], data[12:17, 31:39])
-        z[0:10, 0:10] = 1
-        data[0:10, 0:10] = 1
-        np.testing.assert_array_equal(zarrkit.open_array(store, mode="r")[:], data)
-
-    @pytest.mark.parametrize("zarr_format", [2, 3])
-    def test_api_group_attrs_consolidated(self, store, zarr_format):
-        root = zarrkit.group(store, zarr_format=zarr_format)
-        root.attrs.update({"title": "kv", "version": 3})
-        sub = root.create_group("sub")
-        sub.attrs["nested"] = [1, 2, 3]
-        a = sub.zeros("a", shape=(12, 12), chunks=(5, 5), dtype="u2")
-        a[:] = np.arange(144, dtype="u2").reshape(12, 12)
-        b = root.zeros("b", shape=(7,), chunks=(3,), dtype="i8")
-        b[:] = np.arange(7)
-
-        zarrkit.consolidate_metadata(store)
-        g = zarrkit.open_consolidated(store)
-        assert dict(g.attrs) == {"title": "kv", "version": 3}
-        assert g["sub"].attrs["nested"] == [1, 2, 3]
-        np.testing.assert_array_equal(g["sub/a"][:], np.arange(144, dtype="u2").reshape(12, 12))
-        np.testing.assert_array_equal(g["b"][:], np.arange(7))
-        assert sorted(g.group_keys()) == ["sub"]
-        assert sorted(g.array_keys()) == ["b"]
-        # and without the consolidated metadata
-        g2 = zarrkit.open_group(store, mode="r")
-        assert g2.attrs["title"] == "kv"
-        np.testing.assert_array_equal(g2["sub"]["a"][3, :], np.arange(36, 48, dtype="u2"))
-
-
 # -- SQLite --------------------------------------------------------------------------------------
 
 
-class TestSQLiteStore(StoreSuite, PublicAPIRoundTrips):
+class TestSQLiteStore(StoreSuite, PublicAPISuite):
     def make_store(self, tmp_path):
         return SQLiteStore(tmp_path / "data.sqlite")
+
+    def reopen_store(self, tmp_path, store, mode):
+        return SQLiteStore(store.path, read_only=mode == "r")
 
     def make_read_only_store(self, tmp_path, source):
         return SQLiteStore(source.path, read_only=True)
 
 
-class TestSQLiteStoreInMemory(StoreSuite, PublicAPIRoundTrips):
+class TestSQLiteStoreInMemory(StoreSuite, PublicAPISuite):
     picklable = False
 
     def make_store(self, tmp_path):
@@ -285,7 +228,7 @@ def test_sqlite_pickle_in_another_process(tmp_path):
 # -- DBM -----------------------------------------------------------------------------------------
 
 
-class TestDBMStore(StoreSuite, PublicAPIRoundTrips):
+class TestDBMStore(StoreSuite, PublicAPISuite):
     def make_store(self, tmp_path):
         return DBMStore(tmp_path / "data.db", open=dbm.dumb.open)
 
@@ -331,7 +274,7 @@ def test_dbm_flags_and_errors(tmp_path):
 # -- LMDB ----------------------------------------------------------------------------------------
 
 
-class TestLMDBStore(StoreSuite, PublicAPIRoundTrips):
+class TestLMDBStore(StoreSuite, PublicAPISuite):
     def make_store(self, tmp_path):
         return LMDBStore(tmp_path / "data.lmdb", map_size=2**28)
 
@@ -390,7 +333,7 @@ def test_lmdb_stores_on_one_path_share_the_environment(tmp_path):
 # -- Redis ---------------------------------------------------------------------------------------
 
 
-class TestRedisStore(StoreSuite, PublicAPIRoundTrips):
+class TestRedisStore(StoreSuite, PublicAPISuite):
     @pytest.fixture(autouse=True)
     def _server(self, redis_url):
         self.url = redis_url

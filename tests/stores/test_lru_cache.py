@@ -7,10 +7,10 @@ import pytest
 
 import zarrkit
 from zarrkit.storage import CountingStore, DirectoryStore, LRUStoreCache, MemoryStore, ReadOnlyStore
-from zarrkit.testing.store_suite import StoreSuite
+from zarrkit.testing import PublicAPISuite, StoreSuite
 
 
-class TestLRUStoreCacheOverMemory(StoreSuite):
+class TestLRUStoreCacheOverMemory(StoreSuite, PublicAPISuite):
     def make_store(self, tmp_path):
         return LRUStoreCache(MemoryStore(), max_size=2**20)
 
@@ -18,7 +18,7 @@ class TestLRUStoreCacheOverMemory(StoreSuite):
         return LRUStoreCache(ReadOnlyStore(source.inner), max_size=2**20)
 
 
-class TestLRUStoreCacheOverDirectory(StoreSuite):
+class TestLRUStoreCacheOverDirectory(StoreSuite, PublicAPISuite):
     def make_store(self, tmp_path):
         return LRUStoreCache(DirectoryStore(tmp_path / "d"), max_size=None)
 

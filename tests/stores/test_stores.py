@@ -1,4 +1,6 @@
-"""The store conformance suite run on every built-in store, plus local-file-system specifics."""
+"""The store conformance suite and the public-API round trips run on every built-in store, plus
+local-file-system specifics.  (The read-only wrappers get the conformance suite only: they cannot
+be written through.)"""
 
 from __future__ import annotations
 
@@ -24,12 +26,12 @@ from zarrkit.storage import (
     TempStore,
 )
 from zarrkit.storage.local import TEMP_MARKER
-from zarrkit.testing.store_suite import StoreSuite
+from zarrkit.testing import PublicAPISuite, StoreSuite
 
 # -- the conformance suite on each store ---------------------------------------------------------
 
 
-class TestMemoryStore(StoreSuite):
+class TestMemoryStore(StoreSuite, PublicAPISuite):
 
     def make_store(self, tmp_path):
         return MemoryStore()
@@ -38,7 +40,7 @@ class TestMemoryStore(StoreSuite):
         return ReadOnlyStore(source)
 
 
-class TestDictStore(StoreSuite):
+class TestDictStore(StoreSuite, PublicAPISuite):
 
     def make_store(self, tmp_path):
         return DictStore()
@@ -47,25 +49,31 @@ class TestDictStore(StoreSuite):
         return ReadOnlyStore(source)
 
 
-class TestDirectoryStore(StoreSuite):
+class TestDirectoryStore(StoreSuite, PublicAPISuite):
 
     def make_store(self, tmp_path):
         return DirectoryStore(tmp_path / "data.zarr")
+
+    def reopen_store(self, tmp_path, store, mode):
+        return DirectoryStore(store.path, read_only=mode == "r")
 
     def make_read_only_store(self, tmp_path, source):
         return DirectoryStore(source.path, read_only=True)
 
 
-class TestNestedDirectoryStore(StoreSuite):
+class TestNestedDirectoryStore(StoreSuite, PublicAPISuite):
 
     def make_store(self, tmp_path):
         return NestedDirectoryStore(tmp_path / "nested.zarr")
+
+    def reopen_store(self, tmp_path, store, mode):
+        return NestedDirectoryStore(store.path, read_only=mode == "r")
 
     def make_read_only_store(self, tmp_path, source):
         return NestedDirectoryStore(source.path, read_only=True)
 
 
-class TestTempStore(StoreSuite):
+class TestTempStore(StoreSuite, PublicAPISuite):
     def make_store(self, tmp_path):
         return TempStore(dir=str(tmp_path))
 
@@ -73,7 +81,7 @@ class TestTempStore(StoreSuite):
         return DirectoryStore(source.path, read_only=True)
 
 
-class TestMappingStore(StoreSuite):
+class TestMappingStore(StoreSuite, PublicAPISuite):
     def make_store(self, tmp_path):
         return MappingStore({})
 
@@ -114,7 +122,7 @@ class TestReadOnlyStoreOverCountingStore(StoreSuite):
         return ReadOnlyStore(source)
 
 
-class TestCountingStore(StoreSuite):
+class TestCountingStore(StoreSuite, PublicAPISuite):
     def make_store(self, tmp_path):
         return CountingStore(MemoryStore())
 

@@ -10,8 +10,9 @@ zarr-2 style code that treats a store as a dict keeps working.
 * ``set(key, value)``; ``delete(key)`` (deleting a missing key is not an error);
   ``list_prefix(prefix)`` yields every key starting with ``prefix``; ``list_dir(prefix)`` returns
   the sorted immediate children (keys and "directories") below ``prefix``.
-* Capability flags: ``supports_writes``, ``supports_partial_reads``, ``supports_listing``,
-  ``high_latency`` (keep many requests in flight).
+* Capability flags: ``supports_writes``, ``supports_deletes`` (``False``: deleting a stored key
+  raises :class:`~zarrkit.errors.StoreError`, as in a zip file), ``supports_partial_reads``,
+  ``supports_listing``, ``high_latency`` (keep many requests in flight).
 """
 
 from __future__ import annotations
@@ -106,6 +107,9 @@ class Store(MutableMapping):
     """
 
     supports_writes: bool = True
+    #: ``False``: stored values cannot be removed (a zip file): deleting an existing key raises
+    #: :class:`~zarrkit.errors.StoreError`; deleting a missing key is still not an error.
+    supports_deletes: bool = True
     supports_partial_reads: bool = True
     supports_listing: bool = True
     read_only: bool = False

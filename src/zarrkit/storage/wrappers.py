@@ -22,6 +22,7 @@ class WrapperStore(Store):
         self.inner: Store = coerce_store(inner)
         self.read_only = self.inner.read_only
         self.supports_partial_reads = self.inner.supports_partial_reads
+        self.supports_deletes = self.inner.supports_deletes
 
     @property
     def dimension_separator(self) -> str | None:

@@ -7,33 +7,70 @@ import threading
 import time
 import warnings
 import zipfile
+import zlib
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import ReadOnlyError, StoreError
-from .base import ByteRange, Store, validate_key
+from ..errors import NodeExistsError, ReadOnlyError, StoreError
+from .base import ByteRange, Store, validate_key, validate_prefix
 
 __all__ = ["ZipStore"]
+
+#: What reading a damaged member raises inside :mod:`zipfile` (bad CRC or header, truncated or
+#: corrupt deflate data, an unsupported compression method or encryption).
+_MEMBER_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError)
 
 
 class ZipStore(Store):
     """Keys as members of a Zip file.
 
-    Zip members cannot be changed in place: data should be written once, in whole chunks.
-    Writing a key again appends a newer member (reads see the newest, with a warning, as
-    zarr-python 2 did); deleting is not supported.  Call :meth:`close` after writing, or the
-    zip file's central directory is not written.
+    A zip file is written front to back: members are appended and the central directory (the
+    list of members) is written by :meth:`close` (or :meth:`flush`).  A member cannot be
+    changed or removed in place, so:
+
+    * **Write each key once** (whole arrays, whole shards: copying into a zip file does this).
+      Writing a key again *appends* a newer member, with a ``UserWarning``: reads, listings
+      and :meth:`getsize` see the newest member (zarr-python reads the newest too), and the
+      file keeps the bytes of the older one.  Rewriting metadata now and then (attributes) is
+      harmless; rewriting chunks over and over makes the file grow.
+    * **Deleting is not supported** (``supports_deletes`` is ``False``): deleting a key that is
+      stored -- ``delete``, ``del store[key]``, ``pop``, ``clear``, ``delete_prefix`` or
+      ``rmdir`` over stored keys -- raises :class:`~zarrkit.errors.StoreError` naming the key
+      and the zip file, and leaves the file unchanged.  Deleting a missing key is not an error,
+      as in every store.  To remove data, copy what should remain into a new zip file.
+
+    Other errors name the zip file too: a file that is not a zip archive (or a truncated one)
+    raises :class:`~zarrkit.errors.StoreError`, both on opening and -- for mode ``'a'`` --
+    instead of appending a second archive to the file; a damaged member raises
+    :class:`~zarrkit.errors.StoreError` naming the key when it is read; writes in mode ``'r'``
+    raise :class:`~zarrkit.errors.ReadOnlyError`; any use after :meth:`close` raises
+    :class:`~zarrkit.errors.StoreError`.
+
+    Byte-range reads (``byte_range``, used by sharded arrays) read only the requested bytes of
+    a stored (uncompressed) member; in a compressed member they decompress up to the range.
 
     Parameters
     ----------
     path : str or os.PathLike
         The zip file.
     compression : int, default ``zipfile.ZIP_STORED``
-        Compression of the zip members (chunks are usually compressed already).
+        Compression of new members (``zipfile.ZIP_DEFLATED``, ...); chunks are usually
+        compressed already.
     allowZip64 : bool, default True
-        Allow files over 4 GiB.
+        Allow the ZIP64 extensions (files over 4 GiB, more than 65535 members); ``False``
+        makes a write or :meth:`close` that would need them raise
+        :class:`~zarrkit.errors.StoreError`.
     mode : {'a', 'r', 'w', 'x'}, default 'a'
-        As :class:`zipfile.ZipFile`; ``'r'`` gives a read-only store.
+        ``'r'``: read an existing file (a read-only store); ``'w'``: a new file, replacing any
+        existing one; ``'x'``: a new file, :class:`~zarrkit.errors.NodeExistsError` (a
+        ``FileExistsError``) if it exists; ``'a'``: add members to an existing zip file, or
+        create it.
+
+    Notes
+    -----
+    Call :meth:`close` after writing (or use the store as a context manager), or the central
+    directory is not written and the file cannot be read.  A store open in mode ``'r'`` can be
+    pickled (the copy reopens the file); a writable one cannot.
 
     Examples
     --------
@@ -49,6 +86,7 @@ class ZipStore(Store):
     """
 
     supports_partial_reads = True
+    supports_deletes = False
 
     def __init__(
         self,
@@ -65,13 +103,41 @@ class ZipStore(Store):
         self.mode = mode
         self.read_only = mode == "r"
         self._lock = threading.RLock()
-        try:
-            self._zf = zipfile.ZipFile(self.path, mode=mode, compression=compression, allowZip64=allowZip64)
-        except FileNotFoundError:
-            raise FileNotFoundError(f"zip file {self.path!r} does not exist") from None
-        except zipfile.BadZipFile as exc:
-            raise StoreError(f"{self.path!r} is not a valid zip file: {exc}") from None
+        self._closed = True  # until the file is open
+        self._zf = self._open(mode)
         self._closed = False
+
+    def _open(self, mode: str) -> zipfile.ZipFile:
+        path = self.path
+        if mode == "a" and os.path.isfile(path) and os.path.getsize(path) > 0:
+            # zipfile would append a new archive after whatever the file holds (a truncated
+            # zip file's members would be lost to readers)
+            if not zipfile.is_zipfile(path):
+                raise StoreError(
+                    f"{path!r} is not a zip file (or lacks its central directory, as a zip file "
+                    "whose writer did not close it does); mode='a' adds only to a zip file"
+                )
+        try:
+            return zipfile.ZipFile(
+                path, mode=mode, compression=self.compression, allowZip64=self.allowZip64
+            )
+        except FileNotFoundError:
+            if mode == "r":
+                raise FileNotFoundError(f"zip file {path!r} does not exist") from None
+            raise FileNotFoundError(
+                f"cannot create zip file {path!r}: its directory does not exist"
+            ) from None
+        except FileExistsError:
+            raise NodeExistsError(
+                f"zip file {path!r} already exists; mode='x' only creates a new file "
+                "(mode='a' adds to it, mode='w' replaces it)",
+                path=path,
+            ) from None
+        except (zipfile.BadZipFile, EOFError) as exc:
+            raise StoreError(f"{path!r} is not a valid zip file: {exc}") from None
+        except (NotImplementedError, RuntimeError, ValueError) as exc:
+            # e.g. an unsupported compression method
+            raise StoreError(f"cannot open zip file {path!r}: {exc}") from None
 
     def _check_open(self) -> None:
         if self._closed:
@@ -84,15 +150,35 @@ class ZipStore(Store):
                 info = self._zf.getinfo(key)
             except KeyError:
                 return None
-            with self._zf.open(info) as f:
-                if byte_range is None:
-                    return f.read()
-                size = info.file_size
-                if byte_range.offset < 0:
-                    f.seek(max(size + byte_range.offset, 0))
-                    return f.read()
-                f.seek(min(byte_range.offset, size))
-                return f.read() if byte_range.length is None else f.read(byte_range.length)
+            size = info.file_size
+            if byte_range is None:
+                start, stop = 0, size
+            elif byte_range.offset < 0:
+                start, stop = max(size + byte_range.offset, 0), size
+            else:
+                start = min(byte_range.offset, size)
+                stop = size if byte_range.length is None else min(start + byte_range.length, size)
+            if byte_range is not None and start >= stop:
+                # nothing to read (and zipfile's seek to the end of a stored member, then a
+                # read, fails when the member ends the file, as before close or flush)
+                return b""
+            try:
+                with self._zf.open(info) as f:
+                    if byte_range is None:
+                        return f.read()
+                    if start:
+                        f.seek(start)
+                    value = f.read(stop - start)
+            except _MEMBER_ERRORS as exc:
+                raise StoreError(
+                    f"ZipStore {self.path!r}: cannot read member {key!r}: {exc}"
+                ) from exc
+            if len(value) != stop - start:
+                raise StoreError(
+                    f"ZipStore {self.path!r}: member {key!r} is truncated: expected "
+                    f"{stop - start} bytes from offset {start}, got {len(value)}"
+                )
+            return value
 
     def _set(self, key: str, value: bytes | memoryview) -> None:
         with self._lock:
@@ -107,21 +193,39 @@ class ZipStore(Store):
             info = zipfile.ZipInfo(filename=key, date_time=time.localtime(time.time())[:6])
             info.compress_type = self.compression
             info.external_attr = 0o644 << 16
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)  # zipfile's own duplicate warning
-                self._zf.writestr(info, bytes(value))
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)  # zipfile's own duplicate warning
+                    self._zf.writestr(info, bytes(value))
+            except zipfile.LargeZipFile as exc:
+                raise StoreError(
+                    f"ZipStore {self.path!r}: writing key {key!r} needs the ZIP64 extensions, "
+                    f"which allowZip64=False forbids ({exc})"
+                ) from exc
+
+    def _refuse_delete(self, keys: list[str]) -> None:
+        shown = ", ".join(repr(k) for k in keys[:3]) + (", ..." if len(keys) > 3 else "")
+        raise StoreError(
+            f"ZipStore {self.path!r} cannot delete key{'s' if len(keys) > 1 else ''} {shown}: "
+            "a zip file's members cannot be removed in place (copy what should remain into a "
+            "new zip file)"
+        )
 
     def _delete(self, key: str) -> None:
         with self._lock:
+            self._check_open()
             if key in self._zf.NameToInfo:
-                raise StoreError(f"ZipStore {self.path!r} cannot delete key {key!r}")
+                self._refuse_delete([key])
 
     def delete_prefix(self, prefix: str) -> None:
         self._check_writable()
-        if any(True for _ in self.list_prefix(prefix)):
-            raise StoreError(f"ZipStore {self.path!r} cannot delete keys (prefix {prefix!r})")
+        validate_prefix(prefix)
+        keys = list(self.list_prefix(prefix))
+        if keys:
+            self._refuse_delete(keys)
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
+        # (no validation, as in MemoryStore: listings filter names and have nothing to escape to)
         with self._lock:
             self._check_open()
             names = list(dict.fromkeys(n for n in self._zf.namelist() if not n.endswith("/")))
@@ -146,22 +250,34 @@ class ZipStore(Store):
         if self.read_only:
             raise ReadOnlyError(f"ZipStore {self.path!r} is open read-only (mode='r')")
 
+    def _close_zipfile(self) -> None:
+        try:
+            self._zf.close()
+        except zipfile.LargeZipFile as exc:
+            self._closed = True  # zipfile has closed the file, without a central directory
+            raise StoreError(
+                f"ZipStore {self.path!r}: the central directory needs the ZIP64 extensions, "
+                f"which allowZip64=False forbids ({exc}); the file is incomplete"
+            ) from exc
+
     def flush(self) -> None:
         """Write the central directory now, keeping the store open for more writes."""
         with self._lock:
             self._check_open()
             if self.mode != "r":
-                self._zf.close()
+                self._close_zipfile()
                 self._zf = zipfile.ZipFile(
                     self.path, mode="a", compression=self.compression, allowZip64=self.allowZip64
                 )
 
     def close(self) -> None:
-        """Close the zip file (writing its central directory)."""
+        """Close the zip file (writing its central directory); closing again does nothing."""
         with self._lock:
             if not self._closed:
-                self._zf.close()
-                self._closed = True
+                try:
+                    self._close_zipfile()
+                finally:
+                    self._closed = True
 
     def __len__(self) -> int:
         return sum(1 for _ in self.list_prefix(""))
@@ -170,4 +286,14 @@ class ZipStore(Store):
         return f"ZipStore({self.path!r}, mode={self.mode!r})"
 
     def __getstate__(self):
-        raise TypeError("ZipStore cannot be pickled; pickle the path and reopen it")
+        if self.mode != "r":
+            raise TypeError(
+                f"a ZipStore open for writing (mode={self.mode!r}) cannot be pickled: close it "
+                "and pickle ZipStore(path, mode='r'), or pickle the path"
+            )
+        return {"path": self.path, "compression": self.compression,
+                "allowZip64": self.allowZip64}
+
+    def __setstate__(self, state) -> None:
+        self.__init__(state["path"], compression=state["compression"],
+                      allowZip64=state["allowZip64"], mode="r")

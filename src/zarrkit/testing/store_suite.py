@@ -17,6 +17,16 @@ values round-trip as ``bytes``, missing keys give ``None`` (``KeyError`` through
 interface), byte ranges, batch reads, deletion, listing, key validation, read-only enforcement,
 thread safety of writes, pickling and a zarrkit array round trip in both Zarr formats.
 
+:class:`PublicAPISuite` is a second, independent mixin: arrays (both formats, sharded), groups,
+attributes and consolidated metadata written and read back through zarrkit's public API.  Apply
+both to a store that can be written::
+
+    from zarrkit.testing import PublicAPISuite, StoreSuite
+
+    class TestMyStore(StoreSuite, PublicAPISuite):
+        def make_store(self, tmp_path):
+            return MyStore(tmp_path / "data")
+
 Hooks and switches a subclass may set:
 
 * ``make_store(tmp_path)`` (required): a new, empty, writable store.  ``tmp_path`` is a fresh
@@ -24,6 +34,11 @@ Hooks and switches a subclass may set:
 * ``make_read_only_store(tmp_path, source)`` (optional): a read-only store that sees the data of
   ``source`` (a store returned by ``make_store`` and already filled by the test).  Return
   ``None`` (the default) to skip the read-only tests.
+* The store's capability flags decide what is checked: a store declaring
+  ``supports_deletes = False`` (a zip file) skips the tests that delete stored keys, and
+  ``test_deletes_match_the_declared_capability`` checks instead that such deletes raise
+  :class:`~zarrkit.errors.StoreError` naming the key and change nothing.  Nothing else is
+  skipped.
 * ``picklable`` (default ``True``): the store pickles and the copy reads the same data; ``False``
   means pickling must raise ``TypeError``.
 * ``concurrent_writers`` (default ``8``): threads used by the concurrency tests.
@@ -43,10 +58,11 @@ import numpy as np
 import pytest
 
 import zarrkit
-from zarrkit.errors import InvalidPathError, ReadOnlyError
+from zarrkit.errors import InvalidPathError, ReadOnlyError, StoreError
 from zarrkit.storage.base import ByteRange, Store
+from zarrkit.storage.wrappers import CountingStore
 
-__all__ = ["INVALID_KEYS", "StoreSuite"]
+__all__ = ["INVALID_KEYS", "NESTED_KEYS", "PublicAPISuite", "StoreSuite"]
 
 #: Keys every store must reject with :class:`~zarrkit.errors.InvalidPathError`.
 INVALID_KEYS = [
@@ -134,6 +150,12 @@ class StoreSuite:
         for i, key in enumerate(NESTED_KEYS):
             store.set(key, _payload(i, 10 + i))
         return store
+
+    @staticmethod
+    def _needs_deletes(store: Store) -> None:
+        """Skip a test that deletes stored keys when the store declares it cannot."""
+        if not store.supports_deletes:
+            pytest.skip(f"{type(store).__name__} declares supports_deletes=False")
 
     def _read_only(self, tmp_path, source: Store) -> Store:
         ro = self.make_read_only_store(tmp_path, source)
@@ -332,6 +354,7 @@ class StoreSuite:
 
     # -- delete -----------------------------------------------------------------------------------
     def test_delete(self, store):
+        self._needs_deletes(store)
         store.set("a/b", b"1")
         store.set("a/c", b"2")
         store.delete("a/b")
@@ -351,6 +374,7 @@ class StoreSuite:
         assert store.get("d/x") == b"1"
 
     def test_delitem(self, store):
+        self._needs_deletes(store)
         store["k"] = b"v"
         del store["k"]
         assert "k" not in store
@@ -361,15 +385,54 @@ class StoreSuite:
 
     def test_mutable_mapping_helpers(self, store):
         store.update({"a": b"1", "b/c": b"2"})
+        assert store.setdefault("b/c", b"zzz") == b"2"
+        assert store.setdefault("d", b"4") == b"4"
+        assert dict(store.items()) == {"a": b"1", "b/c": b"2", "d": b"4"}
+        assert sorted(store.values()) == [b"1", b"2", b"4"]
+        assert store.pop("missing", None) is None
+        with pytest.raises(KeyError):
+            store.pop("missing")
+        self._needs_deletes(store)
         assert store.pop("a") == b"1"
         assert store.pop("a", None) is None
         with pytest.raises(KeyError):
             store.pop("a")
-        assert store.setdefault("b/c", b"zzz") == b"2"
-        assert dict(store.items()) == {"b/c": b"2"}
-        assert list(store.values()) == [b"2"]
         store.clear()
         assert len(store) == 0
+
+    def test_deletes_match_the_declared_capability(self, store):
+        data = {"k": b"1", "d/x": b"2", "d/sub/y": b"3"}
+        store.update(data)
+        if store.supports_deletes:
+            store.delete("k")
+            store.delete_prefix("d/sub/")
+            assert {k: store.get(k) for k in sorted(store)} == {"d/x": b"2"}
+            return
+        # a store that cannot delete refuses, naming the key, and keeps everything
+        refusals = {
+            "delete": (lambda: store.delete("k"), "'k'"),
+            "delitem": (lambda: store.__delitem__("d/x"), "'d/x'"),
+            "pop": (lambda: store.pop("k"), "'k'"),
+            "delete_prefix": (lambda: store.delete_prefix("d/sub/"), "'d/sub/y'"),
+            "rmdir": (lambda: store.rmdir("d"), "'d/"),
+            "clear": (lambda: store.clear(), "'"),
+        }
+        for name, (action, named) in refusals.items():
+            with pytest.raises(StoreError) as info:
+                action()
+            assert named in str(info.value), (name, str(info.value))
+            assert {k: store.get(k) for k in sorted(store)} == data, name
+        # deleting what is not there is not an error, as in every store
+        store.delete("missing")
+        store.delete("d")  # a "directory", not a key
+        store.delete_prefix("missing/")
+        store.rmdir("nothing")
+        with pytest.raises(KeyError):
+            del store["missing"]
+        assert {k: store.get(k) for k in sorted(store)} == data
+        # and the store is still usable
+        store.set("new", b"n")
+        assert store.get("new") == b"n"
 
     # -- listing ----------------------------------------------------------------------------------
     def test_iteration_and_len(self, filled):
@@ -420,6 +483,7 @@ class StoreSuite:
         assert store.list_dir("p/") == sorted(names + ["dir"])
 
     def test_list_dir_forgets_deleted_children(self, store):
+        self._needs_deletes(store)
         store.set("a/b/c", b"1")
         store.set("x", b"1")
         store.delete("a/b/c")
@@ -462,18 +526,21 @@ class StoreSuite:
 
     # -- delete_prefix / rmdir --------------------------------------------------------------------
     def test_delete_prefix(self, filled):
+        self._needs_deletes(filled)
         filled.delete_prefix("foo/")
         assert sorted(filled.list_prefix("foo/")) == []
         assert "foo" not in filled.list_dir("")
         assert sorted(filled) == sorted(k for k in NESTED_KEYS if not k.startswith("foo/"))
 
     def test_delete_prefix_without_slash_is_a_string_prefix(self, store):
+        self._needs_deletes(store)
         for k in ("ab/c", "abc", "abd/e", "b"):
             store.set(k, b"1")
         store.delete_prefix("ab")
         assert sorted(store) == ["b"]
 
     def test_delete_prefix_missing_and_everything(self, filled):
+        self._needs_deletes(filled)
         filled.delete_prefix("missing/")
         assert len(filled) == len(NESTED_KEYS)
         filled.delete_prefix("")
@@ -483,6 +550,7 @@ class StoreSuite:
         assert filled.get("again/k") == b"1"
 
     def test_rmdir(self, store):
+        self._needs_deletes(store)
         for k in ("g/a", "g/sub/b", "gx/c", "g.d", "h"):
             store.set(k, b"1")
         store.rmdir("g")
@@ -776,5 +844,155 @@ class StoreSuite:
         np.testing.assert_array_equal(
             zarrkit.open_array(store, mode="r", path="grp/arr")[:], data
         )
-        store.rmdir("grp/arr")
-        assert list(store.list_prefix("grp/arr/")) == []
+        if store.supports_deletes:
+            store.rmdir("grp/arr")
+            assert list(store.list_prefix("grp/arr/")) == []
+
+
+class PublicAPISuite:
+    """Round trips of zarrkit arrays, sharded arrays, groups and consolidated metadata.
+
+    A mixin of tests, independent of :class:`StoreSuite` (a test class usually applies both):
+    each test creates arrays or groups in a new store through zarrkit's public API
+    (``create``, ``create_array``, ``group``, ``consolidate_metadata``), reopens the store and
+    checks that what is read back -- data, shapes, attributes, hierarchy -- is what was written.
+    The stores need to be writable; they need not support deletes (the tests delete nothing)
+    and each chunk key is written once, except where a test updates part of an array.
+
+    Hooks a subclass implements or may override:
+
+    * ``make_store(tmp_path)`` (required, as for :class:`StoreSuite`): a new, empty, writable
+      store.
+    * ``reopen_store(tmp_path, store, mode)`` (optional): a store over the data written to
+      ``store`` so far (``store`` is the store most recently returned by ``make_store`` or
+      ``reopen_store``).  ``mode='r'``: it is only read (it may be read-only); ``mode='r+'``:
+      it is written too.  The default returns ``store`` itself; override it to check that the
+      data outlives the store object (a new store object on the same path or URL) or when the
+      data is readable only after closing (a zip file: close, then reopen).  The stores are
+      closed at the end of each test.
+
+    Examples
+    --------
+    >>> from zarrkit.storage import ZipStore
+    >>> from zarrkit.testing import PublicAPISuite
+    >>> class TestZip(PublicAPISuite):
+    ...     def make_store(self, tmp_path):
+    ...         return ZipStore(tmp_path / "data.zip", mode="w")
+    ...
+    ...     def reopen_store(self, tmp_path, store, mode):
+    ...         store.close()
+    ...         return ZipStore(store.path, mode="r" if mode == "r" else "a")
+    """
+
+    # -- hooks ------------------------------------------------------------------------------------
+    def make_store(self, tmp_path) -> Store:
+        """Return a new, empty, writable store (``tmp_path``: a fresh per-test directory)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement make_store(tmp_path)")
+
+    def reopen_store(self, tmp_path, store: Store, mode: str) -> Store:
+        """Return a store over the data of ``store`` for reading (``'r'``) or updating (``'r+'``)."""
+        return store
+
+    # -- fixtures and helpers ---------------------------------------------------------------------
+    @pytest.fixture
+    def api_store(self, tmp_path):
+        """A new store made by ``make_store``; it and every reopened store are closed after."""
+        s = self.make_store(tmp_path)
+        self._api_stores = [s]
+        try:
+            yield s
+        finally:
+            for opened in reversed(self._api_stores):
+                opened.close()
+
+    def _reopen(self, tmp_path, store: Store, mode: str) -> Store:
+        s = self.reopen_store(tmp_path, store, mode)
+        if s is not store:
+            self._api_stores.append(s)
+        if mode == "r+":
+            assert not s.read_only, f"reopen_store(..., mode='r+') gave a read-only store {s!r}"
+        return s
+
+    # -- tests ------------------------------------------------------------------------------------
+    @pytest.mark.parametrize("zarr_format", [2, 3])
+    def test_api_array_roundtrip(self, api_store, tmp_path, zarr_format):
+        store = api_store
+        data = np.arange(30 * 25, dtype="f8").reshape(30, 25) / 7
+        z = zarrkit.create(shape=data.shape, chunks=(8, 10), dtype="f8", fill_value=-1.5,
+                           store=store, zarr_format=zarr_format, path="arr")
+        z[:20] = data[:20]  # the last row of chunks is never written: it reads as the fill value
+        z.attrs["units"] = "m"
+        expected = np.full(data.shape, -1.5)
+        expected[:20] = data[:20]
+        assert ("arr/.zarray" if zarr_format == 2 else "arr/zarr.json") in store
+        assert not any(k.startswith(("arr/3.", "arr/c/3/")) for k in store), sorted(store)
+
+        rs = self._reopen(tmp_path, store, "r")
+        back = zarrkit.open_array(rs, mode="r", path="arr")
+        assert back.shape == (30, 25) and back.chunks == (8, 10)
+        assert back.dtype == np.dtype("f8") and back.fill_value == -1.5
+        np.testing.assert_array_equal(back[:], expected)
+        np.testing.assert_array_equal(back[5:23, 3:19], expected[5:23, 3:19])
+        np.testing.assert_array_equal(back[-3:, -1], np.full(3, -1.5))
+        assert back.attrs["units"] == "m"
+        assert back.nchunks_initialized == 3 * 3
+
+    def test_api_sharded_v3(self, api_store, tmp_path):
+        store = api_store
+        data = np.arange(1600, dtype="i4").reshape(40, 40) - 800
+        z = zarrkit.create_array(store, shape=(40, 40), chunks=(10, 10), shards=(20, 20),
+                                 dtype="i4")
+        z[:] = data
+        chunk_keys = sorted(k for k in store if k != "zarr.json")
+        assert chunk_keys == [f"c/{i}/{j}" for i in range(2) for j in range(2)]  # 4 shards
+
+        rs = self._reopen(tmp_path, store, "r")
+        back = zarrkit.open_array(rs, mode="r")
+        assert back.shape == (40, 40) and back.chunks == (10, 10) and back.shards == (20, 20)
+        np.testing.assert_array_equal(back[:], data)
+        # one inner chunk: a store with partial reads is asked for byte ranges of its shard
+        # (index and chunk), fewer bytes than the shard holds
+        counting = CountingStore(rs)
+        part = zarrkit.open_array(counting, mode="r")
+        counting.reset()
+        np.testing.assert_array_equal(part[12:17, 31:39], data[12:17, 31:39])
+        shard_reads = [r for k, r in counting.keys_read if k == "c/0/1"]
+        assert shard_reads, counting.keys_read
+        assert {k for k, _ in counting.keys_read} <= {"c/0/1", "zarr.json"}, counting.keys_read
+        if rs.supports_partial_reads:
+            assert all(r is not None for r in shard_reads), shard_reads
+            assert counting.bytes_read < rs.getsize("c/0/1")
+
+        # an update of part of one shard, through a store opened for writing
+        ws = self._reopen(tmp_path, rs, "r+")
+        zarrkit.open_array(ws, mode="r+")[0:10, 0:10] = 1
+        data[0:10, 0:10] = 1
+        rs2 = self._reopen(tmp_path, ws, "r")
+        np.testing.assert_array_equal(zarrkit.open_array(rs2, mode="r")[:], data)
+
+    @pytest.mark.parametrize("zarr_format", [2, 3])
+    def test_api_group_attrs_consolidated(self, api_store, tmp_path, zarr_format):
+        store = api_store
+        root = zarrkit.group(store, zarr_format=zarr_format)
+        root.attrs.update({"title": "api", "version": 3})
+        sub = root.create_group("sub")
+        sub.attrs["nested"] = [1, 2, 3]
+        a = sub.zeros("a", shape=(12, 12), chunks=(5, 5), dtype="u2")
+        a[:] = np.arange(144, dtype="u2").reshape(12, 12)
+        b = root.zeros("b", shape=(7,), chunks=(3,), dtype="i8")
+        b[:] = np.arange(7)
+        zarrkit.consolidate_metadata(store)
+
+        rs = self._reopen(tmp_path, store, "r")
+        g = zarrkit.open_consolidated(rs)
+        assert dict(g.attrs) == {"title": "api", "version": 3}
+        assert g["sub"].attrs["nested"] == [1, 2, 3]
+        np.testing.assert_array_equal(g["sub/a"][:], np.arange(144, dtype="u2").reshape(12, 12))
+        np.testing.assert_array_equal(g["b"][:], np.arange(7))
+        assert sorted(g.group_keys()) == ["sub"]
+        assert sorted(g.array_keys()) == ["b"]
+        # and without the consolidated metadata
+        g2 = zarrkit.open_group(rs, mode="r")
+        assert g2.attrs["title"] == "api"
+        assert sorted(g2.group_keys()) == ["sub"] and sorted(g2["sub"].array_keys()) == ["a"]
+        np.testing.assert_array_equal(g2["sub"]["a"][3, :], np.arange(36, 48, dtype="u2"))

@@ -1,0 +1,517 @@
+"""ZipStore: the conformance suite and the public-API round trips, what the zip format cannot do
+(rewrite or remove a member in place), modes, closing, compression, ZIP64, damaged files, and
+zip files exchanged with zarr-python."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import warnings
+import zipfile
+
+import numpy as np
+import pytest
+
+import zarrkit
+from zarrkit.errors import NodeExistsError, ReadOnlyError, StoreError
+from zarrkit.storage import ByteRange, CountingStore, ZipStore
+from zarrkit.testing import PublicAPISuite, StoreSuite
+
+REWRITE_WARNING = "ignore:ZipStore .* is written again:UserWarning"
+
+
+def _members(path) -> list[str]:
+    with zipfile.ZipFile(path) as zf:
+        return zf.namelist()
+
+
+# -- the conformance suite and the public API ----------------------------------------------------
+
+
+@pytest.mark.filterwarnings(REWRITE_WARNING)  # the suite rewrites keys; checked on its own below
+class TestZipStore(StoreSuite, PublicAPISuite):
+    picklable = False  # a store open for writing; mode 'r' pickles (test_pickle_read_mode)
+
+    def make_store(self, tmp_path):
+        return ZipStore(tmp_path / "data.zip", mode="w")
+
+    def make_read_only_store(self, tmp_path, source):
+        source.flush()  # the central directory, so that another reader sees the members
+        return ZipStore(source.path, mode="r")
+
+    def reopen_store(self, tmp_path, store, mode):
+        store.close()
+        return ZipStore(store.path, mode="r" if mode == "r" else "a")
+
+
+@pytest.mark.filterwarnings(REWRITE_WARNING)
+class TestZipStoreDeflated(StoreSuite, PublicAPISuite):
+    picklable = False
+
+    def make_store(self, tmp_path):
+        return ZipStore(tmp_path / "data.zip", mode="x", compression=zipfile.ZIP_DEFLATED)
+
+    def make_read_only_store(self, tmp_path, source):
+        source.flush()
+        return ZipStore(source.path, mode="r")
+
+    def reopen_store(self, tmp_path, store, mode):
+        store.close()
+        return ZipStore(store.path, mode="r" if mode == "r" else "a",
+                        compression=zipfile.ZIP_DEFLATED)
+
+
+# -- rewriting and deleting: what a zip file cannot do in place ----------------------------------
+
+
+def test_rewrite_appends_a_newer_member_with_a_warning(tmp_path):
+    path = tmp_path / "z.zip"
+    with ZipStore(path, mode="w") as store:
+        store["k"] = b"first, longer value"
+        store["other"] = b"o"
+        with pytest.warns(UserWarning, match=r"z\.zip.*'k' is written again") as record:
+            store["k"] = b"second"
+        assert len(record) == 1  # zipfile's own "Duplicate name" warning is not passed on
+        assert store["k"] == b"second"
+        assert store.get("k", ByteRange(-3)) == b"ond"
+        assert store.getsize("k") == 6
+        assert sorted(store) == ["k", "other"] and len(store) == 2
+        assert store.list_dir("") == ["k", "other"]
+    # the file holds both members; every reader sees the newest
+    assert _members(path) == ["k", "other", "k"]
+    with ZipStore(path, mode="r") as store:
+        assert store["k"] == b"second" and sorted(store) == ["k", "other"]
+    # (zarr-python reading rewritten metadata: test_zarrkit_zip_read_by_zarr_python)
+
+
+def test_writing_each_key_once_leaves_no_duplicates(tmp_path):
+    """A whole array written in one go writes every chunk and metadata document once."""
+    path = tmp_path / "z.zip"
+    data = np.arange(40 * 30, dtype="i2").reshape(40, 30)
+    with ZipStore(path, mode="w") as store, warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a = zarrkit.create_array(store, name="plain", shape=data.shape, chunks=(16, 16),
+                                 dtype="i2", attributes={"a": 1})
+        a[:] = data
+        s = zarrkit.create_array(store, name="sharded", shape=data.shape, chunks=(8, 8),
+                                 shards=(16, 16), dtype="i2")
+        s[:] = data
+    names = _members(path)
+    assert len(names) == len(set(names))
+    assert sum(n.startswith("sharded/c/") for n in names) == 3 * 2
+    with ZipStore(path, mode="r") as store:
+        np.testing.assert_array_equal(zarrkit.open_array(store, path="sharded", mode="r")[:], data)
+
+
+def test_delete_is_refused_naming_key_and_file(tmp_path):
+    path = tmp_path / "z.zip"
+    store = ZipStore(path, mode="w")
+    store["a/b"] = b"1"
+    store["a/c"] = b"2"
+    assert store.supports_deletes is False
+    with pytest.raises(StoreError, match=r"z\.zip.*cannot delete key 'a/b'") as info:
+        store.delete("a/b")
+    assert isinstance(info.value, OSError)
+    with pytest.raises(StoreError, match=r"z\.zip.*cannot delete keys 'a/b', 'a/c'"):
+        store.rmdir("a")
+    with pytest.raises(StoreError, match="'a/c'"):
+        del store["a/c"]
+    # nothing the array API does to delete data goes unnoticed either
+    z = zarrkit.create(shape=(4,), chunks=(2,), dtype="i4", store=store, path="arr",
+                       zarr_format=2)
+    z[:] = 1
+    with pytest.raises(StoreError, match="cannot delete"):
+        zarrkit.create(shape=(4,), chunks=(2,), dtype="i4", store=store, path="arr",
+                       zarr_format=2, overwrite=True)
+    store.close()
+    with ZipStore(path, mode="r") as ro:
+        assert ro["a/b"] == b"1" and ro["a/c"] == b"2"
+        np.testing.assert_array_equal(zarrkit.open_array(ro, path="arr", mode="r")[:], 1)
+        with pytest.raises(ReadOnlyError):  # read-only comes first
+            ro.delete("a/b")
+
+
+# -- modes ---------------------------------------------------------------------------------------
+
+
+def _write_zip(path, items):
+    with ZipStore(path, mode="w") as store:
+        for k, v in items.items():
+            store[k] = v
+
+
+def test_mode_r_reads_and_refuses_writes(tmp_path):
+    path = tmp_path / "z.zip"
+    _write_zip(path, {"k": b"v", "d/x": b"x"})
+    before = path.read_bytes()
+    store = ZipStore(path, mode="r")
+    assert store.read_only and store.mode == "r"
+    assert store["k"] == b"v" and sorted(store) == ["d/x", "k"]
+    for action in (lambda: store.set("k", b"new"), lambda: store.set("new", b"1"),
+                   lambda: store.delete("k"), lambda: store.delete("missing"),
+                   lambda: store.delete_prefix("d/"), lambda: store.rmdir()):
+        with pytest.raises(ReadOnlyError, match=r"z\.zip.*read-only"):
+            action()
+    with pytest.raises(ReadOnlyError):
+        zarrkit.create(shape=(4,), chunks=(2,), dtype="i4", store=store, path="arr")
+    store.flush()  # nothing to write: not an error
+    store.close()
+    assert path.read_bytes() == before
+
+
+def test_mode_r_missing_file(tmp_path):
+    path = tmp_path / "missing.zip"
+    with pytest.raises(FileNotFoundError, match=r"missing\.zip"):
+        ZipStore(path, mode="r")
+    assert not path.exists()
+
+
+def test_mode_w_replaces_the_file(tmp_path):
+    path = tmp_path / "z.zip"
+    _write_zip(path, {"old": b"1"})
+    with ZipStore(path, mode="w") as store:
+        assert len(store) == 0
+        store["new"] = b"2"
+    assert _members(path) == ["new"]
+
+
+def test_mode_x_creates_and_refuses_an_existing_file(tmp_path):
+    path = tmp_path / "z.zip"
+    with ZipStore(path, mode="x") as store:
+        store["k"] = b"v"
+    before = path.read_bytes()
+    with pytest.raises(NodeExistsError, match=r"z\.zip.*already exists") as info:
+        ZipStore(path, mode="x")
+    assert isinstance(info.value, FileExistsError)
+    assert path.read_bytes() == before
+    with ZipStore(path, mode="r") as store:
+        assert store["k"] == b"v"
+
+
+def test_mode_a_appends_to_an_existing_zip(tmp_path):
+    path = tmp_path / "z.zip"
+    _write_zip(path, {"first": b"1", "d/x": b"x"})
+    with ZipStore(path, mode="a") as store:
+        assert store["first"] == b"1"
+        store["second"] = b"2"
+        assert sorted(store) == ["d/x", "first", "second"]
+    assert _members(path) == ["first", "d/x", "second"]
+    # and 'a' (the default) creates a missing file
+    new = tmp_path / "new.zip"
+    with ZipStore(new) as store:
+        assert store.mode == "a" and len(store) == 0
+        store["k"] = b"v"
+    assert _members(new) == ["k"]
+
+
+def test_mode_a_array_added_to_an_existing_zip(tmp_path):
+    path = tmp_path / "z.zip"
+    with ZipStore(path, mode="w") as store:
+        zarrkit.create_array(store, name="one", shape=(6,), chunks=(3,), dtype="i4")[:] = 1
+    with ZipStore(path, mode="a") as store:
+        zarrkit.create_array(store, name="two", shape=(6,), chunks=(3,), dtype="i4")[:] = 2
+    with ZipStore(path, mode="r") as store:
+        np.testing.assert_array_equal(zarrkit.open_array(store, path="one", mode="r")[:], 1)
+        np.testing.assert_array_equal(zarrkit.open_array(store, path="two", mode="r")[:], 2)
+
+
+@pytest.mark.parametrize("kind", ["text", "unfinished-zip"])
+def test_mode_a_refuses_a_file_that_is_not_a_zip_file(tmp_path, kind):
+    path = tmp_path / "z.zip"
+    if kind == "text":
+        path.write_bytes(b"a text file, not a zip file\n" * 10)
+    else:  # a writer that never closed the file: members, no central directory
+        _write_zip(path, {"k": b"v" * 100})
+        data = path.read_bytes()
+        path.write_bytes(data[: data.index(b"PK\x01\x02")])
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match=r"z\.zip.*not a zip file"):
+        ZipStore(path, mode="a")
+    assert path.read_bytes() == before  # no second archive appended
+
+
+def test_mode_a_on_an_empty_file_starts_a_zip_file(tmp_path):
+    path = tmp_path / "z.zip"
+    path.write_bytes(b"")
+    with ZipStore(path, mode="a") as store:
+        store["k"] = b"v"
+    assert _members(path) == ["k"]
+
+
+def test_bad_mode(tmp_path):
+    with pytest.raises(ValueError, match="'rw'"):
+        ZipStore(tmp_path / "z.zip", mode="rw")
+    assert not (tmp_path / "z.zip").exists()
+
+
+# -- closing, flushing, context manager ----------------------------------------------------------
+
+
+def test_close_writes_the_central_directory(tmp_path):
+    path = tmp_path / "z.zip"
+    store = ZipStore(path, mode="w")
+    store["a"] = b"1"
+    assert not zipfile.is_zipfile(path)  # no central directory before close/flush
+    store.close()
+    assert zipfile.is_zipfile(path) and _members(path) == ["a"]
+    for action in (lambda: store.get("a"), lambda: store.set("b", b"2"), lambda: list(store),
+                   lambda: store.exists("a"), lambda: store.getsize("a"), store.flush,
+                   lambda: store.delete("a")):
+        with pytest.raises(StoreError, match=r"z\.zip.*closed"):
+            action()
+    store.close()  # twice is fine
+
+
+def test_flush_keeps_the_store_writable(tmp_path):
+    path = tmp_path / "z.zip"
+    store = ZipStore(path, mode="w")
+    store["a"] = b"1"
+    store.flush()
+    with ZipStore(path, mode="r") as reader:
+        assert reader["a"] == b"1"
+    store["b"] = b"2"
+    assert store["a"] == b"1" and store["b"] == b"2"
+    store.close()
+    assert _members(path) == ["a", "b"]
+
+
+def test_context_manager(tmp_path):
+    path = tmp_path / "z.zip"
+    data = np.arange(50, dtype="u1")
+    with ZipStore(path, mode="w") as store:
+        zarrkit.array(data, chunks=10, store=store)
+    with pytest.raises(StoreError, match="closed"):
+        store.get("zarr.json")
+    with ZipStore(path, mode="r") as store:
+        np.testing.assert_array_equal(zarrkit.open_array(store, mode="r")[:], data)
+    # an error inside the block still closes the file: what was written is readable
+    with pytest.raises(RuntimeError, match="boom"):
+        with ZipStore(tmp_path / "e.zip", mode="w") as store:
+            store["k"] = b"v"
+            raise RuntimeError("boom")
+    assert _members(tmp_path / "e.zip") == ["k"]
+
+
+# -- compression, ZIP64 --------------------------------------------------------------------------
+
+
+def test_deflated_members(tmp_path):
+    path = tmp_path / "z.zip"
+    value = b"0123456789" * 10_000
+    with ZipStore(path, mode="w", compression=zipfile.ZIP_DEFLATED) as store:
+        store["k"] = value
+        assert store.get("k", ByteRange(50_005, 7)) == value[50_005:50_012]
+    with zipfile.ZipFile(path) as zf:
+        info = zf.getinfo("k")
+        assert info.compress_type == zipfile.ZIP_DEFLATED
+        assert info.compress_size < len(value) // 10
+    with ZipStore(path, mode="r") as store:  # reading needs no compression argument
+        assert store["k"] == value
+        assert store.get("k", ByteRange(-4)) == b"6789"
+    with ZipStore(tmp_path / "s.zip", mode="w") as store:  # the default: stored
+        store["k"] = value
+    with zipfile.ZipFile(tmp_path / "s.zip") as zf:
+        assert zf.getinfo("k").compress_type == zipfile.ZIP_STORED
+
+
+def test_allow_zip64(tmp_path, monkeypatch):
+    # the limits of the classic format, lowered to keep the test quick: 5 members, 150 bytes
+    monkeypatch.setattr(zipfile, "ZIP_FILECOUNT_LIMIT", 5)
+    monkeypatch.setattr(zipfile, "ZIP64_LIMIT", 150)
+    keys = [f"k{i}" for i in range(6)]
+    with ZipStore(tmp_path / "big.zip", mode="w") as store:
+        assert store.allowZip64 is True  # the default
+        for k in keys:
+            store[k] = k.encode() * 30
+    with ZipStore(tmp_path / "big.zip", mode="r") as store:
+        assert sorted(store) == keys and store["k5"] == b"k5" * 30
+
+    # without ZIP64: a member past the limits is refused, and so is a central directory
+    store = ZipStore(tmp_path / "small.zip", mode="w", allowZip64=False)
+    store["a"] = bytes(60)
+    store["b"] = bytes(60)
+    with pytest.raises(StoreError, match=r"small\.zip.*'c'.*ZIP64.*allowZip64=False"):
+        store["c"] = bytes(60)
+    with pytest.raises(StoreError, match=r"small\.zip.*ZIP64.*allowZip64=False"):
+        store.close()
+    with pytest.raises(StoreError, match="closed"):
+        store.get("a")
+    store.close()  # already closed: nothing more to report
+    monkeypatch.setattr(zipfile, "ZIP64_LIMIT", 2**31 - 1)
+    store = ZipStore(tmp_path / "count.zip", mode="w", allowZip64=False)
+    for k in keys[:5]:
+        store[k] = k.encode()
+    with pytest.raises(StoreError, match=r"count\.zip.*'k5'.*ZIP64"):
+        store["k5"] = b"k5"
+    store.close()  # the five members are complete
+    assert _members(tmp_path / "count.zip") == keys[:5]
+
+
+# -- damaged files -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "mode, content",
+    [("r", b""), ("r", b"not a zip file at all" * 50), ("r", "truncated"),
+     ("a", b"not a zip file at all" * 50), ("a", "truncated")],  # ('a', empty file): a new zip
+    ids=["r-empty", "r-text", "r-truncated", "a-text", "a-truncated"],
+)
+def test_a_file_that_is_not_a_zip_file(tmp_path, mode, content):
+    path = tmp_path / "bad.zip"
+    if content == "truncated":
+        _write_zip(path, {"k": b"v" * 1000})
+        content = path.read_bytes()[:-10]  # the end of the central directory is cut off
+    path.write_bytes(content)
+    with pytest.raises(StoreError, match=r"bad\.zip.*not a (valid )?zip file"):
+        ZipStore(path, mode=mode)
+    assert path.read_bytes() == content
+
+
+@pytest.mark.parametrize("compression", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])
+def test_a_damaged_member_is_a_store_error(tmp_path, compression):
+    path = tmp_path / "z.zip"
+    value = np.random.default_rng(0).integers(0, 256, 5000, dtype=np.uint8).tobytes()
+    with ZipStore(path, mode="w", compression=compression) as store:
+        store["good"] = b"fine"
+        store["arr/c/0"] = value
+    with zipfile.ZipFile(path) as zf:
+        info = zf.getinfo("arr/c/0")
+        start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    raw = bytearray(path.read_bytes())
+    raw[start + 100 : start + 140] = bytes(40)  # damage the member's data
+    path.write_bytes(bytes(raw))
+    with ZipStore(path, mode="r") as store:
+        assert store["good"] == b"fine"
+        with pytest.raises(StoreError, match=r"z\.zip.*'arr/c/0'"):
+            store.get("arr/c/0")
+
+
+# -- pickling ------------------------------------------------------------------------------------
+
+
+def test_pickle_read_mode(tmp_path):
+    path = tmp_path / "z.zip"
+    _write_zip(path, {"k": b"v", "d/x": b"x"})
+    with ZipStore(path, mode="r") as store:
+        clone = pickle.loads(pickle.dumps(store))
+        try:
+            assert type(clone) is ZipStore and clone.read_only and clone.path == store.path
+            assert clone["k"] == b"v" and sorted(clone) == ["d/x", "k"]
+            with pytest.raises(ReadOnlyError):
+                clone["k"] = b"w"
+        finally:
+            clone.close()
+    for mode in ("w", "a"):
+        with ZipStore(tmp_path / f"{mode}.zip", mode=mode) as store:
+            with pytest.raises(TypeError, match=f"mode='{mode}'"):
+                pickle.dumps(store)
+
+
+# -- zip files exchanged with zarr-python --------------------------------------------------------
+
+
+@pytest.fixture
+def zarr():
+    """zarr-python, the reference implementation (a test dependency)."""
+    return pytest.importorskip("zarr")
+
+
+LAYOUTS = [
+    pytest.param(2, None, id="v2"),
+    pytest.param(3, None, id="v3"),
+    pytest.param(3, (16, 12), id="v3-sharded"),
+]
+
+
+def _data():
+    return (np.arange(37 * 23, dtype="f4").reshape(37, 23) - 100) / 3
+
+
+@pytest.mark.parametrize("zarr_format, shards", LAYOUTS)
+def test_zarr_python_zip_read_by_zarrkit(tmp_path, zarr, zarr_format, shards):
+    path = tmp_path / "zp.zip"
+    data = _data()
+    zs = zarr.storage.ZipStore(path, mode="w")
+    a = zarr.create_array(store=zs, name="grp/arr", shape=data.shape, chunks=(8, 6),
+                          shards=shards, dtype="f4", fill_value=-9.0, zarr_format=zarr_format,
+                          attributes={"units": "K"})
+    a[:30] = data[:30]
+    zs.close()
+    expected = np.full(data.shape, -9.0, dtype="f4")
+    expected[:30] = data[:30]
+    with ZipStore(path, mode="r") as store:
+        z = zarrkit.open_array(store, path="grp/arr", mode="r")
+        got = z[:]
+        assert got.dtype == np.dtype("f4") and got.tobytes() == expected.tobytes()  # bit-exact
+        assert z.attrs["units"] == "K" and z.fill_value == -9.0
+        assert z.chunks == (8, 6) and (shards is None or z.shards == shards)
+        np.testing.assert_array_equal(z[3:29, 5:17], expected[3:29, 5:17])
+        assert zarrkit.open_group(store, mode="r")["grp/arr"].shape == data.shape
+
+
+def test_zarr_python_sharded_zip_is_read_by_byte_ranges(tmp_path, zarr, monkeypatch):
+    path = tmp_path / "zp.zip"
+    data = _data()
+    zs = zarr.storage.ZipStore(path, mode="w")
+    zarr.create_array(store=zs, shape=data.shape, chunks=(8, 6), shards=(16, 12), dtype="f4",
+                      zarr_format=3)[:] = data
+    zs.close()
+    with ZipStore(path, mode="r") as store:
+        z = zarrkit.open_array(store, mode="r")
+        calls = []
+        real_get = store._get
+
+        def spy(key, byte_range):
+            value = real_get(key, byte_range)
+            calls.append((key, byte_range, None if value is None else len(value)))
+            return value
+
+        monkeypatch.setattr(store, "_get", spy)
+        # one inner chunk (rows 8..15, columns 18..23) of the shard c/0/1
+        np.testing.assert_array_equal(z[9:14, 19:22], data[9:14, 19:22])
+        assert calls and {k for k, _, _ in calls} == {"c/0/1"}, calls
+        assert all(r is not None for _, r, _ in calls), calls  # index and chunk: byte ranges
+        shard_size = store.getsize("c/0/1")
+        assert sum(n for _, _, n in calls) < shard_size / 2, (calls, shard_size)
+    # the same through a CountingStore: only ranged requests, fewer bytes than the shard
+    with ZipStore(path, mode="r") as store:
+        counting = CountingStore(store)
+        z = zarrkit.open_array(counting, mode="r")
+        counting.reset()
+        np.testing.assert_array_equal(z[0:4, 0:4], data[0:4, 0:4])
+        assert counting.keys_read and all(r is not None for _, r in counting.keys_read)
+        assert counting.bytes_read < store.getsize("c/0/0")
+
+
+@pytest.mark.parametrize("zarr_format, shards", LAYOUTS)
+@pytest.mark.parametrize("compression", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED],
+                         ids=["stored", "deflated"])
+def test_zarrkit_zip_read_by_zarr_python(tmp_path, zarr, zarr_format, shards, compression):
+    path = tmp_path / "zk.zip"
+    data = _data()
+    with ZipStore(path, mode="w", compression=compression) as store:
+        root = zarrkit.group(store, zarr_format=zarr_format)
+        with pytest.warns(UserWarning, match="written again"):
+            root.attrs["title"] = "zk"  # a second member for the group's metadata
+        a = zarrkit.create_array(store, name="arr", shape=data.shape, chunks=(8, 6),
+                                 shards=shards, dtype="f4", fill_value=-9.0,
+                                 zarr_format=zarr_format, attributes={"units": "K"})
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # the array's keys are written once
+            a[:30] = data[:30]
+    expected = np.full(data.shape, -9.0, dtype="f4")
+    expected[:30] = data[:30]
+    names = _members(path)
+    assert len(names) == len(set(names)) + 1  # only the group's metadata was written twice
+    zs = zarr.storage.ZipStore(path, mode="r")
+    try:
+        g = zarr.open_group(zs, mode="r", zarr_format=zarr_format)
+        assert g.attrs["title"] == "zk"  # the newer member
+        arr = g["arr"]
+        got = arr[:]
+        assert got.dtype == np.dtype("f4") and got.tobytes() == expected.tobytes()
+        assert arr.attrs["units"] == "K" and arr.chunks == (8, 6)
+        if shards is not None:
+            assert arr.shards == shards
+    finally:
+        zs.close()

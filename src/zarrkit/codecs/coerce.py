@@ -144,7 +144,15 @@ def to_v2_codec(obj: Any, argument: str = "compressor") -> NumcodecsCodec:
 
 
 def to_v2_codecs(objs: Any, argument: str = "filters") -> list[NumcodecsCodec]:
-    """A codec or a sequence of codecs → a list of numcodecs codecs (see :func:`to_v2_codec`)."""
+    """A codec or a sequence of codecs → a list of numcodecs codecs (see :func:`to_v2_codec`).
+
+    Examples
+    --------
+    >>> from zarrkit.codecs import ZstdCodec
+    >>> from zarrkit.codecs.coerce import to_v2_codecs
+    >>> to_v2_codecs([{"id": "delta", "dtype": "<i8"}, ZstdCodec(level=1)])
+    [Delta(dtype='<i8'), Zstd(level=1)]
+    """
     if objs is None:
         return []
     if isinstance(objs, (V3Codec, NumcodecsCodec, dict, str)):

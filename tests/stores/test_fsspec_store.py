@@ -53,6 +53,9 @@ class TestMemoryFsspecStore(StoreSuite, PublicAPISuite):
     def make_read_only_store(self, tmp_path, source):
         return FsspecStore(source.fs, path=source.root, read_only=True)
 
+    def reopen_store(self, tmp_path, store, mode):
+        return FsspecStore(f"memory://{store.root}", read_only=mode == "r")
+
 
 class TestLocalFsspecStore(StoreSuite, PublicAPISuite):
     def make_store(self, tmp_path):

@@ -236,6 +236,10 @@ class TestDBMStore(StoreSuite, PublicAPISuite):
         source.flush()
         return DBMStore(source.path, flag="r", open=dbm.dumb.open)
 
+    def reopen_store(self, tmp_path, store, mode):
+        store.close()  # one writer at a time: dbm.dumb keeps its index in memory
+        return DBMStore(store.path, flag="r" if mode == "r" else "w", open=dbm.dumb.open)
+
 
 def test_dbm_default_backend(tmp_path):
     path = tmp_path / "default.db"
@@ -280,6 +284,9 @@ class TestLMDBStore(StoreSuite, PublicAPISuite):
 
     def make_read_only_store(self, tmp_path, source):
         return LMDBStore(source.path, read_only=True)
+
+    def reopen_store(self, tmp_path, store, mode):
+        return LMDBStore(store.path, read_only=mode == "r")
 
 
 class TestLMDBStoreNoBuffers(StoreSuite):
@@ -344,6 +351,9 @@ class TestRedisStore(StoreSuite, PublicAPISuite):
 
     def make_read_only_store(self, tmp_path, source):
         return RedisStore(prefix=source.prefix, url=source.url, read_only=True)
+
+    def reopen_store(self, tmp_path, store, mode):
+        return RedisStore(prefix=store.prefix, url=store.url, read_only=mode == "r")
 
 
 class TestRedisStoreHostPort(StoreSuite):

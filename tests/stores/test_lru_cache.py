@@ -25,6 +25,11 @@ class TestLRUStoreCacheOverDirectory(StoreSuite, PublicAPISuite):
     def make_read_only_store(self, tmp_path, source):
         return LRUStoreCache(ReadOnlyStore(source.inner), max_size=None)
 
+    def reopen_store(self, tmp_path, store, mode):
+        # a cold cache over a new store object on the same directory
+        return LRUStoreCache(DirectoryStore(store.inner.path, read_only=mode == "r"),
+                             max_size=None)
+
 
 def test_repeated_reads_hit_the_cache():
     inner = CountingStore(MemoryStore())

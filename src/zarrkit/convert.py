@@ -203,7 +203,7 @@ def _consolidated_groups(store: Store, path: str, nodes: list[tuple[str, str]], 
             raise MetadataError(
                 f"group {above or '/'!r} above {path!r} has consolidated Zarr v{fmt} metadata, which "
                 f"cannot describe a Zarr v{zarr_format} subtree; convert the whole hierarchy "
-                f"(path={above!r}) or convert the subtree to its own copy",
+                f"(path={above!r}) instead",
                 join_path(above, ZMETADATA if fmt == 2 else v3.ZARR_JSON),
             )
         found.append(above)

@@ -274,7 +274,7 @@ class _MappingTree:
         self.level = level
 
     def lines(self) -> list[str]:
-        out = [self.group.name or "/"]
+        out = [getattr(self.group, "name", None) or "/"]
 
         def walk(g: Any, indent: str, depth: int) -> None:
             if self.level is not None and depth >= self.level:

@@ -103,22 +103,22 @@ def test_out_is_filled_and_returned(layout):
 
 def _spy_blosc_decode(monkeypatch):
     """Record the destination of every Blosc decode (None: a new buffer), whichever way the
-    codec chains call it (numcodecs' codec object, or its decompress function directly)."""
+    codec chains call it (numcodecs' codec object, or zarrkit's direct c-blosc call)."""
     calls: list = []
     original = numcodecs.Blosc.decode
-    original_decompress = numcodecs.blosc.decompress
+    original_decompress = zarrkit.codecs.blosc_fast.decompress_into
 
     def spy(self, buf, out=None):
         calls.append(out)
         return original(self, buf, out)
 
-    def spy_decompress(source, dest=None):
+    def spy_decompress(source, dest):
         calls.append(dest)
         return original_decompress(source, dest)
 
     monkeypatch.setattr(numcodecs.Blosc, "decode", spy)
     for module in (zarrkit.codecs.chain, zarrkit.codecs.pipeline):
-        monkeypatch.setattr(module, "blosc_decompress", spy_decompress)
+        monkeypatch.setattr(module, "blosc_decompress_into", spy_decompress)
     return calls
 
 

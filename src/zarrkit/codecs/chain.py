@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 from numcodecs.abc import Codec
-from numcodecs.blosc import decompress as blosc_decompress
 from numcodecs.compat import ensure_bytes, ensure_contiguous_ndarray, ensure_ndarray_like
 
 from ..errors import ChunkDecodeError, ChunkEncodeError
+from .blosc_fast import decompress_into as blosc_decompress_into
 
 __all__ = ["ChunkCodec", "V2ChunkCodec", "declared_size", "check_vlen_count"]
 
@@ -163,12 +163,13 @@ class V2ChunkCodec(ChunkCodec):
             return False
         if not (out.flags.c_contiguous if self.order == "C" else out.flags.f_contiguous):
             return False
-        if not checked:
-            self.check_size(raw, key)
         try:
-            if self._blosc:
-                blosc_decompress(raw, out if self.order == "C" else out.T)
-            elif self.compressor is None:
+            if self._blosc:  # checks the frame's sizes itself
+                blosc_decompress_into(raw, out if self.order == "C" else out.T)
+                return True
+            if not checked:
+                self.check_size(raw, key)
+            if self.compressor is None:
                 (out if self.order == "C" else out.T).reshape(-1).view(np.uint8)[:] = np.frombuffer(
                     raw, dtype=np.uint8
                 )

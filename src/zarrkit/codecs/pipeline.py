@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from numcodecs.blosc import decompress as blosc_decompress
 
 from ..errors import ChunkDecodeError, ChunkEncodeError, MetadataError
 from .base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, V3Codec
+from .blosc_fast import decompress_into as blosc_decompress_into
 from .chain import ChunkCodec, declared_size
 
 __all__ = ["V3ChunkCodec", "split_codecs"]
@@ -114,12 +114,13 @@ class V3ChunkCodec(ChunkCodec):
             or not out.flags.c_contiguous
         ):
             return False
-        if not checked:
-            self.check_size(raw, key)
         try:
-            if self._blosc:
-                blosc_decompress(raw, out)
-            elif not self.bb:
+            if self._blosc:  # checks the frame's sizes itself
+                blosc_decompress_into(raw, out)
+                return True
+            if not checked:
+                self.check_size(raw, key)
+            if not self.bb:
                 out.reshape(-1).view(np.uint8)[:] = np.frombuffer(raw, dtype=np.uint8)
             else:
                 self.bb[0].decode_into(raw, out.reshape(-1).view(np.uint8))

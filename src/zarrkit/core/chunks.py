@@ -62,6 +62,19 @@ def is_view(target: np.ndarray, out: np.ndarray) -> bool:
 _scratch = threading.local()
 
 
+def _checked_scratch(
+    codec: ChunkCodec, raw: Any, key: str, shape: tuple[int, ...], dtype: np.dtype, order: str
+) -> np.ndarray:
+    """This worker's buffer for a chunk; before one is allocated, the stored bytes must
+    declare the chunk's size (the chunk shape comes from metadata, which may be corrupt)."""
+    bufs = getattr(_scratch, "bufs", None)
+    buf = bufs.get((shape, dtype, order)) if bufs is not None else None
+    if buf is None:
+        codec.check_size(raw, key)
+        buf = scratch(shape, dtype, order)
+    return buf
+
+
 def scratch(shape: tuple[int, ...], dtype: np.dtype, order: str = "C") -> np.ndarray:
     """A per-thread reusable buffer for one decoded chunk.
 
@@ -107,16 +120,14 @@ def decode_to_output(
                     return
                 if not codec.decode_is_view:
                     # not contiguous in the output: decode into this worker's buffer, then copy
-                    codec.check_size(raw, key)
-                    buf = scratch(chunk_shape, out.dtype, order)
-                    if codec.decode_into(raw, buf, key, checked=True):
+                    buf = _checked_scratch(codec, raw, key, chunk_shape, out.dtype, order)
+                    if codec.decode_into(raw, buf, key):
                         target[...] = buf
                         return
         elif not codec.decode_is_view:
             # part of a chunk: decode into this worker's buffer (no fresh pages), take the part
-            codec.check_size(raw, key)
-            buf = scratch(chunk_shape, out.dtype, order)
-            if codec.decode_into(raw, buf, key, checked=True):
+            buf = _checked_scratch(codec, raw, key, chunk_shape, out.dtype, order)
+            if codec.decode_into(raw, buf, key):
                 out[p.out_selection] = buf[p.chunk_selection]
                 return
     # a new array, or a view of the stored bytes (uncompressed): copied once into ``out``

@@ -17,6 +17,8 @@ zarr-2 style code that treats a store as a dict keeps working.
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any
@@ -63,19 +65,22 @@ def validate_key(key: str) -> str:
     """
     if not isinstance(key, str):
         raise InvalidPathError(f"store keys must be str, got {type(key).__name__}: {key!r}")
+    if _BAD_KEY.search(key) is None:  # the common case: one scan of the key
+        return key
     if not key:
         raise InvalidPathError("store key must not be empty")
     if "\x00" in key:
         raise InvalidPathError(f"store key {key!r} contains a NUL character")
     if key.startswith("/") or "\\" in key or (len(key) > 1 and key[1] == ":"):
         raise InvalidPathError(f"store key {key!r} must be relative and use '/' separators")
-    for segment in key.split("/"):
-        if segment in ("", ".", ".."):
-            raise InvalidPathError(
-                f"store key {key!r} has an empty, '.' or '..' segment; keys may not escape "
-                "the store root"
-            )
-    return key
+    raise InvalidPathError(
+        f"store key {key!r} has an empty, '.' or '..' segment; keys may not escape the store root"
+    )
+
+
+#: anything :func:`validate_key` refuses: an empty, '.' or '..' segment (the empty key too), a
+#: backslash or NUL anywhere, a leading '/' or a drive letter ('C:')
+_BAD_KEY = re.compile(r"(?:^|/)\.{0,2}(?:/|\Z)|[\\\x00]|^.:", re.DOTALL)
 
 
 def validate_prefix(prefix: str) -> str:

@@ -8,6 +8,7 @@ import itertools
 import os
 import shutil
 import socket
+import stat
 import tempfile
 import time
 import threading
@@ -63,7 +64,7 @@ def _read_range(fd: int, offset: int, length: int) -> bytes:
     """``length`` bytes of ``fd`` from ``offset`` (fewer at the end of the file)."""
     if length <= 0:
         return b""
-    data = os.pread(fd, length, offset) if offset else os.read(fd, length)
+    data = os.pread(fd, length, offset)
     if len(data) < length:  # a short read (large files, some file systems)
         parts = [data]
         got = len(data)
@@ -261,7 +262,12 @@ class DirectoryStore(Store):
             return None
         try:
             # files are replaced whole, never changed in place: the size read here holds
-            size = os.fstat(fd).st_size
+            # (lseek is a cheaper way to ask than fstat, which builds a whole stat result)
+            size = os.lseek(fd, 0, os.SEEK_END)
+            if size >= 1 << 62:  # some file systems answer so for a directory
+                if stat.S_ISDIR(os.fstat(fd).st_mode):
+                    return None
+                size = os.fstat(fd).st_size
             if byte_range is None:
                 # the hot path (whole chunks): plain system calls, no buffered file object
                 offset, length = 0, size

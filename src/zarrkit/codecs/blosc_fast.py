@@ -1,0 +1,76 @@
+"""Blosc decompression into a caller's buffer through c-blosc's context API.
+
+numcodecs bundles c-blosc and exports its C functions.  Its Python-level ``decompress``
+normalises both buffers and, on the main thread, goes through Blosc's global state; for the
+small chunks of many arrays that costs several times the decompression itself.  Calling
+``blosc_decompress_ctx`` directly (after the same header checks numcodecs makes) decodes
+straight into the output with one C call that releases the GIL.  Where the symbols are not
+available, :func:`decompress_into` falls back to numcodecs' function.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from typing import Any
+
+import numpy as np
+from numcodecs import blosc as _nc_blosc
+
+__all__ = ["decompress_into", "HEADER_SIZE"]
+
+HEADER_SIZE = 16
+
+
+def _load() -> Any:
+    try:
+        lib = ctypes.CDLL(_nc_blosc.__file__)
+        fn = lib.blosc_decompress_ctx
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_decompress_ctx = _load()
+_main_ident = threading.main_thread().ident
+
+#: frames smaller than this are decoded by one thread: Blosc's own threads only pay off on
+#: large chunks (and pool workers decode different chunks in parallel anyway)
+BLOSC_THREADS_MIN_BYTES = 1 << 20
+
+
+def _address(buf: Any) -> Any:
+    if isinstance(buf, bytes):
+        return buf  # ctypes passes a pointer to the bytes object's data
+    return np.frombuffer(buf, dtype=np.uint8).ctypes.data
+
+
+def decompress_into(raw: Any, out: np.ndarray) -> None:
+    """Decompress the Blosc frame ``raw`` into the C-contiguous array ``out``, whose size must
+    be the frame's decoded size.  Raises ValueError for a frame that does not fit ``out``.
+
+    The frame's header is checked first: its compressed size must be the length of ``raw``
+    (c-blosc reads no further than that size) and its decoded size the size of ``out``.
+    """
+    n = len(raw) if isinstance(raw, bytes) else memoryview(raw).nbytes
+    if n < HEADER_SIZE:
+        raise ValueError(f"blosc frame of {n} bytes is shorter than its {HEADER_SIZE}-byte header")
+    head = bytes(raw[:HEADER_SIZE]) if not isinstance(raw, bytes) else raw
+    nbytes = int.from_bytes(head[4:8], "little")
+    cbytes = int.from_bytes(head[12:16], "little")
+    if cbytes != n:
+        raise ValueError(f"blosc header says {cbytes} compressed bytes, the frame has {n}")
+    if nbytes != out.nbytes:
+        raise ValueError(f"blosc frame holds {nbytes} bytes, expected {out.nbytes}")
+    if _decompress_ctx is None or not out.flags.c_contiguous:
+        _nc_blosc.decompress(raw, out)
+        return
+    # a large chunk decoded on the main thread may use Blosc's own threads, as numcodecs does
+    threads = 1
+    if nbytes >= BLOSC_THREADS_MIN_BYTES and threading.get_ident() == _main_ident:
+        threads = _nc_blosc.get_nthreads()
+    got = _decompress_ctx(_address(raw), out.__array_interface__["data"][0], nbytes, threads)
+    if got != nbytes:
+        raise ValueError(f"blosc decompression failed (error {got})")

@@ -64,13 +64,15 @@ def decompress_into(raw: Any, out: np.ndarray) -> None:
         raise ValueError(f"blosc header says {cbytes} compressed bytes, the frame has {n}")
     if nbytes != out.nbytes:
         raise ValueError(f"blosc frame holds {nbytes} bytes, expected {out.nbytes}")
-    if _decompress_ctx is None or not out.flags.c_contiguous:
+    if (
+        _decompress_ctx is None
+        or not out.flags.c_contiguous
+        or (nbytes >= BLOSC_THREADS_MIN_BYTES and threading.get_ident() == _main_ident)
+    ):
+        # a large chunk on the main thread: numcodecs uses Blosc's global pool of threads
+        # (a context would start and stop its own threads for every call)
         _nc_blosc.decompress(raw, out)
         return
-    # a large chunk decoded on the main thread may use Blosc's own threads, as numcodecs does
-    threads = 1
-    if nbytes >= BLOSC_THREADS_MIN_BYTES and threading.get_ident() == _main_ident:
-        threads = _nc_blosc.get_nthreads()
-    got = _decompress_ctx(_address(raw), out.__array_interface__["data"][0], nbytes, threads)
+    got = _decompress_ctx(_address(raw), out.__array_interface__["data"][0], nbytes, 1)
     if got != nbytes:
         raise ValueError(f"blosc decompression failed (error {got})")

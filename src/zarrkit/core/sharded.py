@@ -69,12 +69,18 @@ def read_sharded(ctx: ChunkContext, projections: Sequence[ChunkProjection], out:
     )
     partial = getattr(store, "supports_partial_reads", False)
 
-    def scatter(p: ChunkProjection, data: Any, key: str) -> None:
+    threads = threads_for(store)
+
+    def scatter(task: tuple[ChunkProjection, Any, str]) -> None:
+        p, data, key = task
         decode_to_output(inner, data, key, p, out, inner_shape)
 
     def read_shard(item: tuple[tuple[int, ...], list[ChunkProjection]]) -> None:
+        # Inner chunks are decoded in parallel when this shard is the only one being read (a
+        # task started inside a pool worker runs inline: several shards go one per worker).
         shard_coords, ps = item
         key = ctx.key(shard_coords)
+        tasks: list[tuple[ChunkProjection, Any, str]] = []
         if partial:
             offset, length = sh.index_range()
             idx_raw = store.get(key, ByteRange(offset, length))
@@ -90,7 +96,9 @@ def read_sharded(ctx: ChunkContext, projections: Sequence[ChunkProjection], out:
                     out[p.out_selection] = fill
                 else:
                     wanted.append((int(off), int(n), p))
-            for group in coalesce(wanted):
+            groups = coalesce(wanted)
+
+            def fetch(group: list[tuple[int, int, Any]]) -> memoryview:
                 start = group[0][0]
                 stop = max(o + n for o, n, _ in group)
                 raw = store.get(key, ByteRange(start, stop - start))
@@ -98,24 +106,28 @@ def read_sharded(ctx: ChunkContext, projections: Sequence[ChunkProjection], out:
                     raise ChunkDecodeError(
                         f"shard index points to bytes {start}..{stop} beyond the shard's end", key
                     )
-                view = memoryview(raw)
-                for o, n, p in group:
-                    scatter(p, view[o - start : o - start + n], f"{key}@{p.chunk_coords}")
-            return
-        raw = store.get(key)
-        if raw is None:
-            for p in ps:
-                out[p.out_selection] = fill
-            return
-        index, view = sh.split_shard(raw, key)
-        for p in ps:
-            off, n = index[_local(p.chunk_coords, ratio)]
-            if off == EMPTY:
-                out[p.out_selection] = fill
-            else:
-                scatter(p, view[int(off) : int(off) + int(n)], f"{key}@{p.chunk_coords}")
+                return memoryview(raw)
 
-    run_tasks(read_shard, list(group_by_shard(ctx, projections).items()), threads_for(ctx.store))
+            for group, view in zip(groups, run_tasks(fetch, groups, threads)):
+                start = group[0][0]
+                for o, n, p in group:
+                    tasks.append((p, view[o - start : o - start + n], f"{key}@{p.chunk_coords}"))
+        else:
+            raw = store.get(key)
+            if raw is None:
+                for p in ps:
+                    out[p.out_selection] = fill
+                return
+            index, view = sh.split_shard(raw, key)
+            for p in ps:
+                off, n = index[_local(p.chunk_coords, ratio)]
+                if off == EMPTY:
+                    out[p.out_selection] = fill
+                else:
+                    tasks.append((p, view[int(off) : int(off) + int(n)], f"{key}@{p.chunk_coords}"))
+        run_tasks(scatter, tasks)
+
+    run_tasks(read_shard, list(group_by_shard(ctx, projections).items()), threads)
 
 
 def _inner_in_bounds(ctx: ChunkContext, shard_coords: tuple[int, ...]) -> int:
@@ -166,11 +178,14 @@ def write_sharded(
                         local = tuple(int(i) for i in local)
                         off, n = index[local]
                         chunks[local] = bytes(view[int(off) : int(off) + int(n)])
-            # one inner chunk at a time: build it, encode it, let it go (memory: one chunk)
+            # one inner chunk per task: build it, encode it, let it go (memory: one chunk per
+            # worker); the inner chunks of a shard written alone are encoded in parallel
             by_local: dict[tuple[int, ...], list[ChunkProjection]] = {}
             for p in ps:
                 by_local.setdefault(_local(p.chunk_coords, ratio), []).append(p)
-            for local, lps in by_local.items():
+
+            def build(item: tuple[tuple[int, ...], list[ChunkProjection]]) -> Any:
+                local, lps = item
                 first = lps[0]
                 if first.is_complete_chunk and fields is None:
                     chunk = inner_fill() if ctx.is_edge(first.chunk_coords) else np.empty(inner_shape, dtype=ctx.dtype)
@@ -184,10 +199,15 @@ def write_sharded(
                 for p in lps:
                     target[p.chunk_selection] = arr[p.out_selection]
                 if is_all_fill(chunk, ctx.fill_value):
+                    return None
+                return inner.encode(chunk, f"{key}@{local}")
+
+            items = list(by_local.items())
+            for (local, _), encoded in zip(items, run_tasks(build, items)):
+                if encoded is None:
                     chunks.pop(local, None)
                 else:
-                    chunks[local] = inner.encode(chunk, f"{key}@{local}")
-                del chunk, target
+                    chunks[local] = encoded
             data = sh.assemble(chunks, key)
             if data:
                 store.set(key, data)

@@ -521,3 +521,15 @@ def test_directory_store_fsync_option(tmp_path, monkeypatch):
     store["x/y"] = b"1"
     assert len(synced) == 2  # the file, then its directory
     assert store["x/y"] == b"1"
+
+
+def test_a_group_or_array_is_not_taken_as_a_store():
+    """A Group is a Mapping of its members; passed as ``store=`` it must be refused, not read
+    as an empty store."""
+    g = zarrkit.group()
+    z = g.zeros("a", shape=(2,))
+    for node in (g, z):
+        with pytest.raises(TypeError, match="pass its store"):
+            zarrkit.open_array(node, mode="r")
+        with pytest.raises(TypeError, match="pass its store"):
+            zarrkit.open_group(node, mode="r")

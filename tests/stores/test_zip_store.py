@@ -31,6 +31,7 @@ def _members(path) -> list[str]:
 @pytest.mark.filterwarnings(REWRITE_WARNING)  # the suite rewrites keys; checked on its own below
 class TestZipStore(StoreSuite, PublicAPISuite):
     picklable = False  # a store open for writing; mode 'r' pickles (test_pickle_read_mode)
+    deletes = False  # zip members cannot be removed in place
 
     def make_store(self, tmp_path):
         return ZipStore(tmp_path / "data.zip", mode="w")
@@ -47,6 +48,7 @@ class TestZipStore(StoreSuite, PublicAPISuite):
 @pytest.mark.filterwarnings(REWRITE_WARNING)
 class TestZipStoreDeflated(StoreSuite, PublicAPISuite):
     picklable = False
+    deletes = False
 
     def make_store(self, tmp_path):
         return ZipStore(tmp_path / "data.zip", mode="x", compression=zipfile.ZIP_DEFLATED)

@@ -127,6 +127,7 @@ class ConsolidatedStore(Store):
         self.read_only = store.read_only
         self.supports_writes = store.supports_writes
         self.supports_partial_reads = store.supports_partial_reads
+        self.supports_deletes = getattr(store, "supports_deletes", True)
         self.high_latency = getattr(store, "high_latency", False)
         self.dimension_separator = getattr(store, "dimension_separator", None)
 

@@ -78,6 +78,13 @@ def coerce_store(
 
             return ZipStore(path, mode="r" if read_only else "a")
         return DirectoryStore(path, read_only=read_only)
+    node = getattr(type(store), "__module__", "").startswith("zarrkit.")
+    if node and type(store).__name__ in ("Group", "Array"):
+        # a Group is a Mapping of its members: taken as a store it would read as an empty one
+        raise TypeError(
+            f"store must be a Store, a mapping, a path or None, not a zarrkit {type(store).__name__} "
+            f"(pass its store: {type(store).__name__.lower()}.store)"
+        )
     if isinstance(store, Mapping) or (
         hasattr(store, "__getitem__") and hasattr(store, "keys")
     ):

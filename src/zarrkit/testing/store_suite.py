@@ -34,11 +34,11 @@ Hooks and switches a subclass may set:
 * ``make_read_only_store(tmp_path, source)`` (optional): a read-only store that sees the data of
   ``source`` (a store returned by ``make_store`` and already filled by the test).  Return
   ``None`` (the default) to skip the read-only tests.
-* The store's capability flags decide what is checked: a store declaring
-  ``supports_deletes = False`` (a zip file) skips the tests that delete stored keys, and
+* ``deletes`` (default ``True``): whether the store can delete stored keys; it must equal the
+  store's ``supports_deletes`` flag.  For a store that cannot (a zip file, ``deletes = False``)
+  the tests that delete stored keys are not collected, and
   ``test_deletes_match_the_declared_capability`` checks instead that such deletes raise
-  :class:`~zarrkit.errors.StoreError` naming the key and change nothing.  Nothing else is
-  skipped.
+  :class:`~zarrkit.errors.StoreError` naming the key and change nothing.
 * ``picklable`` (default ``True``): the store pickles and the copy reads the same data; ``False``
   means pickling must raise ``TypeError``.
 * ``concurrent_writers`` (default ``8``): threads used by the concurrency tests.
@@ -113,9 +113,21 @@ class StoreSuite:
     concurrent_writers: int = 8
     #: known bugs: ``{test method name: reason}``, run as ``xfail(strict=True)``
     xfail_tests: ClassVar[dict[str, str]] = {}
+    #: whether the store can delete stored keys (its ``supports_deletes`` flag)
+    deletes: ClassVar[bool] = True
+    #: the tests that delete stored keys (not collected when ``deletes`` is False)
+    DELETE_TESTS: ClassVar[tuple[str, ...]] = (
+        "test_delete", "test_delitem", "test_mutable_mapping_helpers",
+        "test_list_dir_forgets_deleted_children", "test_delete_prefix",
+        "test_delete_prefix_without_slash_is_a_string_prefix",
+        "test_delete_prefix_missing_and_everything", "test_rmdir",
+    )
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if not cls.deletes:
+            for name in cls.DELETE_TESTS:
+                setattr(cls, name, None)
         for name in cls.xfail_tests:
             if not (name.startswith("test_") and callable(getattr(cls, name, None))):
                 raise TypeError(f"{cls.__name__}.xfail_tests names no test method: {name!r}")
@@ -150,12 +162,6 @@ class StoreSuite:
         for i, key in enumerate(NESTED_KEYS):
             store.set(key, _payload(i, 10 + i))
         return store
-
-    @staticmethod
-    def _needs_deletes(store: Store) -> None:
-        """Skip a test that deletes stored keys when the store declares it cannot."""
-        if not store.supports_deletes:
-            pytest.skip(f"{type(store).__name__} declares supports_deletes=False")
 
     def _read_only(self, tmp_path, source: Store) -> Store:
         ro = self.make_read_only_store(tmp_path, source)
@@ -354,7 +360,6 @@ class StoreSuite:
 
     # -- delete -----------------------------------------------------------------------------------
     def test_delete(self, store):
-        self._needs_deletes(store)
         store.set("a/b", b"1")
         store.set("a/c", b"2")
         store.delete("a/b")
@@ -374,7 +379,6 @@ class StoreSuite:
         assert store.get("d/x") == b"1"
 
     def test_delitem(self, store):
-        self._needs_deletes(store)
         store["k"] = b"v"
         del store["k"]
         assert "k" not in store
@@ -392,7 +396,6 @@ class StoreSuite:
         assert store.pop("missing", None) is None
         with pytest.raises(KeyError):
             store.pop("missing")
-        self._needs_deletes(store)
         assert store.pop("a") == b"1"
         assert store.pop("a", None) is None
         with pytest.raises(KeyError):
@@ -403,6 +406,7 @@ class StoreSuite:
     def test_deletes_match_the_declared_capability(self, store):
         data = {"k": b"1", "d/x": b"2", "d/sub/y": b"3"}
         store.update(data)
+        assert store.supports_deletes == self.deletes
         if store.supports_deletes:
             store.delete("k")
             store.delete_prefix("d/sub/")
@@ -483,7 +487,6 @@ class StoreSuite:
         assert store.list_dir("p/") == sorted(names + ["dir"])
 
     def test_list_dir_forgets_deleted_children(self, store):
-        self._needs_deletes(store)
         store.set("a/b/c", b"1")
         store.set("x", b"1")
         store.delete("a/b/c")
@@ -526,21 +529,18 @@ class StoreSuite:
 
     # -- delete_prefix / rmdir --------------------------------------------------------------------
     def test_delete_prefix(self, filled):
-        self._needs_deletes(filled)
         filled.delete_prefix("foo/")
         assert sorted(filled.list_prefix("foo/")) == []
         assert "foo" not in filled.list_dir("")
         assert sorted(filled) == sorted(k for k in NESTED_KEYS if not k.startswith("foo/"))
 
     def test_delete_prefix_without_slash_is_a_string_prefix(self, store):
-        self._needs_deletes(store)
         for k in ("ab/c", "abc", "abd/e", "b"):
             store.set(k, b"1")
         store.delete_prefix("ab")
         assert sorted(store) == ["b"]
 
     def test_delete_prefix_missing_and_everything(self, filled):
-        self._needs_deletes(filled)
         filled.delete_prefix("missing/")
         assert len(filled) == len(NESTED_KEYS)
         filled.delete_prefix("")
@@ -550,7 +550,6 @@ class StoreSuite:
         assert filled.get("again/k") == b"1"
 
     def test_rmdir(self, store):
-        self._needs_deletes(store)
         for k in ("g/a", "g/sub/b", "gx/c", "g.d", "h"):
             store.set(k, b"1")
         store.rmdir("g")

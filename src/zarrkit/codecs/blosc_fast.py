@@ -11,20 +11,23 @@ available, :func:`decompress_into` falls back to numcodecs' function.
 from __future__ import annotations
 
 import ctypes
+import struct
 import threading
 from typing import Any
 
 import numpy as np
 from numcodecs import blosc as _nc_blosc
 
-__all__ = ["decompress_into", "HEADER_SIZE"]
+__all__ = ["decompress_into", "remember", "forget", "HEADER_SIZE"]
 
 HEADER_SIZE = 16
+#: (decoded size, compressed size) from a Blosc header
+_SIZES = struct.Struct("<4xI4xI").unpack_from
 
 
-def _load() -> Any:
+def _load(loader: Any = ctypes.CDLL) -> Any:
     try:
-        lib = ctypes.CDLL(_nc_blosc.__file__)
+        lib = loader(_nc_blosc.__file__)
         fn = lib.blosc_decompress_ctx
     except (OSError, AttributeError):
         return None
@@ -34,11 +37,29 @@ def _load() -> Any:
 
 
 _decompress_ctx = _load()
+#: the same function called without releasing the GIL: for small frames, handing the GIL to
+#: another thread and taking it back costs more than the decompression itself
+_decompress_ctx_holding_gil = _load(ctypes.PyDLL)
+SMALL_FRAME = 64 * 1024
 _main_ident = threading.main_thread().ident
 
 #: frames smaller than this are decoded by one thread: Blosc's own threads only pay off on
 #: large chunks (and pool workers decode different chunks in parallel anyway)
 BLOSC_THREADS_MIN_BYTES = 1 << 20
+
+
+#: data addresses of long-lived buffers (the engine's per-worker scratch buffers), by id;
+#: each entry holds its buffer, so the id cannot be reused while it is here
+_known: dict[int, tuple[np.ndarray, int]] = {}
+
+
+def remember(buf: np.ndarray) -> None:
+    """Note the address of a buffer that will be decoded into many times."""
+    _known[id(buf)] = (buf, buf.__array_interface__["data"][0])
+
+
+def forget(buf: np.ndarray) -> None:
+    _known.pop(id(buf), None)
 
 
 def _address(buf: Any) -> Any:
@@ -54,12 +75,14 @@ def decompress_into(raw: Any, out: np.ndarray) -> None:
     The frame's header is checked first: its compressed size must be the length of ``raw``
     (c-blosc reads no further than that size) and its decoded size the size of ``out``.
     """
+    try:
+        nbytes, cbytes = _SIZES(raw)
+    except (struct.error, TypeError):
+        n = len(raw) if isinstance(raw, bytes) else memoryview(raw).nbytes
+        raise ValueError(
+            f"blosc frame of {n} bytes is shorter than its {HEADER_SIZE}-byte header"
+        ) from None
     n = len(raw) if isinstance(raw, bytes) else memoryview(raw).nbytes
-    if n < HEADER_SIZE:
-        raise ValueError(f"blosc frame of {n} bytes is shorter than its {HEADER_SIZE}-byte header")
-    head = bytes(raw[:HEADER_SIZE]) if not isinstance(raw, bytes) else raw
-    nbytes = int.from_bytes(head[4:8], "little")
-    cbytes = int.from_bytes(head[12:16], "little")
     if cbytes != n:
         raise ValueError(f"blosc header says {cbytes} compressed bytes, the frame has {n}")
     if nbytes != out.nbytes:
@@ -73,6 +96,9 @@ def decompress_into(raw: Any, out: np.ndarray) -> None:
         # (a context would start and stop its own threads for every call)
         _nc_blosc.decompress(raw, out)
         return
-    got = _decompress_ctx(_address(raw), out.__array_interface__["data"][0], nbytes, 1)
+    known = _known.get(id(out))
+    address = known[1] if known is not None else out.__array_interface__["data"][0]
+    fn = _decompress_ctx_holding_gil if nbytes < SMALL_FRAME else _decompress_ctx
+    got = fn(_address(raw), address, nbytes, 1)
     if got != nbytes:
         raise ValueError(f"blosc decompression failed (error {got})")

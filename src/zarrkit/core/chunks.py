@@ -8,7 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from ..codecs.blosc_fast import forget as forget_address, remember as remember_address
 from ..codecs.chain import ChunkCodec
+from .pool import in_worker
 from ..storage.base import Store
 
 
@@ -43,6 +45,15 @@ class ChunkContext:
     def key(self, coords: tuple[int, ...]) -> str:
         """Store key of the stored object (chunk, or shard when sharded) at grid ``coords``."""
         return self.prefix + self.meta.chunk_key(coords)
+
+    def key_function(self) -> Any:
+        """:meth:`key` as one function of the coordinates, for per-chunk loops."""
+        if not self.shape:
+            return self.key
+        head, sep = self.meta.chunk_key_parts()
+        head = self.prefix + head
+        join = sep.join
+        return lambda coords: head + join(map(str, coords))
 
     def fill_chunk(self) -> np.ndarray:
         """A new writable chunk holding the fill value (zeros when there is none)."""
@@ -89,8 +100,12 @@ def scratch(shape: tuple[int, ...], dtype: np.dtype, order: str = "C") -> np.nda
     buf = bufs.get(key)
     if buf is None:
         if len(bufs) >= 4:
+            for old in bufs.values():
+                forget_address(old)
             bufs.clear()
         buf = bufs[key] = np.empty(shape, dtype=dtype, order=order)
+        if in_worker():  # pool threads live as long as the pool: their buffers may be noted
+            remember_address(buf)
     return buf
 
 

@@ -29,6 +29,11 @@ def _mark_worker() -> None:
     _local.in_worker = True
 
 
+def in_worker() -> bool:
+    """Whether the calling thread is one of the pool's workers."""
+    return getattr(_local, "in_worker", False)
+
+
 def _get_executor(size: int) -> ThreadPoolExecutor:
     """The pool of exactly ``size`` workers (one pool per size in use, so the configured
     number of threads is also the limit of tasks running at once)."""
@@ -41,11 +46,15 @@ def _get_executor(size: int) -> ThreadPoolExecutor:
         return executor
 
 
-def threads_for(store: object) -> int | None:
+def threads_for(store: object, read_chunk_nbytes: int | None = None) -> int | None:
     """Worker count for per-chunk tasks on ``store``: one per CPU, or ``config.io_threads``
-    (requests in flight) for high-latency stores; ``None`` means the configured default."""
+    (requests in flight) for high-latency stores; ``None`` means the configured default.
+    Reads of chunks under ``config.parallel_read_min_chunk_bytes`` (``read_chunk_nbytes``)
+    from other stores run on one thread."""
     if getattr(store, "high_latency", False):
         return max(config.threads, config.io_threads)
+    if read_chunk_nbytes is not None and read_chunk_nbytes < config.parallel_read_min_chunk_bytes:
+        return 1
     return None
 
 

@@ -47,7 +47,7 @@ def read_selection(
     codec = ctx.codec
     fill = ctx.fill_value
     chunk_shape = ctx.chunk_shape
-    key_of = ctx.key
+    key_of = ctx.key_function()
     order = ctx.meta.order
     zero = np.zeros((), dtype=ctx.dtype)[()] if ctx.dtype.kind != "O" else None
 
@@ -65,7 +65,8 @@ def read_selection(
     if ctx.sharding is not None:
         read_sharded(ctx, list(indexer), out)
     else:
-        run_tasks(read_one, list(indexer), threads_for(store))
+        nbytes = int(np.prod(chunk_shape, dtype=np.int64)) * ctx.dtype.itemsize
+        run_tasks(read_one, list(indexer), threads_for(store, nbytes))
     return out
 
 

@@ -157,6 +157,11 @@ class ArrayMetadataV2:
             return "0"
         return self.dimension_separator.join(map(str, coords))
 
+    def chunk_key_parts(self) -> tuple[str, str]:
+        """``(head, separator)``: the key of chunk ``coords`` (at least one dimension) is
+        ``head + separator.join(map(str, coords))``."""
+        return "", self.dimension_separator
+
     def parse_chunk_key(self, key: str) -> tuple[int, ...] | None:
         """Grid coordinates of a chunk key, or None if ``key`` is not a chunk key."""
         if not self.shape:

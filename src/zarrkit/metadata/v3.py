@@ -261,6 +261,12 @@ class ArrayMetadataV3:
     def chunk_key(self, coords: tuple[int, ...]) -> str:
         return self.chunk_key_encoding.encode(coords)
 
+    def chunk_key_parts(self) -> tuple[str, str]:
+        """``(head, separator)``: the key of chunk ``coords`` (at least one dimension) is
+        ``head + separator.join(map(str, coords))``."""
+        enc = self.chunk_key_encoding
+        return ("c" + enc.separator if enc.name == "default" else ""), enc.separator
+
     def parse_chunk_key(self, key: str) -> tuple[int, ...] | None:
         return self.chunk_key_encoding.decode(key, len(self.shape))
 

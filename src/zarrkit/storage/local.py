@@ -22,6 +22,8 @@ __all__ = ["DirectoryStore", "NestedDirectoryStore", "TempStore"]
 
 _O_BINARY = getattr(os, "O_BINARY", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_READ_FLAGS = os.O_RDONLY | _O_BINARY | _O_NOFOLLOW
+_POSIX = os.sep == "/"  # keys are native relative paths
 _ELOOP = getattr(errno, "ELOOP", None)
 _counter = itertools.count()
 
@@ -202,7 +204,7 @@ class DirectoryStore(Store):
 
     # -- helpers ------------------------------------------------------------------------------
     def _file(self, key: str) -> str:
-        if os.sep == "/":  # keys are already native paths
+        if _POSIX:
             return self._root_sep + key
         return os.path.join(self.path, *key.split("/"))
 
@@ -234,7 +236,7 @@ class DirectoryStore(Store):
         symbolic links that lead outside the root."""
         self._check_dir(key)
         try:
-            return os.open(fn, os.O_RDONLY | _O_BINARY | _O_NOFOLLOW)
+            return os.open(fn, _READ_FLAGS)
         except (FileNotFoundError, NotADirectoryError):
             return None
         except (IsADirectoryError, PermissionError):
@@ -256,10 +258,15 @@ class DirectoryStore(Store):
 
     # -- contract -----------------------------------------------------------------------------
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
-        fn = self._file(key)
-        fd = self._open(key, fn)
-        if fd is None:
-            return None
+        fn = self._root_sep + key if _POSIX else self._file(key)
+        if key.rpartition("/")[0] not in self._confined:
+            self._check_dir(key)
+        try:
+            fd = os.open(fn, _READ_FLAGS)
+        except OSError:  # missing, a directory, a symbolic link...: sorted out by _open
+            fd = self._open(key, fn)
+            if fd is None:
+                return None
         try:
             # files are replaced whole, never changed in place: the size read here holds
             # (lseek is a cheaper way to ask than fstat, which builds a whole stat result)

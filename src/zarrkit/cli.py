@@ -180,13 +180,31 @@ def locate(arg: str, node_path: str | None = None) -> Location:
     return Location(arg, p, extra, "dir", True)
 
 
+#: fsspec options for URL stores (``--storage-options``), set by :func:`main`
+_storage_options: dict[str, Any] = {}
+
+
+def _parse_storage_options(text: str | None) -> dict[str, Any]:
+    if text is None:
+        text = os.environ.get("ZARRKIT_STORAGE_OPTIONS")
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise CLIError(f"--storage-options: not valid JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise CLIError(f"--storage-options: expected a JSON object, got {text!r}")
+    return value
+
+
 def _open_store(loc: Location, write: bool = False) -> Store:
     from .storage.coerce import coerce_store
     from .storage.local import DirectoryStore
     from .storage.zip import ZipStore
 
     if loc.kind == "url":
-        return coerce_store(loc.root, read_only=not write)
+        return coerce_store(loc.root, read_only=not write, storage_options=_storage_options or None)
     if not write and not os.path.exists(loc.root):
         raise CLIError(f"{loc.arg}: no such file or directory")
     if loc.kind == "zip":
@@ -978,6 +996,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="PATH may name a node inside a store: data.zarr/group/array (or use --path).",
     )
     parser.add_argument("--version", action="version", version=f"zarrkit {__version__}")
+    parser.add_argument(
+        "--storage-options", default=None, metavar="JSON",
+        help="fsspec options for URL stores, as a JSON object, e.g. "
+             "'{\"anon\": true}' or '{\"client_kwargs\": {\"endpoint_url\": \"http://...\"}}' "
+             "(default: $ZARRKIT_STORAGE_OPTIONS)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
@@ -1064,6 +1088,8 @@ def main(argv: list[str] | None = None) -> int:
             previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         args = parser.parse_args(argv)
+        global _storage_options
+        _storage_options = _parse_storage_options(args.storage_options)
         return args.func(args)
     except CLIError as exc:
         _error(_one_line(exc))

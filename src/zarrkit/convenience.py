@@ -29,7 +29,7 @@ import numpy as np
 
 from .config import config
 from .core.array import Array
-from .core.group import Group
+from .core.group import Group, TreeView
 from .core.normalize import normalize_path
 from .errors import NodeNotFoundError, ZarrkitError
 from .metadata import io
@@ -266,36 +266,17 @@ def tree(grp: Group, expand: bool = False, level: int | None = None) -> Any:
     raise TypeError(f"tree needs a group (zarrkit or h5py), got {type(grp).__name__}")
 
 
-class _MappingTree:
+class _MappingTree(TreeView):
     """The text tree of an h5py group (or any mapping of names to datasets and groups)."""
 
-    def __init__(self, group: Any, level: int | None):
-        self.group = group
-        self.level = level
+    def _root_name(self) -> str:
+        return getattr(self.group, "name", None) or "/"
 
-    def lines(self) -> list[str]:
-        out = [getattr(self.group, "name", None) or "/"]
+    def _members(self, g: Any) -> list[tuple[str, Any]]:
+        return list(g.items())
 
-        def walk(g: Any, indent: str, depth: int) -> None:
-            if self.level is not None and depth >= self.level:
-                return
-            members = list(g.items())
-            for i, (name, obj) in enumerate(members):
-                last = i == len(members) - 1
-                branch = " └── " if last else " ├── "
-                if hasattr(obj, "shape"):
-                    out.append(f"{indent}{branch}{name} {obj.shape} {obj.dtype}")
-                else:
-                    out.append(f"{indent}{branch}{name}")
-                    walk(obj, indent + ("    " if last else " │  "), depth + 1)
-
-        walk(self.group, "", 0)
-        return out
-
-    def __str__(self) -> str:
-        return "\n".join(self.lines())
-
-    __repr__ = __str__
+    def _is_array(self, obj: Any) -> bool:
+        return hasattr(obj, "shape")
 
 
 # -- logging (zarr-python 2's ``log=`` argument) ---------------------------------------------------

@@ -81,10 +81,28 @@ class ChunkCodec:
         allow it.  ``checked``: the caller already ran :meth:`check_size` on ``raw``."""
         return False
 
+    #: decoded size of a chunk in bytes (set by chains that decode into buffers)
+    nbytes: int = 0
+
     def check_size(self, raw: Any, key: str) -> None:
         """Raise :class:`ChunkDecodeError` when ``raw`` declares a decoded size other than the
         chunk's: a cheap look at the length or a frame header, made before a buffer of the
         chunk's size is allocated for it (metadata may declare huge chunks)."""
+        if not self.decodes_into:
+            return
+        try:
+            size = self._declared_size(raw)
+        except ValueError as exc:
+            raise ChunkDecodeError(f"cannot decode: {exc}", key) from None
+        if size is not None and size != self.nbytes:
+            raise ChunkDecodeError(
+                f"cannot decode: the stored chunk holds {size} bytes, expected {self.nbytes} for "
+                f"chunk shape {self.chunk_shape} of {self.dtype}", key
+            )
+
+    def _declared_size(self, raw: Any) -> int | None:
+        """The decoded size ``raw`` declares, when it can be told cheaply (else None)."""
+        return None
 
     def encode(self, chunk: np.ndarray, key: str) -> bytes:
         raise NotImplementedError
@@ -121,18 +139,8 @@ class V2ChunkCodec(ChunkCodec):
             (i for i, f in enumerate(self.filters) if getattr(f, "codec_id", None) in VLEN_IDS), None
         )
 
-    def check_size(self, raw: Any, key: str) -> None:
-        if not self._can_decode_into:
-            return
-        try:
-            size = len(raw) if self.compressor is None else declared_size(self._codec_id, raw)
-        except ValueError as exc:
-            raise ChunkDecodeError(f"cannot decode: {exc}", key) from None
-        if size is not None and size != self.nbytes:
-            raise ChunkDecodeError(
-                f"cannot decode: the stored chunk holds {size} bytes, expected {self.nbytes} for "
-                f"chunk shape {self.chunk_shape} of {self.dtype}", key
-            )
+    def _declared_size(self, raw: Any) -> int | None:
+        return len(raw) if self.compressor is None else declared_size(self._codec_id, raw)
 
     def decode(self, raw: bytes, key: str) -> np.ndarray:
         try:

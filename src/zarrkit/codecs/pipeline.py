@@ -80,18 +80,8 @@ class V3ChunkCodec(ChunkCodec):
         self._blosc = bool(self.bb) and self.bb[0].name == "blosc"
         self.nbytes = int(np.prod(self.chunk_shape, dtype=np.int64)) * self.dtype.itemsize
 
-    def check_size(self, raw: Any, key: str) -> None:
-        if not self._decode_into:
-            return
-        try:
-            size = len(raw) if not self.bb else declared_size(self.bb[0].name, raw)
-        except ValueError as exc:
-            raise ChunkDecodeError(f"cannot decode: {exc}", key) from None
-        if size is not None and size != self.nbytes:
-            raise ChunkDecodeError(
-                f"cannot decode: the stored chunk holds {size} bytes, expected {self.nbytes} for "
-                f"chunk shape {self.chunk_shape} of {self.dtype}", key
-            )
+    def _declared_size(self, raw: Any) -> int | None:
+        return len(raw) if not self.bb else declared_size(self.bb[0].name, raw)
 
     def decode(self, raw: Any, key: str) -> np.ndarray:
         try:

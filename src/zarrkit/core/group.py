@@ -526,21 +526,31 @@ class _MembersItemsView(ItemsView):
 class TreeView:
     """A printable tree of a hierarchy."""
 
-    def __init__(self, group: Group, level: int | None = None):
+    def __init__(self, group: Any, level: int | None = None):
         self.group = group
         self.level = level
 
-    def lines(self) -> list[str]:
-        out = [self.group.name if self.group.path else "/"]
+    # what differs between kinds of hierarchy (zarrkit groups here; h5py groups elsewhere)
+    def _root_name(self) -> str:
+        return self.group.name if self.group.path else "/"
 
-        def walk(g: Group, indent: str, depth: int) -> None:
+    def _members(self, g: Any) -> list[tuple[str, Any]]:
+        return g.members()
+
+    def _is_array(self, obj: Any) -> bool:
+        return isinstance(obj, Array)
+
+    def lines(self) -> list[str]:
+        out = [self._root_name()]
+
+        def walk(g: Any, indent: str, depth: int) -> None:
             if self.level is not None and depth >= self.level:
                 return
-            members = g.members()
+            members = self._members(g)
             for i, (name, obj) in enumerate(members):
                 last = i == len(members) - 1
                 branch = " └── " if last else " ├── "
-                if isinstance(obj, Array):
+                if self._is_array(obj):
                     out.append(f"{indent}{branch}{name} {obj.shape} {obj.dtype}")
                 else:
                     out.append(f"{indent}{branch}{name}")

@@ -91,10 +91,6 @@ class ArrayBytesCodec(V3Codec):
     def decode(self, data: bytes, spec: ChunkSpec) -> np.ndarray:
         raise NotImplementedError
 
-    def decode_into(self, data: Any, out: np.ndarray, spec: ChunkSpec) -> bool:
-        """Decode straight into ``out`` (a C-contiguous array of the chunk's shape); False if not possible."""
-        return False
-
 
 class BytesBytesCodec(V3Codec):
     """Transforms bytes (compressors, checksums)."""
@@ -104,13 +100,6 @@ class BytesBytesCodec(V3Codec):
 
     def decode(self, data: Any) -> Any:
         raise NotImplementedError
-
-    #: whether :meth:`decode_into` works for this codec
-    can_decode_into: bool = False
-
-    def decode_into(self, data: Any, out: memoryview) -> bool:
-        """Decode straight into ``out`` (exactly the decoded size); False if this codec can't."""
-        return False
 
     def encoded_size(self, size: int) -> int | None:
         """Exact encoded size for an input of ``size`` bytes, if fixed (checksums), else None."""

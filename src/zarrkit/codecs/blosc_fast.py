@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numcodecs import blosc as _nc_blosc
 
-__all__ = ["decompress_into", "remember", "forget", "HEADER_SIZE"]
+__all__ = ["decompress_into", "frame_sizes", "remember", "forget", "HEADER_SIZE"]
 
 HEADER_SIZE = 16
 #: (decoded size, compressed size) from a Blosc header
@@ -68,6 +68,18 @@ def _address(buf: Any) -> Any:
     return np.frombuffer(buf, dtype=np.uint8).ctypes.data
 
 
+def frame_sizes(raw: Any) -> tuple[int, int]:
+    """``(decoded size, compressed size)`` from the header of the Blosc frame ``raw``; raises
+    ValueError when the frame is shorter than its header."""
+    try:
+        return _SIZES(raw)
+    except (struct.error, TypeError):
+        n = len(raw) if isinstance(raw, bytes) else memoryview(raw).nbytes
+        raise ValueError(
+            f"blosc frame of {n} bytes is shorter than its {HEADER_SIZE}-byte header"
+        ) from None
+
+
 def decompress_into(raw: Any, out: np.ndarray) -> None:
     """Decompress the Blosc frame ``raw`` into the C-contiguous array ``out``, whose size must
     be the frame's decoded size.  Raises ValueError for a frame that does not fit ``out``.
@@ -75,13 +87,7 @@ def decompress_into(raw: Any, out: np.ndarray) -> None:
     The frame's header is checked first: its compressed size must be the length of ``raw``
     (c-blosc reads no further than that size) and its decoded size the size of ``out``.
     """
-    try:
-        nbytes, cbytes = _SIZES(raw)
-    except (struct.error, TypeError):
-        n = len(raw) if isinstance(raw, bytes) else memoryview(raw).nbytes
-        raise ValueError(
-            f"blosc frame of {n} bytes is shorter than its {HEADER_SIZE}-byte header"
-        ) from None
+    nbytes, cbytes = frame_sizes(raw)
     n = len(raw) if isinstance(raw, bytes) else memoryview(raw).nbytes
     if cbytes != n:
         raise ValueError(f"blosc header says {cbytes} compressed bytes, the frame has {n}")

@@ -15,7 +15,7 @@ from numcodecs.abc import Codec
 from numcodecs.compat import ensure_bytes, ensure_contiguous_ndarray, ensure_ndarray_like
 
 from ..errors import ChunkDecodeError, ChunkEncodeError
-from .blosc_fast import decompress_into as blosc_decompress_into
+from .blosc_fast import decompress_into as blosc_decompress_into, frame_sizes as blosc_frame_sizes
 
 __all__ = ["ChunkCodec", "V2ChunkCodec", "declared_size", "check_vlen_count"]
 
@@ -35,9 +35,7 @@ def declared_size(codec_id: str | None, raw: Any) -> int | None:
     leaves the rest of it untouched, so the size must be checked before decoding into one.
     """
     if codec_id == "blosc":
-        if len(raw) < 16:
-            raise ValueError(f"blosc frame of {len(raw)} bytes is shorter than its 16-byte header")
-        return int.from_bytes(bytes(raw[4:8]), "little")
+        return blosc_frame_sizes(raw)[0]
     if codec_id == "lz4":
         if len(raw) < 4:
             raise ValueError(f"lz4 frame of {len(raw)} bytes is shorter than its 4-byte header")
@@ -75,10 +73,10 @@ class ChunkCodec:
     def decode(self, raw: bytes, key: str) -> np.ndarray:
         raise NotImplementedError
 
-    def decode_into(self, raw: bytes, out: np.ndarray, key: str, checked: bool = False) -> bool:
+    def decode_into(self, raw: bytes, out: np.ndarray, key: str) -> bool:
         """Decode straight into ``out`` (the chunk's shape and dtype, contiguous in the
         chain's order) and return True, or return False when this chain or ``out`` does not
-        allow it.  ``checked``: the caller already ran :meth:`check_size` on ``raw``."""
+        allow it."""
         return False
 
     #: decoded size of a chunk in bytes (set by chains that decode into buffers)
@@ -128,12 +126,12 @@ class V2ChunkCodec(ChunkCodec):
         self.is_object = dtype.kind == "O"
         self.nbytes = self.nitems * dtype.itemsize
         self._codec_id = getattr(compressor, "codec_id", None)
-        self._can_decode_into = self.decodes_into = (
+        self.decodes_into = (
             not self.filters
             and not self.is_object
             and (compressor is None or self._codec_id in _DECODE_INTO_IDS)
         )
-        self.decode_is_view = self._can_decode_into and compressor is None
+        self.decode_is_view = self.decodes_into and compressor is None
         self._blosc = self._codec_id == "blosc"
         self._vlen_filter = next(
             (i for i, f in enumerate(self.filters) if getattr(f, "codec_id", None) in VLEN_IDS), None
@@ -166,8 +164,8 @@ class V2ChunkCodec(ChunkCodec):
         except Exception as exc:  # any codec failure means the stored bytes are bad
             raise ChunkDecodeError(f"cannot decode: {type(exc).__name__}: {exc}", key) from exc
 
-    def decode_into(self, raw: bytes, out: np.ndarray, key: str, checked: bool = False) -> bool:
-        if not self._can_decode_into or out.dtype != self.dtype or out.shape != self.chunk_shape:
+    def decode_into(self, raw: bytes, out: np.ndarray, key: str) -> bool:
+        if not self.decodes_into or out.dtype != self.dtype or out.shape != self.chunk_shape:
             return False
         if not (out.flags.c_contiguous if self.order == "C" else out.flags.f_contiguous):
             return False
@@ -175,8 +173,7 @@ class V2ChunkCodec(ChunkCodec):
             if self._blosc:  # checks the frame's sizes itself
                 blosc_decompress_into(raw, out if self.order == "C" else out.T)
                 return True
-            if not checked:
-                self.check_size(raw, key)
+            self.check_size(raw, key)
             if self.compressor is None:
                 (out if self.order == "C" else out.T).reshape(-1).view(np.uint8)[:] = np.frombuffer(
                     raw, dtype=np.uint8

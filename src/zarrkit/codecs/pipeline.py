@@ -68,20 +68,18 @@ class V3ChunkCodec(ChunkCodec):
         self.chunk_shape = spec.shape
         self.dtype = spec.dtype
         self.codecs = tuple(self.aa) + (self.ab,) + tuple(self.bb)
+        # Chains decoded straight into a buffer: ``bytes`` alone (a copy) or ``bytes`` + ``blosc``
+        # (one c-blosc call); ``_into_dtype`` is the dtype such a buffer must have.
         stored = getattr(self.ab, "_stored_dtype", None)
-        #: the dtype a buffer must have to be decoded into (None: the chain can't)
-        self._into_dtype = (
-            stored(self.dtype) if stored is not None and not self.aa and len(self.bb) <= 1 else None
-        )
-        if self._into_dtype is not None and self.bb and not self.bb[0].can_decode_into:
-            self._into_dtype = None
-        self._decode_into = self.decodes_into = self._into_dtype is not None
-        self.decode_is_view = self.decodes_into and not self.bb
-        self._blosc = bool(self.bb) and self.bb[0].name == "blosc"
+        self._blosc = len(self.bb) == 1 and self.bb[0].name == "blosc"
+        simple = stored is not None and not self.aa and (not self.bb or self._blosc)
+        self._into_dtype = stored(self.dtype) if simple else None
+        self.decodes_into = simple
+        self.decode_is_view = simple and not self.bb
         self.nbytes = int(np.prod(self.chunk_shape, dtype=np.int64)) * self.dtype.itemsize
 
     def _declared_size(self, raw: Any) -> int | None:
-        return len(raw) if not self.bb else declared_size(self.bb[0].name, raw)
+        return declared_size("blosc", raw) if self._blosc else len(raw)
 
     def decode(self, raw: Any, key: str) -> np.ndarray:
         try:
@@ -97,9 +95,10 @@ class V3ChunkCodec(ChunkCodec):
         except Exception as exc:  # any codec failure means the stored bytes are bad
             raise ChunkDecodeError(f"cannot decode: {type(exc).__name__}: {exc}", key) from exc
 
-    def decode_into(self, raw: Any, out: np.ndarray, key: str, checked: bool = False) -> bool:
+    def decode_into(self, raw: Any, out: np.ndarray, key: str) -> bool:
         if (
-            out.dtype != self._into_dtype
+            not self.decodes_into
+            or out.dtype != self._into_dtype
             or out.shape != self.chunk_shape
             or not out.flags.c_contiguous
         ):
@@ -108,12 +107,8 @@ class V3ChunkCodec(ChunkCodec):
             if self._blosc:  # checks the frame's sizes itself
                 blosc_decompress_into(raw, out)
                 return True
-            if not checked:
-                self.check_size(raw, key)
-            if not self.bb:
-                out.reshape(-1).view(np.uint8)[:] = np.frombuffer(raw, dtype=np.uint8)
-            else:
-                self.bb[0].decode_into(raw, out.reshape(-1).view(np.uint8))
+            self.check_size(raw, key)
+            out.reshape(-1).view(np.uint8)[:] = np.frombuffer(raw, dtype=np.uint8)
             return True
         except ChunkDecodeError as exc:
             raise ChunkDecodeError(str(exc), key) from None

@@ -22,7 +22,7 @@ from .base import (
     ChunkSpec,
     register_v3_codec,
 )
-from .chain import check_vlen_count, declared_size
+from .chain import check_vlen_count
 
 __all__ = [
     "BytesCodec",
@@ -91,15 +91,6 @@ class BytesCodec(ArrayBytesCodec):
             arr = arr.astype(spec.dtype)
         return arr
 
-    def decode_into(self, data: Any, out: np.ndarray, spec: ChunkSpec) -> bool:
-        stored = self._stored_dtype(spec.dtype)
-        if stored != out.dtype or not out.flags.c_contiguous:
-            return False
-        buf = ensure_contiguous_ndarray(data).view(np.uint8)
-        if buf.size != out.nbytes:
-            raise ValueError(f"expected {out.nbytes} bytes for chunk shape {spec.shape}, got {buf.size}")
-        out.reshape(-1).view(np.uint8)[:] = buf
-        return True
 
 
 def _is_bytes_like(dtype: np.dtype) -> bool:
@@ -226,14 +217,6 @@ class _NumcodecsBytes(BytesBytesCodec):
     def decode(self, data: Any) -> Any:
         return self.codec.decode(data)
 
-    def decode_into(self, data: Any, out: memoryview) -> bool:
-        if not self.can_decode_into:
-            return False
-        size = declared_size(self.codec.codec_id, data)
-        if size is not None and size != len(out):
-            raise ValueError(f"the {self.name} frame holds {size} bytes, expected {len(out)}")
-        self.codec.decode(data, out=out)
-        return True
 
 
 class GzipCodec(_NumcodecsBytes):
@@ -277,7 +260,6 @@ class BloscCodec(_NumcodecsBytes):
     """Blosc meta-compression; ``typesize`` comes from the dtype when not given."""
 
     name = "blosc"
-    can_decode_into = True
 
     def __init__(
         self,

@@ -18,11 +18,24 @@ from typing import Any
 import numpy as np
 from numcodecs import blosc as _nc_blosc
 
-__all__ = ["decompress_into", "frame_sizes", "remember", "forget", "HEADER_SIZE"]
+from .._threads import is_busy
+
+__all__ = [
+    "decompress_into",
+    "decompress_range_into",
+    "frame_sizes",
+    "remember",
+    "forget",
+    "HEADER_SIZE",
+]
 
 HEADER_SIZE = 16
 #: (decoded size, compressed size) from a Blosc header
 _SIZES = struct.Struct("<4xI4xI").unpack_from
+#: (flags, decoded size, block size, compressed size) from a Blosc header
+_HEADER = struct.Struct("<2xB1xIII")
+#: header flag: the frame holds the data uncompressed after its header
+_MEMCPYED = 0x02
 
 
 def _load(loader: Any = ctypes.CDLL) -> Any:
@@ -96,10 +109,14 @@ def decompress_into(raw: Any, out: np.ndarray) -> None:
     if (
         _decompress_ctx is None
         or not out.flags.c_contiguous
-        or (nbytes >= BLOSC_THREADS_MIN_BYTES and threading.get_ident() == _main_ident)
+        or (
+            nbytes >= BLOSC_THREADS_MIN_BYTES
+            and threading.get_ident() == _main_ident
+            and not is_busy()
+        )
     ):
-        # a large chunk on the main thread: numcodecs uses Blosc's global pool of threads
-        # (a context would start and stop its own threads for every call)
+        # a large chunk read on its own by the main thread: numcodecs uses Blosc's global pool
+        # of threads (a context would start and stop its own threads for every call)
         _nc_blosc.decompress(raw, out)
         return
     known = _known.get(id(out))
@@ -108,3 +125,74 @@ def decompress_into(raw: Any, out: np.ndarray) -> None:
     got = fn(_address(raw), address, nbytes, 1)
     if got != nbytes:
         raise ValueError(f"blosc decompression failed (error {got})")
+
+
+_frames = threading.local()
+
+
+def _frame_buffer(nbytes: int) -> np.ndarray:
+    """This thread's reusable buffer for the frames :func:`decompress_range_into` builds."""
+    buf = getattr(_frames, "buf", None)
+    if buf is None or buf.size < nbytes:
+        buf = _frames.buf = np.empty(max(nbytes, 2 * buf.size if buf is not None else 0), np.uint8)
+    return buf
+
+
+def decompress_range_into(raw: Any, out: np.ndarray, lo: int, hi: int) -> bool:
+    """Decode only the Blosc blocks holding bytes ``lo:hi`` of the frame's data into the same
+    bytes of the C-contiguous array ``out`` (the frame's decoded size); the rest of ``out`` is
+    left as it was.  Returns False, having written nothing, when every block is needed or the
+    frame's block table is laid out in an unusual way: the caller then decodes the whole frame.
+    Raises ValueError for a frame that does not fit ``out``.
+
+    A Blosc frame is a 16-byte header, a table of block offsets and the blocks, each compressed
+    on its own.  The blocks wanted are copied, with a header and table of their own, into a
+    smaller frame that c-blosc decodes (and checks) like any other, straight to their place in
+    ``out``: a small read from a large chunk decodes a block or two instead of the chunk.
+    """
+    try:
+        flags, nbytes, blocksize, cbytes = _HEADER.unpack_from(raw)
+    except (struct.error, TypeError):
+        return False  # too short for a header: the whole-frame decode reports it
+    view = memoryview(raw).cast("B") if not isinstance(raw, bytes) else raw
+    n = len(view)
+    if cbytes != n:
+        raise ValueError(f"blosc header says {cbytes} compressed bytes, the frame has {n}")
+    if nbytes != out.nbytes:
+        raise ValueError(f"blosc frame holds {nbytes} bytes, expected {out.nbytes}")
+    if _decompress_ctx is None or not out.flags.c_contiguous or not 0 <= lo < hi <= nbytes:
+        return False
+    if flags & _MEMCPYED:
+        if cbytes != nbytes + HEADER_SIZE:
+            raise ValueError(f"uncompressed blosc frame of {cbytes} bytes should hold {nbytes}")
+        out.reshape(-1).view(np.uint8)[lo:hi] = np.frombuffer(view, dtype=np.uint8, count=hi - lo, offset=HEADER_SIZE + lo)
+        return True
+    if blocksize <= 0:
+        return False
+    nblocks = -(-nbytes // blocksize)
+    b0, b1 = lo // blocksize, -(-hi // blocksize)
+    table_end = HEADER_SIZE + 4 * nblocks
+    if b1 - b0 >= nblocks or table_end > n:
+        return False
+    starts = np.frombuffer(view, dtype="<u4", count=nblocks, offset=HEADER_SIZE).astype(np.int64)
+    ends = np.append(starts[1:], cbytes)
+    if not (starts[0] >= table_end and np.all(starts < ends) and ends[-1] <= n):
+        return False  # blocks not stored one after the other: decode the whole frame
+    size = min(b1 * blocksize, nbytes) - b0 * blocksize
+    if size < blocksize:
+        return False  # a lone short last block: c-blosc wants room for a whole block
+    k = b1 - b0
+    head = HEADER_SIZE + 4 * k
+    first, last = int(starts[b0]), int(ends[b1 - 1])
+    total = head + last - first
+    frame = _frame_buffer(total)
+    frame[:4] = np.frombuffer(view, dtype=np.uint8, count=4)
+    frame[4:HEADER_SIZE].view("<u4")[:] = (size, blocksize, total)
+    frame[HEADER_SIZE:head].view("<u4")[:] = starts[b0:b1] - first + head
+    frame[head:total] = np.frombuffer(view, dtype=np.uint8, count=last - first, offset=first)
+    address = out.__array_interface__["data"][0] + b0 * blocksize
+    fn = _decompress_ctx_holding_gil if size < SMALL_FRAME else _decompress_ctx
+    got = fn(frame.ctypes.data, address, size, 1)
+    if got != size:
+        raise ValueError(f"blosc decompression failed (error {got})")
+    return True

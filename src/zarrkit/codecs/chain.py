@@ -15,7 +15,11 @@ from numcodecs.abc import Codec
 from numcodecs.compat import ensure_bytes, ensure_contiguous_ndarray, ensure_ndarray_like
 
 from ..errors import ChunkDecodeError, ChunkEncodeError
-from .blosc_fast import decompress_into as blosc_decompress_into, frame_sizes as blosc_frame_sizes
+from .blosc_fast import (
+    decompress_into as blosc_decompress_into,
+    decompress_range_into as blosc_decompress_range_into,
+    frame_sizes as blosc_frame_sizes,
+)
 
 __all__ = ["ChunkCodec", "V2ChunkCodec", "declared_size", "check_vlen_count"]
 
@@ -79,6 +83,15 @@ class ChunkCodec:
         allow it."""
         return False
 
+    #: whether ``decode_range_into`` can ever succeed
+    decodes_ranges: bool = False
+
+    def decode_range_into(self, raw: Any, out: np.ndarray, lo: int, hi: int, key: str) -> bool:
+        """Decode at least bytes ``lo:hi`` (in memory order) of the chunk into the same bytes of
+        ``out`` (as for :meth:`decode_into`), leaving other bytes possibly stale; return False,
+        having written nothing, when only a whole decode would do (then call ``decode_into``)."""
+        return False
+
     #: decoded size of a chunk in bytes (set by chains that decode into buffers)
     nbytes: int = 0
 
@@ -133,6 +146,7 @@ class V2ChunkCodec(ChunkCodec):
         )
         self.decode_is_view = self.decodes_into and compressor is None
         self._blosc = self._codec_id == "blosc"
+        self.decodes_ranges = self.decodes_into and self._blosc
         self._vlen_filter = next(
             (i for i, f in enumerate(self.filters) if getattr(f, "codec_id", None) in VLEN_IDS), None
         )
@@ -183,6 +197,15 @@ class V2ChunkCodec(ChunkCodec):
         except Exception as exc:
             raise ChunkDecodeError(f"cannot decode: {type(exc).__name__}: {exc}", key) from exc
         return True
+
+    def decode_range_into(self, raw: Any, out: np.ndarray, lo: int, hi: int, key: str) -> bool:
+        if not self.decodes_ranges or out.dtype != self.dtype or out.shape != self.chunk_shape:
+            return False
+        flat = out if self.order == "C" else out.T
+        try:
+            return blosc_decompress_range_into(raw, flat, lo, hi)
+        except Exception as exc:
+            raise ChunkDecodeError(f"cannot decode: {type(exc).__name__}: {exc}", key) from exc
 
     def encode(self, chunk: np.ndarray, key: str) -> bytes:
         try:

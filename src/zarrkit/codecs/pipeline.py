@@ -9,7 +9,10 @@ import numpy as np
 
 from ..errors import ChunkDecodeError, ChunkEncodeError, MetadataError
 from .base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, V3Codec
-from .blosc_fast import decompress_into as blosc_decompress_into
+from .blosc_fast import (
+    decompress_into as blosc_decompress_into,
+    decompress_range_into as blosc_decompress_range_into,
+)
 from .chain import ChunkCodec, declared_size
 
 __all__ = ["V3ChunkCodec", "split_codecs"]
@@ -76,6 +79,7 @@ class V3ChunkCodec(ChunkCodec):
         self._into_dtype = stored(self.dtype) if simple else None
         self.decodes_into = simple
         self.decode_is_view = simple and not self.bb
+        self.decodes_ranges = simple and self._blosc
         self.nbytes = int(np.prod(self.chunk_shape, dtype=np.int64)) * self.dtype.itemsize
 
     def _declared_size(self, raw: Any) -> int | None:
@@ -112,6 +116,19 @@ class V3ChunkCodec(ChunkCodec):
             return True
         except ChunkDecodeError as exc:
             raise ChunkDecodeError(str(exc), key) from None
+        except Exception as exc:
+            raise ChunkDecodeError(f"cannot decode: {type(exc).__name__}: {exc}", key) from exc
+
+    def decode_range_into(self, raw: Any, out: np.ndarray, lo: int, hi: int, key: str) -> bool:
+        if (
+            not self.decodes_ranges
+            or out.dtype != self._into_dtype
+            or out.shape != self.chunk_shape
+            or not out.flags.c_contiguous
+        ):
+            return False
+        try:
+            return blosc_decompress_range_into(raw, out, lo, hi)
         except Exception as exc:
             raise ChunkDecodeError(f"cannot decode: {type(exc).__name__}: {exc}", key) from exc
 

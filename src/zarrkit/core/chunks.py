@@ -140,14 +140,49 @@ def decode_to_output(
                         target[...] = buf
                         return
         elif not codec.decode_is_view:
-            # part of a chunk: decode into this worker's buffer (no fresh pages), take the part
+            # part of a chunk: decode into this worker's buffer (no fresh pages) only the blocks
+            # holding the part when the chain can, else the whole chunk; take the part
             buf = _checked_scratch(codec, raw, key, chunk_shape, out.dtype, order)
-            if codec.decode_into(raw, buf, key):
-                out[p.out_selection] = buf[p.chunk_selection]
+            sel = p.chunk_selection
+            if (codec.decodes_ranges and _decode_span(codec, raw, key, buf, sel)) or (
+                codec.decode_into(raw, buf, key)
+            ):
+                out[p.out_selection] = buf[sel]
                 return
     # a new array, or a view of the stored bytes (uncompressed): copied once into ``out``
     chunk = codec.decode(raw, key)
     out[p.out_selection] = chunk[p.chunk_selection]
+
+
+def selection_span(selection: tuple[Any, ...], strides: tuple[int, ...], itemsize: int) -> Any:
+    """``(lo, hi)``: the bytes of a C- or F-contiguous buffer (``strides``) that ``selection``
+    (ints, positive-step slices and integer arrays, one per dimension, as chunk selections are)
+    reads lie in ``buf[lo:hi]``; None for anything else or an empty selection."""
+    lo = hi = 0
+    if len(selection) != len(strides):
+        return None
+    for s, stride in zip(selection, strides):
+        if isinstance(s, slice):
+            start, step = s.start or 0, s.step or 1
+            if s.stop is None or step < 0 or s.stop <= start:
+                return None
+            first, last = start, start + (s.stop - 1 - start) // step * step
+        elif isinstance(s, np.ndarray):
+            if s.size == 0 or s.dtype.kind not in "iu":
+                return None
+            first, last = int(s.min()), int(s.max())
+        elif isinstance(s, (int, np.integer)):
+            first = last = int(s)
+        else:
+            return None
+        lo += first * stride
+        hi += last * stride
+    return lo, hi + itemsize
+
+
+def _decode_span(codec: ChunkCodec, raw: Any, key: str, buf: np.ndarray, sel: Any) -> bool:
+    span = selection_span(sel, buf.strides, buf.itemsize)
+    return span is not None and codec.decode_range_into(raw, buf, span[0], span[1], key)
 
 
 def filled(shape: tuple[int, ...], dtype: np.dtype, fill_value: Any, order: str = "C") -> np.ndarray:

@@ -1,8 +1,11 @@
 """The shared thread pool that runs per-chunk tasks.
 
 Codec kernels (numcodecs), file I/O and numpy copies release the GIL, so plain threads scale.
-Tasks started from inside a worker run inline: nested parallel work (a sharded chunk, a user
-calling zarrkit from a pool thread) must never wait on the pool it occupies.
+A run on ``n`` threads is the caller plus ``n - 1`` pool threads taking batches of tasks from
+one list (the caller works instead of waiting, and a run of two tasks wakes one thread, not
+two).  Tasks started from a thread that is already running tasks run inline: nested parallel
+work (a sharded chunk, a user calling zarrkit from a pool thread) must never wait on the pool
+it occupies.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+from .._threads import is_busy, is_worker, state
 from ..config import config
 
 T = TypeVar("T")
@@ -20,23 +24,22 @@ R = TypeVar("R")
 #: batches of tasks queued per worker thread (more: better balance, fewer: less overhead)
 TASKS_PER_WORKER = 4
 
-_local = threading.local()
 _executors: dict[int, ThreadPoolExecutor] = {}
 _executor_lock = threading.Lock()
 
 
 def _mark_worker() -> None:
-    _local.in_worker = True
+    state.worker = state.busy = True
 
 
 def in_worker() -> bool:
-    """Whether the calling thread is one of the pool's workers."""
-    return getattr(_local, "in_worker", False)
+    """Whether the calling thread is one of the pool's (long-lived) workers."""
+    return is_worker()
 
 
 def _get_executor(size: int) -> ThreadPoolExecutor:
-    """The pool of exactly ``size`` workers (one pool per size in use, so the configured
-    number of threads is also the limit of tasks running at once)."""
+    """The pool of exactly ``size`` workers (one pool per size in use, so a run on ``size + 1``
+    threads, its caller included, never has more tasks running at once)."""
     with _executor_lock:
         executor = _executors.get(size)
         if executor is None:  # idle pools cost only their sleeping threads
@@ -61,42 +64,50 @@ def threads_for(store: object, read_chunk_nbytes: int | None = None) -> int | No
 def run_tasks(fn: Callable[[T], R], items: Sequence[T] | Iterable[T], threads: int | None = None) -> list[R]:
     """Apply ``fn`` to every item, in parallel when worthwhile; return results in order.
 
-    The first exception raised by a task is re-raised after all tasks have finished, so no task
-    is still writing into a caller's buffer once this returns.
+    The first exception raised by a task is re-raised once every task started has finished (no
+    task is still writing into a caller's buffer when this returns); after a failure the tasks
+    not yet started are dropped.
     """
     items = items if isinstance(items, Sequence) else list(items)
     n = config.threads if threads is None else threads
-    if n <= 1 or len(items) <= 1 or getattr(_local, "in_worker", False):
+    if n <= 1 or len(items) <= 1 or is_busy():
         return [fn(item) for item in items]
-    executor = _get_executor(n)
     # Many small tasks go in batches (a future per task costs more than a tiny chunk), with
     # enough batches per worker that uneven tasks still balance.
     size = max(1, len(items) // (n * TASKS_PER_WORKER))
     batches = [items[i : i + size] for i in range(0, len(items), size)]
+    results: list[list[R] | None] = [None] * len(batches)
+    errors: list[BaseException] = []
+    taken = iter(range(len(batches)))
+    lock = threading.Lock()
 
-    def run_batch(batch: Sequence[T]) -> tuple[list[R], BaseException | None]:
-        out: list[R] = []
-        err: BaseException | None = None
-        for item in batch:
+    def drain() -> None:
+        while not errors:  # after a failure, the tasks not started are dropped
+            with lock:
+                i = next(taken, None)
+            if i is None:
+                return
+            out: list[R] = []
+            for item in batches[i]:
+                try:
+                    out.append(fn(item))
+                except BaseException as exc:  # noqa: BLE001 - re-raised by the caller
+                    errors.append(exc)
+                    out.append(None)  # type: ignore[arg-type]
+            results[i] = out
+
+    helpers = min(n - 1, len(batches) - 1)
+    futures = [_get_executor(n - 1).submit(drain) for _ in range(helpers)]
+    state.busy = True
+    try:
+        drain()
+    finally:
+        state.busy = False
+        for f in futures:  # no task may still write into a caller's buffer after we return
             try:
-                out.append(fn(item))
-            except BaseException as exc:  # noqa: BLE001 - re-raised by the caller
-                if err is None:
-                    err = exc
-                out.append(None)  # type: ignore[arg-type]
-        return out, err
-
-    futures = [executor.submit(run_batch, b) for b in batches]
-    results: list[R] = []
-    error: BaseException | None = None
-    for f in futures:
-        try:
-            out, err = f.result()
-        except BaseException as exc:  # noqa: BLE001 - re-raised below after all tasks finish
-            out, err = [None] * 0, exc  # type: ignore[list-item]
-        results.extend(out)
-        if err is not None and error is None:
-            error = err
-    if error is not None:
-        raise error
-    return results
+                f.result()
+            except BaseException as exc:  # noqa: BLE001 - re-raised below
+                errors.append(exc)
+    if errors:
+        raise errors[0]
+    return [r for out in results for r in out]  # type: ignore[union-attr]

@@ -51,9 +51,13 @@ def read_selection(
     order = ctx.meta.order
     zero = np.zeros((), dtype=ctx.dtype)[()] if ctx.dtype.kind != "O" else None
 
+    # chains that decode into a buffer are done with the stored bytes when decode_to_output
+    # returns, so the store may hand them over in a buffer it reuses
+    get = store.get_transient if codec.decodes_into else store.get
+
     def read_one(p: ChunkProjection) -> None:
         key = key_of(p.chunk_coords)
-        raw = store.get(key)
+        raw = get(key)
         if raw is None:
             if fill is None and ctx.dtype.kind != "O":
                 out[p.out_selection] = zero  # no fill value: zero bytes of the dtype

@@ -128,6 +128,15 @@ class Store(MutableMapping):
         validate_key(key)
         return self._get(key, byte_range)
 
+    def get_transient(self, key: str) -> bytes | memoryview | None:
+        """:meth:`get` for a value used at once and dropped (a chunk being decoded).
+
+        The result may be a view of a buffer the store reuses for the calling thread's next
+        ``get_transient``, so it must not be kept; stores that read into memory they own
+        (files) avoid allocating for every chunk this way.
+        """
+        return self.get(key)
+
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
         """Return ``{key: value or None}`` for several keys."""
         return {k: self.get(k) for k in keys}

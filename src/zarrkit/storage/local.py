@@ -80,6 +80,27 @@ def _read_range(fd: int, offset: int, length: int) -> bytes:
     return data
 
 
+#: values up to this size are read into a per-thread buffer by ``get_transient``
+TRANSIENT_MAX_BYTES = 64 << 20
+_transient = threading.local()
+
+
+def _read_range_into(fd: int, offset: int, length: int) -> memoryview:
+    """:func:`_read_range` into this thread's reusable buffer (grown as needed)."""
+    buf = getattr(_transient, "buf", None)
+    if buf is None or len(buf) < length:
+        grown = min(2 * len(buf), TRANSIENT_MAX_BYTES) if buf is not None else 0
+        buf = _transient.buf = bytearray(max(length, grown))
+    view = memoryview(buf)[:length]
+    got = 0
+    while got < length:
+        n = os.preadv(fd, [view[got:]], offset + got)
+        if n <= 0:  # the file ended early
+            return view[:got]
+        got += n
+    return view
+
+
 def _fsync_dir(directory: str) -> None:
     try:
         fd = os.open(directory, os.O_RDONLY)
@@ -257,7 +278,18 @@ class DirectoryStore(Store):
             return None
 
     # -- contract -----------------------------------------------------------------------------
+    def get_transient(self, key: str) -> bytes | memoryview | None:
+        """The value at ``key`` read into this thread's reusable buffer (see
+        :meth:`Store.get_transient`): reading chunk after chunk allocates no memory."""
+        validate_key(key)
+        return self._read(key, None, True)
+
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
+        return self._read(key, byte_range, False)  # type: ignore[return-value]
+
+    def _read(
+        self, key: str, byte_range: ByteRange | None, transient: bool
+    ) -> bytes | memoryview | None:
         fn = self._root_sep + key if _POSIX else self._file(key)
         if key.rpartition("/")[0] not in self._confined:
             self._check_dir(key)
@@ -286,6 +318,8 @@ class DirectoryStore(Store):
                 length = size - offset
                 if byte_range.length is not None:
                     length = min(length, byte_range.length)
+            if transient and 0 < length <= TRANSIENT_MAX_BYTES:
+                return _read_range_into(fd, offset, length)
             return _read_range(fd, offset, length)
         except IsADirectoryError:
             return None

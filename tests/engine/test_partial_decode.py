@@ -189,6 +189,22 @@ def test_directory_store_hands_out_chunks_in_a_reused_buffer(tmp_path):
     assert memory.get_transient("k") == b"v"
 
 
+def test_sharded_writes_go_to_the_store_in_parts_seen_by_subclasses(tmp_path):
+    seen: list[str] = []
+
+    class Recording(DirectoryStore):
+        def set(self, key, value):
+            seen.append(key)
+            super().set(key, value)
+
+    data = np.arange(64 * 60, dtype="f4").reshape(64, 60)
+    for store in (DirectoryStore(str(tmp_path / "plain")), Recording(str(tmp_path / "rec"))):
+        z = zarrkit.create_array(store, shape=(64, 60), chunks=(16, 20), shards=(32, 60), dtype="f4")
+        z[:] = data
+        assert np.array_equal(zarrkit.open_array(store, mode="r")[:], data)
+    assert "c/0/0" in seen and "c/1/0" in seen
+
+
 def test_a_run_shares_its_tasks_with_the_calling_thread():
     caller = threading.get_ident()
     seen: list[int] = []

@@ -168,38 +168,35 @@ class _ResolvedSharding:
             chunks[coords] = self.inner.encode(np.ascontiguousarray(part), f"{key}[{coords}]")
         return self.assemble(chunks, key)
 
-    def assemble(self, chunks: dict[tuple[int, ...], Any], key: str = "shard") -> bytes | bytearray:
+    def assemble(self, chunks: dict[tuple[int, ...], Any], key: str = "shard") -> bytes:
         """Concatenate encoded inner chunks (in C order of their coordinates) with the index.
 
         Returns ``b''`` when no inner chunk is present: the shard should then be deleted.
         """
+        return b"".join(self.assemble_parts(chunks, key))
+
+    def assemble_parts(self, chunks: dict[tuple[int, ...], Any], key: str = "shard") -> list[Any]:
+        """The pieces of :meth:`assemble`, in order, without joining them (a store can write
+        them one after the other); ``[]`` when no inner chunk is present."""
         if not chunks:
-            return b""
+            return []
         index = np.full(self.grid + (2,), EMPTY, dtype="<u8")
-        start = 0 if self.index_at_end else self.index_nbytes
-        offset = start
-        order = sorted(chunks)
-        for coords in order:
+        offset = 0 if self.index_at_end else self.index_nbytes
+        parts: list[Any] = []
+        for coords in sorted(chunks):
             data = chunks[coords]
             if not isinstance(data, (bytes, bytearray)):
-                data = chunks[coords] = memoryview(data).cast("B")
+                data = memoryview(data).cast("B")
             n = len(data)
             index[coords] = (offset, n)
             offset += n
+            parts.append(data)
         idx = bytes(self.index_codec.encode(index, key))
-        # one buffer for the whole shard: no intermediate joined copies
-        out = bytearray(offset + (len(idx) if self.index_at_end else 0))
-        pos = start
-        for coords in order:
-            data = chunks.pop(coords)
-            n = len(data)
-            out[pos : pos + n] = data
-            pos += n
         if self.index_at_end:
-            out[pos:] = idx
+            parts.append(idx)
         else:
-            out[:start] = idx
-        return out
+            parts.insert(0, idx)
+        return parts
 
 
 def _make_sharding(config: dict[str, Any], key: str | None) -> ShardingCodec:

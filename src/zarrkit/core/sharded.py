@@ -19,7 +19,7 @@ import numpy as np
 from ..codecs.sharding import EMPTY
 from ..errors import ChunkDecodeError
 from ..storage.base import ByteRange
-from .chunks import ChunkContext, decode_to_output, filled, is_all_fill
+from .chunks import ChunkContext, decode_to_output, filled, is_all_fill, scratch
 from .indexing import ChunkProjection
 from .pool import run_tasks, threads_for
 
@@ -188,7 +188,12 @@ def write_sharded(
                 local, lps = item
                 first = lps[0]
                 if first.is_complete_chunk and fields is None:
-                    chunk = inner_fill() if ctx.is_edge(first.chunk_coords) else np.empty(inner_shape, dtype=ctx.dtype)
+                    if ctx.is_edge(first.chunk_coords):
+                        chunk = inner_fill()
+                    elif ctx.dtype.kind == "O":
+                        chunk = np.empty(inner_shape, dtype=ctx.dtype)
+                    else:  # this worker's buffer (no fresh pages): the encoded bytes are a copy
+                        chunk = scratch(inner_shape, ctx.dtype)
                 elif local in chunks:
                     chunk = inner.decode(chunks[local], f"{key}@{first.chunk_coords}")
                     if not chunk.flags.writeable:
@@ -200,7 +205,9 @@ def write_sharded(
                     target[p.chunk_selection] = arr[p.out_selection]
                 if is_all_fill(chunk, ctx.fill_value):
                     return None
-                return inner.encode(chunk, f"{key}@{local}")
+                encoded = inner.encode(chunk, f"{key}@{local}")
+                # kept until the shard is written: never a view of a buffer reused meanwhile
+                return encoded if isinstance(encoded, bytes) else bytes(encoded)
 
             items = list(by_local.items())
             for (local, _), encoded in zip(items, run_tasks(build, items)):
@@ -208,9 +215,9 @@ def write_sharded(
                     chunks.pop(local, None)
                 else:
                     chunks[local] = encoded
-            data = sh.assemble(chunks, key)
-            if data:
-                store.set(key, data)
+            parts = sh.assemble_parts(chunks, key)
+            if parts:
+                store.set_parts(key, parts)
             else:
                 store.delete(key)
 

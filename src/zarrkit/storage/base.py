@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -146,6 +146,11 @@ class Store(MutableMapping):
         self._check_writable()
         validate_key(key)
         self._set(key, ensure_bytes_like(value, key))
+
+    def set_parts(self, key: str, parts: Sequence[bytes | bytearray | memoryview]) -> None:
+        """Store the concatenation of ``parts`` at ``key`` (as :meth:`set`); stores that can
+        write the parts one after the other (files) do so without joining them first."""
+        self.set(key, b"".join(parts))
 
     def delete(self, key: str) -> None:
         """Remove ``key``; removing a missing key is not an error."""

@@ -234,6 +234,32 @@ class StoreSuite:
         arr[:] = -1
         assert store.get("a") == np.arange(4, dtype="i4").tobytes()
 
+    def test_set_parts_stores_the_concatenation(self, store):
+        parts: list[Any] = [
+            _payload(3, 1000), b"", bytearray(b"xyz"), memoryview(_payload(4, 5000)),
+            np.arange(7, dtype="<i4"),
+        ]
+        store.set_parts("p/k", parts)
+        assert store.get("p/k") == b"".join(bytes(memoryview(p).cast("B")) for p in parts)
+        many = [bytes([i % 256]) * (i % 7) for i in range(3000)]  # more than one gathered write
+        store.set_parts("many", many)
+        assert store.get("many") == b"".join(many)
+        store.set_parts("p/k", [b"new"])
+        assert store.get("p/k") == b"new"
+        store.set_parts("empty", [])
+        assert store.get("empty") == b""
+        with pytest.raises(TypeError):
+            store.set_parts("bad", [b"a", "not bytes"])
+        assert store.get("bad") is None
+
+    def test_get_transient_reads_the_value(self, store):
+        store.set("t/a", _payload(5, 3000))
+        store.set("t/b", b"short")
+        assert bytes(store.get_transient("t/a")) == _payload(5, 3000)
+        assert bytes(store.get_transient("t/b")) == b"short"
+        assert store.get_transient("t/missing") is None
+        assert store.get("t/a") == _payload(5, 3000)
+
     def test_set_rejects_non_bytes(self, store):
         for bad in ("a string", 12, 1.5, None, object(), [1, 2]):
             with pytest.raises(TypeError):

@@ -573,9 +573,12 @@ def run_child(workload: str, op: str, libkey: str, tmp: str, quick: bool, runs: 
 
     def write_op(meta, data):
         def prepare():
-            # remove the previous run's output (untimed), write into a new directory
+            # remove the previous run's output (untimed), write into a new directory; then let
+            # the kernel finish writing back the previous run's files and the removal (untimed)
+            # so that no run pays for the one before it
             shutil.rmtree(scratch, ignore_errors=True)
             os.makedirs(scratch, exist_ok=True)
+            os.sync()
             return {"dir": fresh_dir()}
 
         def run(st):

@@ -100,8 +100,12 @@ def decompress_into(raw: Any, out: np.ndarray) -> None:
     The frame's header is checked first: its compressed size must be the length of ``raw``
     (c-blosc reads no further than that size) and its decoded size the size of ``out``.
     """
-    nbytes, cbytes = frame_sizes(raw)
-    n = len(raw) if isinstance(raw, bytes) else memoryview(raw).nbytes
+    is_bytes = type(raw) is bytes
+    try:
+        nbytes, cbytes = _SIZES(raw)
+    except (struct.error, TypeError):
+        nbytes, cbytes = frame_sizes(raw)  # raises the error that explains it
+    n = len(raw) if is_bytes else memoryview(raw).nbytes
     if cbytes != n:
         raise ValueError(f"blosc header says {cbytes} compressed bytes, the frame has {n}")
     if nbytes != out.nbytes:
@@ -122,7 +126,7 @@ def decompress_into(raw: Any, out: np.ndarray) -> None:
     known = _known.get(id(out))
     address = known[1] if known is not None else out.__array_interface__["data"][0]
     fn = _decompress_ctx_holding_gil if nbytes < SMALL_FRAME else _decompress_ctx
-    got = fn(_address(raw), address, nbytes, 1)
+    got = fn(raw if is_bytes else _address(raw), address, nbytes, 1)
     if got != nbytes:
         raise ValueError(f"blosc decompression failed (error {got})")
 

@@ -131,7 +131,8 @@ def decode_to_output(
         if p.is_complete_chunk:
             target = out[p.out_selection]
             if target.shape == chunk_shape and is_view(target, out):
-                if codec.decode_into(raw, target, key):
+                flags = target.flags
+                if (flags.c_contiguous or flags.f_contiguous) and codec.decode_into(raw, target, key):
                     return
                 if not codec.decode_is_view:
                     # not contiguous in the output: decode into this worker's buffer, then copy

@@ -13,6 +13,12 @@ from .pool import run_tasks, threads_for
 from .sharded import read_sharded
 
 
+#: chunks (decoded size) from which reads use :meth:`Store.get_transient`: allocating a new
+#: buffer for every large chunk maps fresh pages (and the C library may hand them back to the
+#: system in between); small allocations are cheap
+TRANSIENT_MIN_BYTES = 64 * 1024
+
+
 def read_selection(
     ctx: ChunkContext,
     indexer: Any,
@@ -51,9 +57,11 @@ def read_selection(
     order = ctx.meta.order
     zero = np.zeros((), dtype=ctx.dtype)[()] if ctx.dtype.kind != "O" else None
 
+    nbytes = int(np.prod(chunk_shape, dtype=np.int64)) * ctx.dtype.itemsize
     # chains that decode into a buffer are done with the stored bytes when decode_to_output
-    # returns, so the store may hand them over in a buffer it reuses
-    get = store.get_transient if codec.decodes_into else store.get
+    # returns, so the store may hand large chunks over in a buffer it reuses (small ones come
+    # cheaper as bytes of their own)
+    get = store.get_transient if codec.decodes_into and nbytes >= TRANSIENT_MIN_BYTES else store.get
 
     def read_one(p: ChunkProjection) -> None:
         key = key_of(p.chunk_coords)
@@ -69,7 +77,6 @@ def read_selection(
     if ctx.sharding is not None:
         read_sharded(ctx, list(indexer), out)
     else:
-        nbytes = int(np.prod(chunk_shape, dtype=np.int64)) * ctx.dtype.itemsize
         run_tasks(read_one, list(indexer), threads_for(store, nbytes))
     return out
 

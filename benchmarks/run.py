@@ -240,6 +240,7 @@ def render(results, machine, limits, args, S, problems, wall) -> str:
                          f"{pk:,.1f} |" if pk < 10 else
                          f"| {name} | {fmt_time(e)} | {mibs:,.0f} | {ratio} | {pk:,.0f} |")
             L.append("")
+    L.extend(render_targets(results, limits, args.quick))
     if problems:
         L.append("## Problems")
         L.append("")
@@ -247,6 +248,84 @@ def render(results, machine, limits, args, S, problems, wall) -> str:
             L.append(f"- {p}")
         L.append("")
     return "\n".join(L)
+
+
+def render_targets(results, limits, quick) -> list[str]:
+    """The performance targets, each checked against this run's figures."""
+    rows: list[tuple[str, str, str]] = []
+
+    def entry(w, label, lib):
+        e = results.get(w, {}).get(label, {}).get(lib)
+        return e if e and "seconds" in e else None
+
+    def verdict(ok):
+        return "met" if ok else "**missed**"
+
+    for w, label in [("W1", "write v3"), ("W1", "write v2"), ("W2", "read v3"), ("W2", "read v2"),
+                     ("W3", "random 8^3 read v3"), ("W4", "write v3"), ("W5", "write sharded"),
+                     ("W5", "read all sharded"), ("W5", "read 1 inner chunk"),
+                     ("W6", "read all (memory, uncompressed)"),
+                     ("W7", "read all (256 chunks, 10 ms/request)")]:
+        zk = entry(w, label, "zarrkit")
+        peers = [(e["library"], e["seconds"]) for lib, e in results.get(w, {}).get(label, {}).items()
+                 if lib != "zarrkit" and "seconds" in e]
+        if not zk or not peers:
+            continue
+        name, best = min(peers, key=lambda p: p[1])
+        ratio = zk["seconds"] / best
+        rows.append((f"{w} {label}: at least as fast as the fastest peer",
+                     f"{ratio:.2f}x of {name}", verdict(ratio <= 1.0)))
+    zk, ts, zp = (entry("W4", "read v3", k) for k in ("zarrkit", "tensorstore", "zarr"))
+    if zk and ts:
+        r = zk["seconds"] / ts["seconds"]
+        rows.append(("W4 read: within 2x of tensorstore", f"{r:.2f}x", verdict(r <= 2.0)))
+    if zk and zp:
+        r = zp["seconds"] / zk["seconds"]
+        rows.append(("W4 read: at least 5x faster than zarr-python", f"{r:.1f}x faster",
+                     verdict(r >= 5.0)))
+    w6 = entry("W6", "read all (memory, uncompressed)", "zarrkit")
+    if w6 and "memcpy_fresh_GBps" in limits:
+        frac = w6["nbytes"] / w6["seconds"] / 1e9 / limits["memcpy_fresh_GBps"]
+        rows.append(("W6: at least 85% of memcpy into a fresh array", f"{frac:.0%}",
+                     verdict(frac >= 0.85)))
+    ratio = limits.get("blosc_ratio")
+    for label in ("read v3", "read v2"):
+        e = entry("W2", label, "zarrkit")
+        if not e or not ratio or "pagecache_read_GBps" not in limits:
+            continue
+        got = e["nbytes"] / e["seconds"] / 1e9
+        read = limits["pagecache_read_GBps"] * ratio  # in uncompressed bytes
+        parts = []
+        for key, what in (("blosc_decode_pool2_fresh_GBps", "decoding into new buffers"),
+                          ("blosc_decode_pool2_GBps", "decoding into existing buffers")):
+            if key in limits:
+                limit = 1 / (1 / read + 1 / limits[key])
+                parts.append((got / limit, f"{got / limit:.0%} of {limit:.2f} GB/s ({what})"))
+        if parts:
+            # the result is new memory: the decoded bytes land in new pages, as with new buffers
+            rows.append((f"W2 {label}: at least 80% of the file-read + Blosc-decode limit",
+                         "; ".join(p[1] for p in parts), verdict(parts[0][0] >= 0.8)))
+    for label in ("read v3", "read v2"):
+        e = entry("W2", label, "zarrkit")
+        if e:
+            n = e["nbytes"] / B.MiB
+            bound = 1.2 * n + 2 * 1.0  # one 1 MiB chunk per worker, 2 workers
+            rows.append((f"W2 {label}: peak memory at most 1.2 N + one chunk per worker",
+                         f"{e['peak_mib']:.0f} MiB for N = {n:.0f} MiB (bound {bound:.0f})",
+                         verdict(e["peak_mib"] <= bound)))
+    w7 = entry("W7", "read all (256 chunks, 10 ms/request)", "zarrkit")
+    if w7:
+        rows.append(("W7: 256 reads at 10 ms latency under 0.15 s", f"{w7['seconds']:.3f} s",
+                     verdict(w7["seconds"] < 0.15)))
+    if not rows:
+        return []
+    L = ["## Targets", ""]
+    if quick:
+        L += ["(quick sizes: indicative only; the targets are defined on the full sizes)", ""]
+    L += ["| target | measured | |", "|---|---|---|"]
+    L += [f"| {t} | {m} | {v} |" for t, m, v in rows]
+    L.append("")
+    return L
 
 
 def _md(s: str) -> str:

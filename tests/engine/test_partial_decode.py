@@ -205,6 +205,19 @@ def test_sharded_writes_go_to_the_store_in_parts_seen_by_subclasses(tmp_path):
     assert "c/0/0" in seen and "c/1/0" in seen
 
 
+def test_one_inner_chunk_is_read_from_a_range_and_checked(tmp_path):
+    store = DirectoryStore(str(tmp_path / "s"))
+    z = zarrkit.create_array(store, shape=(64, 60), chunks=(16, 20), shards=(64, 60), dtype="f4")
+    data = np.random.default_rng(7).standard_normal((64, 60)).astype("f4")
+    z[:] = data
+    assert np.array_equal(z[16:32, 20:40], data[16:32, 20:40])
+    assert np.array_equal(z[17:19, 21:22], data[17:19, 21:22])
+    shard = store["c/0/0"]
+    store["c/0/0"] = shard[:100] + shard[-z.metadata.sharding.index_nbytes:]  # chunks cut off
+    with pytest.raises(ChunkDecodeError, match="beyond the shard's end"):
+        z[48:64, 40:60]
+
+
 def test_a_run_shares_its_tasks_with_the_calling_thread():
     caller = threading.get_ident()
     seen: list[int] = []

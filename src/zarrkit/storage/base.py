@@ -128,14 +128,16 @@ class Store(MutableMapping):
         validate_key(key)
         return self._get(key, byte_range)
 
-    def get_transient(self, key: str) -> bytes | memoryview | None:
+    def get_transient(
+        self, key: str, byte_range: ByteRange | None = None
+    ) -> bytes | memoryview | None:
         """:meth:`get` for a value used at once and dropped (a chunk being decoded).
 
         The result may be a view of a buffer the store reuses for the calling thread's next
         ``get_transient``, so it must not be kept; stores that read into memory they own
         (files) avoid allocating for every chunk this way.
         """
-        return self.get(key)
+        return self.get(key, byte_range)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
         """Return ``{key: value or None}`` for several keys."""

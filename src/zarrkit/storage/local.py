@@ -298,11 +298,13 @@ class DirectoryStore(Store):
             return None
 
     # -- contract -----------------------------------------------------------------------------
-    def get_transient(self, key: str) -> bytes | memoryview | None:
+    def get_transient(
+        self, key: str, byte_range: ByteRange | None = None
+    ) -> bytes | memoryview | None:
         """The value at ``key`` read into this thread's reusable buffer (see
         :meth:`Store.get_transient`): reading chunk after chunk allocates no memory."""
         validate_key(key)
-        return self._read(key, None, True)
+        return self._read(key, byte_range, True)
 
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         return self._read(key, byte_range, False)  # type: ignore[return-value]

@@ -258,6 +258,8 @@ class StoreSuite:
         assert bytes(store.get_transient("t/a")) == _payload(5, 3000)
         assert bytes(store.get_transient("t/b")) == b"short"
         assert store.get_transient("t/missing") is None
+        assert bytes(store.get_transient("t/a", ByteRange(10, 20))) == _payload(5, 3000)[10:30]
+        assert bytes(store.get_transient("t/a", ByteRange(-7))) == _payload(5, 3000)[-7:]
         assert store.get("t/a") == _payload(5, 3000)
 
     def test_set_rejects_non_bytes(self, store):

@@ -517,6 +517,25 @@ def _check(got, want, what):
             f"{want.dtype}; {nbad} differing elements")
 
 
+#: ext4 does not reuse an inode deleted less than 5 s ago and scans past such inodes when it
+#: allocates one; writes wait this long after removing their outputs
+RECENTLY_DELETED_S = 6
+
+
+def settle_page_cache() -> bool:
+    """Write back dirty pages, then drop the clean page cache when allowed (root): every write
+    run starts from the same memory state instead of one more run's files cached (on a VM,
+    page cache growing into memory not used before costs the host a fault per page).
+    Returns whether the cache was dropped."""
+    os.sync()
+    try:
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("1")
+        return True
+    except OSError:
+        return False
+
+
 def _measure(prepare, run, verify, runs):
     """The measurement protocol of one sub-operation, in a fresh process.
 
@@ -573,12 +592,14 @@ def run_child(workload: str, op: str, libkey: str, tmp: str, quick: bool, runs: 
 
     def write_op(meta, data):
         def prepare():
-            # remove the previous run's output (untimed), write into a new directory; then let
-            # the kernel finish writing back the previous run's files and the removal (untimed)
-            # so that no run pays for the one before it
-            shutil.rmtree(scratch, ignore_errors=True)
+            # every run writes a new directory; the kernel first finishes writing back what
+            # the run before wrote (untimed), so that no run pays for the one before it.
+            # Outputs are removed only after the last run: on ext4, files created just after
+            # many were deleted cost several times more kernel time (inode allocation skips
+            # inodes deleted in the last seconds), which would measure the previous run's
+            # cleanup rather than this library's writes
             os.makedirs(scratch, exist_ok=True)
-            os.sync()
+            settle_page_cache()
             return {"dir": fresh_dir()}
 
         def run(st):
@@ -597,6 +618,9 @@ def run_child(workload: str, op: str, libkey: str, tmp: str, quick: bool, runs: 
 
         r = _measure(prepare, run, verify, runs)
         r.update(nbytes=data.nbytes, unit="s")
+        shutil.rmtree(scratch, ignore_errors=True)
+        settle_page_cache()
+        time.sleep(RECENTLY_DELETED_S)  # the next measurement starts on a rested file system
         return r
 
     def read_all_op(loc, meta, want):

@@ -165,7 +165,11 @@ def render(results, machine, limits, args, S, problems, wall) -> str:
              "i.e. the memory the operation itself needs (output array included, source data "
              "and open stores excluded). Every (workload, operation, library) runs in its own "
              "fresh process; the cold run's output is checked against the source data before "
-             "the timed runs. Read workloads read arrays written once by zarr-python.")
+             "the timed runs. Read workloads read arrays written once by zarr-python. Every "
+             "write run writes a new directory after the previous runs' files were written "
+             "back (`sync`) and, when allowed, dropped from the page cache; outputs are removed "
+             "after the last run, followed by a pause (ext4 allocates inodes slowly right "
+             "after many were deleted).")
     L.append("")
     L.append("## Machine")
     L.append("")
@@ -382,6 +386,7 @@ def main(argv=None) -> int:
                                    if k not in ("_wall", "fused_pipeline")),
             "zarr FusedCodecPipeline present": vers.get("fused_pipeline"),
             "scratch filesystem": tmp,
+            "page cache dropped before write runs": B.settle_page_cache(),
         }
         log("preparing reference arrays with zarr-python")
         refs, err = spawn({"kind": "prep", "tmp": tmp, "quick": args.quick}, timeout)

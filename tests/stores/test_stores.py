@@ -242,15 +242,25 @@ def test_directory_store_failed_write_keeps_old_value(tmp_path, monkeypatch, key
     assert sorted(store) == [key]
 
 
-def test_directory_store_failed_write_of_new_key_creates_no_key(tmp_path, monkeypatch):
+def _fail_writes(how, store, monkeypatch):
+    """Make DirectoryStore writes fail while writing the content or when renaming the
+    temporary file into place."""
+
+    def failing(*args, **kwargs):
+        raise OSError("disk full")
+
+    if how == "content":
+        monkeypatch.setattr(zarrkit.storage.local, "_write_all", failing)
+    else:
+        monkeypatch.setattr(os, "replace", failing)
+
+
+@pytest.mark.parametrize("how", ["content", "rename"])
+def test_directory_store_failed_write_of_new_key_creates_no_key(tmp_path, monkeypatch, how):
     root = tmp_path / "d"
     store = DirectoryStore(root)
     store["existing"] = b"1"
-
-    def failing_replace(src, dst, *args, **kwargs):
-        raise OSError("disk full")
-
-    monkeypatch.setattr(os, "replace", failing_replace)
+    _fail_writes(how, store, monkeypatch)
     with pytest.raises(OSError):
         store["new/nested/key"] = b"never"
     with pytest.raises(OSError):
@@ -263,15 +273,12 @@ def test_directory_store_failed_write_of_new_key_creates_no_key(tmp_path, monkey
     assert _all_files(root) == ["existing"]
 
 
-def test_directory_store_failed_write_leaves_no_directories(tmp_path, monkeypatch):
+@pytest.mark.parametrize("how", ["content", "rename"])
+def test_directory_store_failed_write_leaves_no_directories(tmp_path, monkeypatch, how):
     root = tmp_path / "d"
     store = DirectoryStore(root)
     store["existing"] = b"1"
-
-    def failing_replace(src, dst, *args, **kwargs):
-        raise OSError("disk full")
-
-    monkeypatch.setattr(os, "replace", failing_replace)
+    _fail_writes(how, store, monkeypatch)
     with pytest.raises(OSError):
         store["new/nested/key"] = b"never"
     monkeypatch.undo()

@@ -1,5 +1,5 @@
-"""Reading part of a chunk decodes only the Blosc blocks holding it, chunk bytes are read into
-reused buffers, and a parallel run shares its tasks with the calling thread."""
+"""Reading part of a chunk decodes only the Blosc blocks holding it, chunk bytes are read and
+encoded into reused buffers, and a parallel run shares its tasks with the calling thread."""
 
 from __future__ import annotations
 
@@ -255,3 +255,57 @@ def test_a_run_shares_its_tasks_with_the_calling_thread():
     with zarrkit.config.set(threads=2), pytest.raises(KeyError, match="first task fails"):
         run_tasks(counted, range(200))
     assert len(done) < 199  # tasks not started when the first failed are dropped
+
+
+def _in_a_thread(fn):
+    out: list = []
+    t = threading.Thread(target=lambda: out.append(fn()))
+    t.start()
+    t.join()
+    return out[0]
+
+
+@pytest.mark.parametrize("cname", CNAMES)
+@pytest.mark.parametrize("shuffle", [-1, 0, 1, 2])
+@pytest.mark.parametrize("dtype", ["u1", "<f4", "<i8"])
+def test_transient_compression_makes_numcodecs_frames(cname, shuffle, dtype, monkeypatch):
+    monkeypatch.setattr(numcodecs.blosc, "use_threads", None)  # numcodecs' default
+    data = np.random.default_rng(8).integers(0, 50, size=70_000).astype(dtype)
+    for blocksize in (0, 4096):
+        codec = numcodecs.Blosc(cname, 5, shuffle, blocksize=blocksize)
+        # outside the main thread numcodecs compresses with a context of one thread, as we do
+        want = _in_a_thread(lambda: codec.encode(data))
+        got = _in_a_thread(
+            lambda: bytes(blosc_fast.compress_transient(
+                data, cname, 5, shuffle, blocksize, data.dtype.itemsize))
+        )
+        assert got == want
+    # on the main thread numcodecs would use Blosc's own threads: not done here
+    assert blosc_fast.compress_transient(data, cname, 5, shuffle, 0, 1) is None
+    with blosc_fast.no_blosc_threads():
+        assert blosc_fast.compress_transient(data, cname, 5, shuffle, 0, 1) is not None
+
+
+@pytest.mark.parametrize("layout", ["v2-C", "v2-F", "v3"])
+def test_parallel_writes_store_frames_that_decode_to_the_data(layout, tmp_path):
+    store = DirectoryStore(str(tmp_path / "a"))
+    z = _blocky_array(layout, store)
+    data = np.random.default_rng(9).integers(0, 1000, size=z.shape).astype("f4")
+    with zarrkit.config.set(threads=3):
+        z[:] = data  # encoded by the caller and two pool threads into their reused buffers
+        z[32:64, 30:60] = data[32:64, 30:60] + 1
+    want = data.copy()
+    want[32:64, 30:60] += 1
+    assert np.array_equal(zarrkit.open_array(store, mode="r")[:], want)
+    import zarr
+
+    assert np.array_equal(zarr.open_array(str(tmp_path / "a"), mode="r")[:], want)
+    with zarrkit.config.set(threads=1):  # numcodecs alone (main thread): the same chunks
+        z2 = _blocky_array(layout, DirectoryStore(str(tmp_path / "b")))
+        z2[:] = want
+    for key in store:
+        if not key.startswith((".z", "zarr.json")):
+            assert np.array_equal(
+                np.frombuffer(numcodecs.Blosc().decode(store[key]), np.uint8),
+                np.frombuffer(numcodecs.Blosc().decode(z2.store[key]), np.uint8),
+            ), key

@@ -10,9 +10,11 @@ available, :func:`decompress_into` falls back to numcodecs' function.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import struct
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -21,6 +23,7 @@ from numcodecs import blosc as _nc_blosc
 from .._threads import is_busy
 
 __all__ = [
+    "compress_transient",
     "decompress_into",
     "decompress_range_into",
     "frame_sizes",
@@ -49,6 +52,23 @@ def _load(loader: Any = ctypes.CDLL) -> Any:
     return fn
 
 
+def _load_compress(loader: Any = ctypes.CDLL) -> Any:
+    try:
+        fn = loader(_nc_blosc.__file__).blosc_compress_ctx
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [
+        ctypes.c_int, ctypes.c_int, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_void_p,
+        ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int,
+    ]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_compress_ctx = _load_compress()
+_compress_ctx_holding_gil = _load_compress(ctypes.PyDLL)
+#: c-blosc's limit on the size of one buffer
+_MAX_BUFFER = 2**31 - 1 - HEADER_SIZE
 _decompress_ctx = _load()
 #: the same function called without releasing the GIL: for small frames, handing the GIL to
 #: another thread and taking it back costs more than the decompression itself
@@ -64,6 +84,59 @@ BLOSC_THREADS_MIN_BYTES = 1 << 20
 #: data addresses of long-lived buffers (the engine's per-worker scratch buffers), by id;
 #: each entry holds its buffer, so the id cannot be reused while it is here
 _known: dict[int, tuple[np.ndarray, int]] = {}
+
+
+@contextlib.contextmanager
+def no_blosc_threads() -> Iterator[None]:
+    """While inside, numcodecs' Blosc calls made by the main thread use no threads of their
+    own (as in any other thread): the engine is running chunks on its threads already, and
+    the main thread is taking its share."""
+    if threading.get_ident() != _main_ident:
+        yield
+        return
+    previous = _nc_blosc.use_threads
+    _nc_blosc.use_threads = False
+    try:
+        yield
+    finally:
+        _nc_blosc.use_threads = previous
+
+
+_compressed = threading.local()
+
+
+def compress_transient(
+    data: np.ndarray, cname: str, clevel: int, shuffle: int, blocksize: int, typesize: int
+) -> memoryview | None:
+    """Blosc-compress the C-contiguous array ``data`` into this thread's reusable buffer and
+    return a view of the frame, valid until the same thread calls this again (a chunk about
+    to be stored: no memory is allocated per chunk).  The frame is the one numcodecs' Blosc
+    makes outside the main thread (``blosc_compress_ctx``, one internal thread); ``shuffle``
+    -1 is numcodecs' AUTOSHUFFLE.  Returns None where numcodecs would use Blosc's own threads
+    (a lone chunk on the main thread) or cannot compress: the caller uses numcodecs then.
+    """
+    nbytes = data.nbytes
+    use_threads = _nc_blosc.use_threads  # numcodecs' switch (False inside no_blosc_threads)
+    if (
+        _compress_ctx is None
+        or not data.flags.c_contiguous
+        or nbytes > _MAX_BUFFER
+        or use_threads is True
+        or (use_threads is None and threading.get_ident() == _main_ident)
+    ):
+        return None
+    if shuffle == -1:
+        shuffle = 2 if typesize == 1 else 1
+    size = nbytes + HEADER_SIZE
+    buf = getattr(_compressed, "buf", None)
+    if buf is None or buf.size < size:
+        buf = _compressed.buf = np.empty(size, dtype=np.uint8)
+    fn = _compress_ctx_holding_gil if nbytes < SMALL_FRAME else _compress_ctx
+    n = fn(clevel, shuffle, typesize, nbytes, data.__array_interface__["data"][0],
+           buf.__array_interface__["data"][0], size, cname.encode(), blocksize, 1)
+    if n <= 0:
+        raise ValueError(f"blosc compression failed (error {n})")
+    return memoryview(buf)[:n]
 
 
 def remember(buf: np.ndarray) -> None:

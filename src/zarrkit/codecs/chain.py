@@ -16,6 +16,7 @@ from numcodecs.compat import ensure_bytes, ensure_contiguous_ndarray, ensure_nda
 
 from ..errors import ChunkDecodeError, ChunkEncodeError
 from .blosc_fast import (
+    compress_transient as blosc_compress_transient,
     decompress_into as blosc_decompress_into,
     decompress_range_into as blosc_decompress_range_into,
     frame_sizes as blosc_frame_sizes,
@@ -118,6 +119,11 @@ class ChunkCodec:
     def encode(self, chunk: np.ndarray, key: str) -> bytes:
         raise NotImplementedError
 
+    def encode_transient(self, chunk: np.ndarray, key: str) -> Any:
+        """:meth:`encode` for bytes stored at once: the result may be a view of a buffer this
+        thread reuses for its next ``encode_transient`` (no allocation per chunk)."""
+        return self.encode(chunk, key)
+
 
 class V2ChunkCodec(ChunkCodec):
     """Zarr v2 chain: ``filters`` (in order) then ``compressor`` over the chunk in ``order``."""
@@ -206,6 +212,20 @@ class V2ChunkCodec(ChunkCodec):
             return blosc_decompress_range_into(raw, flat, lo, hi)
         except Exception as exc:
             raise ChunkDecodeError(f"cannot decode: {type(exc).__name__}: {exc}", key) from exc
+
+    def encode_transient(self, chunk: np.ndarray, key: str) -> Any:
+        if self._blosc and not self.filters and self.dtype.kind in "biufc":
+            data = chunk.reshape(-1, order=self.order)
+            c = self.compressor
+            try:
+                out = blosc_compress_transient(
+                    data, c.cname, c.clevel, c.shuffle, c.blocksize, data.dtype.itemsize
+                )
+            except Exception as exc:
+                raise ChunkEncodeError(f"cannot encode: {type(exc).__name__}: {exc}", key) from exc
+            if out is not None:
+                return out
+        return self.encode(chunk, key)
 
     def encode(self, chunk: np.ndarray, key: str) -> bytes:
         try:

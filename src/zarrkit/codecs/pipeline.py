@@ -132,6 +132,18 @@ class V3ChunkCodec(ChunkCodec):
         except Exception as exc:
             raise ChunkDecodeError(f"cannot decode: {type(exc).__name__}: {exc}", key) from exc
 
+    def encode_transient(self, chunk: np.ndarray, key: str) -> Any:
+        transient = getattr(self.bb[0], "encode_transient", None) if self._blosc else None
+        if transient is not None and not self.aa:
+            try:
+                data: Any = self.ab.encode(chunk, self.specs[-1])
+                out = transient(data)
+            except Exception as exc:
+                raise ChunkEncodeError(f"cannot encode: {type(exc).__name__}: {exc}", key) from exc
+            if out is not None:
+                return out
+        return self.encode(chunk, key)
+
     def encode(self, chunk: np.ndarray, key: str) -> bytes:
         try:
             arr = chunk

@@ -22,6 +22,7 @@ from .base import (
     ChunkSpec,
     register_v3_codec,
 )
+from .blosc_fast import compress_transient
 from .chain import check_vlen_count
 
 __all__ = [
@@ -309,6 +310,14 @@ class BloscCodec(_NumcodecsBytes):
         if ts > 1 and buf.size % ts == 0:
             buf = buf.view(f"V{ts}") if ts not in (2, 4, 8) else buf.view(f"u{ts}")
         return ensure_bytes(self.codec.encode(buf))
+
+    def encode_transient(self, data: Any) -> Any:
+        """:meth:`encode` into this thread's reusable buffer (the same frame), or None."""
+        buf = ensure_contiguous_ndarray(data).view(np.uint8)
+        ts = self.typesize or 1
+        typesize = ts if ts > 1 and buf.size % ts == 0 else 1
+        return compress_transient(buf, self.cname, self.clevel, _SHUFFLE_NAMES[self.shuffle],
+                                  self.blocksize, typesize)
 
 
 class Crc32cCodec(BytesBytesCodec):

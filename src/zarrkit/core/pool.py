@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from .._threads import is_busy, is_worker, state
+from ..codecs.blosc_fast import no_blosc_threads
 from ..config import config
 
 T = TypeVar("T")
@@ -100,7 +101,8 @@ def run_tasks(fn: Callable[[T], R], items: Sequence[T] | Iterable[T], threads: i
     futures = [_get_executor(n - 1).submit(drain) for _ in range(helpers)]
     state.busy = True
     try:
-        drain()
+        with no_blosc_threads():
+            drain()
     finally:
         state.busy = False
         for f in futures:  # no task may still write into a caller's buffer after we return

@@ -104,7 +104,8 @@ def write_selection(
             if not write_empty_chunks and is_all_fill(chunk, fill):
                 store.delete(key)
                 return
-            store.set(key, codec.encode(chunk, key))
+            # stored before this thread encodes again: the bytes may be in a reused buffer
+            store.set(key, codec.encode_transient(chunk, key))
 
     if ctx.sharding is not None:
         write_sharded(ctx, list(indexer), arr, fields, synchronizer)

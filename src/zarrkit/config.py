@@ -36,12 +36,12 @@ class Config:
         Worker threads for chunk encoding/decoding (CPU work).
     io_threads : int
         Requests kept in flight for stores with high latency (remote stores).
-    parallel_read_min_chunk_bytes : int
-        Reads of chunks smaller than this (uncompressed) from low-latency stores run on one
-        thread: for tiny chunks the per-chunk Python work dominates, and threads taking turns
-        at the interpreter lock are slower than one thread (measured: 4096^2 uint8 in 32^2
-        chunks reads in about 0.8x the time with one thread as with two).  0 always uses
-        ``threads``.
+    parallel_min_chunk_bytes : int
+        Reads and writes of chunks smaller than this (uncompressed) on low-latency stores
+        run on one thread: for tiny chunks the per-chunk Python work dominates, and threads
+        taking turns at the interpreter lock are slower than one thread (measured: 4096^2
+        uint8 in 32^2 chunks reads in about 0.8x and writes in about 0.65x the time with one
+        thread as with two).  0 always uses ``threads``.
     zarr_format : int
         Format of new arrays and groups when a creation function is not told.
     write_empty_chunks : bool
@@ -50,7 +50,7 @@ class Config:
 
     threads: int = field(default_factory=_default_threads)
     io_threads: int = 32
-    parallel_read_min_chunk_bytes: int = 16 * 1024
+    parallel_min_chunk_bytes: int = 16 * 1024
     zarr_format: int = 3
     write_empty_chunks: bool = True
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
@@ -91,9 +91,9 @@ class Config:
                 v = changes[name]
                 if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                     raise ValueError(f"config {name} must be an int >= 1, got {v!r}")
-        v = changes.get("parallel_read_min_chunk_bytes", 0)
+        v = changes.get("parallel_min_chunk_bytes", 0)
         if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-            raise ValueError(f"config parallel_read_min_chunk_bytes must be an int >= 0, got {v!r}")
+            raise ValueError(f"config parallel_min_chunk_bytes must be an int >= 0, got {v!r}")
         if "zarr_format" in changes and changes["zarr_format"] not in (2, 3):
             raise ValueError(f"config zarr_format must be 2 or 3, got {changes['zarr_format']!r}")
 

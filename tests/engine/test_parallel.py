@@ -35,7 +35,7 @@ def test_one_thread_and_many_give_identical_results(layout):
     data = rng.standard_normal((64, 80))
     stores = []
     for threads in (1, 8):
-        with zarrkit.config.set(threads=threads, parallel_read_min_chunk_bytes=0):
+        with zarrkit.config.set(threads=threads, parallel_min_chunk_bytes=0):
             store = MemoryStore()
             z = make(layout, store=store)
             z[:] = data
@@ -76,7 +76,7 @@ def test_tasks_run_on_several_threads(layout, monkeypatch):
     monkeypatch.setitem(zarrkit.core.read.read_selection.__globals__, "run_tasks", spy)
     if layout == "v3-sharded":
         monkeypatch.setitem(zarrkit.core.sharded.read_sharded.__globals__, "run_tasks", spy)
-    with zarrkit.config.set(threads=4, parallel_read_min_chunk_bytes=0):
+    with zarrkit.config.set(threads=4, parallel_min_chunk_bytes=0):
         assert (z[:] == 1.0).all()
     assert len(seen) >= 2
 
@@ -158,7 +158,7 @@ def test_reading_allocates_no_more_than_the_result_and_a_chunk_per_worker(layout
     z[:] = np.random.default_rng(0).standard_normal(shape)
     nbytes = 512 * 512 * 8
     chunk = 64 * 64 * 8
-    with zarrkit.config.set(threads=4, parallel_read_min_chunk_bytes=0):
+    with zarrkit.config.set(threads=4, parallel_min_chunk_bytes=0):
         z[:]  # warm caches (metadata, pool)
         tracemalloc.start()
         try:
@@ -221,7 +221,7 @@ def test_single_items_of_any_selection_kind_are_scalars():
     assert z[1:2, 2:3].shape == (1, 1)
 
 
-def test_small_chunks_are_read_on_one_thread_unless_configured(monkeypatch):
+def test_small_chunks_are_read_and_written_on_one_thread_unless_configured(monkeypatch):
     z = zarrkit.create(shape=(64, 64), chunks=(8, 8), dtype="u1", store=MemoryStore())  # 64 B
     z[:] = 3
     asked: list = []
@@ -234,10 +234,18 @@ def test_small_chunks_are_read_on_one_thread_unless_configured(monkeypatch):
     monkeypatch.setitem(zarrkit.core.read.read_selection.__globals__, "run_tasks", spy)
     with zarrkit.config.set(threads=4):
         assert (z[:] == 3).all()
-        with zarrkit.config.set(parallel_read_min_chunk_bytes=0):
+        with zarrkit.config.set(parallel_min_chunk_bytes=0):
             assert (z[:] == 3).all()
-        with zarrkit.config.set(parallel_read_min_chunk_bytes=64):  # not below: 64 is enough
+        with zarrkit.config.set(parallel_min_chunk_bytes=64):  # not below: 64 is enough
             assert (z[:] == 3).all()
     assert asked == [1, None, None]
-    with pytest.raises(ValueError, match="parallel_read_min_chunk_bytes"):
-        zarrkit.config.set(parallel_read_min_chunk_bytes=-1).__enter__()
+    asked.clear()
+    monkeypatch.setitem(zarrkit.core.write.write_selection.__globals__, "run_tasks", spy)
+    with zarrkit.config.set(threads=4):
+        z[:] = 4  # writes of small chunks: one thread as well
+        with zarrkit.config.set(parallel_min_chunk_bytes=0):
+            z[:] = 5
+    assert asked == [1, None]
+    assert (z[:] == 5).all()
+    with pytest.raises(ValueError, match="parallel_min_chunk_bytes"):
+        zarrkit.config.set(parallel_min_chunk_bytes=-1).__enter__()

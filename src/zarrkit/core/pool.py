@@ -50,14 +50,14 @@ def _get_executor(size: int) -> ThreadPoolExecutor:
         return executor
 
 
-def threads_for(store: object, read_chunk_nbytes: int | None = None) -> int | None:
+def threads_for(store: object, chunk_nbytes: int | None = None) -> int | None:
     """Worker count for per-chunk tasks on ``store``: one per CPU, or ``config.io_threads``
     (requests in flight) for high-latency stores; ``None`` means the configured default.
-    Reads of chunks under ``config.parallel_read_min_chunk_bytes`` (``read_chunk_nbytes``)
-    from other stores run on one thread."""
+    Chunks under ``config.parallel_min_chunk_bytes`` (``chunk_nbytes``, uncompressed) on
+    other stores are read and written on one thread."""
     if getattr(store, "high_latency", False):
         return max(config.threads, config.io_threads)
-    if read_chunk_nbytes is not None and read_chunk_nbytes < config.parallel_read_min_chunk_bytes:
+    if chunk_nbytes is not None and chunk_nbytes < config.parallel_min_chunk_bytes:
         return 1
     return None
 

@@ -110,7 +110,8 @@ def write_selection(
     if ctx.sharding is not None:
         write_sharded(ctx, list(indexer), arr, fields, synchronizer)
     else:
-        run_tasks(write_one, list(indexer), threads_for(store))
+        nbytes = int(np.prod(chunk_shape, dtype=np.int64)) * dtype.itemsize
+        run_tasks(write_one, list(indexer), threads_for(store, nbytes))
 
 
 __all__ = ["write_selection", "prepare_value"]

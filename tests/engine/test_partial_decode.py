@@ -187,6 +187,13 @@ def test_directory_store_hands_out_chunks_in_a_reused_buffer(tmp_path):
     memory = MemoryStore()
     memory["k"] = b"v"
     assert memory.get_transient("k") == b"v"
+    # small chunks: one read of at most limit + 1 bytes, the whole value whatever its size
+    assert store._get_upto("a/1", 100) == b"y" * 10
+    assert store._get_upto("a/0", 100) == b"x" * 1000  # larger than expected: read again
+    assert store._get_upto("a/0", 999) == b"x" * 1000
+    assert store._get_upto("a/0", 1000) == b"x" * 1000
+    assert store._get_upto("missing", 10) is None
+    assert store._get_upto("a", 10) is None  # a directory
 
 
 def test_sharded_writes_go_to_the_store_in_parts_seen_by_subclasses(tmp_path):

@@ -67,7 +67,11 @@ def read_selection(
         get = store.get_transient
     elif type(store).get is Store.get:
         # the keys built here are valid by construction: skip get()'s per-key validation
-        get = functools.partial(store._get, byte_range=None)
+        upto = getattr(store, "_get_upto", None)
+        if upto is not None:  # one read of at most a little more than a whole chunk
+            get = functools.partial(upto, limit=nbytes + 64)
+        else:
+            get = functools.partial(store._get, byte_range=None)
     else:
         get = store.get
 

@@ -309,6 +309,26 @@ class DirectoryStore(Store):
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         return self._read(key, byte_range, False)  # type: ignore[return-value]
 
+    def _get_upto(self, key: str, limit: int) -> bytes | None:
+        """The whole value at a (valid) ``key`` expected to hold at most ``limit`` bytes: one
+        read of ``limit + 1`` bytes, no size query (small chunks read one after the other)."""
+        fn = self._root_sep + key if _POSIX else self._file(key)
+        if key.rpartition("/")[0] not in self._confined:
+            self._check_dir(key)
+        try:
+            fd = os.open(fn, _READ_FLAGS)
+        except OSError:
+            fd = self._open(key, fn)
+            if fd is None:
+                return None
+        try:
+            data = os.pread(fd, limit + 1, 0)
+        except IsADirectoryError:
+            return None
+        finally:
+            os.close(fd)
+        return data if len(data) <= limit else self._get(key, None)
+
     def _read(
         self, key: str, byte_range: ByteRange | None, transient: bool
     ) -> bytes | memoryview | None:

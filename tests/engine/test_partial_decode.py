@@ -195,6 +195,18 @@ def test_directory_store_hands_out_chunks_in_a_reused_buffer(tmp_path):
     assert store._get_upto("missing", 10) is None
     assert store._get_upto("a", 10) is None  # a directory
 
+    class Counting(DirectoryStore):  # a subclass reading its own way is asked every time
+        reads = 0
+
+        def _get(self, key, byte_range):
+            Counting.reads += 1
+            return super()._get(key, byte_range)
+
+    counting = Counting(str(tmp_path / "s"))
+    assert bytes(counting.get_transient("a/0")) == b"x" * 1000
+    assert counting._get_upto("a/1", 100) == b"y" * 10
+    assert Counting.reads == 2
+
 
 def test_sharded_writes_go_to_the_store_in_parts_seen_by_subclasses(tmp_path):
     seen: list[str] = []

@@ -242,7 +242,8 @@ def decompress_range_into(raw: Any, out: np.ndarray, lo: int, hi: int) -> bool:
     if flags & _MEMCPYED:
         if cbytes != nbytes + HEADER_SIZE:
             raise ValueError(f"uncompressed blosc frame of {cbytes} bytes should hold {nbytes}")
-        out.reshape(-1).view(np.uint8)[lo:hi] = np.frombuffer(view, dtype=np.uint8, count=hi - lo, offset=HEADER_SIZE + lo)
+        data = np.frombuffer(view, dtype=np.uint8, count=hi - lo, offset=HEADER_SIZE + lo)
+        out.reshape(-1).view(np.uint8)[lo:hi] = data
         return True
     if blocksize <= 0:
         return False

@@ -328,3 +328,13 @@ def test_parallel_writes_store_frames_that_decode_to_the_data(layout, tmp_path):
                 np.frombuffer(numcodecs.Blosc().decode(store[key]), np.uint8),
                 np.frombuffer(numcodecs.Blosc().decode(z2.store[key]), np.uint8),
             ), key
+
+
+def test_directory_store_without_gathered_io(tmp_path, monkeypatch):
+    # platforms without preadv/writev: whole values are read and parts written one by one
+    monkeypatch.setattr(zarrkit.storage.local, "_HAS_PREADV", False)
+    monkeypatch.setattr(zarrkit.storage.local, "_HAS_WRITEV", False)
+    store = DirectoryStore(str(tmp_path / "s"))
+    store.set_parts("k", [b"ab", b"", b"cd" * 1000, memoryview(b"e")])
+    assert store.get("k") == b"ab" + b"cd" * 1000 + b"e"
+    assert bytes(store.get_transient("k")) == store.get("k")

@@ -80,6 +80,7 @@ def _read_range(fd: int, offset: int, length: int) -> bytes:
     return data
 
 
+_HAS_PREADV = hasattr(os, "preadv")  # not on every platform: there, new bytes per value
 #: values up to this size are read into a per-thread buffer by ``get_transient``
 TRANSIENT_MAX_BYTES = 64 << 20
 _transient = threading.local()
@@ -103,6 +104,7 @@ def _read_range_into(fd: int, offset: int, length: int) -> memoryview:
 
 #: buffers handed to one writev call (the system's IOV_MAX is at least 1024 on Linux)
 _IOV_MAX = 1024
+_HAS_WRITEV = hasattr(os, "writev")
 
 
 def _write_all(fd: int, parts: list[memoryview]) -> None:
@@ -110,7 +112,7 @@ def _write_all(fd: int, parts: list[memoryview]) -> None:
     parts = [p for p in parts if p.nbytes]
     i = 0
     while i < len(parts):
-        if i == len(parts) - 1:
+        if i == len(parts) - 1 or not _HAS_WRITEV:
             n = os.write(fd, parts[i])
         else:
             n = os.writev(fd, parts[i : i + _IOV_MAX])
@@ -364,7 +366,7 @@ class DirectoryStore(Store):
                 length = size - offset
                 if byte_range.length is not None:
                     length = min(length, byte_range.length)
-            if transient and 0 < length <= TRANSIENT_MAX_BYTES:
+            if transient and 0 < length <= TRANSIENT_MAX_BYTES and _HAS_PREADV:
                 return _read_range_into(fd, offset, length)
             return _read_range(fd, offset, length)
         except IsADirectoryError:

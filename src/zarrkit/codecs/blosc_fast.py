@@ -166,6 +166,15 @@ def frame_sizes(raw: Any) -> tuple[int, int]:
         ) from None
 
 
+def _check_fit(nbytes: int, cbytes: int, n: int, out: np.ndarray) -> None:
+    """A frame of ``n`` bytes whose header says ``nbytes``/``cbytes`` must be whole and decode
+    to exactly ``out`` (c-blosc reads no further than the header's compressed size)."""
+    if cbytes != n:
+        raise ValueError(f"blosc header says {cbytes} compressed bytes, the frame has {n}")
+    if nbytes != out.nbytes:
+        raise ValueError(f"blosc frame holds {nbytes} bytes, expected {out.nbytes}")
+
+
 def decompress_into(raw: Any, out: np.ndarray) -> None:
     """Decompress the Blosc frame ``raw`` into the C-contiguous array ``out``, whose size must
     be the frame's decoded size.  Raises ValueError for a frame that does not fit ``out``.
@@ -179,10 +188,7 @@ def decompress_into(raw: Any, out: np.ndarray) -> None:
     except (struct.error, TypeError):
         nbytes, cbytes = frame_sizes(raw)  # raises the error that explains it
     n = len(raw) if is_bytes else memoryview(raw).nbytes
-    if cbytes != n:
-        raise ValueError(f"blosc header says {cbytes} compressed bytes, the frame has {n}")
-    if nbytes != out.nbytes:
-        raise ValueError(f"blosc frame holds {nbytes} bytes, expected {out.nbytes}")
+    _check_fit(nbytes, cbytes, n, out)
     if (
         _decompress_ctx is None
         or not out.flags.c_contiguous
@@ -233,10 +239,7 @@ def decompress_range_into(raw: Any, out: np.ndarray, lo: int, hi: int) -> bool:
         return False  # too short for a header: the whole-frame decode reports it
     view = memoryview(raw).cast("B") if not isinstance(raw, bytes) else raw
     n = len(view)
-    if cbytes != n:
-        raise ValueError(f"blosc header says {cbytes} compressed bytes, the frame has {n}")
-    if nbytes != out.nbytes:
-        raise ValueError(f"blosc frame holds {nbytes} bytes, expected {out.nbytes}")
+    _check_fit(nbytes, cbytes, n, out)
     if _decompress_ctx is None or not out.flags.c_contiguous or not 0 <= lo < hi <= nbytes:
         return False
     if flags & _MEMCPYED:

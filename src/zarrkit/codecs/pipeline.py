@@ -78,6 +78,10 @@ class V3ChunkCodec(ChunkCodec):
         simple = stored is not None and not self.aa and (not self.bb or self._blosc)
         self._into_dtype = stored(self.dtype) if simple else None
         self.decodes_into = simple
+        # bytes + blosc: written chunks are compressed into a reused buffer
+        self._compress_transient = (
+            getattr(self.bb[0], "encode_transient", None) if self._blosc and not self.aa else None
+        )
         self.decode_is_view = simple and not self.bb
         self.decodes_ranges = simple and self._blosc
         self.nbytes = int(np.prod(self.chunk_shape, dtype=np.int64)) * self.dtype.itemsize
@@ -99,13 +103,16 @@ class V3ChunkCodec(ChunkCodec):
         except Exception as exc:  # any codec failure means the stored bytes are bad
             raise ChunkDecodeError(f"cannot decode: {type(exc).__name__}: {exc}", key) from exc
 
+    def _fits(self, out: np.ndarray) -> bool:
+        """Whether ``out`` is a buffer this chain decodes into."""
+        return (
+            out.dtype == self._into_dtype
+            and out.shape == self.chunk_shape
+            and out.flags.c_contiguous
+        )
+
     def decode_into(self, raw: Any, out: np.ndarray, key: str) -> bool:
-        if (
-            not self.decodes_into
-            or out.dtype != self._into_dtype
-            or out.shape != self.chunk_shape
-            or not out.flags.c_contiguous
-        ):
+        if not self.decodes_into or not self._fits(out):
             return False
         try:
             if self._blosc:  # checks the frame's sizes itself
@@ -120,12 +127,7 @@ class V3ChunkCodec(ChunkCodec):
             raise ChunkDecodeError(f"cannot decode: {type(exc).__name__}: {exc}", key) from exc
 
     def decode_range_into(self, raw: Any, out: np.ndarray, lo: int, hi: int, key: str) -> bool:
-        if (
-            not self.decodes_ranges
-            or out.dtype != self._into_dtype
-            or out.shape != self.chunk_shape
-            or not out.flags.c_contiguous
-        ):
+        if not self.decodes_ranges or not self._fits(out):
             return False
         try:
             return blosc_decompress_range_into(raw, out, lo, hi)
@@ -133,11 +135,10 @@ class V3ChunkCodec(ChunkCodec):
             raise ChunkDecodeError(f"cannot decode: {type(exc).__name__}: {exc}", key) from exc
 
     def encode_transient(self, chunk: np.ndarray, key: str) -> Any:
-        transient = getattr(self.bb[0], "encode_transient", None) if self._blosc else None
-        if transient is not None and not self.aa:
+        if self._compress_transient is not None:
             try:
                 data: Any = self.ab.encode(chunk, self.specs[-1])
-                out = transient(data)
+                out = self._compress_transient(data)
             except Exception as exc:
                 raise ChunkEncodeError(f"cannot encode: {type(exc).__name__}: {exc}", key) from exc
             if out is not None:

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..codecs.blosc_fast import forget as forget_address, remember as remember_address
 from ..codecs.chain import ChunkCodec
-from .pool import in_worker
+from .._threads import is_worker
 from ..storage.base import Store
 
 
@@ -104,7 +104,7 @@ def scratch(shape: tuple[int, ...], dtype: np.dtype, order: str = "C") -> np.nda
                 forget_address(old)
             bufs.clear()
         buf = bufs[key] = np.empty(shape, dtype=dtype, order=order)
-        if in_worker():  # pool threads live as long as the pool: their buffers may be noted
+        if is_worker():  # pool threads live as long as the pool: their buffers may be noted
             remember_address(buf)
     return buf
 

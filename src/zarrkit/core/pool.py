@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from .._threads import is_busy, is_worker, state
+from .._threads import is_busy, state
 from ..codecs.blosc_fast import no_blosc_threads
 from ..config import config
 
@@ -31,11 +31,6 @@ _executor_lock = threading.Lock()
 
 def _mark_worker() -> None:
     state.worker = state.busy = True
-
-
-def in_worker() -> bool:
-    """Whether the calling thread is one of the pool's (long-lived) workers."""
-    return is_worker()
 
 
 def _get_executor(size: int) -> ThreadPoolExecutor:

@@ -66,12 +66,9 @@ def read_selection(
     if codec.decodes_into and nbytes >= TRANSIENT_MIN_BYTES:
         get = store.get_transient
     elif type(store).get is Store.get:
-        # the keys built here are valid by construction: skip get()'s per-key validation
-        upto = getattr(store, "_get_upto", None)
-        if upto is not None:  # one read of at most a little more than a whole chunk
-            get = functools.partial(upto, limit=nbytes + 64)
-        else:
-            get = functools.partial(store._get, byte_range=None)
+        # the keys built here are valid by construction: skip get()'s per-key validation; a
+        # stored chunk rarely holds much more than its decoded size
+        get = functools.partial(store._get_upto, limit=nbytes + 64)
     else:
         get = store.get
 

@@ -97,27 +97,24 @@ def read_sharded(ctx: ChunkContext, projections: Sequence[ChunkProjection], out:
                 else:
                     wanted.append((int(off), int(n), p))
             groups = coalesce(wanted)
-            if len(groups) == 1 and len(groups[0]) == 1:
-                # one inner chunk: fetched and decoded here, its bytes in a buffer the store
-                # may reuse (nothing else reads into it before the decode is done)
-                off, n, p = groups[0][0]
-                raw = store.get_transient(key, ByteRange(off, n))
-                if raw is None or len(raw) < n:
-                    raise ChunkDecodeError(
-                        f"shard index points to bytes {off}..{off + n} beyond the shard's end", key
-                    )
-                decode_to_output(inner, raw, f"{key}@{p.chunk_coords}", p, out, inner_shape)
-                return
 
-            def fetch(group: list[tuple[int, int, Any]]) -> memoryview:
+            def fetch(group: list[tuple[int, int, Any]], get: Any = store.get) -> memoryview:
                 start = group[0][0]
                 stop = max(o + n for o, n, _ in group)
-                raw = store.get(key, ByteRange(start, stop - start))
+                raw = get(key, ByteRange(start, stop - start))
                 if raw is None or len(raw) < stop - start:
                     raise ChunkDecodeError(
                         f"shard index points to bytes {start}..{stop} beyond the shard's end", key
                     )
                 return memoryview(raw)
+
+            if len(groups) == 1 and len(groups[0]) == 1:
+                # one inner chunk: fetched and decoded here, its bytes in a buffer the store
+                # may reuse (nothing else reads into it before the decode is done)
+                p = groups[0][0][2]
+                raw = fetch(groups[0], store.get_transient)
+                decode_to_output(inner, raw, f"{key}@{p.chunk_coords}", p, out, inner_shape)
+                return
 
             for group, view in zip(groups, run_tasks(fetch, groups, threads)):
                 start = group[0][0]

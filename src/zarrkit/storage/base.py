@@ -139,6 +139,11 @@ class Store(MutableMapping):
         """
         return self.get(key, byte_range)
 
+    def _get_upto(self, key: str, limit: int) -> bytes | None:
+        """The whole value at a valid ``key`` the caller expects to hold at most ``limit`` bytes
+        (a small chunk); stores that can read it more cheaply knowing that say so."""
+        return self._get(key, None)
+
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
         """Return ``{key: value or None}`` for several keys."""
         return {k: self.get(k) for k in keys}

@@ -8,12 +8,15 @@ tensorstore and vice versa.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import shutil
 import statistics
+import threading
 import time
 import traceback
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -141,6 +144,10 @@ class Adapter:
     def read(self, h, sel) -> np.ndarray:
         raise NotImplementedError
 
+    def read_into(self, h, out: np.ndarray) -> None:
+        """Read all of ``h`` into the existing array ``out``."""
+        raise NotAvailable("the library's read always returns a new array")
+
 
 class ZarrkitAdapter(Adapter):
     name = "zarrkit"
@@ -193,6 +200,9 @@ class ZarrkitAdapter(Adapter):
 
     def read(self, h, sel):
         return h[sel]
+
+    def read_into(self, h, out):
+        h.get_basic_selection(..., out=out)
 
 
 class ZarrPythonAdapter(Adapter):
@@ -312,6 +322,11 @@ class ZarrPythonAdapter(Adapter):
 
     def read(self, h, sel):
         return h[sel]
+
+    def read_into(self, h, out):
+        from zarr.core.buffer import cpu
+
+        h.get_basic_selection(..., out=cpu.NDBuffer.from_numpy_array(out))
 
 
 def make_zarr_latency_store(inner, seconds):
@@ -499,7 +514,7 @@ def prepare_refs(tmp: str, quick: bool) -> dict:
 
 OPS = {
     "W1": ["write v3", "write v2"],
-    "W2": ["read v3", "read v2"],
+    "W2": ["read v3", "read v2", "read into an existing array v3", "read into an existing array v2"],
     "W3": ["random 8^3 read v3"],
     "W4": ["write v3", "read v3"],
     "W5": ["write sharded", "read all sharded", "read 1 inner chunk"],
@@ -536,6 +551,89 @@ def settle_page_cache() -> bool:
         return False
 
 
+#: the knobs of free-page reporting on kernels that have them (as Firecracker guests do): how
+#: long (ms) a free page stays unreported, and how much free memory (MiB) may wait unreported
+PAGE_REPORTING = "/sys/module/page_reporting/parameters/"
+PAGE_REPORTING_HOLD = {"min_free_ms": "300000", "max_waiting_mib": "32768"}
+
+
+@contextlib.contextmanager
+def page_reporting_held() -> Iterator[str | None]:
+    """While inside, memory freed by one run is not handed back to the hypervisor (when the
+    kernel has the knobs and we may set them): a VM guest that reports free pages has the host
+    discard them, so the next allocation that lands on them pays a host fault per page --
+    measured here as a 512 MiB array costing 0.6 s more to fill, at random, whichever library
+    allocated it.  Yields a description of what was changed (None if nothing), and restores
+    the settings after."""
+    old: dict[str, str] = {}
+    try:
+        for name, value in PAGE_REPORTING_HOLD.items():
+            with open(PAGE_REPORTING + name) as f:
+                previous = f.read().strip()
+            with open(PAGE_REPORTING + name, "w") as f:
+                f.write(value)
+            old[name] = previous
+    except OSError:
+        pass
+    try:
+        yield (
+            "free-page reporting to the host held off during the run ("
+            + ", ".join(f"{k} {v} -> {PAGE_REPORTING_HOLD[k]}" for k, v in old.items())
+            + "; restored after)"
+        ) if len(old) == len(PAGE_REPORTING_HOLD) else None
+    finally:
+        for name, value in old.items():
+            with open(PAGE_REPORTING + name, "w") as f:
+                f.write(value)
+
+
+def touch_memory(gib: float) -> float:
+    """Write to ``gib`` GiB of new memory once and free it; returns the seconds it took.  On a
+    VM, memory the guest never used costs a host fault per page the first time (about 2 s per
+    GiB here); touched once while free-page reporting is held off, it stays backed, so the
+    runs' allocations do not pay that at random."""
+    t0 = time.perf_counter()
+    blocks = []
+    for _ in range(int(gib * 2)):
+        b = np.empty(MiB * 512, dtype=np.uint8)
+        b.fill(1)
+        blocks.append(b)
+    del blocks
+    return time.perf_counter() - t0
+
+
+READY_TAG = "@@BENCH-READY@@"
+TIME_TAG = "@@BENCH-TIME@@ "
+
+
+class Turns:
+    """Timed runs taken in turns with other children: after its cold run the child says it is
+    ready, then does one timed run each time the parent writes ``run`` (and reports its time),
+    until the parent writes ``stop``.  The parent runs every library once per round, so that a
+    change in the machine's speed during the measurement (a VM shares its host) falls on all
+    libraries alike instead of on whichever ran at that moment."""
+
+    def __init__(self, inp, out):
+        self.inp, self.out = inp, out
+
+    def _say(self, line: str) -> None:
+        self.out.write("\n" + line + "\n")
+        self.out.flush()
+
+    def ready(self) -> None:
+        self._say(READY_TAG)
+
+    def next(self) -> bool:
+        return self.inp.readline().strip() == "run"
+
+    def report(self, seconds: float) -> None:
+        self._say(TIME_TAG + repr(seconds))
+
+
+#: set in a child that takes turns (``run.py`` does so for every measurement)
+TURNS: Turns | None = None
+
+
 def _measure(prepare, run, verify, runs):
     """The measurement protocol of one sub-operation, in a fresh process.
 
@@ -543,7 +641,7 @@ def _measure(prepare, run, verify, runs):
     the cold run: the RSS high-water mark is reset just before it and read just after it (so
     the peak is the memory this operation needs on a fresh heap), then its output is checked by
     ``verify(state)`` -- correctness is established before any timed run.  Then ``runs`` timed
-    runs; the median is reported.
+    runs (or, with :data:`TURNS`, one each time the parent says so); the median is reported.
     """
     state = prepare()
     base, ok = reset_peak()
@@ -555,12 +653,21 @@ def _measure(prepare, run, verify, runs):
     del state
     gc.collect()
     times = []
-    for _ in range(runs):
+
+    def timed():
         state = prepare()
         t0 = time.perf_counter()
         run(state)
         times.append(time.perf_counter() - t0)
-        del state
+
+    if TURNS is None:
+        for _ in range(runs):
+            timed()
+    else:
+        TURNS.ready()
+        while TURNS.next():
+            timed()
+            TURNS.report(times[-1])
     return dict(seconds=statistics.median(times), times=times, cold=cold, peak_mib=peak,
                 peak_method="VmHWM after clear_refs" if ok else "ru_maxrss")
 
@@ -637,6 +744,23 @@ def run_child(workload: str, op: str, libkey: str, tmp: str, quick: bool, runs: 
         r.update(nbytes=want.nbytes, unit="s")
         return r
 
+    def read_into_op(loc, meta, want):
+        dst = np.empty_like(want)
+        dst.fill(0)  # existing memory: its pages are in place before the first run
+
+        def prepare():
+            return {"h": A.open(loc, meta)}
+
+        def run(st):
+            A.read_into(st["h"], dst)
+
+        def verify(st):
+            _check(dst, want, f"{A.name} read all into an existing array")
+
+        r = _measure(prepare, run, verify, runs)
+        r.update(nbytes=want.nbytes, unit="s")
+        return r
+
     def read_regions_op(loc, meta, want, starts, region):
         sels = [tuple(slice(s, s + r) for s, r in zip(st, region)) for st in starts]
         nkeep = 10
@@ -678,6 +802,8 @@ def run_child(workload: str, op: str, libkey: str, tmp: str, quick: bool, runs: 
             fmt = 2 if op.endswith("v2") else 3
             if workload == "W1":
                 r = write_op(meta_of(d, fmt), data)
+            elif workload == "W2" and "existing" in op:
+                r = read_into_op(("dir", ref_path(tmp, f"w1_v{fmt}")), meta_of(d, fmt), data)
             elif workload == "W2":
                 r = read_all_op(("dir", ref_path(tmp, f"w1_v{fmt}")), meta_of(d, fmt), data)
             else:
@@ -820,8 +946,62 @@ def measure_limits(tmp: str, quick: bool, runs: int) -> dict:
             # decoding into newly allocated buffers pays page faults for every chunk
             t = med(lambda: list(ex.map(codec.decode, enc)))
             out["blosc_decode_pool2_fresh_GBps"] = raw / t / 1e9
+
+            # decoding into one new array, each chunk into its own contiguous part: what a
+            # read into a new array must do at least (the kernel hands out zeroed pages)
+            def into_new_array():
+                dst = np.empty((len(enc), chunks[0].size), dtype=chunks[0].dtype)
+                list(ex.map(lambda i: codec.decode(enc[i], out=dst[i]), range(len(enc))))
+
+            t = med(into_new_array)
+            out["blosc_decode_pool2_newarray_GBps"] = raw / t / 1e9
         t = med(lambda: [dec_into(p) for p in pairs])
         out["blosc_decode_1thread_GBps"] = raw / t / 1e9
+        # the least a write of the W1 array does from Python, on 2 threads: copy each chunk out
+        # of the source, Blosc-encode it, and (second figure) write it to a new file with
+        # open/write/close (no temporary file, no rename)
+        tls = threading.local()
+
+        def gather_encode(sel):
+            b = getattr(tls, "b", None)
+            if b is None:
+                b = tls.b = np.empty(c, dtype=src.dtype)
+            b[...] = src[sel]
+            return codec.encode(b)
+
+        sels = [(slice(i, i + c[0]), slice(j, j + c[1]), slice(k, k + c[2]))
+                for i in range(0, src.shape[0], c[0]) for j in range(0, src.shape[1], c[1])
+                for k in range(0, src.shape[2], c[2])]
+        with cf.ThreadPoolExecutor(2) as ex:
+            t = med(lambda: list(ex.map(gather_encode, sels)))
+            out["write_floor_encode_GBps"] = raw / t / 1e9
+            floor_dir = os.path.join(tmp, "scratch", "write-floor")
+            runs_done = [0]
+
+            def write_files():
+                runs_done[0] += 1
+                d = os.path.join(floor_dir, f"run{runs_done[0]}")
+                os.makedirs(d)
+
+                def one(sel):
+                    data = gather_encode(sel)
+                    name = ".".join(str(s.start // n) for s, n in zip(sel, c))
+                    with open(os.path.join(d, name), "wb") as f:
+                        f.write(data)
+
+                list(ex.map(one, sels))
+
+            times = []
+            for i in range(max(runs, 3) + 1):
+                settle_page_cache()
+                t0 = time.perf_counter()
+                write_files()
+                if i:  # the first run is a warm-up
+                    times.append(time.perf_counter() - t0)
+            out["write_floor_files_GBps"] = raw / statistics.median(times) / 1e9
+            shutil.rmtree(floor_dir, ignore_errors=True)
+            settle_page_cache()
+            time.sleep(RECENTLY_DELETED_S)
     finally:
         blosc.set_nthreads(old_threads)
         blosc.use_threads = old_use

@@ -8,7 +8,7 @@ Usage::
 Workloads (full size; ``--quick`` shrinks W1/W2/W3/W6 to 256^3 and W4 to 2048^2):
 
 W1  write 512^3 float32, 64^3 chunks, blosc lz4 clevel 5 byte-shuffle, local directory, v3 and v2
-W2  read all of the W1 arrays (v3 and v2)
+W2  read all of the W1 arrays (v3 and v2), into a new array and into an existing one (out=)
 W3  random 8^3 reads from the 64^3-chunked v3 array (ms per read)
 W4  4096^2 uint8, 32^2 chunks (16384 chunks), blosc lz4: write all, read all
 W5  sharded v3: 256^3 float32, shard 256^3, inner chunks 64^3: write, read all, read 1 inner chunk
@@ -19,15 +19,20 @@ Every (workload, library) pair runs in a fresh child process (this script with `
 imports, caches and peak memory are attributable; the child reports the peak RSS increase of
 each timed sub-operation.  Read workloads read arrays written once by zarr-python (the neutral
 writer); every library's output is checked for equality with the source data before timing.
+The libraries' children of one operation are alive together and take the timed runs in turns
+(one run each per round, the order rotated every round).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
+import select
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -67,6 +72,8 @@ def child_main(spec: dict) -> None:
     elif kind == "versions":
         out = versions()
     else:
+        if spec.get("turns"):
+            B.TURNS = B.Turns(sys.stdin, sys.stdout)
         out = B.run_child(spec["workload"], spec["op"], spec["lib"], spec["tmp"], spec["quick"],
                           spec["runs"])
     out["_wall"] = time.perf_counter() - t0
@@ -112,6 +119,102 @@ def spawn(spec: dict, timeout: float) -> tuple[dict | None, str]:
     if res is None:
         tail = f"child exited with {p.returncode}\n{p.stdout[-1000:]}\n{tail}"
     return res, tail
+
+
+class Child:
+    """A child process taking timed runs in turns (see ``_benchlib.Turns``)."""
+
+    def __init__(self, spec: dict):
+        cmd = [sys.executable, os.path.abspath(__file__), "--_child",
+               json.dumps(dict(spec, turns=True))]
+        self.err = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.err, env=dict(os.environ, PYTHONWARNINGS="ignore"))
+        self.buf = b""
+        self.result: dict | None = None
+        self.failure: str | None = None
+
+    def send(self, word: str) -> None:
+        try:
+            self.proc.stdin.write(word.encode() + b"\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass  # the child is gone: the next wait() reports it
+
+    def wait(self, timeout: float) -> tuple[str, object]:
+        """The next tagged line: ("ready", None), ("time", seconds) or ("result", dict); or
+        ("failed", None) when the child exits or times out first (``self.failure`` says why)."""
+        deadline = time.monotonic() + timeout
+        fd = self.proc.stdout.fileno()
+        while True:
+            while b"\n" in self.buf:
+                line, self.buf = self.buf.split(b"\n", 1)
+                text = line.decode(errors="replace")
+                if text == B.READY_TAG:
+                    return "ready", None
+                if text.startswith(B.TIME_TAG):
+                    return "time", float(text[len(B.TIME_TAG):])
+                if text.startswith(RESULT_TAG):
+                    self.result = json.loads(text[len(RESULT_TAG):])
+                    return "result", self.result
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.proc.kill()
+                self.failure = f"TIMEOUT after {timeout:.0f}s"
+                return "failed", None
+            ready, _, _ = select.select([fd], [], [], left)
+            if ready:
+                data = os.read(fd, 65536)
+                if data:
+                    self.buf += data
+                    continue
+                self.proc.wait()
+                self.failure = f"child exited with {self.proc.returncode}"
+                return "failed", None
+
+    def stderr_tail(self) -> str:
+        self.err.seek(0)
+        return self.err.read()[-4000:]
+
+    def close(self) -> None:
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.err.close()
+
+
+def run_in_turns(specs: list[dict], runs: int, timeout: float) -> list[tuple[dict | None, str]]:
+    """Measure one operation with several libraries, one child each: the cold runs one after
+    the other, then ``runs`` rounds in which every library does one timed run (in an order
+    rotated every round); returns (result, stderr tail) per spec."""
+    children = []
+    for spec in specs:
+        c = Child(spec)
+        c.wait(timeout)  # ready, or a result already (not available, failed)
+        children.append(c)
+    for r in range(runs):
+        live = [c for c in children if c.result is None and c.failure is None]
+        if not live:
+            break
+        k = r % len(live)
+        for c in live[k:] + live[:k]:
+            c.send("run")
+            c.wait(timeout)
+    for c in children:
+        if c.result is None and c.failure is None:
+            c.send("stop")
+    out = []
+    for c in children:
+        while c.result is None and c.failure is None:
+            c.wait(timeout)
+        tail = c.stderr_tail()
+        if c.failure:
+            tail = f"{c.failure}\n{tail}"
+        c.close()
+        out.append((c.result, tail))
+    return out
 
 
 def cpu_model() -> str:
@@ -165,7 +268,9 @@ def render(results, machine, limits, args, S, problems, wall) -> str:
              "i.e. the memory the operation itself needs (output array included, source data "
              "and open stores excluded). Every (workload, operation, library) runs in its own "
              "fresh process; the cold run's output is checked against the source data before "
-             "the timed runs. Read workloads read arrays written once by zarr-python. Every "
+             "the timed runs, which the libraries take in turns: each round runs every library "
+             "once, in an order rotated every round, so that changes in the machine's speed "
+             "during the measurement (a VM sharing its host) fall on all libraries alike. Read workloads read arrays written once by zarr-python. Every "
              "write run writes a new directory after the previous runs' files were written "
              "back (`sync`) and, when allowed, dropped from the page cache; outputs are removed "
              "after the last run, followed by a pause (ext4 allocates inodes slowly right "
@@ -197,8 +302,14 @@ def render(results, machine, limits, args, S, problems, wall) -> str:
              "blosc_decode_pool2_GBps"),
             ("numcodecs Blosc lz4 decode into new buffers, 2 Python threads x 1 chunk",
              "blosc_decode_pool2_fresh_GBps"),
+            ("numcodecs Blosc lz4 decode into one new array (a part per chunk), 2 Python "
+             "threads x 1 chunk", "blosc_decode_pool2_newarray_GBps"),
             ("numcodecs Blosc lz4 decode into existing buffers, 1 thread",
              "blosc_decode_1thread_GBps"),
+            ("write floor: copy each W1 chunk out of the source + numcodecs Blosc encode, "
+             "2 Python threads (uncompressed GB/s)", "write_floor_encode_GBps"),
+            ("write floor as above + each chunk written to a new file (open/write/close, "
+             "no temporary file)", "write_floor_files_GBps"),
         ]
         for label, key in rows:
             if key in limits:
@@ -245,6 +356,7 @@ def render(results, machine, limits, args, S, problems, wall) -> str:
                          f"| {name} | {fmt_time(e)} | {mibs:,.0f} | {ratio} | {pk:,.0f} |")
             L.append("")
     L.extend(render_targets(results, limits, args.quick))
+    L.extend(render_floors(results, limits))
     if problems:
         L.append("## Problems")
         L.append("")
@@ -292,21 +404,13 @@ def render_targets(results, limits, quick) -> list[str]:
         frac = w6["nbytes"] / w6["seconds"] / 1e9 / limits["memcpy_fresh_GBps"]
         rows.append(("W6: at least 85% of memcpy into a fresh array", f"{frac:.0%}",
                      verdict(frac >= 0.85)))
-    ratio = limits.get("blosc_ratio")
     for label in ("read v3", "read v2"):
         e = entry("W2", label, "zarrkit")
-        if not e or not ratio or "pagecache_read_GBps" not in limits:
-            continue
-        got = e["nbytes"] / e["seconds"] / 1e9
-        read = limits["pagecache_read_GBps"] * ratio  # in uncompressed bytes
-        parts = []
-        for key, what in (("blosc_decode_pool2_fresh_GBps", "decoding into new buffers"),
-                          ("blosc_decode_pool2_GBps", "decoding into existing buffers")):
-            if key in limits:
-                limit = 1 / (1 / read + 1 / limits[key])
-                parts.append((got / limit, f"{got / limit:.0%} of {limit:.2f} GB/s ({what})"))
+        # the result is a new array: the decoded bytes land in new pages, which the kernel
+        # zeroes on first touch -- the limit decodes into a new array too
+        parts = w2_limits(e, limits, ("blosc_decode_pool2_newarray_GBps",
+                                      "blosc_decode_pool2_fresh_GBps", "blosc_decode_pool2_GBps"))
         if parts:
-            # the result is new memory: the decoded bytes land in new pages, as with new buffers
             rows.append((f"W2 {label}: at least 80% of the file-read + Blosc-decode limit",
                          "; ".join(p[1] for p in parts), verdict(parts[0][0] >= 0.8)))
     for label in ("read v3", "read v2"):
@@ -328,6 +432,73 @@ def render_targets(results, limits, quick) -> list[str]:
         L += ["(quick sizes: indicative only; the targets are defined on the full sizes)", ""]
     L += ["| target | measured | |", "|---|---|---|"]
     L += [f"| {t} | {m} | {v} |" for t, m, v in rows]
+    L.append("")
+    return L
+
+
+W2_DECODE_LIMITS = {
+    "blosc_decode_pool2_newarray_GBps": "decoding into a new array",
+    "blosc_decode_pool2_fresh_GBps": "decoding into new buffers",
+    "blosc_decode_pool2_GBps": "decoding into existing buffers",
+}
+
+
+def w2_limits(e, limits, keys) -> list[tuple[float, str]]:
+    """(fraction, text) of a W2 entry's throughput against the file-read + Blosc-decode limit,
+    for each decode variant in ``keys`` this run measured."""
+    ratio = limits.get("blosc_ratio")
+    if not e or not ratio or "pagecache_read_GBps" not in limits:
+        return []
+    got = e["nbytes"] / e["seconds"] / 1e9
+    read = limits["pagecache_read_GBps"] * ratio  # in uncompressed bytes
+    parts = []
+    for key in keys:
+        if key in limits:
+            limit = 1 / (1 / read + 1 / limits[key])
+            parts.append((got / limit,
+                          f"{got / limit:.0%} of {limit:.2f} GB/s ({W2_DECODE_LIMITS[key]})"))
+    return parts
+
+
+def render_floors(results, limits) -> list[str]:
+    """Where the time of the workloads nearest the machine's limits goes, from this run."""
+    rows = []
+
+    def entry(w, label, lib):
+        e = results.get(w, {}).get(label, {}).get(lib)
+        return e if e and "seconds" in e else None
+
+    for fmt in ("v3", "v2"):
+        e = entry("W2", f"read into an existing array {fmt}", "zarrkit")
+        parts = w2_limits(e, limits, ("blosc_decode_pool2_GBps",))
+        if parts:
+            rows.append((f"W2 read {fmt} into an existing array (out=), zarrkit",
+                         f"{e['seconds']:.3f} s: " + parts[0][1]))
+    for fmt in ("v3", "v2"):
+        e = entry("W1", f"write {fmt}", "zarrkit")
+        if not e:
+            continue
+        for key, what in (("write_floor_encode_GBps", "copy out + encode, no I/O"),
+                          ("write_floor_files_GBps", "copy out + encode + plain file writes")):
+            if key in limits:
+                floor = e["nbytes"] / limits[key] / 1e9
+                rows.append((f"W1 write {fmt}: write floor ({what})",
+                             f"{floor:.3f} s; zarrkit {e['seconds']:.3f} s = "
+                             f"{e['seconds'] / floor:.2f}x the floor"))
+        for lib, e2 in results.get("W1", {}).get(f"write {fmt}", {}).items():
+            if lib != "zarrkit" and "seconds" in e2 and "write_floor_files_GBps" in limits:
+                floor = e2["nbytes"] / limits["write_floor_files_GBps"] / 1e9
+                rows.append((f"W1 write {fmt}: {e2['library']}",
+                             f"{e2['seconds']:.3f} s = {e2['seconds'] / floor:.2f}x the floor "
+                             "with file writes"))
+    if not rows:
+        return []
+    L = ["## Where the time goes", "",
+         "The same run's floors for the workloads nearest the machine's limits: what the "
+         "reads reach when the result's pages already exist, and the least a write of the W1 "
+         "array costs from Python (numcodecs encoding on 2 threads).", "",
+         "| measurement | figure |", "|---|---|"]
+    L += [f"| {a} | {b} |" for a, b in rows]
     L.append("")
     return L
 
@@ -367,7 +538,11 @@ def main(argv=None) -> int:
     problems: list[str] = []
     results: dict[str, dict] = {}
     limits: dict = {}
+    stack = contextlib.ExitStack()
+    # a terminated run still restores what it changed (the finally clause below)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
+        held = stack.enter_context(B.page_reporting_held())
         def log(msg):
             print(f"[{time.perf_counter() - t_start:6.1f}s] {msg}", file=sys.stderr, flush=True)
 
@@ -387,7 +562,11 @@ def main(argv=None) -> int:
             "zarr FusedCodecPipeline present": vers.get("fused_pipeline"),
             "scratch filesystem": tmp,
             "page cache dropped before write runs": B.settle_page_cache(),
+            "free-page reporting": held or "not changed",
         }
+        if held:
+            log("touching 8 GiB of memory once")
+            machine["memory touched once before the runs"] = f"8 GiB ({B.touch_memory(8):.0f} s)"
         log("preparing reference arrays with zarr-python")
         refs, err = spawn({"kind": "prep", "tmp": tmp, "quick": args.quick}, timeout)
         if refs is None:
@@ -410,9 +589,11 @@ def main(argv=None) -> int:
             results[w] = {}
             for op in B.OPS[w]:
                 results[w][op] = {}
-                for lib in libs:
-                    r, err = spawn({"kind": "run", "workload": w, "op": op, "lib": lib,
-                                    "tmp": tmp, "quick": args.quick, "runs": args.runs}, timeout)
+                measured = run_in_turns(
+                    [{"kind": "run", "workload": w, "op": op, "lib": lib, "tmp": tmp,
+                      "quick": args.quick, "runs": args.runs} for lib in libs],
+                    args.runs, timeout)
+                for lib, (r, err) in zip(libs, measured):
                     if r is None:
                         first = err.strip().splitlines()[0] if err.strip() else "child failed"
                         r = {"library": lib, "error": first}
@@ -435,6 +616,7 @@ def main(argv=None) -> int:
                 f.write(report + "\n")
             log(f"wrote {args.out}")
     finally:
+        stack.close()
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
 

@@ -630,18 +630,14 @@ class Turns:
         self._say(TIME_TAG + repr(seconds))
 
 
-#: set in a child that takes turns (``run.py`` does so for every measurement)
-TURNS: Turns | None = None
-
-
-def _measure(prepare, run, verify, runs):
+def _measure(prepare, run, verify, turns: Turns):
     """The measurement protocol of one sub-operation, in a fresh process.
 
     ``prepare()`` (untimed) runs before every run; ``run(state)`` is the timed work.  Run 0 is
     the cold run: the RSS high-water mark is reset just before it and read just after it (so
     the peak is the memory this operation needs on a fresh heap), then its output is checked by
-    ``verify(state)`` -- correctness is established before any timed run.  Then ``runs`` timed
-    runs (or, with :data:`TURNS`, one each time the parent says so); the median is reported.
+    ``verify(state)`` -- correctness is established before any timed run.  Then one timed run
+    each time the parent says so (``turns``); the median is reported.
     """
     state = prepare()
     base, ok = reset_peak()
@@ -653,27 +649,21 @@ def _measure(prepare, run, verify, runs):
     del state
     gc.collect()
     times = []
-
-    def timed():
+    turns.ready()
+    while turns.next():
         state = prepare()
         t0 = time.perf_counter()
         run(state)
         times.append(time.perf_counter() - t0)
-
-    if TURNS is None:
-        for _ in range(runs):
-            timed()
-    else:
-        TURNS.ready()
-        while TURNS.next():
-            timed()
-            TURNS.report(times[-1])
+        del state
+        turns.report(times[-1])
     return dict(seconds=statistics.median(times), times=times, cold=cold, peak_mib=peak,
                 peak_method="VmHWM after clear_refs" if ok else "ru_maxrss")
 
 
-def run_child(workload: str, op: str, libkey: str, tmp: str, quick: bool, runs: int) -> dict:
-    """Measure sub-operation ``op`` of ``workload`` with library ``libkey``."""
+def run_child(workload: str, op: str, libkey: str, tmp: str, quick: bool, turns: Turns) -> dict:
+    """Measure sub-operation ``op`` of ``workload`` with library ``libkey``, its timed runs
+    taken when ``turns`` says so."""
     import warnings
 
     warnings.filterwarnings("ignore")
@@ -723,7 +713,7 @@ def run_child(workload: str, op: str, libkey: str, tmp: str, quick: bool, runs: 
                 _check(zp.read(zp.open(loc, meta), ...), data,
                        "zarrkit write, read back by zarr-python")
 
-        r = _measure(prepare, run, verify, runs)
+        r = _measure(prepare, run, verify, turns)
         r.update(nbytes=data.nbytes, unit="s")
         shutil.rmtree(scratch, ignore_errors=True)
         settle_page_cache()
@@ -740,7 +730,7 @@ def run_child(workload: str, op: str, libkey: str, tmp: str, quick: bool, runs: 
         def verify(st):
             _check(st["out"], want, f"{A.name} read all")
 
-        r = _measure(prepare, run, verify, runs)
+        r = _measure(prepare, run, verify, turns)
         r.update(nbytes=want.nbytes, unit="s")
         return r
 
@@ -757,7 +747,7 @@ def run_child(workload: str, op: str, libkey: str, tmp: str, quick: bool, runs: 
         def verify(st):
             _check(dst, want, f"{A.name} read all into an existing array")
 
-        r = _measure(prepare, run, verify, runs)
+        r = _measure(prepare, run, verify, turns)
         r.update(nbytes=want.nbytes, unit="s")
         return r
 
@@ -779,7 +769,7 @@ def run_child(workload: str, op: str, libkey: str, tmp: str, quick: bool, runs: 
             for sel, got in zip(sels, st["kept"]):
                 _check(got, want[sel], f"{A.name} region read {sel}")
 
-        r = _measure(prepare, run, verify, runs)
+        r = _measure(prepare, run, verify, turns)
         n = len(sels)
         r.update(seconds=r["seconds"] / n, times=[t / n for t in r["times"]], cold=r["cold"] / n,
                  nbytes=int(np.prod(region)) * want.dtype.itemsize, unit="ms", n=n)
@@ -910,9 +900,10 @@ def measure_limits(tmp: str, quick: bool, runs: int) -> dict:
     # numcodecs Blosc lz4 (clevel 5, byte shuffle) on the W1 chunks
     codec = numcodecs.Blosc(cname="lz4", clevel=5, shuffle=1)
     c = d["chunks"]
-    chunks = [np.ascontiguousarray(src[i:i + c[0], j:j + c[1], k:k + c[2]])
-              for i in range(0, src.shape[0], c[0]) for j in range(0, src.shape[1], c[1])
-              for k in range(0, src.shape[2], c[2])]
+    sels = [(slice(i, i + c[0]), slice(j, j + c[1]), slice(k, k + c[2]))
+            for i in range(0, src.shape[0], c[0]) for j in range(0, src.shape[1], c[1])
+            for k in range(0, src.shape[2], c[2])]
+    chunks = [np.ascontiguousarray(src[sel]) for sel in sels]
     raw = sum(x.nbytes for x in chunks)
     outs = [np.empty_like(x) for x in chunks]   # warm destination buffers
     for o in outs:
@@ -969,9 +960,6 @@ def measure_limits(tmp: str, quick: bool, runs: int) -> dict:
             b[...] = src[sel]
             return codec.encode(b)
 
-        sels = [(slice(i, i + c[0]), slice(j, j + c[1]), slice(k, k + c[2]))
-                for i in range(0, src.shape[0], c[0]) for j in range(0, src.shape[1], c[1])
-                for k in range(0, src.shape[2], c[2])]
         with cf.ThreadPoolExecutor(2) as ex:
             t = med(lambda: list(ex.map(gather_encode, sels)))
             out["write_floor_encode_GBps"] = raw / t / 1e9

@@ -72,10 +72,8 @@ def child_main(spec: dict) -> None:
     elif kind == "versions":
         out = versions()
     else:
-        if spec.get("turns"):
-            B.TURNS = B.Turns(sys.stdin, sys.stdout)
         out = B.run_child(spec["workload"], spec["op"], spec["lib"], spec["tmp"], spec["quick"],
-                          spec["runs"])
+                          B.Turns(sys.stdin, sys.stdout))
     out["_wall"] = time.perf_counter() - t0
     sys.stdout.write("\n" + RESULT_TAG + json.dumps(out) + "\n")
     sys.stdout.flush()
@@ -100,10 +98,15 @@ def versions() -> dict:
 # parent side
 
 
+def child_command(spec: dict) -> tuple[list[str], dict]:
+    """The command line and environment of a child running ``spec``."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--_child", json.dumps(spec)]
+    return cmd, dict(os.environ, PYTHONWARNINGS="ignore")
+
+
 def spawn(spec: dict, timeout: float) -> tuple[dict | None, str]:
     """Run one child; return (result, stderr tail)."""
-    cmd = [sys.executable, os.path.abspath(__file__), "--_child", json.dumps(spec)]
-    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    cmd, env = child_command(spec)
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
                            check=False)
@@ -125,11 +128,10 @@ class Child:
     """A child process taking timed runs in turns (see ``_benchlib.Turns``)."""
 
     def __init__(self, spec: dict):
-        cmd = [sys.executable, os.path.abspath(__file__), "--_child",
-               json.dumps(dict(spec, turns=True))]
+        cmd, env = child_command(spec)
         self.err = tempfile.TemporaryFile(mode="w+")
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self.err, env=dict(os.environ, PYTHONWARNINGS="ignore"))
+                                     stderr=self.err, env=env)
         self.buf = b""
         self.result: dict | None = None
         self.failure: str | None = None
@@ -366,13 +368,15 @@ def render(results, machine, limits, args, S, problems, wall) -> str:
     return "\n".join(L)
 
 
+def measured(results, w, label, lib) -> dict | None:
+    """The entry of ``lib`` for operation ``label`` of workload ``w``, if it has a time."""
+    e = results.get(w, {}).get(label, {}).get(lib)
+    return e if e and "seconds" in e else None
+
+
 def render_targets(results, limits, quick) -> list[str]:
     """The performance targets, each checked against this run's figures."""
     rows: list[tuple[str, str, str]] = []
-
-    def entry(w, label, lib):
-        e = results.get(w, {}).get(label, {}).get(lib)
-        return e if e and "seconds" in e else None
 
     def verdict(ok):
         return "met" if ok else "**missed**"
@@ -382,7 +386,7 @@ def render_targets(results, limits, quick) -> list[str]:
                      ("W5", "read all sharded"), ("W5", "read 1 inner chunk"),
                      ("W6", "read all (memory, uncompressed)"),
                      ("W7", "read all (256 chunks, 10 ms/request)")]:
-        zk = entry(w, label, "zarrkit")
+        zk = measured(results, w, label, "zarrkit")
         peers = [(e["library"], e["seconds"]) for lib, e in results.get(w, {}).get(label, {}).items()
                  if lib != "zarrkit" and "seconds" in e]
         if not zk or not peers:
@@ -391,7 +395,8 @@ def render_targets(results, limits, quick) -> list[str]:
         ratio = zk["seconds"] / best
         rows.append((f"{w} {label}: at least as fast as the fastest peer",
                      f"{ratio:.2f}x of {name}", verdict(ratio <= 1.0)))
-    zk, ts, zp = (entry("W4", "read v3", k) for k in ("zarrkit", "tensorstore", "zarr"))
+    zk, ts, zp = (measured(results, "W4", "read v3", k)
+                  for k in ("zarrkit", "tensorstore", "zarr"))
     if zk and ts:
         r = zk["seconds"] / ts["seconds"]
         rows.append(("W4 read: within 2x of tensorstore", f"{r:.2f}x", verdict(r <= 2.0)))
@@ -399,13 +404,13 @@ def render_targets(results, limits, quick) -> list[str]:
         r = zp["seconds"] / zk["seconds"]
         rows.append(("W4 read: at least 5x faster than zarr-python", f"{r:.1f}x faster",
                      verdict(r >= 5.0)))
-    w6 = entry("W6", "read all (memory, uncompressed)", "zarrkit")
+    w6 = measured(results, "W6", "read all (memory, uncompressed)", "zarrkit")
     if w6 and "memcpy_fresh_GBps" in limits:
         frac = w6["nbytes"] / w6["seconds"] / 1e9 / limits["memcpy_fresh_GBps"]
         rows.append(("W6: at least 85% of memcpy into a fresh array", f"{frac:.0%}",
                      verdict(frac >= 0.85)))
     for label in ("read v3", "read v2"):
-        e = entry("W2", label, "zarrkit")
+        e = measured(results, "W2", label, "zarrkit")
         # the result is a new array: the decoded bytes land in new pages, which the kernel
         # zeroes on first touch -- the limit decodes into a new array too
         parts = w2_limits(e, limits, ("blosc_decode_pool2_newarray_GBps",
@@ -414,14 +419,14 @@ def render_targets(results, limits, quick) -> list[str]:
             rows.append((f"W2 {label}: at least 80% of the file-read + Blosc-decode limit",
                          "; ".join(p[1] for p in parts), verdict(parts[0][0] >= 0.8)))
     for label in ("read v3", "read v2"):
-        e = entry("W2", label, "zarrkit")
+        e = measured(results, "W2", label, "zarrkit")
         if e:
             n = e["nbytes"] / B.MiB
             bound = 1.2 * n + 2 * 1.0  # one 1 MiB chunk per worker, 2 workers
             rows.append((f"W2 {label}: peak memory at most 1.2 N + one chunk per worker",
                          f"{e['peak_mib']:.0f} MiB for N = {n:.0f} MiB (bound {bound:.0f})",
                          verdict(e["peak_mib"] <= bound)))
-    w7 = entry("W7", "read all (256 chunks, 10 ms/request)", "zarrkit")
+    w7 = measured(results, "W7", "read all (256 chunks, 10 ms/request)", "zarrkit")
     if w7:
         rows.append(("W7: 256 reads at 10 ms latency under 0.15 s", f"{w7['seconds']:.3f} s",
                      verdict(w7["seconds"] < 0.15)))
@@ -464,18 +469,14 @@ def render_floors(results, limits) -> list[str]:
     """Where the time of the workloads nearest the machine's limits goes, from this run."""
     rows = []
 
-    def entry(w, label, lib):
-        e = results.get(w, {}).get(label, {}).get(lib)
-        return e if e and "seconds" in e else None
-
     for fmt in ("v3", "v2"):
-        e = entry("W2", f"read into an existing array {fmt}", "zarrkit")
+        e = measured(results, "W2", f"read into an existing array {fmt}", "zarrkit")
         parts = w2_limits(e, limits, ("blosc_decode_pool2_GBps",))
         if parts:
             rows.append((f"W2 read {fmt} into an existing array (out=), zarrkit",
                          f"{e['seconds']:.3f} s: " + parts[0][1]))
     for fmt in ("v3", "v2"):
-        e = entry("W1", f"write {fmt}", "zarrkit")
+        e = measured(results, "W1", f"write {fmt}", "zarrkit")
         if not e:
             continue
         for key, what in (("write_floor_encode_GBps", "copy out + encode, no I/O"),
@@ -591,7 +592,7 @@ def main(argv=None) -> int:
                 results[w][op] = {}
                 measured = run_in_turns(
                     [{"kind": "run", "workload": w, "op": op, "lib": lib, "tmp": tmp,
-                      "quick": args.quick, "runs": args.runs} for lib in libs],
+                      "quick": args.quick} for lib in libs],
                     args.runs, timeout)
                 for lib, (r, err) in zip(libs, measured):
                     if r is None:

@@ -131,6 +131,8 @@ def decode_to_output(
         if p.is_complete_chunk:
             target = out[p.out_selection]
             if target.shape == chunk_shape and is_view(target, out):
+                # the codec checks the layout too; this look at the flags spares the call for
+                # the usual case of a chunk strided in the output (per chunk, tiny chunks)
                 flags = target.flags
                 if (flags.c_contiguous or flags.f_contiguous) and codec.decode_into(raw, target, key):
                     return

@@ -852,6 +852,46 @@ def run_child(workload: str, op: str, libkey: str, tmp: str, quick: bool, turns:
 # machine limits
 
 
+def w4_write_floors(d: dict, codec, ex, floor_dir: str, runs: int) -> dict:
+    """The least a write of the W4 array (many tiny chunks) costs from Python on the pool
+    ``ex``: each chunk copied out of the source, Blosc-encoded and written to its own new
+    file, a row of chunks (one directory) per task -- with open/write/close only, and with
+    the temporary file + rename that makes each write atomic.  Seconds (medians), the two
+    kinds taking turns."""
+    src = make_data(d["shape"], d["dtype"])
+    c = d["chunks"]
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+
+    def write(path: str, atomic: bool) -> None:
+        def row(i: int) -> None:
+            directory = os.path.join(path, "c", str(i // c[0]))
+            os.makedirs(directory)
+            buf = np.empty(c, dtype=src.dtype)
+            for j in range(0, src.shape[1], c[1]):
+                buf[...] = src[i : i + c[0], j : j + c[1]]
+                data = codec.encode(buf)
+                name = os.path.join(directory, str(j // c[1]))
+                fd = os.open(name + ".tmp" if atomic else name, flags, 0o666)
+                os.write(fd, data)
+                os.close(fd)
+                if atomic:
+                    os.replace(name + ".tmp", name)
+
+        list(ex.map(row, range(0, src.shape[0], c[0])))
+
+    times: dict[str, list[float]] = {"plain": [], "atomic": []}
+    for i in range(runs + 1):
+        for kind in ("plain", "atomic") if i % 2 else ("atomic", "plain"):
+            settle_page_cache()
+            t0 = time.perf_counter()
+            write(os.path.join(floor_dir, f"w4-{kind}-{i}"), kind == "atomic")
+            if i:  # the first round is a warm-up
+                times[kind].append(time.perf_counter() - t0)
+    return {"w4_write_floor_plain_s": statistics.median(times["plain"]),
+            "w4_write_floor_atomic_s": statistics.median(times["atomic"])}
+
+
+
 def measure_limits(tmp: str, quick: bool, runs: int) -> dict:
     import concurrent.futures as cf
 
@@ -987,6 +1027,7 @@ def measure_limits(tmp: str, quick: bool, runs: int) -> dict:
                 if i:  # the first run is a warm-up
                     times.append(time.perf_counter() - t0)
             out["write_floor_files_GBps"] = raw / statistics.median(times) / 1e9
+            out.update(w4_write_floors(S["W4"], codec, ex, floor_dir, max(runs, 3)))
             shutil.rmtree(floor_dir, ignore_errors=True)
             settle_page_cache()
             time.sleep(RECENTLY_DELETED_S)

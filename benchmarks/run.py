@@ -492,12 +492,26 @@ def render_floors(results, limits) -> list[str]:
                 rows.append((f"W1 write {fmt}: {e2['library']}",
                              f"{e2['seconds']:.3f} s = {e2['seconds'] / floor:.2f}x the floor "
                              "with file writes"))
+    e = measured(results, "W4", "write v3", "zarrkit")
+    if e and "w4_write_floor_atomic_s" in limits:
+        plain, atomic = limits["w4_write_floor_plain_s"], limits["w4_write_floor_atomic_s"]
+        rows.append(("W4 write: write floor (copy out + encode + a new file per chunk, "
+                     "open/write/close, 2 threads)", f"{plain:.3f} s"))
+        rows.append(("W4 write: write floor as above, each file written to a temporary name "
+                     "and renamed (an atomic write)", f"{atomic:.3f} s"))
+        rows.append(("W4 write: zarrkit (atomic writes)",
+                     f"{e['seconds']:.3f} s = {e['seconds'] / atomic:.2f}x the atomic floor"))
+        for lib, e2 in results.get("W4", {}).get("write v3", {}).items():
+            if lib != "zarrkit" and "seconds" in e2:
+                rows.append((f"W4 write: {e2['library']}",
+                             f"{e2['seconds']:.3f} s = {e2['seconds'] / plain:.2f}x the plain "
+                             "floor"))
     if not rows:
         return []
     L = ["## Where the time goes", "",
          "The same run's floors for the workloads nearest the machine's limits: what the "
          "reads reach when the result's pages already exist, and the least a write of the W1 "
-         "array costs from Python (numcodecs encoding on 2 threads).", "",
+         "and W4 arrays costs from Python (numcodecs encoding on 2 threads).", "",
          "| measurement | figure |", "|---|---|"]
     L += [f"| {a} | {b} |" for a, b in rows]
     L.append("")

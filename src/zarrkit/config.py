@@ -37,11 +37,12 @@ class Config:
     io_threads : int
         Requests kept in flight for stores with high latency (remote stores).
     parallel_min_chunk_bytes : int
-        Reads and writes of chunks smaller than this (uncompressed) on low-latency stores
-        run on one thread: for tiny chunks the per-chunk Python work dominates, and threads
-        taking turns at the interpreter lock are slower than one thread (measured: 4096^2
-        uint8 in 32^2 chunks reads in about 0.8x and writes in about 0.65x the time with one
-        thread as with two).  0 always uses ``threads``.
+        Chunks smaller than this (uncompressed) on low-latency stores are read, and encoded
+        for writing, on one thread: for tiny chunks the per-chunk Python work dominates, and
+        threads taking turns at the interpreter lock are slower than one thread (measured:
+        4096^2 uint8 in 32^2 chunks reads in about 0.8x the time with one thread as with
+        two).  Their writes are stored a batch at a time by the other threads while the
+        calling thread encodes the next batch.  0 always uses ``threads`` for every chunk.
     zarr_format : int
         Format of new arrays and groups when a creation function is not told.
     write_empty_chunks : bool

@@ -221,7 +221,7 @@ def test_single_items_of_any_selection_kind_are_scalars():
     assert z[1:2, 2:3].shape == (1, 1)
 
 
-def test_small_chunks_are_read_and_written_on_one_thread_unless_configured(monkeypatch):
+def test_small_chunks_are_read_and_encoded_on_one_thread_unless_configured(monkeypatch):
     z = zarrkit.create(shape=(64, 64), chunks=(8, 8), dtype="u1", store=MemoryStore())  # 64 B
     z[:] = 3
     asked: list = []
@@ -240,12 +240,20 @@ def test_small_chunks_are_read_and_written_on_one_thread_unless_configured(monke
             assert (z[:] == 3).all()
     assert asked == [1, None, None]
     asked.clear()
-    monkeypatch.setitem(zarrkit.core.write.write_selection.__globals__, "run_tasks", spy)
+    write_globals = zarrkit.core.write.write_selection.__globals__
+    monkeypatch.setitem(write_globals, "run_tasks", spy)
+    pipelined = write_globals["run_pipelined"]
+
+    def pipeline_spy(produced, consume, threads=None):
+        asked.append("pipelined")
+        return pipelined(produced, consume, threads)
+
+    monkeypatch.setitem(write_globals, "run_pipelined", pipeline_spy)
     with zarrkit.config.set(threads=4):
-        z[:] = 4  # writes of small chunks: one thread as well
+        z[:] = 4  # writes of small chunks: encoded on one thread, stored on the others
         with zarrkit.config.set(parallel_min_chunk_bytes=0):
             z[:] = 5
-    assert asked == [1, None]
+    assert asked == ["pipelined", None]
     assert (z[:] == 5).all()
     with pytest.raises(ValueError, match="parallel_min_chunk_bytes"):
         zarrkit.config.set(parallel_min_chunk_bytes=-1).__enter__()

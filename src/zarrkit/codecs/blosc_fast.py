@@ -23,6 +23,7 @@ from numcodecs import blosc as _nc_blosc
 from .._threads import is_busy
 
 __all__ = [
+    "compress",
     "compress_transient",
     "decompress_into",
     "decompress_range_into",
@@ -103,6 +104,10 @@ def no_blosc_threads() -> Iterator[None]:
 
 
 _compressed = threading.local()
+
+#: numcodecs' Blosc compression of a buffer into a new ``bytes`` frame (typesize: the
+#: buffer's itemsize; threads as numcodecs' ``use_threads`` says)
+compress = _nc_blosc.compress
 
 
 def compress_transient(

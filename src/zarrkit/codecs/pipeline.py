@@ -82,6 +82,15 @@ class V3ChunkCodec(ChunkCodec):
         self._compress_transient = (
             getattr(self.bb[0], "encode_transient", None) if self._blosc and not self.aa else None
         )
+        # bytes (native order) + blosc: small chunks are compressed in one call when written
+        blosc = self.bb[0] if self._blosc and simple else None
+        if (
+            hasattr(blosc, "frame_args")
+            and self._into_dtype == self.dtype
+            and self.dtype.kind in "biufc"
+            and blosc.typesize in (None, self.dtype.itemsize)
+        ):
+            self.blosc_frame = blosc.frame_args()
         self.decode_is_view = simple and not self.bb
         self.decodes_ranges = simple and self._blosc
         self.nbytes = int(np.prod(self.chunk_shape, dtype=np.int64)) * self.dtype.itemsize

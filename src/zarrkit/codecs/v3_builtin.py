@@ -311,6 +311,10 @@ class BloscCodec(_NumcodecsBytes):
             buf = buf.view(f"V{ts}") if ts not in (2, 4, 8) else buf.view(f"u{ts}")
         return ensure_bytes(self.codec.encode(buf))
 
+    def frame_args(self) -> tuple[bytes, int, int, int]:
+        """``(cname, clevel, shuffle, blocksize)`` as numcodecs' ``blosc.compress`` takes them."""
+        return self.cname.encode(), self.clevel, _SHUFFLE_NAMES[self.shuffle], self.blocksize
+
     def encode_transient(self, data: Any) -> Any:
         """:meth:`encode` into this thread's reusable buffer (the same frame), or None."""
         buf = ensure_contiguous_ndarray(data).view(np.uint8)

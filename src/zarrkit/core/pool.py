@@ -11,7 +11,8 @@ it occupies.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
@@ -24,6 +25,8 @@ R = TypeVar("R")
 
 #: batches of tasks queued per worker thread (more: better balance, fewer: less overhead)
 TASKS_PER_WORKER = 4
+#: items :func:`run_pipelined` lets wait per pool thread before the caller consumes one itself
+QUEUED_PER_WORKER = 2
 
 _executors: dict[int, ThreadPoolExecutor] = {}
 _executor_lock = threading.Lock()
@@ -49,7 +52,7 @@ def threads_for(store: object, chunk_nbytes: int | None = None) -> int | None:
     """Worker count for per-chunk tasks on ``store``: one per CPU, or ``config.io_threads``
     (requests in flight) for high-latency stores; ``None`` means the configured default.
     Chunks under ``config.parallel_min_chunk_bytes`` (``chunk_nbytes``, uncompressed) on
-    other stores are read and written on one thread."""
+    other stores are read, and encoded for writing, on one thread (1)."""
     if getattr(store, "high_latency", False):
         return max(config.threads, config.io_threads)
     if chunk_nbytes is not None and chunk_nbytes < config.parallel_min_chunk_bytes:
@@ -108,3 +111,85 @@ def run_tasks(fn: Callable[[T], R], items: Sequence[T] | Iterable[T], threads: i
     if errors:
         raise errors[0]
     return [r for out in results for r in out]  # type: ignore[union-attr]
+
+
+def run_pipelined(
+    produced: Iterator[T] | Iterable[T], consume: Callable[[T], object], threads: int | None = None
+) -> None:
+    """Consume on pool threads each item the caller produces, while the caller makes the next.
+
+    For work in two stages where the first holds the interpreter lock and the second mostly
+    waits on the system (encoding tiny chunks, then writing them to files): the caller runs
+    ``produced`` (an iterator doing the first stage as it goes), ``threads - 1`` pool threads
+    run ``consume`` on what it yields.  When the consumers fall behind the caller consumes an
+    item itself instead of producing more, so at most a few items wait at any time; once
+    ``produced`` is exhausted the caller consumes what is left alongside the pool threads.
+
+    The first exception, raised by ``produced`` or by ``consume``, is re-raised once every
+    ``consume`` started has finished; the items not consumed by then are dropped.
+    """
+    n = config.threads if threads is None else threads
+    if n <= 1 or is_busy():
+        with no_blosc_threads():
+            for item in produced:
+                consume(item)
+        return
+    queue: deque[T] = deque()
+    errors: list[BaseException] = []
+    cond = threading.Condition()
+    finished = False
+    limit = (n - 1) * QUEUED_PER_WORKER
+
+    def take(wait: bool) -> tuple[bool, T | None]:
+        with cond:
+            while wait and not queue and not finished and not errors:
+                cond.wait()
+            if errors or not queue:
+                return False, None
+            return True, queue.popleft()
+
+    def consume_one(item: T) -> None:
+        try:
+            consume(item)
+        except BaseException as exc:  # noqa: BLE001 - re-raised by the caller
+            with cond:
+                errors.append(exc)
+                cond.notify_all()
+
+    def drain() -> None:
+        while True:
+            got, item = take(wait=True)
+            if not got:
+                return
+            consume_one(item)  # type: ignore[arg-type]
+
+    futures = [_get_executor(n - 1).submit(drain) for _ in range(n - 1)]
+    state.busy = True
+    try:
+        with no_blosc_threads():
+            for item in produced:
+                with cond:
+                    queue.append(item)
+                    cond.notify()
+                while len(queue) > limit and not errors:  # the consumers are behind: help
+                    got, item = take(wait=False)
+                    if got:
+                        consume_one(item)  # type: ignore[arg-type]
+                if errors:
+                    break
+    except BaseException as exc:  # noqa: BLE001 - re-raised below, after the consumers stop
+        with cond:
+            errors.append(exc)
+    finally:
+        with cond:
+            finished = True
+            cond.notify_all()
+        drain()
+        state.busy = False
+        for f in futures:
+            try:
+                f.result()
+            except BaseException as exc:  # noqa: BLE001 - re-raised below
+                errors.append(exc)
+    if errors:
+        raise errors[0]

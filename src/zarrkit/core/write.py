@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -10,8 +11,11 @@ import numpy as np
 from ..errors import ShapeMismatchError
 from .chunks import ChunkContext, is_all_fill, scratch
 from .indexing import ChunkProjection
-from .pool import run_tasks, threads_for
+from .pool import run_pipelined, run_tasks, threads_for
 from .sharded import write_sharded
+
+#: chunks encoded before their values are handed to the store together (tiny chunks)
+WRITE_BATCH = 128
 
 
 def prepare_value(value: Any, shape: tuple[int, ...], dtype: np.dtype) -> tuple[np.ndarray, bool]:
@@ -72,46 +76,78 @@ def write_selection(
     chunk_shape = ctx.chunk_shape
     dtype = ctx.dtype
     order = ctx.meta.order
+    ragged = any(s % c for s, c in zip(ctx.shape, chunk_shape))  # some chunks stick out
+
+    def merged(p: ChunkProjection, key: str) -> np.ndarray | None:
+        """The chunk to store at ``key`` with the selection's part written in, or None when it
+        is to be deleted (left all fill value, with ``write_empty_chunks=False``)."""
+        if p.is_complete_chunk and fields is None:
+            if ragged and ctx.is_edge(p.chunk_coords):
+                chunk = ctx.fill_chunk()
+                chunk[p.chunk_selection] = arr[p.out_selection]
+            elif dtype.kind == "O":
+                chunk = np.empty(chunk_shape, dtype=dtype, order=order)
+                chunk[p.chunk_selection] = arr[p.out_selection]
+            else:
+                # this thread's buffer: encoding copies it, so it is free again afterwards
+                chunk = scratch(chunk_shape, dtype, order)
+                if scalar:
+                    chunk.fill(arr.reshape(-1)[0])
+                else:
+                    chunk[p.chunk_selection] = arr[p.out_selection]
+        else:
+            raw = store.get(key)
+            if raw is None:
+                chunk = ctx.fill_chunk()
+            else:
+                chunk = codec.decode(raw, key)
+                if not chunk.flags.writeable:
+                    chunk = chunk.copy(order="K")
+            target = chunk if fields is None else chunk[fields]
+            target[p.chunk_selection] = arr[p.out_selection]
+        if not write_empty_chunks and is_all_fill(chunk, fill):
+            return None
+        return chunk
 
     def write_one(p: ChunkProjection) -> None:
         key = ctx.key(p.chunk_coords)
         lock = synchronizer[key] if synchronizer is not None else contextlib.nullcontext()
         with lock:
-            if p.is_complete_chunk and fields is None:
-                if ctx.is_edge(p.chunk_coords):
-                    chunk = ctx.fill_chunk()
-                    chunk[p.chunk_selection] = arr[p.out_selection]
-                elif dtype.kind == "O":
-                    chunk = np.empty(chunk_shape, dtype=dtype, order=order)
-                    chunk[p.chunk_selection] = arr[p.out_selection]
-                else:
-                    # this worker's buffer: encoding copies it, so it is free again afterwards
-                    chunk = scratch(chunk_shape, dtype, order)
-                    if scalar:
-                        chunk.fill(arr.reshape(-1)[0])
-                    else:
-                        chunk[p.chunk_selection] = arr[p.out_selection]
-            else:
-                raw = store.get(key)
-                if raw is None:
-                    chunk = ctx.fill_chunk()
-                else:
-                    chunk = codec.decode(raw, key)
-                    if not chunk.flags.writeable:
-                        chunk = chunk.copy(order="K")
-                target = chunk if fields is None else chunk[fields]
-                target[p.chunk_selection] = arr[p.out_selection]
-            if not write_empty_chunks and is_all_fill(chunk, fill):
+            chunk = merged(p, key)
+            if chunk is None:
                 store.delete(key)
-                return
-            # stored before this thread encodes again: the bytes may be in a reused buffer
-            store.set(key, codec.encode_transient(chunk, key))
+            else:
+                # stored before this thread encodes again: the bytes may be in a reused buffer
+                store.set(key, codec.encode_transient(chunk, key))
+
+    def encoded(chunks: list[ChunkProjection]) -> Iterator[dict[str, Any]]:
+        """The stored values of ``chunks``, a batch at a time (chunks to delete are deleted
+        on the way)."""
+        key_of = ctx.key_function()
+        for start in range(0, len(chunks), WRITE_BATCH):
+            values: dict[str, Any] = {}
+            for p in chunks[start : start + WRITE_BATCH]:
+                key = key_of(p.chunk_coords)
+                chunk = merged(p, key)
+                if chunk is None:
+                    store.delete(key)
+                else:
+                    values[key] = codec.encode_bytes(chunk, key)
+            if values:
+                yield values
 
     if ctx.sharding is not None:
         write_sharded(ctx, list(indexer), arr, fields, synchronizer)
+        return
+    chunks = list(indexer)
+    nbytes = int(np.prod(chunk_shape, dtype=np.int64)) * dtype.itemsize
+    threads = threads_for(store, nbytes)
+    if threads == 1 and synchronizer is None and len(chunks) > 1:
+        # tiny chunks: the caller encodes them a batch at a time while pool threads store the
+        # batches before (per-chunk Python work on one thread, system calls on all of them)
+        run_pipelined(encoded(chunks), store.set_many)
     else:
-        nbytes = int(np.prod(chunk_shape, dtype=np.int64)) * dtype.itemsize
-        run_tasks(write_one, list(indexer), threads_for(store, nbytes))
+        run_tasks(write_one, chunks, threads)
 
 
 __all__ = ["write_selection", "prepare_value"]

@@ -154,6 +154,12 @@ class Store(MutableMapping):
         validate_key(key)
         self._set(key, ensure_bytes_like(value, key))
 
+    def set_many(self, items: Mapping[str, bytes | bytearray | memoryview]) -> None:
+        """Store several values (as :meth:`set` each); stores that can write them together
+        (one transaction, one request) do."""
+        for key, value in items.items():
+            self.set(key, value)
+
     def set_parts(self, key: str, parts: Sequence[bytes | bytearray | memoryview]) -> None:
         """Store the concatenation of ``parts`` at ``key`` (as :meth:`set`); stores that can
         write the parts one after the other (files) do so without joining them first."""

@@ -109,6 +109,11 @@ _HAS_WRITEV = hasattr(os, "writev")
 
 def _write_all(fd: int, parts: list[memoryview]) -> None:
     """Write every byte of ``parts``, in order, to ``fd``."""
+    if len(parts) == 1:  # the usual case: one value, written by one call
+        n = os.write(fd, parts[0])
+        if n == parts[0].nbytes:
+            return
+        parts = [parts[0][n:]]
     parts = [p for p in parts if p.nbytes]
     i = 0
     while i < len(parts):
@@ -383,12 +388,23 @@ class DirectoryStore(Store):
         validate_key(key)
         self._write(key, [memoryview(ensure_bytes_like(p, key)) for p in parts])
 
+    def set_many(self, items: Any) -> None:
+        """Write several values, each as :meth:`set` does (one file each, atomically)."""
+        if type(self).set is not Store.set:  # a subclass adds to set(): let it see the values
+            super().set_many(items)
+            return
+        self._check_writable()
+        tmp_name = TEMP_MARKER + _unique() + "-"  # this call's temporary names: + a number
+        for i, (key, value) in enumerate(items.items()):
+            validate_key(key)
+            self._write(key, [memoryview(ensure_bytes_like(value, key))], tmp_name + str(i))
+
     def _set(self, key: str, value: bytes | memoryview) -> None:
         self._write(key, [memoryview(value)])
 
-    def _write(self, key: str, parts: list[memoryview]) -> None:
+    def _write(self, key: str, parts: list[memoryview], tmp_name: str | None = None) -> None:
         fn = self._file(key)
-        directory = os.path.dirname(fn)
+        directory = fn.rpartition(os.sep)[0] if _POSIX else os.path.dirname(fn)
         self._check_dir(key)
         for attempt in range(3):
             if attempt or directory not in self._dirs:
@@ -399,7 +415,7 @@ class DirectoryStore(Store):
                         f"cannot write key {key!r} in {self.path!r}: a parent of it is a file"
                     ) from None
                 self._dirs.add(directory)
-            tmp = os.path.join(directory, TEMP_MARKER + _unique())
+            tmp = directory + os.sep + (tmp_name or TEMP_MARKER + _unique())
             try:
                 fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o666)
             except FileNotFoundError:

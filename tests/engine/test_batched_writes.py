@@ -1,0 +1,209 @@
+"""Writes of small chunks: encoded a batch at a time on the calling thread while pool threads
+store the batches before (``run_pipelined`` + ``Store.set_many``)."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numcodecs
+import numpy as np
+import pytest
+
+import zarrkit
+from zarrkit.core.pool import run_pipelined
+from zarrkit.errors import StoreError
+from zarrkit.storage import DirectoryStore, MemoryStore
+from zarrkit.storage.local import TEMP_MARKER
+
+
+def _stored(store) -> dict[str, bytes]:
+    return {k: bytes(store[k]) for k in store.list_prefix("")}
+
+
+def _temp_files(root) -> list[str]:
+    return [n for _, _, names in os.walk(root) for n in names if n.startswith(TEMP_MARKER)]
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("shape", [(100, 70), (96, 64)])  # with and without edge chunks
+def test_small_chunk_writes_store_the_same_bytes_with_one_thread_and_many(tmp_path, fmt, shape):
+    rng = np.random.default_rng(3)
+    data = rng.integers(0, 9, shape).astype("i2")
+    stored = []
+    for threads in (1, 2, 5):
+        with zarrkit.config.set(threads=threads):
+            store = DirectoryStore(tmp_path / f"t{threads}")
+            z = zarrkit.create(shape=shape, chunks=(8, 8), dtype="i2", store=store, zarr_format=fmt)
+            z[:] = data
+            z[3:50, 5:41] = -data[3:50, 5:41]  # partial chunks: read, merged, written back
+            z[60:, ::3] = 7  # a scalar over a strided selection
+            expected = data.copy()
+            expected[3:50, 5:41] = -data[3:50, 5:41]
+            expected[60:, ::3] = 7
+            np.testing.assert_array_equal(z[:], expected)
+            stored.append(_stored(store))
+            assert _temp_files(tmp_path / f"t{threads}") == []
+    assert stored[0] == stored[1] == stored[2]
+    n_chunks = -(-shape[0] // 8) * -(-shape[1] // 8)
+    assert len([k for k in stored[0] if not k.split("/")[-1].startswith((".z", "zarr"))]) == n_chunks
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_small_chunks_left_at_the_fill_value_are_deleted(tmp_path, fmt):
+    store = DirectoryStore(tmp_path / "a")
+    z = zarrkit.create(shape=(64, 64), chunks=(8, 8), dtype="u1", fill_value=0, store=store,
+                       zarr_format=fmt, write_empty_chunks=False)
+    with zarrkit.config.set(threads=2):
+        z[:] = 1
+        assert z.nchunks_initialized == 64
+        z[:32] = 0  # half of the chunks become empty: removed, the others rewritten
+        assert z.nchunks_initialized == 32
+        expected = np.ones((64, 64), "u1")
+        expected[:32] = 0
+        np.testing.assert_array_equal(z[:], expected)
+
+
+def test_small_chunk_writes_hand_batches_to_set_many_on_pool_threads():
+    seen: list[tuple[int, str]] = []
+
+    class Recording(MemoryStore):
+        def set_many(self, items):
+            seen.append((len(items), threading.current_thread().name))
+            super().set_many(items)
+
+    store = Recording()
+    z = zarrkit.create(shape=(256, 256), chunks=(8, 8), dtype="u1", store=store, zarr_format=3)
+    data = np.arange(256 * 256, dtype="u1").reshape(256, 256)
+    with zarrkit.config.set(threads=2):
+        z[:] = data
+    assert sum(n for n, _ in seen) == 1024 and len(seen) >= 8
+    assert any(name.startswith("zarrkit") for _, name in seen)  # not all on the caller
+    np.testing.assert_array_equal(z[:], data)
+
+
+def test_a_failed_batch_stops_the_write_and_leaves_no_temporary_files(tmp_path):
+    store = DirectoryStore(tmp_path / "a")
+    z = zarrkit.create(shape=(64, 64), chunks=(4, 4), dtype="u1", store=store, zarr_format=3)
+    (tmp_path / "a" / "c").mkdir()
+    (tmp_path / "a" / "c" / "9").write_bytes(b"a file where a directory of chunks goes")
+    with zarrkit.config.set(threads=2), pytest.raises(StoreError, match="c/9/0"):
+        z[:] = 5
+    assert _temp_files(tmp_path / "a") == []
+    assert (tmp_path / "a" / "c" / "9").read_bytes().startswith(b"a file")
+    # every chunk that was written holds the new value in full
+    written = [k for k in store.list_prefix("c/") if k != "c/9"]
+    assert written
+    for key in written:
+        i, j = map(int, key.split("/")[1:])
+        np.testing.assert_array_equal(z[i * 4 : i * 4 + 4, j * 4 : j * 4 + 4], 5)
+
+
+def test_an_encode_failure_is_raised_after_the_batches_in_flight_are_stored(monkeypatch):
+    store = MemoryStore()
+    z = zarrkit.create(shape=(64, 64), chunks=(4, 4), dtype="u1", store=store, zarr_format=2)
+    calls = [0]
+    original = type(z._ctx.codec).encode_bytes
+
+    def failing(self, chunk, key):
+        calls[0] += 1
+        if calls[0] == 200:
+            raise zarrkit.errors.ChunkEncodeError("no", key)
+        return original(self, chunk, key)
+
+    monkeypatch.setattr(type(z._ctx.codec), "encode_bytes", failing)
+    with zarrkit.config.set(threads=2), pytest.raises(zarrkit.errors.ChunkEncodeError):
+        z[:] = 1
+    chunks = [k for k in store.list_prefix("") if not k.startswith(".z")]
+    assert 0 < len(chunks) < 199  # the batches before the failing one, not the rest
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_run_pipelined_consumes_every_item_once(threads):
+    got: list[int] = []
+    lock = threading.Lock()
+
+    def consume(item):
+        with lock:
+            got.append(item)
+
+    with zarrkit.config.set(threads=threads):
+        run_pipelined(iter(range(500)), consume)
+    assert sorted(got) == list(range(500))
+
+
+@pytest.mark.parametrize("where", ["produce", "consume"])
+def test_run_pipelined_raises_the_first_error_after_every_consumer_stopped(where):
+    running = [0]
+    finished_after_return = []
+    lock = threading.Lock()
+
+    def produced():
+        for i in range(1000):
+            if where == "produce" and i == 50:
+                raise KeyError("made")
+            yield i
+
+    def consume(item):
+        with lock:
+            running[0] += 1
+        try:
+            if where == "consume" and item == 30:
+                raise KeyError("consumed")
+            threading.Event().wait(0.0005)
+        finally:
+            with lock:
+                running[0] -= 1
+        finished_after_return.append(item)
+
+    with zarrkit.config.set(threads=3), pytest.raises(KeyError):
+        run_pipelined(produced(), consume)
+    assert running[0] == 0
+    count = len(finished_after_return)
+    threading.Event().wait(0.01)
+    assert len(finished_after_return) == count < 999  # nothing runs on; the rest was dropped
+
+
+@pytest.mark.parametrize(
+    "compressor",
+    [
+        numcodecs.Blosc("lz4", 5, numcodecs.Blosc.SHUFFLE),
+        numcodecs.Blosc("zstd", 3, numcodecs.Blosc.BITSHUFFLE, blocksize=256),
+        numcodecs.Blosc("lz4", 5, numcodecs.Blosc.AUTOSHUFFLE),
+    ],
+)
+@pytest.mark.parametrize("dtype", ["<f4", ">i8", "u1"])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_v2_small_chunks_are_stored_as_numcodecs_encodes_them(tmp_path, compressor, dtype, order):
+    data = (np.arange(40 * 24) % 37).astype(dtype).reshape(40, 24)
+    store = MemoryStore()
+    z = zarrkit.create(shape=data.shape, chunks=(8, 6), dtype=dtype, order=order,
+                       compressor=compressor, store=store, zarr_format=2)
+    with zarrkit.config.set(threads=2):
+        z[:] = data
+    for key, value in _stored(store).items():
+        if key.startswith(".z"):
+            continue
+        i, j = map(int, key.split("."))
+        chunk = np.asarray(data[i * 8 : i * 8 + 8, j * 6 : j * 6 + 6], order=order)
+        assert value == compressor.encode(chunk.ravel(order=order)), key
+
+
+@pytest.mark.parametrize("typesize", [None, 1])
+@pytest.mark.parametrize("endian", ["little", "big"])
+def test_v3_small_chunks_are_stored_as_the_general_encoder_stores_them(typesize, endian):
+    data = (np.arange(40 * 24) * 7).astype("<u4").reshape(40, 24)
+    blosc = zarrkit.codecs.v3_builtin.BloscCodec("lz4", 5, "shuffle", typesize=typesize)
+    store = MemoryStore()
+    z = zarrkit.create_array(store, shape=data.shape, chunks=(8, 6), dtype="u4",
+                             serializer=zarrkit.codecs.v3_builtin.BytesCodec(endian),
+                             compressors=[blosc], zarr_format=3)
+    with zarrkit.config.set(threads=2):
+        z[:] = data
+    codec = z._ctx.codec
+    assert (codec.blosc_frame is not None) == (typesize is None and endian == "little")
+    for key, value in _stored(store).items():
+        if key.endswith("zarr.json"):
+            continue
+        i, j = map(int, key.split("/")[1:])
+        assert value == bytes(codec.encode(np.ascontiguousarray(data[i * 8 : i * 8 + 8, j * 6 : j * 6 + 6]), key))

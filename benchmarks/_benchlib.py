@@ -1027,8 +1027,11 @@ def measure_limits(tmp: str, quick: bool, runs: int) -> dict:
                 if i:  # the first run is a warm-up
                     times.append(time.perf_counter() - t0)
             out["write_floor_files_GBps"] = raw / statistics.median(times) / 1e9
-            out.update(w4_write_floors(S["W4"], codec, ex, floor_dir, max(runs, 3)))
             shutil.rmtree(floor_dir, ignore_errors=True)
+            # kept until the run's files are removed at the end: deleting this many files
+            # would slow the file creation of the measurements that follow
+            out.update(w4_write_floors(S["W4"], codec, ex, os.path.join(tmp, "w4-floor"),
+                                       max(runs, 3)))
             settle_page_cache()
             time.sleep(RECENTLY_DELETED_S)
     finally:

@@ -22,7 +22,8 @@ def _stored(store) -> dict[str, bytes]:
 
 
 def _temp_files(root) -> list[str]:
-    return [n for _, _, names in os.walk(root) for n in names if n.startswith(TEMP_MARKER)]
+    """Temporary files and directories below ``root``."""
+    return [n for _, dirs, names in os.walk(root) for n in dirs + names if n.startswith(TEMP_MARKER)]
 
 
 @pytest.mark.parametrize("fmt", [2, 3])
@@ -207,3 +208,74 @@ def test_v3_small_chunks_are_stored_as_the_general_encoder_stores_them(typesize,
             continue
         i, j = map(int, key.split("/")[1:])
         assert value == bytes(codec.encode(np.ascontiguousarray(data[i * 8 : i * 8 + 8, j * 6 : j * 6 + 6]), key))
+
+
+def test_values_for_a_new_directory_appear_together_and_existing_ones_one_by_one(tmp_path, monkeypatch):
+    store = DirectoryStore(tmp_path)
+    renamed: list[tuple[str, str]] = []
+    real_rename = os.rename
+
+    def spy(src, dst, *args, **kwargs):
+        renamed.append((os.path.basename(src), os.path.relpath(dst, tmp_path)))
+        return real_rename(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr("zarrkit.storage.local.os.rename", spy)
+    store.set_many({f"a/c/{j}": bytes([j]) * 5 for j in range(20)})  # a new directory: one rename
+    assert len(renamed) == 1 and renamed[0][0].startswith(TEMP_MARKER) and renamed[0][1] == "a/c"
+    assert sorted(store.list_prefix("a/")) == sorted(f"a/c/{j}" for j in range(20))
+    assert all(store[f"a/c/{j}"] == bytes([j]) * 5 for j in range(20))
+    # the directory exists now: values replace files one by one, the others are kept
+    store.set_many({f"a/c/{j}": b"new" for j in range(10, 30)})
+    assert store["a/c/3"] == bytes([3]) * 5 and store["a/c/15"] == b"new" and store["a/c/29"] == b"new"
+    assert len(renamed) == 1
+    assert _temp_files(tmp_path) == []
+
+
+def test_a_directory_made_by_another_writer_meanwhile_keeps_its_files(tmp_path, monkeypatch):
+    store = DirectoryStore(tmp_path)
+    real_rename = os.rename
+
+    def other_writer_first(src, dst, *args, **kwargs):
+        os.makedirs(dst, exist_ok=True)
+        with open(os.path.join(dst, "99"), "wb") as f:
+            f.write(b"theirs")
+        with open(os.path.join(dst, "0"), "wb") as f:
+            f.write(b"old")
+        return real_rename(src, dst, *args, **kwargs)  # fails: the directory is not empty
+
+    monkeypatch.setattr("zarrkit.storage.local.os.rename", other_writer_first)
+    store.set_many({f"c/{j}": b"ours" for j in range(10)})
+    assert store["c/99"] == b"theirs"
+    assert all(store[f"c/{j}"] == b"ours" for j in range(10))
+    assert _temp_files(tmp_path) == []
+
+
+def test_the_temporary_directory_of_a_dead_writer_is_never_listed_and_is_removed(tmp_path):
+    dead = f"{TEMP_MARKER}{zarrkit.storage.local._HOST}-999999999-1-2-0"
+    os.makedirs(tmp_path / "c" / dead)
+    (tmp_path / "c" / dead / "5").write_bytes(b"half")
+    (tmp_path / "c" / "1").write_bytes(b"x")
+    store = DirectoryStore(tmp_path, read_only=True)
+    assert list(store.list_prefix("")) == ["c/1"] and store.list_dir("c") == ["1"]
+    assert (tmp_path / "c" / dead).exists()  # a read-only store removes nothing
+    assert DirectoryStore(tmp_path).remove_orphaned_temp_files() == 1
+    assert sorted(os.listdir(tmp_path / "c")) == ["1"]
+
+
+def test_an_interrupted_new_directory_leaves_nothing(tmp_path, monkeypatch):
+    store = DirectoryStore(tmp_path)
+    real_open = os.open
+    opened = [0]
+
+    def failing_open(path, flags, *args, **kwargs):
+        if TEMP_MARKER in str(path):
+            opened[0] += 1
+            if opened[0] == 5:
+                raise OSError(28, "No space left on device")
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr("zarrkit.storage.local.os.open", failing_open)
+    with pytest.raises(OSError, match="No space"):
+        store.set_many({f"c/{j}": b"v" for j in range(10)})
+    assert not (tmp_path / "c").exists()
+    assert _temp_files(tmp_path) == []

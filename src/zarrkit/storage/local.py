@@ -41,6 +41,10 @@ def _unique() -> str:
 #: writers that died are removed when found.
 TEMP_MARKER = ".__zarrkit_partial__"
 
+#: Values written together (``set_many``) into a key directory that does not exist yet, at
+#: least this many, are written into a temporary directory renamed into place at once.
+NEW_DIRECTORY_MIN_VALUES = 8
+
 #: Temporary files of other hosts older than this are considered abandoned.
 ORPHAN_AGE = 24 * 3600
 
@@ -219,8 +223,10 @@ class DirectoryStore(Store):
         validate_prefix(prefix)
         root = self._file(prefix.strip("/")) if prefix.strip("/") else self.path
         removed = 0
-        for dirpath, _, filenames in os.walk(root):
-            removed += self._remove_orphans(dirpath, filenames)
+        for dirpath, dirnames, filenames in os.walk(root):
+            temps = [d for d in dirnames if d.startswith(TEMP_MARKER)]
+            dirnames[:] = [d for d in dirnames if not d.startswith(TEMP_MARKER)]
+            removed += self._remove_orphans(dirpath, filenames + temps)
         return removed
 
     def _remove_orphans(self, directory: str, names: list[str]) -> int:
@@ -244,7 +250,10 @@ class DirectoryStore(Store):
                 except OSError:
                     continue
             try:
-                os.remove(fn)
+                if os.path.isdir(fn) and not os.path.islink(fn):  # a directory of new values
+                    shutil.rmtree(fn)
+                else:
+                    os.remove(fn)
                 removed += 1
             except OSError:
                 pass
@@ -395,9 +404,73 @@ class DirectoryStore(Store):
             return
         self._check_writable()
         tmp_name = TEMP_MARKER + _unique() + "-"  # this call's temporary names: + a number
-        for i, (key, value) in enumerate(items.items()):
+        pending = list(items.items())
+        for key, _ in pending:
             validate_key(key)
-            self._write(key, [memoryview(ensure_bytes_like(value, key))], tmp_name + str(i))
+        i = 0
+        while i < len(pending):
+            # the values whose keys share a directory (consecutive keys, as chunks are written)
+            head = pending[i][0].rpartition("/")[0]
+            j = i + 1
+            while j < len(pending) and pending[j][0].rpartition("/")[0] == head:
+                j += 1
+            group = pending[i:j]
+            if not (len(group) >= NEW_DIRECTORY_MIN_VALUES and head
+                    and self._write_new_directory(head, group, f"{tmp_name}{i}")):
+                for n, (key, value) in enumerate(group, i):
+                    self._write(key, [memoryview(ensure_bytes_like(value, key))], f"{tmp_name}{n}")
+            i = j
+
+    def _write_new_directory(self, head: str, group: list[tuple[str, Any]], tmp_name: str) -> bool:
+        """Write the values of ``group`` (keys all in the key directory ``head``) as the files of
+        a new directory: written into a temporary directory beside it, which is then renamed
+        into place -- one rename for all of them, atomic as the rename of each file would be.
+        Returns False, having written nothing, when the directory exists already (or this
+        platform or ``fsync`` asks for one file at a time)."""
+        if not _POSIX or self.fsync:
+            return False
+        directory = self._file(head)
+        if directory in self._dirs or os.path.lexists(directory):
+            return False
+        self._check_dir(group[0][0])
+        parent = directory.rpartition(os.sep)[0]
+        if parent not in self._dirs:
+            try:
+                os.makedirs(parent, exist_ok=True)
+            except (FileExistsError, NotADirectoryError):
+                raise StoreError(
+                    f"cannot write key {group[0][0]!r} in {self.path!r}: a parent of it is a file"
+                ) from None
+            self._dirs.add(parent)
+        tmp = parent + os.sep + tmp_name
+        os.mkdir(tmp)
+        try:
+            for key, value in group:
+                fd = os.open(tmp + os.sep + key.rpartition("/")[2],
+                             os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+                try:
+                    _write_all(fd, [memoryview(ensure_bytes_like(value, key))])
+                finally:
+                    os.close(fd)
+            if os.path.lexists(directory):  # made meanwhile (rename would replace an empty one)
+                self._move_values(tmp, directory, group)
+            else:
+                try:
+                    os.rename(tmp, directory)
+                except OSError:  # made meanwhile, and not empty
+                    self._move_values(tmp, directory, group)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        self._dirs.add(directory)
+        return True
+
+    def _move_values(self, tmp: str, directory: str, group: list[tuple[str, Any]]) -> None:
+        """Rename the files of the temporary directory ``tmp`` into ``directory`` one by one."""
+        for key, _ in group:
+            name = key.rpartition("/")[2]
+            os.replace(tmp + os.sep + name, directory + os.sep + name)
+        os.rmdir(tmp)
 
     def _set(self, key: str, value: bytes | memoryview) -> None:
         self._write(key, [memoryview(value)])

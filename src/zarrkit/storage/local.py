@@ -398,7 +398,9 @@ class DirectoryStore(Store):
         self._write(key, [memoryview(ensure_bytes_like(p, key)) for p in parts])
 
     def set_many(self, items: Any) -> None:
-        """Write several values, each as :meth:`set` does (one file each, atomically)."""
+        """Write several values, each as :meth:`set` does (one file each, atomically); values
+        for a key directory that does not exist yet appear together (see
+        :meth:`_write_new_directory`)."""
         if type(self).set is not Store.set:  # a subclass adds to set(): let it see the values
             super().set_many(items)
             return
@@ -443,7 +445,11 @@ class DirectoryStore(Store):
                 ) from None
             self._dirs.add(parent)
         tmp = parent + os.sep + tmp_name
-        os.mkdir(tmp)
+        try:
+            os.mkdir(tmp)
+        except FileNotFoundError:  # a concurrent delete removed the (then empty) parent
+            self._dirs.discard(parent)
+            return False  # one file at a time, which makes the directories again
         try:
             for key, value in group:
                 fd = os.open(tmp + os.sep + key.rpartition("/")[2],

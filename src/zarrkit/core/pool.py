@@ -103,14 +103,19 @@ def run_tasks(fn: Callable[[T], R], items: Sequence[T] | Iterable[T], threads: i
             drain()
     finally:
         state.busy = False
-        for f in futures:  # no task may still write into a caller's buffer after we return
-            try:
-                f.result()
-            except BaseException as exc:  # noqa: BLE001 - re-raised below
-                errors.append(exc)
+        _join(futures, errors)  # no task may still write into a caller's buffer after we return
+    return [r for out in results for r in out]  # type: ignore[union-attr]
+
+
+def _join(futures: list, errors: list[BaseException]) -> None:
+    """Wait for every future, then raise the first of ``errors`` and the futures' errors."""
+    for f in futures:
+        try:
+            f.result()
+        except BaseException as exc:  # noqa: BLE001 - re-raised below
+            errors.append(exc)
     if errors:
         raise errors[0]
-    return [r for out in results for r in out]  # type: ignore[union-attr]
 
 
 def run_pipelined(
@@ -186,10 +191,4 @@ def run_pipelined(
             cond.notify_all()
         drain()
         state.busy = False
-        for f in futures:
-            try:
-                f.result()
-            except BaseException as exc:  # noqa: BLE001 - re-raised below
-                errors.append(exc)
-    if errors:
-        raise errors[0]
+        _join(futures, errors)

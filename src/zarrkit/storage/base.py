@@ -156,7 +156,21 @@ class Store(MutableMapping):
 
     def set_many(self, items: Mapping[str, bytes | bytearray | memoryview]) -> None:
         """Store several values (as :meth:`set` each); stores that can write them together
-        (one transaction, one request) do."""
+        (one transaction, one request, one new directory) do.
+
+        Parameters
+        ----------
+        items : mapping of str to bytes-like
+            The values by key.
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> store = zarrkit.MemoryStore()
+        >>> store.set_many({"a/0": b"x", "a/1": b"yz"})
+        >>> sorted(store.list_prefix("a/")), store["a/1"]
+        (['a/0', 'a/1'], b'yz')
+        """
         for key, value in items.items():
             self.set(key, value)
 

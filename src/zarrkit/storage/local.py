@@ -437,13 +437,7 @@ class DirectoryStore(Store):
         self._check_dir(group[0][0])
         parent = directory.rpartition(os.sep)[0]
         if parent not in self._dirs:
-            try:
-                os.makedirs(parent, exist_ok=True)
-            except (FileExistsError, NotADirectoryError):
-                raise StoreError(
-                    f"cannot write key {group[0][0]!r} in {self.path!r}: a parent of it is a file"
-                ) from None
-            self._dirs.add(parent)
+            self._make_dir(parent, group[0][0])
         tmp = parent + os.sep + tmp_name
         try:
             os.mkdir(tmp)
@@ -487,13 +481,7 @@ class DirectoryStore(Store):
         self._check_dir(key)
         for attempt in range(3):
             if attempt or directory not in self._dirs:
-                try:
-                    os.makedirs(directory, exist_ok=True)
-                except (FileExistsError, NotADirectoryError):
-                    raise StoreError(
-                        f"cannot write key {key!r} in {self.path!r}: a parent of it is a file"
-                    ) from None
-                self._dirs.add(directory)
+                self._make_dir(directory, key)
             tmp = directory + os.sep + (tmp_name or TEMP_MARKER + _unique())
             try:
                 fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o666)
@@ -525,6 +513,16 @@ class DirectoryStore(Store):
                         f"cannot write key {key!r} in {self.path!r}: it is a directory"
                     ) from None
                 raise
+
+    def _make_dir(self, directory: str, key: str) -> None:
+        """Make ``directory`` (and its parents) for writing ``key``, and remember it."""
+        try:
+            os.makedirs(directory, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise StoreError(
+                f"cannot write key {key!r} in {self.path!r}: a parent of it is a file"
+            ) from None
+        self._dirs.add(directory)
 
     def _prune_dirs(self, directory: str) -> None:
         """Remove empty directories from ``directory`` up to (not including) the root."""

@@ -20,7 +20,7 @@ imports, caches and peak memory are attributable; the child reports the peak RSS
 each timed sub-operation.  Read workloads read arrays written once by zarr-python (the neutral
 writer); every library's output is checked for equality with the source data before timing.
 The libraries' children of one operation are alive together and take the timed runs in turns
-(one run each per round, the order rotated every round).
+(one run each per round, in an order that changes every round).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import platform
 import select
@@ -187,10 +188,20 @@ class Child:
         self.err.close()
 
 
+def turn_order(n: int, r: int) -> list[int]:
+    """The order of ``n`` libraries in round ``r``: from library ``r``, every ``s``-th (``s``
+    coprime with ``n``, changing from round to round), so that neither the first place nor the
+    library run just before is always the same one (a plain rotation would have each library
+    always follow the same other -- and pay for whatever that one leaves behind)."""
+    strides = [s for s in range(1, n) if math.gcd(s, n) == 1] or [1]
+    s = strides[r % len(strides)]
+    return [(r + i * s) % n for i in range(n)]
+
+
 def run_in_turns(specs: list[dict], runs: int, timeout: float) -> list[tuple[dict | None, str]]:
     """Measure one operation with several libraries, one child each: the cold runs one after
-    the other, then ``runs`` rounds in which every library does one timed run (in an order
-    rotated every round); returns (result, stderr tail) per spec."""
+    the other, then ``runs`` rounds in which every library does one timed run (in the round's
+    :func:`turn_order`); returns (result, stderr tail) per spec."""
     children = []
     for spec in specs:
         c = Child(spec)
@@ -200,8 +211,7 @@ def run_in_turns(specs: list[dict], runs: int, timeout: float) -> list[tuple[dic
         live = [c for c in children if c.result is None and c.failure is None]
         if not live:
             break
-        k = r % len(live)
-        for c in live[k:] + live[:k]:
+        for c in (live[i] for i in turn_order(len(live), r)):
             c.send("run")
             c.wait(timeout)
     for c in children:
@@ -271,8 +281,10 @@ def render(results, machine, limits, args, S, problems, wall) -> str:
              "and open stores excluded). Every (workload, operation, library) runs in its own "
              "fresh process; the cold run's output is checked against the source data before "
              "the timed runs, which the libraries take in turns: each round runs every library "
-             "once, in an order rotated every round, so that changes in the machine's speed "
-             "during the measurement (a VM sharing its host) fall on all libraries alike. Read workloads read arrays written once by zarr-python. Every "
+             "once, in an order that changes every round (the first place and the library "
+             "run just before each one vary), so that changes in the machine's speed during "
+             "the measurement (a VM sharing its host), and what one library's run leaves for "
+             "the next, fall on all libraries alike. Read workloads read arrays written once by zarr-python. Every "
              "write run writes a new directory after the previous runs' files were written "
              "back (`sync`) and, when allowed, dropped from the page cache; outputs are removed "
              "after the last run, followed by a pause (ext4 allocates inodes slowly right "

@@ -296,13 +296,13 @@ def test_transient_compression_makes_numcodecs_frames(cname, shuffle, dtype, mon
         want = _in_a_thread(lambda: codec.encode(data))
         got = _in_a_thread(
             lambda: bytes(blosc_fast.compress_transient(
-                data, cname, 5, shuffle, blocksize, data.dtype.itemsize))
+                data, cname.encode(), 5, shuffle, blocksize, data.dtype.itemsize))
         )
         assert got == want
     # on the main thread numcodecs would use Blosc's own threads: not done here
-    assert blosc_fast.compress_transient(data, cname, 5, shuffle, 0, 1) is None
+    assert blosc_fast.compress_transient(data, cname.encode(), 5, shuffle, 0, 1) is None
     with blosc_fast.no_blosc_threads():
-        assert blosc_fast.compress_transient(data, cname, 5, shuffle, 0, 1) is not None
+        assert blosc_fast.compress_transient(data, cname.encode(), 5, shuffle, 0, 1) is not None
 
 
 @pytest.mark.parametrize("layout", ["v2-C", "v2-F", "v3"])

@@ -111,7 +111,7 @@ compress = _nc_blosc.compress
 
 
 def compress_transient(
-    data: np.ndarray, cname: str, clevel: int, shuffle: int, blocksize: int, typesize: int
+    data: np.ndarray, cname: bytes, clevel: int, shuffle: int, blocksize: int, typesize: int
 ) -> memoryview | None:
     """Blosc-compress the C-contiguous array ``data`` into this thread's reusable buffer and
     return a view of the frame, valid until the same thread calls this again (a chunk about
@@ -138,7 +138,7 @@ def compress_transient(
         buf = _compressed.buf = np.empty(size, dtype=np.uint8)
     fn = _compress_ctx_holding_gil if nbytes < SMALL_FRAME else _compress_ctx
     n = fn(clevel, shuffle, typesize, nbytes, data.__array_interface__["data"][0],
-           buf.__array_interface__["data"][0], size, cname.encode(), blocksize, 1)
+           buf.__array_interface__["data"][0], size, cname, blocksize, 1)
     if n <= 0:
         raise ValueError(f"blosc compression failed (error {n})")
     return memoryview(buf)[:n]

@@ -175,15 +175,10 @@ class V2ChunkCodec(ChunkCodec):
         self.decode_is_view = self.decodes_into and compressor is None
         self._blosc = self._codec_id == "blosc"
         self.decodes_ranges = self.decodes_into and self._blosc
-        # numeric chunks under Blosc alone are compressed into a reused buffer when written
-        self._compress_args = (
-            (compressor.cname, compressor.clevel, compressor.shuffle, compressor.blocksize,
-             dtype.itemsize)
-            if self._blosc and not self.filters and dtype.kind in "biufc"
-            else None
-        )
-        if self._compress_args is not None:
-            self.blosc_frame = (compressor.cname.encode(), *self._compress_args[1:4])
+        # numeric chunks under Blosc alone are compressed with one call when written
+        if self._blosc and not self.filters and dtype.kind in "biufc":
+            self.blosc_frame = (compressor.cname.encode(), compressor.clevel, compressor.shuffle,
+                                compressor.blocksize)
         self._vlen_filter = next(
             (i for i, f in enumerate(self.filters) if getattr(f, "codec_id", None) in VLEN_IDS), None
         )
@@ -245,10 +240,10 @@ class V2ChunkCodec(ChunkCodec):
             raise ChunkDecodeError(f"cannot decode: {type(exc).__name__}: {exc}", key) from exc
 
     def encode_transient(self, chunk: np.ndarray, key: str) -> Any:
-        if self._compress_args is not None:
+        if self.blosc_frame is not None:
             try:
                 out = blosc_compress_transient(
-                    chunk.reshape(-1, order=self.order), *self._compress_args
+                    chunk.reshape(-1, order=self.order), *self.blosc_frame, self.dtype.itemsize
                 )
             except Exception as exc:
                 raise ChunkEncodeError(f"cannot encode: {type(exc).__name__}: {exc}", key) from exc

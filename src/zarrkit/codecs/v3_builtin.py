@@ -288,6 +288,7 @@ class BloscCodec(_NumcodecsBytes):
         self.typesize = typesize
         self.blocksize = blocksize
         self.codec = numcodecs.Blosc(cname=cname, clevel=clevel, shuffle=_SHUFFLE_NAMES[shuffle], blocksize=blocksize)
+        self._frame = (cname.encode(), clevel, _SHUFFLE_NAMES[shuffle], blocksize)
         self._typesize_arg = typesize or 1
 
     def configuration(self) -> dict[str, Any]:
@@ -313,15 +314,14 @@ class BloscCodec(_NumcodecsBytes):
 
     def frame_args(self) -> tuple[bytes, int, int, int]:
         """``(cname, clevel, shuffle, blocksize)`` as numcodecs' ``blosc.compress`` takes them."""
-        return self.cname.encode(), self.clevel, _SHUFFLE_NAMES[self.shuffle], self.blocksize
+        return self._frame
 
     def encode_transient(self, data: Any) -> Any:
         """:meth:`encode` into this thread's reusable buffer (the same frame), or None."""
         buf = ensure_contiguous_ndarray(data).view(np.uint8)
         ts = self.typesize or 1
         typesize = ts if ts > 1 and buf.size % ts == 0 else 1
-        return compress_transient(buf, self.cname, self.clevel, _SHUFFLE_NAMES[self.shuffle],
-                                  self.blocksize, typesize)
+        return compress_transient(buf, *self._frame, typesize)
 
 
 class Crc32cCodec(BytesBytesCodec):

@@ -27,6 +27,7 @@ class ChunkContext:
     dtype: np.dtype
     fill_value: Any
     sharding: Any = None  # the resolved sharding codec of a sharded array
+    ragged: bool = False  # some chunks stick out of the array (the shape is not a multiple)
 
     @classmethod
     def build(cls, store: Store, path: str, meta: Any) -> ChunkContext:
@@ -40,6 +41,7 @@ class ChunkContext:
             dtype=meta.dtype,
             fill_value=meta.fill_value,
             sharding=getattr(meta, "sharding", None),
+            ragged=any(s % c for s, c in zip(meta.shape, meta.chunks)),
         )
 
     def key(self, coords: tuple[int, ...]) -> str:
@@ -61,7 +63,7 @@ class ChunkContext:
 
     def is_edge(self, coords: tuple[int, ...]) -> bool:
         """Whether the chunk at ``coords`` (on the ``chunk_shape`` grid) sticks out of the array."""
-        return any((c + 1) * cs > s for c, cs, s in zip(coords, self.chunk_shape, self.shape))
+        return self.ragged and any((c + 1) * cs > s for c, cs, s in zip(coords, self.chunk_shape, self.shape))
 
 
 def is_view(target: np.ndarray, out: np.ndarray) -> bool:

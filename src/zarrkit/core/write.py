@@ -76,13 +76,12 @@ def write_selection(
     chunk_shape = ctx.chunk_shape
     dtype = ctx.dtype
     order = ctx.meta.order
-    ragged = any(s % c for s, c in zip(ctx.shape, chunk_shape))  # some chunks stick out
 
     def merged(p: ChunkProjection, key: str) -> np.ndarray | None:
         """The chunk to store at ``key`` with the selection's part written in, or None when it
         is to be deleted (left all fill value, with ``write_empty_chunks=False``)."""
         if p.is_complete_chunk and fields is None:
-            if ragged and ctx.is_edge(p.chunk_coords):
+            if ctx.is_edge(p.chunk_coords):
                 chunk = ctx.fill_chunk()
                 chunk[p.chunk_selection] = arr[p.out_selection]
             elif dtype.kind == "O":

@@ -1,4 +1,5 @@
-"""Reading a selection: one task per chunk (fetch → decode → scatter into the output)."""
+"""Reading a selection: one task per chunk (fetch → decode → scatter into the output), or per
+row of chunks spanning the output's last dimension."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ from typing import Any
 
 import numpy as np
 
+from ..config import config
 from ..errors import ShapeMismatchError
 from ..storage.base import Store
-from .chunks import ChunkContext, decode_to_output, filled
+from .chunks import ChunkContext, decode_to_output, filled, scratch
 from .indexing import ChunkProjection
 from .pool import run_tasks, threads_for
 from .sharded import read_sharded
@@ -19,6 +21,22 @@ from .sharded import read_sharded
 #: buffer for every large chunk maps fresh pages (and the C library may hand them back to the
 #: system in between); small allocations are cheap
 TRANSIENT_MIN_BYTES = 64 * 1024
+
+#: a row of complete chunks that together span the output's last dimension is decoded into one
+#: per-worker buffer and copied out with one assignment when each chunk's runs along that
+#: dimension are short (at most ROW_MAX_RUN_BYTES): the output is then written plane by plane
+#: in address order, instead of in each chunk's short runs strided across it, which the CPU
+#: handles badly (for 64^3 float32 chunks of a 512^3 array the copies take 2.5x less time, the
+#: whole read 15-25% less).  Longer runs are copied well enough chunk by chunk, and the second
+#: pass over a buffer beyond ROW_MAX_BYTES (no longer held in the CPU's caches) cost more than it
+#: saved, as did rows of chunks under ROW_MIN_CHUNK_BYTES
+ROW_MAX_RUN_BYTES = 512
+ROW_MAX_BYTES = 8 * 1024 * 1024
+ROW_MIN_CHUNK_BYTES = 64 * 1024
+#: rows are used only when the output is at least this many times the workers' row buffers
+#: together: smaller outputs stay in the CPU caches, where strided copies cost nothing extra,
+#: and the buffers stay a small part of the memory a read needs
+ROW_OUTPUT_FACTOR = 8
 
 
 def read_selection(
@@ -72,22 +90,123 @@ def read_selection(
     else:
         get = store.get
 
+    missing = zero if fill is None and ctx.dtype.kind != "O" else fill  # no fill value: zeros
+
     def read_one(p: ChunkProjection) -> None:
         key = key_of(p.chunk_coords)
         raw = get(key)
         if raw is None:
-            if fill is None and ctx.dtype.kind != "O":
-                out[p.out_selection] = zero  # no fill value: zero bytes of the dtype
-            else:
-                out[p.out_selection] = fill
+            out[p.out_selection] = missing
             return
         decode_to_output(codec, raw, key, p, out, chunk_shape, order)
 
+    def read_row(row: list[ChunkProjection]) -> None:
+        # every chunk of the row whole into this worker's buffer, then the row into ``out``
+        buf = scratch((len(row), *chunk_shape), ctx.dtype)
+        for part, p in zip(buf, row):
+            key = key_of(p.chunk_coords)
+            raw = get(key)
+            if raw is None:
+                part[...] = missing
+            elif not codec.decode_into(raw, part, key):
+                part[...] = codec.decode(raw, key)
+        copy_row(buf, row, out)
+
+    def read_task(task: Any) -> None:
+        if type(task) is list:
+            read_row(task)
+        else:
+            read_one(task)
+
+    projections = list(indexer)
     if ctx.sharding is not None:
-        read_sharded(ctx, list(indexer), out)
+        read_sharded(ctx, projections, out)
+        return out
+    threads = threads_for(store, nbytes)
+    rows = None
+    if codec.decodes_into and not codec.decode_is_view and order == "C":
+        if nbytes >= ROW_MIN_CHUNK_BYTES:
+            workers = config.threads if threads is None else threads
+            rows = chunk_rows(projections, out, chunk_shape, workers)
+    if rows is None:
+        run_tasks(read_one, projections, threads)
     else:
-        run_tasks(read_one, list(indexer), threads_for(store, nbytes))
+        run_tasks(read_task, rows, threads)
     return out
+
+
+def chunk_rows(
+    projections: list[ChunkProjection], out: np.ndarray, chunk_shape: tuple[int, ...], workers: int
+) -> list[Any] | None:
+    """The projections with each row of complete chunks that spans ``out``'s last dimension
+    (C-contiguous, the grid's order of the projections) gathered in a list; None when no row
+    qualifies.
+
+    A row's chunks share every out selection but the last, whose slices follow each other
+    from 0 to the end of the axis; every chunk but the row's last is whole there, and all have
+    the row's lengths in the other dimensions (edge chunks of those hold a part of the same
+    size).
+    """
+    ndim = len(chunk_shape)
+    width = out.shape[-1] if out.ndim else 0
+    if ndim < 2 or out.ndim != ndim or not out.flags.c_contiguous or width <= chunk_shape[-1]:
+        return None
+    if chunk_shape[-1] * out.dtype.itemsize > ROW_MAX_RUN_BYTES:
+        return None
+    per_row = -(-width // chunk_shape[-1])
+    row_bytes = per_row * int(np.prod(chunk_shape, dtype=np.int64)) * out.dtype.itemsize
+    if row_bytes > ROW_MAX_BYTES or out.nbytes < ROW_OUTPUT_FACTOR * max(workers, 1) * row_bytes:
+        return None
+    last = chunk_shape[-1]
+    tasks: list[Any] = []
+    row: list[ChunkProjection] = []
+    lead: Any = None
+    grouped = False
+    for p in projections:
+        sel = p.out_selection
+        s = sel[-1] if type(sel) is tuple and len(sel) == ndim else None
+        if not (p.is_complete_chunk and type(s) is slice and s.step in (None, 1)):
+            tasks.extend(row)
+            row = []
+            tasks.append(p)
+            continue
+        if row and (sel[:-1] != lead or s.start != row[-1].out_selection[-1].stop):
+            tasks.extend(row)
+            row = []
+        if not row:
+            if s.start != 0:
+                tasks.append(p)
+                continue
+            lead = sel[:-1]
+        row.append(p)
+        if s.stop == width:
+            sizes = [q.out_selection[-1].stop - q.out_selection[-1].start for q in row[:-1]]
+            if len(row) == per_row and all(n == last for n in sizes):
+                tasks.append(row)
+                grouped = True
+            else:
+                tasks.extend(row)
+            row = []
+    tasks.extend(row)
+    return tasks if grouped else None
+
+
+def copy_row(buf: np.ndarray, row: list[ChunkProjection], out: np.ndarray) -> None:
+    """Copy a row of decoded chunks (``buf[i]`` holding ``row[i]``, see :func:`chunk_rows`)
+    into ``out``: one assignment for the whole chunks, one for a last, partial one."""
+    lead = row[0].out_selection[:-1]
+    region = out[lead]  # the row's span of every leading dimension, the whole last one
+    lengths = region.shape[:-1]
+    last = buf.shape[-1]
+    src = buf[(slice(None), *(slice(0, n) for n in lengths))]
+    whole = region.shape[-1] // last
+    rest = region.shape[-1] - whole * last
+    if whole:
+        target = region[..., : whole * last].reshape(*lengths, whole, last)
+        # the last axis of ``region`` is contiguous, so splitting it gives a view
+        target[...] = np.moveaxis(src[:whole], 0, -2)
+    if rest:
+        region[..., whole * last :] = src[whole, ..., :rest]
 
 
 def _check_out(out: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> None:

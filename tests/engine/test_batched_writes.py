@@ -1,5 +1,6 @@
 """Writes of small chunks: encoded a batch at a time on the calling thread while pool threads
-store the batches before (``run_pipelined`` + ``Store.set_many``)."""
+store the batches before (``run_pipelined`` + ``Store.set_many``), or stored by the calling
+thread too where the store's writes contend with each other (a DirectoryStore)."""
 
 from __future__ import annotations
 
@@ -82,6 +83,28 @@ def test_small_chunk_writes_hand_batches_to_set_many_on_pool_threads():
     assert sum(n for n, _ in seen) == 4096 and len(seen) >= 32
     assert any(name.startswith("zarrkit") for _, name in seen)  # not all on the caller
     np.testing.assert_array_equal(z[:], data)
+
+
+def test_small_chunks_of_a_directory_store_are_stored_by_the_calling_thread(tmp_path):
+    # files made from two threads at once contend in the file system: a DirectoryStore says so,
+    # and its small chunks are encoded and stored by the caller, a batch at a time
+    seen: list[tuple[int, str]] = []
+
+    class Recording(DirectoryStore):
+        def set_many(self, items):
+            seen.append((len(items), threading.current_thread().name))
+            super().set_many(items)
+
+    assert DirectoryStore.concurrent_small_writes is False
+    assert MemoryStore.concurrent_small_writes is True
+    store = Recording(tmp_path / "a")
+    z = zarrkit.create(shape=(256, 256), chunks=(8, 8), dtype="u1", store=store, zarr_format=3)
+    data = np.arange(256 * 256, dtype="u1").reshape(256, 256)
+    with zarrkit.config.set(threads=4):
+        z[:] = data
+    assert sum(n for n, _ in seen) == 1024 and len(seen) == 1024 // WRITE_BATCH
+    assert {name for _, name in seen} == {threading.current_thread().name}
+    np.testing.assert_array_equal(zarrkit.open_array(str(tmp_path / "a"), mode="r")[:], data)
 
 
 def test_a_failed_batch_stops_the_write_and_leaves_no_temporary_files(tmp_path):

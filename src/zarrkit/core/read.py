@@ -26,10 +26,11 @@ TRANSIENT_MIN_BYTES = 64 * 1024
 #: per-worker buffer and copied out with one assignment when each chunk's runs along that
 #: dimension are short (at most ROW_MAX_RUN_BYTES): the output is then written plane by plane
 #: in address order, instead of in each chunk's short runs strided across it, which the CPU
-#: handles badly (for 64^3 float32 chunks of a 512^3 array the copies take 2.5x less time, the
-#: whole read 15-25% less).  Longer runs are copied well enough chunk by chunk, and the second
-#: pass over a buffer beyond ROW_MAX_BYTES (no longer held in the CPU's caches) cost more than it
-#: saved, as did rows of chunks under ROW_MIN_CHUNK_BYTES
+#: handles badly (for 64^3 float32 chunks of a 512^3 array the copies take 2.5x less time on one
+#: thread; on two, decoding included, the whole read takes 4-8% less).  Longer runs are copied
+#: well enough chunk by chunk, and the second pass over a buffer beyond ROW_MAX_BYTES (no longer
+#: held in the CPU's caches) cost more than it saved, as did rows of chunks under
+#: ROW_MIN_CHUNK_BYTES
 ROW_MAX_RUN_BYTES = 512
 ROW_MAX_BYTES = 8 * 1024 * 1024
 ROW_MIN_CHUNK_BYTES = 64 * 1024
@@ -138,8 +139,8 @@ def read_selection(
 def chunk_rows(
     projections: list[ChunkProjection], out: np.ndarray, chunk_shape: tuple[int, ...], workers: int
 ) -> list[Any] | None:
-    """The projections with each row of complete chunks that spans ``out``'s last dimension
-    (C-contiguous, the grid's order of the projections) gathered in a list; None when no row
+    """The projections, in their order, with each row of complete chunks that spans the last
+    dimension of ``out`` (a C-contiguous array) gathered into one list; None when no row
     qualifies.
 
     A row's chunks share every out selection but the last, whose slices follow each other

@@ -143,8 +143,10 @@ def write_selection(
     threads = threads_for(store, nbytes)
     if threads == 1 and synchronizer is None and len(chunks) > 1:
         # tiny chunks: the caller encodes them a batch at a time while pool threads store the
-        # batches before (per-chunk Python work on one thread, system calls on all of them)
-        run_pipelined(encoded(chunks), store.set_many)
+        # batches before (per-chunk Python work on one thread, system calls on all of them),
+        # or stores them itself when the store's writes contend with each other
+        concurrent = getattr(store, "concurrent_small_writes", True)
+        run_pipelined(encoded(chunks), store.set_many, None if concurrent else 1)
     else:
         run_tasks(write_one, chunks, threads)
 

@@ -12,7 +12,8 @@ zarr-2 style code that treats a store as a dict keeps working.
   the sorted immediate children (keys and "directories") below ``prefix``.
 * Capability flags: ``supports_writes``, ``supports_deletes`` (``False``: deleting a stored key
   raises :class:`~zarrkit.errors.StoreError`, as in a zip file), ``supports_partial_reads``,
-  ``supports_listing``, ``high_latency`` (keep many requests in flight).
+  ``supports_listing``, ``high_latency`` (keep many requests in flight),
+  ``concurrent_small_writes`` (store small values from several threads at once).
 """
 
 from __future__ import annotations
@@ -121,6 +122,10 @@ class Store(MutableMapping):
     #: Requests take long compared with decoding (object storage, HTTP, ...): the engine keeps
     #: ``config.io_threads`` requests in flight instead of one per CPU.
     high_latency: bool = False
+    #: Writing many small values gains from storing batches on pool threads while the calling
+    #: thread encodes the next (``False``: the calling thread does both, for stores whose
+    #: writes contend with each other).
+    concurrent_small_writes: bool = True
 
     # -- the contract -----------------------------------------------------------------------
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:  # type: ignore[override]

@@ -42,7 +42,9 @@ class Config:
         threads taking turns at the interpreter lock are slower than one thread (measured:
         4096^2 uint8 in 32^2 chunks reads in about 0.8x the time with one thread as with
         two).  Their writes are stored a batch at a time by the other threads while the
-        calling thread encodes the next batch.  0 always uses ``threads`` for every chunk.
+        calling thread encodes the next batch (by the calling thread too for stores whose
+        writes contend, such as a local directory).  0 always uses ``threads`` for every
+        chunk.
     zarr_format : int
         Format of new arrays and groups when a creation function is not told.
     write_empty_chunks : bool

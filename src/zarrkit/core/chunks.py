@@ -28,6 +28,9 @@ class ChunkContext:
     fill_value: Any
     sharding: Any = None  # the resolved sharding codec of a sharded array
     ragged: bool = False  # some chunks stick out of the array (the shape is not a multiple)
+    #: what a chunk not stored reads as: the fill value, zero bytes of the dtype when there is
+    #: none (None for object arrays)
+    missing: Any = None
 
     @classmethod
     def build(cls, store: Store, path: str, meta: Any) -> ChunkContext:
@@ -42,6 +45,11 @@ class ChunkContext:
             fill_value=meta.fill_value,
             sharding=getattr(meta, "sharding", None),
             ragged=any(s % c for s, c in zip(meta.shape, meta.chunks)),
+            missing=(
+                np.zeros((), dtype=meta.dtype)[()]
+                if meta.fill_value is None and meta.dtype.kind != "O"
+                else meta.fill_value
+            ),
         )
 
     def key(self, coords: tuple[int, ...]) -> str:

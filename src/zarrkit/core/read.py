@@ -72,11 +72,10 @@ def read_selection(
 
     store = ctx.store
     codec = ctx.codec
-    fill = ctx.fill_value
+    missing = ctx.missing
     chunk_shape = ctx.chunk_shape
     key_of = ctx.key_function()
     order = ctx.meta.order
-    zero = np.zeros((), dtype=ctx.dtype)[()] if ctx.dtype.kind != "O" else None
 
     nbytes = int(np.prod(chunk_shape, dtype=np.int64)) * ctx.dtype.itemsize
     # chains that decode into a buffer are done with the stored bytes when decode_to_output
@@ -90,8 +89,6 @@ def read_selection(
         get = functools.partial(store._get_upto, limit=nbytes + 64)
     else:
         get = store.get
-
-    missing = zero if fill is None and ctx.dtype.kind != "O" else fill  # no fill value: zeros
 
     def read_one(p: ChunkProjection) -> None:
         key = key_of(p.chunk_coords)

@@ -62,11 +62,7 @@ def read_sharded(ctx: ChunkContext, projections: Sequence[ChunkProjection], out:
     store = ctx.store
     inner = sh.inner
     inner_shape = sh.chunk_shape
-    fill = (
-        np.zeros((), dtype=ctx.dtype)[()]
-        if ctx.fill_value is None and ctx.dtype.kind != "O"
-        else ctx.fill_value
-    )
+    missing = ctx.missing
     partial = getattr(store, "supports_partial_reads", False)
 
     threads = threads_for(store)
@@ -86,14 +82,14 @@ def read_sharded(ctx: ChunkContext, projections: Sequence[ChunkProjection], out:
             idx_raw = store.get(key, ByteRange(offset, length))
             if idx_raw is None:
                 for p in ps:
-                    out[p.out_selection] = fill
+                    out[p.out_selection] = missing
                 return
             index = sh.decode_index(idx_raw, key)
             wanted = []
             for p in ps:
                 off, n = index[_local(p.chunk_coords, ratio)]
                 if off == EMPTY:
-                    out[p.out_selection] = fill
+                    out[p.out_selection] = missing
                 else:
                     wanted.append((int(off), int(n), p))
             groups = coalesce(wanted)
@@ -124,13 +120,13 @@ def read_sharded(ctx: ChunkContext, projections: Sequence[ChunkProjection], out:
             raw = store.get(key)
             if raw is None:
                 for p in ps:
-                    out[p.out_selection] = fill
+                    out[p.out_selection] = missing
                 return
             index, view = sh.split_shard(raw, key)
             for p in ps:
                 off, n = index[_local(p.chunk_coords, ratio)]
                 if off == EMPTY:
-                    out[p.out_selection] = fill
+                    out[p.out_selection] = missing
                 else:
                     tasks.append((p, view[int(off) : int(off) + int(n)], f"{key}@{p.chunk_coords}"))
         run_tasks(scatter, tasks)

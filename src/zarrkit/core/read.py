@@ -122,10 +122,10 @@ def read_selection(
         return out
     threads = threads_for(store, nbytes)
     rows = None
-    if codec.decodes_into and not codec.decode_is_view and order == "C":
-        if nbytes >= ROW_MIN_CHUNK_BYTES:
-            workers = config.threads if threads is None else threads
-            rows = chunk_rows(projections, out, chunk_shape, workers)
+    if (codec.decodes_into and not codec.decode_is_view and order == "C"
+            and nbytes >= ROW_MIN_CHUNK_BYTES):
+        workers = config.threads if threads is None else threads
+        rows = chunk_rows(projections, out, chunk_shape, workers)
     if rows is None:
         run_tasks(read_one, projections, threads)
     else:

@@ -108,10 +108,12 @@ def write_selection(
             return None
         return chunk
 
+    key_of = ctx.key_function()
+    no_lock = contextlib.nullcontext()
+
     def write_one(p: ChunkProjection) -> None:
-        key = ctx.key(p.chunk_coords)
-        lock = synchronizer[key] if synchronizer is not None else contextlib.nullcontext()
-        with lock:
+        key = key_of(p.chunk_coords)
+        with synchronizer[key] if synchronizer is not None else no_lock:
             chunk = merged(p, key)
             if chunk is None:
                 store.delete(key)
@@ -122,7 +124,6 @@ def write_selection(
     def encoded(chunks: list[ChunkProjection]) -> Iterator[dict[str, Any]]:
         """The stored values of ``chunks``, a batch at a time (chunks to delete are deleted
         on the way)."""
-        key_of = ctx.key_function()
         for start in range(0, len(chunks), WRITE_BATCH):
             values: dict[str, Any] = {}
             for p in chunks[start : start + WRITE_BATCH]:

@@ -9,7 +9,7 @@ PYTHON  ?= $(shell for p in python3.12 "$$(pyenv root 2>/dev/null)/versions/3.12
            done)
 JOBS    ?= 2
 
-.PHONY: demo test bench bench-quick lint clean
+.PHONY: demo test bench bench-quick lint clean compat-zarr2
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "error: Python 3.12 not found (install it or pass PYTHON=...)" >&2; exit 1; }
@@ -34,6 +34,11 @@ bench: $(STAMP)
 
 bench-quick: $(STAMP)
 	$(PY) benchmarks/run.py --quick
+
+# zarr-python 2.18.7's public-API tests run against zarrkit (downloads the zarr 2 wheel to a temp dir)
+compat-zarr2: $(STAMP)
+	$(PY) tools/zarr2_suite.py --format 2
+	$(PY) tools/zarr2_suite.py --format 3
 
 lint: $(STAMP)
 	$(PY) -m pip install -q ruff

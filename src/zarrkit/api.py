@@ -109,21 +109,25 @@ def init_array(
     zarr_format: int | None = None,
     attributes: dict[str, Any] | None = None,
     v3_options: dict[str, Any] | None = None,
+    **kwargs: Any,
 ) -> None:
     """Initialize an array store with the given configuration.
 
-    Writes the array metadata (``.zarray``), empty attributes (``.zattrs``) and any missing
-    parent groups.
+    Writes the array metadata (``.zarray`` and ``.zattrs``, or ``zarr.json`` with
+    ``zarr_format=3``) and any missing parent groups.  As zarr-python 2's function of
+    the same name, it writes format 2 unless ``zarr_format`` says otherwise, whatever
+    ``zarrkit.config.zarr_format`` is.
 
     Examples
     --------
     >>> from zarrkit.storage import init_array
     >>> store = dict()
-    >>> init_array(store, shape=(10000, 10000), chunks=(1000, 1000), zarr_format=2)
+    >>> init_array(store, shape=(10000, 10000), chunks=(1000, 1000))
     >>> sorted(store.keys())
     ['.zarray', '.zattrs']
     """
-    zarr_format = _check_zarr_format(zarr_format)
+    zarr_format = _check_zarr_format(legacy_format(kwargs, zarr_format, "init_array") or 2)
+    _reject_unknown(kwargs, "init_array")
     s = coerce_store(store)
     cs = None if chunk_store is None else coerce_store(chunk_store)
     path = normalize_path(path)
@@ -158,18 +162,21 @@ def init_group(
     chunk_store: Any = None,
     zarr_format: int | None = None,
     attributes: dict[str, Any] | None = None,
+    **kwargs: Any,
 ) -> None:
-    """Initialize a group store (``.zgroup`` and empty ``.zattrs``, plus missing parents).
+    """Initialize a group store (``.zgroup``, or ``zarr.json`` with ``zarr_format=3``, plus
+    missing parents).  Writes format 2 unless ``zarr_format`` says otherwise, as zarr-python 2.
 
     Examples
     --------
     >>> from zarrkit.storage import init_group
     >>> store = dict()
-    >>> init_group(store, path='foo', zarr_format=2)
+    >>> init_group(store, path='foo')
     >>> sorted(store)
     ['.zattrs', '.zgroup', 'foo/.zattrs', 'foo/.zgroup']
     """
-    zarr_format = _check_zarr_format(zarr_format)
+    zarr_format = _check_zarr_format(legacy_format(kwargs, zarr_format, "init_group") or 2)
+    _reject_unknown(kwargs, "init_group")
     s = coerce_store(store)
     cs = None if chunk_store is None else coerce_store(chunk_store)
     path = normalize_path(path)
@@ -199,10 +206,30 @@ def _pop_v3_options(kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in options.items() if v is not None or k == "compressors"}
 
 
+def legacy_format(kwargs: dict[str, Any], zarr_format: int | None, fn: str) -> int | None:
+    """Take zarr-python 2.18's keywords out of ``kwargs``: ``zarr_version`` names the format,
+    ``storage_transformers`` may only be empty (v3 sharding is ``shards=``), ``meta_array`` and
+    ``partial_decompress`` choose buffers and read strategies zarrkit picks itself."""
+    version = kwargs.pop("zarr_version", None)
+    transformers = kwargs.pop("storage_transformers", None)
+    if transformers:
+        raise ValueError(
+            f"{fn}(): storage_transformers are not supported, got {transformers!r}; "
+            "for sharding give shards= to create_array"
+        )
+    kwargs.pop("meta_array", None)
+    kwargs.pop("partial_decompress", None)
+    if version is None:
+        return zarr_format
+    if version not in (2, 3):
+        raise ValueError(f"{fn}(): zarr_version must be 2 or 3, got {version!r}")
+    if zarr_format is not None and zarr_format != version:
+        raise ValueError(f"{fn}(): zarr_version={version!r} contradicts zarr_format={zarr_format!r}")
+    return version
+
+
 def _reject_unknown(kwargs: dict[str, Any], fn: str) -> None:
-    # zarr-python 2 accepted these for other backends; they have no effect here.
-    for ignorable in ("meta_array", "partial_decompress", "storage_options"):
-        kwargs.pop(ignorable, None)
+    kwargs.pop("storage_options", None)
     if kwargs:
         raise TypeError(f"{fn}() got unexpected keyword argument(s) {sorted(kwargs)}")
 
@@ -283,7 +310,7 @@ def create(
     >>> z.shape, z.chunks, z.dtype
     ((10000, 10000), (1000, 1000), dtype('float64'))
     """
-    zarr_format = _check_zarr_format(zarr_format)
+    zarr_format = _check_zarr_format(legacy_format(kwargs, zarr_format, "create"))
     compressor = _pop_h5py_kwargs(compressor, kwargs)
     attributes = kwargs.pop("attributes", None)
     v3_options = _pop_v3_options(kwargs)
@@ -525,6 +552,7 @@ def open_array(
     """
     _check_mode(mode)
     compressor = _pop_h5py_kwargs(compressor, kwargs)
+    zarr_format = legacy_format(kwargs, zarr_format, "open_array")
     _reject_unknown(kwargs, "open_array")
     store = {} if store is None else _open_store(store, storage_options, read_only=(mode == "r"))
     s = coerce_store(store)
@@ -532,7 +560,7 @@ def open_array(
     create_kwargs = dict(
         chunks=chunks, dtype=dtype, compressor=compressor, fill_value=fill_value, order=order,
         filters=filters, object_codec=object_codec, dimension_separator=dimension_separator,
-        zarr_format=zarr_format,
+        zarr_format=_check_zarr_format(zarr_format),
     )
     open_kwargs = dict(
         synchronizer=synchronizer, cache_metadata=cache_metadata, cache_attrs=cache_attrs,
@@ -546,9 +574,9 @@ def open_array(
             raise ContainsGroupError(f"path {path!r} holds a group, not an array", path)
         if kind is None:
             raise ArrayNotFoundError(f"no array found at path {path!r} of {_describe(store)}", path)
-        return Array(store_arg, path=path, read_only=(mode == "r"), **open_kwargs)
+        return Array(store_arg, path=path, read_only=(mode == "r"), zarr_format=zarr_format, **open_kwargs)
     if mode == "a" and kind == "array":
-        return Array(store_arg, path=path, **open_kwargs)
+        return Array(store_arg, path=path, zarr_format=zarr_format, **open_kwargs)
     if mode == "a" and kind == "group":
         raise ContainsGroupError(f"path {path!r} holds a group, not an array", path)
     if shape is None:
@@ -588,6 +616,7 @@ def group(
     path: str | None = None,
     zarr_format: int | None = None,
     storage_options: dict[str, Any] | None = None,
+    **kwargs: Any,
 ) -> Group:
     """Create a group (or open the one that exists, unless ``overwrite``).
 
@@ -599,7 +628,9 @@ def group(
     Group(/, 0)
       store: DictStore
     """
-    _check_zarr_format(zarr_format)
+    zarr_format = legacy_format(kwargs, zarr_format, "group")
+    _reject_unknown(kwargs, "group")
+    zarr_format = _check_zarr_format(zarr_format)
     store = DictStore() if store is None else _open_store(store, storage_options, read_only=False)
     s = coerce_store(store)
     path = normalize_path(path)
@@ -634,7 +665,9 @@ def open_group(
     ['foo']
     """
     _check_mode(mode)
+    zarr_format = legacy_format(kwargs, zarr_format, "open_group")
     _reject_unknown(kwargs, "open_group")
+    create_format = _check_zarr_format(zarr_format)
     store = DictStore() if store is None else _open_store(store, storage_options, read_only=(mode == "r"))
     s = coerce_store(store)
     path = normalize_path(path)
@@ -649,12 +682,12 @@ def open_group(
         if kind == "array":
             raise ContainsArrayError(f"path {path!r} holds an array, not a group", path)
         if kind is None:
-            init_group(s, path=path, chunk_store=chunk_store, zarr_format=zarr_format)
+            init_group(s, path=path, chunk_store=chunk_store, zarr_format=create_format)
     elif mode == "w":
-        init_group(s, overwrite=True, path=path, chunk_store=chunk_store, zarr_format=zarr_format)
+        init_group(s, overwrite=True, path=path, chunk_store=chunk_store, zarr_format=create_format)
     else:  # 'w-' / 'x'
         _check_free(s, path, overwrite=False)
-        init_group(s, path=path, chunk_store=chunk_store, zarr_format=zarr_format)
+        init_group(s, path=path, chunk_store=chunk_store, zarr_format=create_format)
     return Group(
         store_arg,
         path=path,
@@ -662,6 +695,7 @@ def open_group(
         chunk_store=chunk_store,
         cache_attrs=cache_attrs,
         synchronizer=synchronizer,
+        zarr_format=zarr_format,
     )
 
 

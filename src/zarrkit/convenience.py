@@ -31,7 +31,7 @@ from .config import config
 from .core.array import Array
 from .core.group import Group, TreeView
 from .core.normalize import normalize_path
-from .errors import NodeNotFoundError, ZarrkitError
+from .errors import CopyError, NodeNotFoundError, ZarrkitError
 from .metadata import io
 from .storage.base import Store
 from .storage.coerce import coerce_store
@@ -50,10 +50,6 @@ __all__ = [
 ]
 
 
-class CopyError(ZarrkitError, RuntimeError):
-    """A copy cannot proceed: an object exists in the destination and ``if_exists='raise'``."""
-
-
 # -- opening what users pass as a store -----------------------------------------------------------
 def _open_store(store: Any, mode: str) -> tuple[Store, bool]:
     """``(store, we_opened_it)``: paths and URLs are opened here (and must be closed here); a
@@ -68,7 +64,8 @@ def _open_store(store: Any, mode: str) -> tuple[Store, bool]:
     return coerce_store(store), False
 
 
-def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: str | None = None, **kwargs: Any) -> None:
+def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: str | None = None,
+               zarr_version: int | None = None, **kwargs: Any) -> None:
     """Save a NumPy array (or array-like) to the local file system or another store.
 
     Parameters
@@ -97,13 +94,15 @@ def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: st
 
     s, close = _open_store(store, "w")
     try:
-        array(arr, store=s, overwrite=True, path=path, zarr_format=zarr_format, **kwargs)
+        array(arr, store=s, overwrite=True, path=path, zarr_format=zarr_format,
+              zarr_version=zarr_version, **kwargs)
     finally:
         if close:
             s.close()  # a zip file is only complete once closed
 
 
-def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str | None = None, **kwargs: Any) -> None:
+def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str | None = None,
+               zarr_version: int | None = None, **kwargs: Any) -> None:
     """Save several NumPy arrays in a group: positional ones as ``arr_0``, ``arr_1``, ...,
     keyword ones under their keyword.
 
@@ -134,11 +133,13 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
     """
     if not args and not kwargs:
         raise ValueError("at least one array must be provided")
-    from .api import init_group
+    from .api import init_group, legacy_format
 
+    zarr_format = legacy_format({"zarr_version": zarr_version}, zarr_format, "save_group")
     s, close = _open_store(store, "w")
     try:
-        init_group(s, overwrite=True, path=path, zarr_format=zarr_format)
+        init_group(s, overwrite=True, path=path,
+                   zarr_format=config.zarr_format if zarr_format is None else zarr_format)
         grp = Group(s, path=path)
         for i, arr in enumerate(args):
             grp.create_dataset(f"arr_{i}", data=arr, overwrite=True)
@@ -149,7 +150,8 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
             s.close()
 
 
-def save(store: Any, *args: Any, zarr_format: int | None = None, path: str | None = None, **kwargs: Any) -> None:
+def save(store: Any, *args: Any, zarr_format: int | None = None, path: str | None = None,
+         zarr_version: int | None = None, **kwargs: Any) -> None:
     """Save one array (:func:`save_array`) or several in a group (:func:`save_group`).
 
     Examples
@@ -164,9 +166,9 @@ def save(store: Any, *args: Any, zarr_format: int | None = None, path: str | Non
     if not args and not kwargs:
         raise ValueError("at least one array must be provided")
     if len(args) == 1 and not kwargs:
-        save_array(store, args[0], zarr_format=zarr_format, path=path)
+        save_array(store, args[0], zarr_format=zarr_format, path=path, zarr_version=zarr_version)
     else:
-        save_group(store, *args, zarr_format=zarr_format, path=path, **kwargs)
+        save_group(store, *args, zarr_format=zarr_format, path=path, zarr_version=zarr_version, **kwargs)
 
 
 class LazyLoader(Mapping):
@@ -198,7 +200,8 @@ class LazyLoader(Mapping):
         return "<LazyLoader: " + ", ".join(sorted(self.grp.array_keys())) + ">"
 
 
-def load(store: Any, zarr_format: int | None = None, path: str | None = None) -> Any:
+def load(store: Any, zarr_format: int | None = None, path: str | None = None,
+         zarr_version: int | None = None) -> Any:
     """Load what :func:`save` saved: an array as a NumPy array, a group as a lazy mapping of
     its arrays (each read on first access).
 

@@ -28,6 +28,10 @@ __all__ = [
     "BoundsCheckError",
     "ShapeMismatchError",
     "StoreError",
+    "PathNotFoundError",
+    "VindexInvalidSelectionError",
+    "CopyError",
+    "BadCompressorError",
 ]
 
 
@@ -35,11 +39,12 @@ class ZarrkitError(Exception):
     """Base class of every error raised by zarrkit."""
 
 
-class NodeNotFoundError(ZarrkitError, FileNotFoundError, KeyError):
+class NodeNotFoundError(ZarrkitError, FileNotFoundError, KeyError, ValueError):
     """No array or group exists at the requested path.
 
-    Derives from ``FileNotFoundError`` (opening a missing node) and ``KeyError`` (a missing
-    group member, ``g['nope']``), as zarr-python 2 users expect either.
+    Derives from ``FileNotFoundError`` (opening a missing node), ``KeyError`` (a missing group
+    member, ``g['nope']``) and ``ValueError`` (what zarr-python 2 raised), so each of those
+    ``except`` clauses catches it.
     """
 
     def __init__(self, message: str, path: str | None = None):
@@ -58,8 +63,14 @@ class GroupNotFoundError(NodeNotFoundError):
     """No group exists at the requested path."""
 
 
-class NodeExistsError(ZarrkitError, FileExistsError):
-    """A node already exists where a new one was to be created (mode ``'w-'``)."""
+class PathNotFoundError(NodeNotFoundError):
+    """Nothing (neither array nor group) exists at the requested path."""
+
+
+class NodeExistsError(ZarrkitError, FileExistsError, ValueError):
+    """A node already exists where a new one was to be created (mode ``'w-'``), or a node of
+    the other kind is in the way.  A ``FileExistsError`` and, as in zarr-python 2, a
+    ``ValueError``."""
 
     def __init__(self, message: str, path: str | None = None):
         super().__init__(message)
@@ -144,6 +155,10 @@ class SelectionError(ZarrkitError, IndexError):
     """A selection is not valid for the array (wrong type, too many indices, ...)."""
 
 
+class VindexInvalidSelectionError(SelectionError):
+    """A selection ``vindex`` cannot take (only integer arrays or one Boolean mask)."""
+
+
 class BoundsCheckError(SelectionError):
     """An index is out of bounds for the array's shape."""
 
@@ -154,3 +169,12 @@ class ShapeMismatchError(ZarrkitError, ValueError):
 
 class StoreError(ZarrkitError, OSError):
     """A store operation failed (I/O error, bad configuration)."""
+
+
+class CopyError(ZarrkitError, RuntimeError):
+    """A copy cannot proceed: the destination exists and ``if_exists='raise'``, or source and
+    destination are the same."""
+
+
+#: zarr-python 2's name for a compressor argument that is not a codec
+BadCompressorError = UnsupportedCodecError

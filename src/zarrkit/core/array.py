@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..codecs.registry import format_codec
-from ..errors import ReadOnlyError, ShapeMismatchError
+from ..errors import ArrayNotFoundError, ReadOnlyError, ShapeMismatchError
 from ..metadata import io
 from ..metadata.dtypes import normalize_fill_value
 from ..storage.base import Store
@@ -83,9 +83,15 @@ class Array:
         cache_attrs: bool = True,
         write_empty_chunks: bool = True,
         *,
+        zarr_format: int | None = None,
+        zarr_version: int | None = None,
+        partial_decompress: bool = False,
+        meta_array: Any = None,
         _meta: Any = None,
         _is_view: bool = False,
     ):
+        # partial_decompress and meta_array (zarr-python 2) choose read strategies and output
+        # buffers; zarrkit decodes partially where the codec allows and returns NumPy arrays.
         self._store: Store = coerce_store(store)
         # Keep the user's mapping object for display and ``.store`` (a plain dict stays a dict).
         self._store_arg = store if isinstance(store, Mapping) else self._store
@@ -102,7 +108,14 @@ class Array:
         self._cache_attrs = cache_attrs
         self._write_empty_chunks = write_empty_chunks
         self._is_view = _is_view
-        self._set_meta(_meta if _meta is not None else io.load_array_metadata(self._store, self._path))
+        meta = _meta if _meta is not None else io.load_array_metadata(self._store, self._path)
+        wanted = zarr_version if zarr_format is None else zarr_format
+        if wanted is not None and wanted != meta.zarr_format:
+            raise ArrayNotFoundError(
+                f"no Zarr v{wanted} array at path {self._path!r} (the array there is v{meta.zarr_format})",
+                self._path,
+            )
+        self._set_meta(meta)
         self._attrs = Attributes(
             self._store,
             self._path,

@@ -64,6 +64,10 @@ class Group(Mapping):
         chunk_store: Any = None,
         cache_attrs: bool = True,
         synchronizer: Any = None,
+        zarr_version: int | None = None,
+        *,
+        zarr_format: int | None = None,
+        meta_array: Any = None,
     ):
         self._store: Store = coerce_store(store)
         self._store_arg = store if isinstance(store, Mapping) else self._store
@@ -78,6 +82,12 @@ class Group(Mapping):
         if kind is None:
             raise GroupNotFoundError(f"no group found at path {self._path!r}", self._path)
         self._zarr_format = io.check_group(self._store, self._path)
+        wanted = zarr_version if zarr_format is None else zarr_format
+        if wanted is not None and wanted != self._zarr_format:
+            raise GroupNotFoundError(
+                f"no Zarr v{wanted} group at path {self._path!r} (the group there is v{self._zarr_format})",
+                self._path,
+            )
         self._attrs = Attributes(
             self._store,
             self._path,

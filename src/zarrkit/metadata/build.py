@@ -85,6 +85,15 @@ def _normalize_dtype(dtype: Any, object_codec: Any) -> tuple[np.dtype, Any]:
     return dt, object_codec
 
 
+def _none_if_empty(compressor: Any) -> Any:
+    # zarr-python 2 took compressor=[] (no codecs) and compressor='none' to mean no compressor
+    if isinstance(compressor, (list, tuple)) and not compressor:
+        return None
+    if isinstance(compressor, str) and compressor == "none":
+        return None
+    return compressor
+
+
 def build_array_metadata(
     shape: Any,
     chunks: Any = True,
@@ -102,6 +111,7 @@ def build_array_metadata(
     dt, object_codec = _normalize_dtype(dtype, object_codec)
     chunks = normalize_chunks(chunks, shape, dt.itemsize)
     order = normalize_order(order)
+    compressor = _none_if_empty(compressor)
     if isinstance(compressor, str) and compressor == "default":
         compressor = default_compressor()
     # v3 codec objects and JSON forms are turned into numcodecs codecs here, so that a codec
@@ -176,6 +186,7 @@ def build_array_metadata_v3(
         grid = normalize_chunks(chunks, shape, dt.itemsize)
     else:
         inner = normalize_chunks(chunks, shape, dt.itemsize)
+        compressors = _none_if_empty(compressors)
         if compressors == "default":
             compressors = default_compressor()
         bb = to_v3_codecs(compressors, "compressors", BytesBytesCodec)

@@ -15,9 +15,10 @@ from typing import Any
 
 from ..errors import MetadataError, NodeNotFoundError
 from ..storage.base import ByteRange, Store, join_path
+from ..storage.coerce import coerce_store
 from . import io, v2, v3
 
-__all__ = ["ConsolidatedStore", "consolidate", "load_consolidated", "ZMETADATA"]
+__all__ = ["ConsolidatedStore", "ConsolidatedMetadataStore", "consolidate", "load_consolidated", "ZMETADATA"]
 
 ZMETADATA = ".zmetadata"
 _META_NAMES = (v2.ARRAY_KEY, v2.GROUP_KEY, v2.ATTRS_KEY, v3.ZARR_JSON)
@@ -105,6 +106,51 @@ def load_consolidated(
             f"zarr_consolidated_format: expected 1, got {doc.get('zarr_consolidated_format')!r}", key2
         )
     return {join_path(path, k): _reserialize(v) for k, v in doc["metadata"].items()}
+
+
+class ConsolidatedMetadataStore(Store):
+    """zarr-python 2's read-only store of the documents in a v2 consolidated metadata key.
+
+    Reads and listings answer from the ``.zmetadata`` document read once at creation; chunks
+    are not in it (open arrays with ``chunk_store=`` the original store, or use
+    :func:`zarrkit.open_consolidated`, which does that for you).
+
+    Examples
+    --------
+    >>> import zarrkit
+    >>> from zarrkit.storage import ConsolidatedMetadataStore
+    >>> store = {}
+    >>> _ = zarrkit.group(store, zarr_format=2).zeros('a', shape=4)
+    >>> _ = zarrkit.consolidate_metadata(store)
+    >>> sorted(ConsolidatedMetadataStore(store))
+    ['.zattrs', '.zgroup', 'a/.zarray', 'a/.zattrs']
+    """
+
+    read_only = True
+    supports_writes = False
+
+    def __init__(self, store: Any, metadata_key: str = ZMETADATA):
+        self.store = coerce_store(store)
+        self.metadata_key = metadata_key
+        doc = io.read_json(self.store, metadata_key)
+        if doc is None:
+            raise KeyError(metadata_key)
+        if not isinstance(doc, dict) or doc.get("zarr_consolidated_format") != 1:
+            got = doc.get("zarr_consolidated_format") if isinstance(doc, dict) else doc
+            raise MetadataError(f"zarr_consolidated_format: expected 1, got {got!r}", metadata_key)
+        if not isinstance(doc.get("metadata"), dict):
+            raise MetadataError("expected {'metadata': {...}, 'zarr_consolidated_format': 1}", metadata_key)
+        self.docs = {k: _reserialize(v) for k, v in doc["metadata"].items()}
+
+    def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
+        value = self.docs.get(key)
+        return value if value is None or byte_range is None else byte_range.slice(value)
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        return iter([k for k in self.docs if k.startswith(prefix)])
+
+    def __repr__(self) -> str:
+        return f"ConsolidatedMetadataStore({self.store!r})"
 
 
 def _reserialize(doc: Any) -> bytes:

@@ -13,7 +13,7 @@ import numcodecs
 from .base import ByteRange, Store
 from .coerce import coerce_store
 from .local import DirectoryStore, NestedDirectoryStore, TempStore
-from .mapping import MappingStore
+from .mapping import KVStore, MappingStore
 from .memory import DictStore, MemoryStore
 from .dbm import DBMStore
 from .fsspec import FSStore, FsspecStore
@@ -26,6 +26,26 @@ from .wrappers import CountingStore, LatencyStore, LRUStoreCache, ReadOnlyStore,
 #: The compressor new arrays get when none is given; assign another codec (or ``None``) to
 #: change the default for every array created afterwards.
 default_compressor: Any = numcodecs.Blosc(cname="lz4", clevel=5, shuffle=numcodecs.Blosc.SHUFFLE)
+
+#: zarr-python 2's names of the v2 metadata keys
+array_meta_key = ".zarray"
+group_meta_key = ".zgroup"
+attrs_key = ".zattrs"
+
+# zarr-python 2's ``zarr.storage`` functions, which know about metadata: they live in the API
+# layer and are resolved on first use (this package is below it)
+_FUNCTIONS = {
+    "init_array": "api",
+    "init_group": "api",
+    "contains_array": "store_functions",
+    "contains_group": "store_functions",
+    "getsize": "store_functions",
+    "listdir": "store_functions",
+    "rmdir": "store_functions",
+    "rename": "store_functions",
+    "normalize_store_arg": "store_functions",
+    "ConsolidatedMetadataStore": "store_functions",
+}
 
 __all__ = [
     "ByteRange",
@@ -43,6 +63,10 @@ __all__ = [
     "LMDBStore",
     "RedisStore",
     "MappingStore",
+    "KVStore",
+    "array_meta_key",
+    "group_meta_key",
+    "attrs_key",
     "WrapperStore",
     "ReadOnlyStore",
     "CountingStore",
@@ -50,18 +74,16 @@ __all__ = [
     "LRUStoreCache",
     "coerce_store",
     "default_compressor",
-    "init_array",
-    "init_group",
     "migrate_1to2",
+    *_FUNCTIONS,
 ]
 
 
 def __getattr__(name: str) -> Any:
-    # these live with the API / metadata code, which imports this package
-    if name in ("init_array", "init_group"):
-        from .. import api
+    if name in _FUNCTIONS:
+        import importlib
 
-        return getattr(api, name)
+        return getattr(importlib.import_module(f"..{_FUNCTIONS[name]}", __name__), name)
     if name == "migrate_1to2":
         from ..metadata.v1 import migrate_1to2
 

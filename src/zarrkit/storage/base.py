@@ -126,12 +126,41 @@ class Store(MutableMapping):
     #: thread encodes the next (``False``: the calling thread does both, for stores whose
     #: writes contend with each other).
     concurrent_small_writes: bool = True
+    #: Separator between chunk indices in the keys of new v2 arrays created in this store
+    #: (``'.'`` when None); zarr-python 2's stores took it as ``dimension_separator=``.
+    dimension_separator: str | None = None
+    #: zarr-python 2's ``normalize_keys``: keys are lower-cased before use.
+    normalize_keys: bool = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # A store written for zarr-python 2 implements the MutableMapping methods
+        # (__getitem__, __setitem__, __delitem__, __iter__) and none of the contract: the
+        # contract is then served through them.
+        super().__init_subclass__(**kwargs)
+        if cls.__getitem__ is not Store.__getitem__ and cls._get is Store._get:
+            cls._get = _get_through_getitem  # type: ignore[method-assign]
+        if cls.__setitem__ is not Store.__setitem__ and cls._set is Store._set:
+            cls._set = _set_through_setitem  # type: ignore[method-assign]
+        if cls.__delitem__ is not Store.__delitem__ and cls._delete is Store._delete:
+            cls._delete = _delete_through_delitem  # type: ignore[method-assign]
+        if cls.__iter__ is not Store.__iter__ and cls.list_prefix is Store.list_prefix:
+            cls.list_prefix = _list_through_iter  # type: ignore[method-assign]
+
+    def _checked(self, key: str) -> str:
+        """``key`` validated (and lower-cased for a store that normalizes keys)."""
+        validate_key(key)
+        return key.lower() if self.normalize_keys else key
+
+    @staticmethod
+    def _check_dimension_separator(dimension_separator: str | None) -> str | None:
+        if dimension_separator not in (None, ".", "/"):
+            raise ValueError(f"dimension_separator must be '.' or '/', got {dimension_separator!r}")
+        return dimension_separator
 
     # -- the contract -----------------------------------------------------------------------
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:  # type: ignore[override]
         """Return the value stored at ``key`` (or part of it), or ``None`` if it is missing."""
-        validate_key(key)
-        return self._get(key, byte_range)
+        return self._get(self._checked(key), byte_range)
 
     def get_transient(
         self, key: str, byte_range: ByteRange | None = None
@@ -156,7 +185,7 @@ class Store(MutableMapping):
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
         """Store ``value`` at ``key``, replacing any previous value atomically where possible."""
         self._check_writable()
-        validate_key(key)
+        key = self._checked(key)
         self._set(key, ensure_bytes_like(value, key))
 
     def set_many(self, items: Mapping[str, bytes | bytearray | memoryview]) -> None:
@@ -187,8 +216,7 @@ class Store(MutableMapping):
     def delete(self, key: str) -> None:
         """Remove ``key``; removing a missing key is not an error."""
         self._check_writable()
-        validate_key(key)
-        self._delete(key)
+        self._delete(self._checked(key))
 
     def exists(self, key: str) -> bool:
         """Whether a value is stored at ``key``."""
@@ -220,6 +248,24 @@ class Store(MutableMapping):
         """Size in bytes of the value at ``key`` (0 if missing)."""
         value = self.get(key)
         return 0 if value is None else len(value)
+
+    def rename(self, src_path: str, dst_path: str) -> None:
+        """Move the value at ``src_path``, and every value below it, to ``dst_path``."""
+        self._check_writable()
+        src, dst = src_path.strip("/"), dst_path.strip("/")
+        validate_key(src)
+        validate_key(dst)
+        moves = [(k, dst + k[len(src):]) for k in self.list_prefix(src + "/")]
+        if self.get(src) is not None:
+            moves.append((src, dst))
+        if not moves:
+            raise KeyError(src_path)
+        for old, new in moves:
+            value = self.get(old)
+            if value is not None:
+                self.set(new, value)
+        for old, _ in moves:
+            self.delete(old)
 
     def close(self) -> None:
         """Release resources held by the store (files, connections)."""
@@ -260,13 +306,16 @@ class Store(MutableMapping):
 
     def __delitem__(self, key: str) -> None:
         self._check_writable()
-        validate_key(key)
+        key = self._checked(key)
         if self._get(key, None) is None:
             raise KeyError(key)
         self._delete(key)
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and bool(key) and self.get(key) is not None
+        # a key no store can hold ('c/', '../x') is simply not in it
+        if not isinstance(key, str) or _BAD_KEY.search(key) is not None:
+            return False
+        return self.get(key) is not None
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.list_prefix(""))
@@ -284,6 +333,31 @@ class Store(MutableMapping):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _get_through_getitem(self: Store, key: str, byte_range: ByteRange | None) -> bytes | None:
+    try:
+        value = type(self).__getitem__(self, key)
+    except KeyError:
+        return None
+    value = value if isinstance(value, bytes) else bytes(memoryview(value).cast("B"))
+    return value if byte_range is None else byte_range.slice(value)
+
+
+def _set_through_setitem(self: Store, key: str, value: bytes | memoryview) -> None:
+    type(self).__setitem__(self, key, bytes(value))
+
+
+def _delete_through_delitem(self: Store, key: str) -> None:
+    try:
+        type(self).__delitem__(self, key)
+    except KeyError:
+        pass
+
+
+def _list_through_iter(self: Store, prefix: str) -> Iterator[str]:
+    keys = list(type(self).__iter__(self))
+    return iter(keys) if not prefix else (k for k in keys if k.startswith(prefix))
 
 
 def ensure_bytes_like(value: Any, key: str = "") -> bytes | memoryview:

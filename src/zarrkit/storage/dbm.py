@@ -77,10 +77,15 @@ class DBMStore(Store):
         self,
         path: Any,
         flag: str = "c",
+        mode: int = 0o666,
         open: Callable[..., Any] | None = None,
         write_lock: bool = True,
+        dimension_separator: str | None = None,
         **open_kwargs: Any,
     ) -> None:
+        if self._check_dimension_separator(dimension_separator) is not None:
+            self.dimension_separator = dimension_separator
+        self.mode = mode
         if not isinstance(flag, str) or not flag or flag[0] not in "cwrn":
             raise ValueError(f"DBMStore flag must start with 'c', 'w', 'r' or 'n', got {flag!r}")
         self.path = os.path.abspath(os.fspath(path))
@@ -92,7 +97,7 @@ class DBMStore(Store):
         self._lock: Any = threading.RLock() if write_lock else nullcontext()
         self._closed = False
         try:
-            self.db = self.open(self.path, flag, **open_kwargs)
+            self.db = self.open(self.path, flag, mode, **open_kwargs)
         except FileNotFoundError:
             raise FileNotFoundError(f"DBM database {self.path!r} does not exist") from None
         except _dbm.error[0] as exc:  # dbm.error is a tuple of the backends' error classes
@@ -225,12 +230,14 @@ class DBMStore(Store):
             self.flush()  # the copy must see everything written so far
         return {
             "path": self.path, "flag": self.flag, "open": self.open,
-            "write_lock": self.write_lock, "open_kwargs": self.open_kwargs,
+            "write_lock": self.write_lock, "open_kwargs": self.open_kwargs, "mode": self.mode,
+            "dimension_separator": self.dimension_separator,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         flag = state["flag"]
         if flag[0] == "n":  # reopening must not empty the database again
             flag = "c" + flag[1:]
-        self.__init__(state["path"], flag=flag, open=state["open"],
-                      write_lock=state["write_lock"], **state["open_kwargs"])
+        self.__init__(state["path"], flag=flag, mode=state.get("mode", 0o666), open=state["open"],
+                      write_lock=state["write_lock"],
+                      dimension_separator=state.get("dimension_separator"), **state["open_kwargs"])

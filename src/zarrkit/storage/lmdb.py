@@ -95,8 +95,11 @@ class LMDBStore(Store):
         buffers: bool = True,
         map_size: int = DEFAULT_MAP_SIZE,
         read_only: bool = False,
+        dimension_separator: str | None = None,
         **kwargs: Any,
     ) -> None:
+        if self._check_dimension_separator(dimension_separator) is not None:
+            self.dimension_separator = dimension_separator
         lmdb = _import_lmdb()
         self._lmdb = lmdb
         self.path = os.path.abspath(os.fspath(path))
@@ -323,8 +326,10 @@ class LMDBStore(Store):
         return {
             "path": self.path, "buffers": self.buffers, "map_size": self.map_size,
             "read_only": self.read_only, "kwargs": self.kwargs,
+            "dimension_separator": self.dimension_separator,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["path"], buffers=state["buffers"], map_size=state["map_size"],
-                      read_only=state["read_only"], **state["kwargs"])
+                      read_only=state["read_only"],
+                      dimension_separator=state.get("dimension_separator"), **state["kwargs"])

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import InvalidPathError, StoreError
-from .base import ByteRange, Store, ensure_bytes_like, validate_key, validate_prefix
+from .base import _BAD_KEY, ByteRange, Store, ensure_bytes_like, validate_key, validate_prefix
 
 __all__ = ["DirectoryStore", "NestedDirectoryStore", "TempStore"]
 
@@ -193,19 +193,19 @@ class DirectoryStore(Store):
     def __init__(
         self,
         path: Any,
+        normalize_keys: bool = False,
         dimension_separator: str | None = None,
         read_only: bool = False,
         fsync: bool = False,
     ) -> None:
+        if isinstance(normalize_keys, str):  # DirectoryStore(path, '/') before normalize_keys
+            normalize_keys, dimension_separator = False, normalize_keys
         self.path = os.path.abspath(os.fspath(path))
         if os.path.exists(self.path) and not os.path.isdir(self.path):
             raise StoreError(f"DirectoryStore path {self.path!r} exists and is not a directory")
-        if dimension_separator is not None:
-            if dimension_separator not in (".", "/"):
-                raise ValueError(
-                    f"dimension_separator must be '.' or '/', got {dimension_separator!r}"
-                )
+        if self._check_dimension_separator(dimension_separator) is not None:
             self.dimension_separator = dimension_separator
+        self.normalize_keys = bool(normalize_keys)
         self.read_only = read_only
         self.fsync = fsync
         self._dirs: set[str] = set()  # directories known to exist (saves a stat per write)
@@ -325,8 +325,7 @@ class DirectoryStore(Store):
         :meth:`Store.get_transient`): reading chunk after chunk allocates no memory."""
         if type(self)._get is not DirectoryStore._get:  # a subclass reads its own way
             return self.get(key, byte_range)
-        validate_key(key)
-        return self._read(key, byte_range, True)
+        return self._read(self._checked(key), byte_range, True)
 
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         return self._read(key, byte_range, False)  # type: ignore[return-value]
@@ -334,8 +333,8 @@ class DirectoryStore(Store):
     def _get_upto(self, key: str, limit: int) -> bytes | None:
         """The whole value at a (valid) ``key`` expected to hold at most ``limit`` bytes: one
         read of ``limit + 1`` bytes, no size query (small chunks read one after the other)."""
-        if type(self)._get is not DirectoryStore._get:  # a subclass reads its own way
-            return self._get(key, None)
+        if type(self)._get is not DirectoryStore._get or self.normalize_keys:
+            return self.get(key)  # a subclass reads its own way, or the key changes
         fn = self._root_sep + key if _POSIX else self._file(key)
         if key.rpartition("/")[0] not in self._confined:
             self._check_dir(key)
@@ -398,7 +397,7 @@ class DirectoryStore(Store):
             super().set_parts(key, parts)
             return
         self._check_writable()
-        validate_key(key)
+        key = self._checked(key)
         self._write(key, [memoryview(ensure_bytes_like(p, key)) for p in parts])
 
     def set_many(self, items: Any) -> None:
@@ -410,9 +409,7 @@ class DirectoryStore(Store):
             return
         self._check_writable()
         tmp_name = TEMP_MARKER + _unique() + "-"  # this call's temporary names: + a number
-        pending = list(items.items())
-        for key, _ in pending:
-            validate_key(key)
+        pending = [(self._checked(key), value) for key, value in items.items()]
         i = 0
         while i < len(pending):
             # the values whose keys share a directory (consecutive keys, as chunks are written)
@@ -549,7 +546,7 @@ class DirectoryStore(Store):
         self._prune_dirs(os.path.dirname(fn))
 
     def exists(self, key: str) -> bool:
-        validate_key(key)
+        key = self._checked(key)
         fn = self._file(key)
         if not os.path.isfile(fn):
             return False
@@ -560,12 +557,12 @@ class DirectoryStore(Store):
         return not os.path.islink(fn) or self._inside(fn)
 
     def __contains__(self, key: object) -> bool:
-        if not isinstance(key, str) or not key:
+        if not isinstance(key, str) or _BAD_KEY.search(key) is not None:
             return False
         return self.exists(key)
 
     def getsize(self, key: str) -> int:
-        validate_key(key)
+        key = self._checked(key)
         if not self.exists(key):
             return 0
         try:
@@ -707,8 +704,16 @@ class NestedDirectoryStore(DirectoryStore):
 
     dimension_separator = "/"
 
-    def __init__(self, path: Any, read_only: bool = False) -> None:
-        super().__init__(path, dimension_separator="/", read_only=read_only)
+    def __init__(
+        self, path: Any, normalize_keys: bool = False, dimension_separator: str | None = "/",
+        read_only: bool = False, fsync: bool = False,
+    ) -> None:
+        if dimension_separator not in (None, "/"):
+            raise ValueError(
+                f"NestedDirectoryStore only supports '/' as dimension_separator, got {dimension_separator!r}"
+            )
+        super().__init__(path, normalize_keys=normalize_keys, dimension_separator="/",
+                         read_only=read_only, fsync=fsync)
 
 
 class TempStore(DirectoryStore):
@@ -724,10 +729,10 @@ class TempStore(DirectoryStore):
 
     def __init__(
         self, suffix: str = "", prefix: str = "zarrkit", dir: str | None = None,
-        dimension_separator: str | None = None,
+        normalize_keys: bool = False, dimension_separator: str | None = None,
     ) -> None:
         path = tempfile.mkdtemp(suffix=suffix, prefix=prefix, dir=dir)
-        super().__init__(path, dimension_separator=dimension_separator)
+        super().__init__(path, normalize_keys=normalize_keys, dimension_separator=dimension_separator)
         atexit.register(shutil.rmtree, path, True)
 
     def close(self) -> None:

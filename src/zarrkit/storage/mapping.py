@@ -7,7 +7,7 @@ from typing import Any
 
 from .base import ByteRange, Store
 
-__all__ = ["MappingStore"]
+__all__ = ["MappingStore", "KVStore"]
 
 
 class MappingStore(Store):
@@ -73,6 +73,22 @@ class MappingStore(Store):
         return isinstance(other, MappingStore) and other.mapping is self.mapping
 
     __hash__ = object.__hash__
+
+
+class KVStore(MappingStore):
+    """zarr-python 2's name for a store over a user's mapping: ``KVStore(dict())``.
+
+    Examples
+    --------
+    >>> import zarrkit
+    >>> d = {}
+    >>> z = zarrkit.zeros(4, chunks=2, store=zarrkit.storage.KVStore(d), zarr_format=2)
+    >>> sorted(d)
+    ['.zarray', '.zattrs']
+    """
+
+    def __repr__(self) -> str:
+        return f"KVStore({type(self.mapping).__name__})"
 
 
 def _to_bytes(value: Any, key: str) -> bytes:

@@ -24,9 +24,16 @@ class MemoryStore(Store):
     ['zarr.json']
     """
 
-    def __init__(self) -> None:
-        self._data: dict[str, bytes] = {}
+    def __init__(
+        self, root: dict[str, bytes] | None = None, cls: type = dict,
+        dimension_separator: str | None = None,
+    ) -> None:
+        # ``root``: a dict of keys to values to hold the data (its values are visible there,
+        # as zarr-python 3's MemoryStore(dict)); ``cls``: the mapping type of a new one
+        self._data: dict[str, bytes] = cls() if root is None else root
         self._lock = threading.Lock()
+        if self._check_dimension_separator(dimension_separator) is not None:
+            self.dimension_separator = dimension_separator
 
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         value = self._data.get(key)
@@ -35,6 +42,8 @@ class MemoryStore(Store):
         return byte_range.slice(value)
 
     def get_many(self, keys):  # noqa: D102 - contract documented on Store
+        if self.normalize_keys:
+            return super().get_many(keys)
         data = self._data
         return {validate_key(k): data.get(k) for k in keys}
 
@@ -52,7 +61,7 @@ class MemoryStore(Store):
         return (k for k in keys if k.startswith(prefix))
 
     def getsize(self, key: str) -> int:
-        value = self._data.get(validate_key(key))
+        value = self._data.get(self._checked(key))
         return 0 if value is None else len(value)
 
     def clear(self) -> None:
@@ -67,11 +76,13 @@ class MemoryStore(Store):
         return f"{type(self).__name__}({len(self._data)} keys)"
 
     def __getstate__(self):
-        return {"data": dict(self._data), "read_only": self.read_only}
+        return {"data": dict(self._data), "read_only": self.read_only,
+                "dimension_separator": self.dimension_separator}
 
     def __setstate__(self, state) -> None:
         self._data = state["data"]
         self.read_only = state["read_only"]
+        self.dimension_separator = state.get("dimension_separator")
         self._lock = threading.Lock()
 
 

@@ -80,7 +80,11 @@ class SQLiteStore(Store):
 
     supports_partial_reads = True
 
-    def __init__(self, path: Any, read_only: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self, path: Any, read_only: bool = False, dimension_separator: str | None = None, **kwargs: Any
+    ) -> None:
+        if self._check_dimension_separator(dimension_separator) is not None:
+            self.dimension_separator = dimension_separator
         self._memory = isinstance(path, str) and path == ":memory:"
         self.path = path if self._memory else os.path.abspath(os.fspath(path))
         self.read_only = bool(read_only)
@@ -335,10 +339,12 @@ class SQLiteStore(Store):
     def __getstate__(self) -> dict[str, Any]:
         if self._memory:
             raise TypeError("an in-memory SQLiteStore (':memory:') cannot be pickled")
-        return {"path": self.path, "read_only": self.read_only, "kwargs": self._kwargs}
+        return {"path": self.path, "read_only": self.read_only, "kwargs": self._kwargs,
+                "dimension_separator": self.dimension_separator}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["path"], read_only=state["read_only"], **state["kwargs"])
+        self.__init__(state["path"], read_only=state["read_only"],
+                      dimension_separator=state.get("dimension_separator"), **state["kwargs"])
 
 
 def _as_bytes(value: Any) -> bytes:

@@ -94,7 +94,10 @@ class ZipStore(Store):
         compression: int = zipfile.ZIP_STORED,
         allowZip64: bool = True,
         mode: str = "a",
+        dimension_separator: str | None = None,
     ) -> None:
+        if self._check_dimension_separator(dimension_separator) is not None:
+            self.dimension_separator = dimension_separator
         if mode not in ("a", "r", "w", "x"):
             raise ValueError(f"ZipStore mode must be 'a', 'r', 'w' or 'x', got {mode!r}")
         self.path = os.path.abspath(os.fspath(path))
@@ -292,8 +295,9 @@ class ZipStore(Store):
                 "and pickle ZipStore(path, mode='r'), or pickle the path"
             )
         return {"path": self.path, "compression": self.compression,
-                "allowZip64": self.allowZip64}
+                "allowZip64": self.allowZip64, "dimension_separator": self.dimension_separator}
 
     def __setstate__(self, state) -> None:
         self.__init__(state["path"], compression=state["compression"],
-                      allowZip64=state["allowZip64"], mode="r")
+                      allowZip64=state["allowZip64"], mode="r",
+                      dimension_separator=state.get("dimension_separator"))

@@ -1,0 +1,102 @@
+"""The module-level functions of zarr-python 2's ``zarr.storage``.
+
+They take any store zarrkit accepts (a :class:`~zarrkit.storage.Store`, a ``dict`` or other
+mapping, a path) and are reached as ``zarrkit.storage.<name>``, beside the stores.
+
+Examples
+--------
+>>> import zarrkit
+>>> from zarrkit.storage import contains_array, contains_group, getsize, init_array
+>>> store = {}
+>>> init_array(store, shape=100, chunks=10, path='a')
+>>> contains_array(store, 'a'), contains_group(store), contains_group(store, 'a')
+(True, True, False)
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any
+
+from .core.normalize import normalize_path
+from .metadata import io
+from .metadata.consolidated import ConsolidatedMetadataStore
+from .storage.base import Store
+from .storage.coerce import coerce_store
+from .storage.mapping import KVStore, MappingStore
+
+__all__ = [
+    "contains_array",
+    "contains_group",
+    "getsize",
+    "listdir",
+    "rmdir",
+    "rename",
+    "normalize_store_arg",
+    "ConsolidatedMetadataStore",
+]
+
+
+def contains_array(store: Any, path: str | None = None) -> bool:
+    """Whether an array (of either format) is stored at ``path``."""
+    return io.node_kind(coerce_store(store), normalize_path(path)) == "array"
+
+
+def contains_group(store: Any, path: str | None = None) -> bool:
+    """Whether a group (of either format) is stored at ``path``."""
+    return io.node_kind(coerce_store(store), normalize_path(path)) == "group"
+
+
+def getsize(store: Any, path: str | None = None) -> int:
+    """Bytes stored at ``path``: the value's size, or for a path that holds no value the total
+    of the values directly below it; -1 when the store cannot tell (values that are not
+    bytes-like, or an object that is not a store)."""
+    if not isinstance(store, (Store, str, os.PathLike)) and not hasattr(store, "keys"):
+        return -1
+    s = coerce_store(store)
+    path = normalize_path(path)
+    try:
+        if path and s.exists(path):
+            return s.getsize(path)
+        prefix = f"{path}/" if path else ""
+        return sum(s.getsize(prefix + name) for name in s.list_dir(prefix) if s.exists(prefix + name))
+    except TypeError:
+        return -1
+
+
+def listdir(store: Any, path: str | None = None) -> list[str]:
+    """Sorted names directly below ``path``."""
+    if not isinstance(store, Store) and not hasattr(store, "listdir"):
+        warnings.warn(
+            f"{type(store).__name__} has no `listdir`: its names are found by listing every key",
+            UserWarning,
+            stacklevel=2,
+        )
+    if hasattr(store, "listdir") and not isinstance(store, Store):
+        return sorted(store.listdir(normalize_path(path)))
+    return coerce_store(store).listdir(normalize_path(path))
+
+
+def rmdir(store: Any, path: str | None = None) -> None:
+    """Remove everything stored below ``path`` (the whole store when ``path`` is empty)."""
+    coerce_store(store).rmdir(normalize_path(path))
+
+
+def rename(store: Any, src_path: str, dst_path: str) -> None:
+    """Move the value at ``src_path`` and everything below it to ``dst_path``."""
+    coerce_store(store).rename(normalize_path(src_path), normalize_path(dst_path))
+
+
+def normalize_store_arg(
+    store: Any, storage_options: dict[str, Any] | None = None, mode: str = "r",
+    zarr_version: int | None = None,
+) -> Store:
+    """The store zarrkit uses for ``store``: a path gives a directory (``.zip``: a zip file), a
+    URL an fsspec store, a mapping a :class:`KVStore`, None a new in-memory one."""
+    if zarr_version not in (None, 2, 3):
+        raise ValueError(f"zarr_version must be 2 or 3, got {zarr_version!r}")
+    if store is None:
+        return KVStore(dict())
+    s = coerce_store(store, read_only=(mode == "r"), storage_options=storage_options)
+    return KVStore(store) if type(s) is MappingStore else s

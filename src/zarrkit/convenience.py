@@ -29,9 +29,10 @@ import numpy as np
 
 from .config import config
 from .core.array import Array
-from .core.group import Group, TreeView
+from .core.group import Group
 from .core.normalize import normalize_path
-from .errors import NodeNotFoundError, ZarrkitError
+from .core.tree import TreeView
+from .errors import CopyError, NodeNotFoundError, ZarrkitError
 from .metadata import io
 from .storage.base import Store
 from .storage.coerce import coerce_store
@@ -48,10 +49,6 @@ __all__ = [
     "copy_store",
     "tree",
 ]
-
-
-class CopyError(ZarrkitError, RuntimeError):
-    """A copy cannot proceed: an object exists in the destination and ``if_exists='raise'``."""
 
 
 # -- opening what users pass as a store -----------------------------------------------------------
@@ -980,7 +977,7 @@ def _copy(
                     from .api import init_group
 
                     # the group and its attributes in one metadata write
-                    init_group(dest._store, path=dest._child_path(name), zarr_format=dest.zarr_format,
+                    init_group(dest._store, path=dest._item_path(name), zarr_format=dest.zarr_format,
                                attributes=attrs or None)
                     grp = dest[name]
                 else:

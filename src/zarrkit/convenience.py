@@ -267,7 +267,8 @@ class _MappingTree(TreeView):
     """The text tree of an h5py group (or any mapping of names to datasets and groups)."""
 
     def _root_name(self) -> str:
-        return getattr(self.group, "name", None) or "/"
+        # as for a zarrkit group: the last segment of the name, '/' for the root
+        return (getattr(self.group, "name", None) or "/").rstrip("/").rsplit("/", 1)[-1] or "/"
 
     def _members(self, g: Any) -> list[tuple[str, Any]]:
         return list(g.items())

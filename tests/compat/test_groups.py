@@ -255,6 +255,14 @@ def test_tree_text_and_bytes(fmt):
     assert str(zarrkit.group().tree()) == "/"
 
 
+def test_tree_of_an_h5py_subgroup_is_named_like_a_zarrkit_one(tmp_path):
+    h5py = pytest.importorskip("h5py")
+    with h5py.File(tmp_path / "t.h5", "w") as f:
+        f.create_group("foo/bar").create_dataset("d", data=np.arange(2))
+        assert bytes(zarrkit.tree(f["foo/bar"])) == b"bar\n +-- d (2,) int64"
+        assert str(zarrkit.tree(f)).splitlines()[0] == "/"
+
+
 def test_group_and_array_info(fmt):
     g = zarrkit.group(store={}, chunk_store={}, synchronizer=zarrkit.ThreadSynchronizer())
     g.create_group("foo")

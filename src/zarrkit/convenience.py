@@ -29,8 +29,9 @@ import numpy as np
 
 from .config import config
 from .core.array import Array
-from .core.group import Group, TreeView
+from .core.group import Group
 from .core.normalize import normalize_path
+from .core.tree import TreeView
 from .errors import CopyError, NodeNotFoundError, ZarrkitError
 from .metadata import io
 from .storage.base import Store
@@ -273,7 +274,8 @@ class _MappingTree(TreeView):
     """The text tree of an h5py group (or any mapping of names to datasets and groups)."""
 
     def _root_name(self) -> str:
-        return getattr(self.group, "name", None) or "/"
+        # as for a zarrkit group: the last segment of the name, '/' for the root
+        return (getattr(self.group, "name", None) or "/").rstrip("/").rsplit("/", 1)[-1] or "/"
 
     def _members(self, g: Any) -> list[tuple[str, Any]]:
         return list(g.items())
@@ -983,7 +985,7 @@ def _copy(
                     from .api import init_group
 
                     # the group and its attributes in one metadata write
-                    init_group(dest._store, path=dest._child_path(name), zarr_format=dest.zarr_format,
+                    init_group(dest._store, path=dest._item_path(name), zarr_format=dest.zarr_format,
                                attributes=attrs or None)
                     grp = dest[name]
                 else:

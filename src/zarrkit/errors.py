@@ -4,6 +4,23 @@ Every error zarrkit raises on bad input derives from :class:`ZarrkitError` and f
 exception a Python user would expect (``KeyError``, ``FileNotFoundError``, ``ValueError``,
 ``PermissionError``, ``IndexError``), so both ``except zarrkit.errors.MetadataError`` and
 ``except ValueError`` work.  Messages name the key, path or argument at fault.
+
+The classes zarr-python 2 has keep its bases too, so its ``except`` clauses catch them as they
+did: a node found where none was expected, or missing where one was, is a ``ValueError`` (as in
+zarr-python 2) as well as a ``FileExistsError`` / ``FileNotFoundError`` (and a missing member a
+``KeyError``); :class:`CopyError` is a ``RuntimeError``; selection errors are ``IndexError``.
+
+Examples
+--------
+>>> import zarrkit
+>>> from zarrkit.errors import ContainsGroupError
+>>> g = zarrkit.group()
+>>> _ = g.create_group('foo')
+>>> try:
+...     g.create_group('foo')
+... except ValueError as err:  # zarr-python 2's clause; FileExistsError works too
+...     print(type(err).__name__, isinstance(err, FileExistsError))
+ContainsGroupError True
 """
 
 from __future__ import annotations
@@ -13,6 +30,8 @@ __all__ = [
     "NodeNotFoundError",
     "ArrayNotFoundError",
     "GroupNotFoundError",
+    "PathNotFoundError",
+    "FSPathExistNotDir",
     "NodeExistsError",
     "ContainsArrayError",
     "ContainsGroupError",
@@ -24,14 +43,15 @@ __all__ = [
     "ChunkDecodeError",
     "ChunkEncodeError",
     "ReadOnlyError",
+    "CopyError",
     "SelectionError",
+    "ArrayIndexError",
     "BoundsCheckError",
+    "NegativeStepError",
+    "VindexInvalidSelectionError",
+    "BadCompressorError",
     "ShapeMismatchError",
     "StoreError",
-    "PathNotFoundError",
-    "VindexInvalidSelectionError",
-    "CopyError",
-    "BadCompressorError",
 ]
 
 
@@ -42,9 +62,9 @@ class ZarrkitError(Exception):
 class NodeNotFoundError(ZarrkitError, FileNotFoundError, KeyError, ValueError):
     """No array or group exists at the requested path.
 
-    Derives from ``FileNotFoundError`` (opening a missing node), ``KeyError`` (a missing group
-    member, ``g['nope']``) and ``ValueError`` (what zarr-python 2 raised), so each of those
-    ``except`` clauses catches it.
+    Derives from ``FileNotFoundError`` (opening a missing node), ``KeyError`` (a missing
+    group member, ``g['nope']``) and ``ValueError`` (what zarr-python 2 raised for a missing
+    array or group), so any of those ``except`` clauses catches it.
     """
 
     def __init__(self, message: str, path: str | None = None):
@@ -64,13 +84,14 @@ class GroupNotFoundError(NodeNotFoundError):
 
 
 class PathNotFoundError(NodeNotFoundError):
-    """Nothing (neither array nor group) exists at the requested path."""
+    """Nothing (neither an array nor a group) exists at the requested path."""
 
 
 class NodeExistsError(ZarrkitError, FileExistsError, ValueError):
-    """A node already exists where a new one was to be created (mode ``'w-'``), or a node of
-    the other kind is in the way.  A ``FileExistsError`` and, as in zarr-python 2, a
-    ``ValueError``."""
+    """A node already exists where a new one was to be created (mode ``'w-'``).
+
+    Also a ``ValueError``, what zarr-python 2 raised in that case.
+    """
 
     def __init__(self, message: str, path: str | None = None):
         super().__init__(message)
@@ -150,17 +171,39 @@ class ChunkEncodeError(ZarrkitError, ValueError):
 class ReadOnlyError(ZarrkitError, PermissionError):
     """A write was attempted on a read-only array, group, view or store."""
 
+    def __init__(self, message: str = "object is read-only"):
+        super().__init__(message)
+
+
+class CopyError(ZarrkitError, RuntimeError):
+    """A copy cannot proceed: an object exists in the destination and ``if_exists='raise'``,
+    or the source has no equivalent in the destination's format."""
+
 
 class SelectionError(ZarrkitError, IndexError):
     """A selection is not valid for the array (wrong type, too many indices, ...)."""
 
 
-class VindexInvalidSelectionError(SelectionError):
-    """A selection ``vindex`` cannot take (only integer arrays or one Boolean mask)."""
-
-
 class BoundsCheckError(SelectionError):
     """An index is out of bounds for the array's shape."""
+
+
+class NegativeStepError(SelectionError):
+    """A slice step zarr-python 2 refused.  zarrkit reads and writes slices with negative
+    steps, so it never raises this; the class is here for code that catches it."""
+
+    def __init__(self, message: str = "only slices with step >= 1 are supported"):
+        super().__init__(message)
+
+
+class VindexInvalidSelectionError(SelectionError):
+    """A ``vindex`` selection is neither integer coordinate arrays nor one Boolean mask."""
+
+
+# zarr-python 2's names for errors zarrkit raises under a more specific name: an invalid index
+# into an array is a SelectionError, a bad compressor argument an UnsupportedCodecError.
+ArrayIndexError = SelectionError
+BadCompressorError = UnsupportedCodecError
 
 
 class ShapeMismatchError(ZarrkitError, ValueError):
@@ -171,10 +214,5 @@ class StoreError(ZarrkitError, OSError):
     """A store operation failed (I/O error, bad configuration)."""
 
 
-class CopyError(ZarrkitError, RuntimeError):
-    """A copy cannot proceed: the destination exists and ``if_exists='raise'``, or source and
-    destination are the same."""
-
-
-#: zarr-python 2's name for a compressor argument that is not a codec
-BadCompressorError = UnsupportedCodecError
+class FSPathExistNotDir(GroupNotFoundError, StoreError):
+    """A store's directory path exists but is a file, not a directory."""

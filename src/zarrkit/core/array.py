@@ -19,20 +19,12 @@ from ..storage.coerce import coerce_store
 from .attributes import Attributes
 from .chunks import ChunkContext
 from .indexing import classify_selection, make_indexer, pop_fields
+from .info import InfoReporter, array_info_items, human_readable_size
 from .normalize import normalize_chunks, normalize_path, normalize_shape
 from .read import read_selection
 from .write import write_selection
 
 __all__ = ["Array"]
-
-
-def human_readable_size(size: int) -> str:
-    if size < 2**10:
-        return str(size)
-    for exp, unit in ((20, "K"), (30, "M"), (40, "G"), (50, "T")):
-        if size < 2**exp:
-            return f"{size / 2 ** (exp - 10):.1f}{unit}"
-    return f"{size / 2**50:.1f}P"
 
 
 def store_name(store: Any) -> str:
@@ -118,8 +110,7 @@ class Array:
         self._set_meta(meta)
         self._attrs = Attributes(
             self._store,
-            self._path,
-            self._meta.zarr_format,
+            io.attributes_key(self._path, self._meta.zarr_format),
             read_only=self._read_only,
             cache=cache_attrs,
             synchronizer=synchronizer,
@@ -668,39 +659,14 @@ class Array:
         return self.digest(hashname).hex()
 
     @property
-    def info(self) -> ArrayInfo:
-        """A report of the array's configuration and storage (its repr is a text table)."""
-        return ArrayInfo(self)
+    def info(self) -> InfoReporter:
+        """A report of the array's configuration and storage (prints as a text table, renders
+        as HTML in Jupyter)."""
+        return InfoReporter(self)
 
     def info_items(self) -> list[tuple[str, str]]:
         """The items of :attr:`info` as ``(name, value)`` pairs."""
-        nbytes = self.nbytes
-        stored = self.nbytes_stored
-        items = [
-            ("Name", self.name or "/"),
-            ("Type", f"{type(self).__module__}.{type(self).__name__}"),
-            ("Zarr format", str(self.zarr_format)),
-            ("Data type", str(self.dtype)),
-            ("Shape", str(self.shape)),
-            ("Chunk shape", str(self.chunks)),
-            *([("Shard shape", str(self.shards))] if self.shards else []),
-            ("Order", self.order),
-            ("Read-only", str(self.read_only)),
-        ]
-        if self.filters:
-            items.append(("Filter [%d]" % len(self.filters), ", ".join(map(format_codec, self.filters))))
-        if self.compressor is not None:
-            items.append(("Compressor", format_codec(self.compressor)))
-        items += [
-            ("Store type", store_name(self.store)),
-            ("No. bytes", f"{nbytes} ({human_readable_size(nbytes)})"),
-            ("No. bytes stored", f"{stored} ({human_readable_size(stored)})"),
-            ("Storage ratio", f"{nbytes / stored:.1f}" if stored else "-"),
-            ("Chunks initialized", f"{self.nchunks_initialized}/{self.nchunks}"),
-        ]
-        if self.shards:
-            items.append(("Shards initialized", f"{self.nshards_initialized}/{self.nshards}"))
-        return items
+        return array_info_items(self)
 
     def __repr__(self) -> str:
         nbytes = self.nbytes
@@ -767,23 +733,6 @@ class Array:
             _meta=state["meta"],
             _is_view=state["is_view"],
         )
-
-
-class ArrayInfo:
-    """What ``Array.info`` returns: prints as the seed's summary, items available as a list."""
-
-    def __init__(self, array: Array):
-        self._array = array
-
-    def items(self) -> list[tuple[str, str]]:
-        return self._array.info_items()
-
-    def __repr__(self) -> str:
-        items = self.items()
-        width = max(len(k) for k, _ in items)
-        return "\n".join(f"{k:<{width}} : {v}" for k, v in items)
-
-    __str__ = __repr__
 
 
 def _is_scalar_selection(selection: Any, shape: tuple[int, ...]) -> bool:

@@ -3,48 +3,78 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, MutableMapping
+import json
+import warnings
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
 from ..errors import ReadOnlyError
 from ..metadata import io
-from ..storage.base import Store
+from ..storage.coerce import coerce_store
+
+__all__ = ["Attributes"]
 
 
 class Attributes(MutableMapping):
-    """A dict-like view of a node's attributes; every change is written through at once.
+    """A dict-like view of the JSON attributes stored at one key; every change is written
+    through at once.
+
+    Arrays and groups make one for their ``attrs``; it can also be made directly, over any
+    store or a plain ``dict``, as in zarr-python 2.
+
+    Parameters
+    ----------
+    store : MutableMapping
+        The store holding the attributes (a ``dict`` works).
+    key : str, optional
+        The key of the attributes document: a v2 ``.zattrs`` key (``'foo/.zattrs'``), or a v3
+        node's ``zarr.json`` (its ``attributes`` member is read and written).
+    read_only : bool, optional
+        If True, changes raise :class:`~zarrkit.errors.ReadOnlyError`.
+    cache : bool, optional
+        If True (the default), the attributes are read once and kept; ``refresh()`` reads
+        them again.  If False, every access reads the store.
+    synchronizer : object, optional
+        Per-key locks (:class:`~zarrkit.ThreadSynchronizer`,
+        :class:`~zarrkit.ProcessSynchronizer`) taken around each read-modify-write.
 
     Examples
     --------
-    >>> import zarrkit
-    >>> z = zarrkit.zeros(10)
-    >>> z.attrs['units'] = 'm'
-    >>> dict(z.attrs)
+    >>> from zarrkit.attrs import Attributes
+    >>> store = {}
+    >>> a = Attributes(store, key='.zattrs')
+    >>> a['units'] = 'm'
+    >>> store['.zattrs']
+    b'{\\n    "units": "m"\\n}'
+    >>> dict(Attributes(store))
     {'units': 'm'}
     """
 
     def __init__(
         self,
-        store: Store,
-        path: str,
-        zarr_format: int = 2,
+        store: Any,
+        key: str = ".zattrs",
         read_only: bool = False,
         cache: bool = True,
         synchronizer: Any = None,
     ):
-        self.store = store
-        self.path = path
-        self.zarr_format = zarr_format
-        self.read_only = read_only
-        self.cache = cache
+        if not isinstance(key, str) or not key:
+            raise TypeError(f"key must be a non-empty str, got {key!r}")
+        self.store = coerce_store(store)
+        self.key = key
+        self.read_only = bool(read_only)
+        self.cache = bool(cache)
         self.synchronizer = synchronizer
-        self.key = io.attributes_key(path, zarr_format)
         self._cached: dict[str, Any] | None = None
+
+    # -- storage ---------------------------------------------------------------------------------
+    def _read(self) -> dict[str, Any]:
+        return io.read_attributes_at(self.store, self.key)
 
     def _load(self) -> dict[str, Any]:
         if self.cache and self._cached is not None:
             return self._cached
-        d = io.read_attributes(self.store, self.path, self.zarr_format)
+        d = self._read()
         if self.cache:
             self._cached = d
         return d
@@ -55,44 +85,52 @@ class Attributes(MutableMapping):
         return self.synchronizer[self.key]
 
     def _write(self, d: dict[str, Any]) -> None:
-        io.write_attributes(self.store, self.path, d, self.zarr_format)
+        io.write_attributes_at(self.store, self.key, d)
         self._cached = d if self.cache else None
 
     def _check(self) -> None:
         if self.read_only:
             raise ReadOnlyError(f"attributes at {self.key!r} are read-only")
 
-    def _modify(self, fn) -> None:
+    def _modify(self, fn: Callable[[dict[str, Any]], None]) -> None:
+        # Read the stored document afresh (another process may have changed it), change it,
+        # write it back: one read and one write, under the key's lock.
         self._check()
         with self._lock():
-            d = dict(io.read_attributes(self.store, self.path, self.zarr_format))
+            d = dict(self._read())
             fn(d)
             self._write(d)
 
+    # -- the API -----------------------------------------------------------------------------
     def asdict(self) -> dict[str, Any]:
         """A copy of the attributes as a plain dict."""
         return dict(self._load())
 
     def refresh(self) -> None:
-        """Drop the cached copy so the next access reads the store."""
+        """Read the attributes from the store again (with ``cache=True``; without a cache every
+        access reads them anyway)."""
         self._cached = None
+        if self.cache:
+            self._load()
 
     def put(self, d: dict[str, Any]) -> None:
         """Replace all attributes with ``d`` in one write."""
         self._check()
+        new = _string_keys(d)
         with self._lock():
-            self._write(dict(d))
+            self._write(new)
 
     def update(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
         """Update several attributes in one write."""
-        new = dict(*args, **kwargs)
+        new = _string_keys(dict(*args, **kwargs))
         self._modify(lambda d: d.update(new))
 
     def __getitem__(self, key: str) -> Any:
         return self._load()[key]
 
     def __setitem__(self, key: str, value: Any) -> None:
-        self._modify(lambda d: d.__setitem__(key, value))
+        new = _string_keys({key: value})
+        self._modify(lambda d: d.update(new))
 
     def __delitem__(self, key: str) -> None:
         def delete(d: dict[str, Any]) -> None:
@@ -114,3 +152,30 @@ class Attributes(MutableMapping):
 
     def _ipython_key_completions_(self) -> list[str]:
         return sorted(self._load())
+
+
+def _string_keys(d: dict[Any, Any]) -> dict[str, Any]:
+    """JSON object keys are strings: other keys are stored as their JSON spelling (``1`` as
+    ``'1'``), with a warning, as zarr-python 2 did."""
+    if all(isinstance(k, str) for k in d):
+        return d
+    out = {}
+    for k, v in d.items():
+        if not isinstance(k, str):
+            spelled = _json_key(k)
+            warnings.warn(
+                f"only attribute keys of type 'string' will be allowed in the future; "
+                f"key {k!r} is stored as {spelled!r}",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+            k = spelled
+        out[k] = v
+    return out
+
+
+def _json_key(key: Any) -> str:
+    try:
+        return next(iter(json.loads(json.dumps({key: None}))))
+    except TypeError:
+        raise TypeError(f"attribute keys must be str (or int, float, bool, None), got {key!r}") from None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import keyword
 from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
 from typing import Any
 
@@ -11,6 +13,7 @@ from ..errors import (
     ContainsArrayError,
     ContainsGroupError,
     GroupNotFoundError,
+    InvalidPathError,
     NodeNotFoundError,
     ReadOnlyError,
 )
@@ -19,9 +22,29 @@ from ..storage.base import Store, join_path
 from ..storage.coerce import coerce_store
 from .array import Array, store_name
 from .attributes import Attributes
+from .info import InfoReporter, group_info_items
 from .normalize import normalize_path
+from .tree import TreeView
 
 __all__ = ["Group"]
+
+# The lock a group's synchronizer gives for changes to the hierarchy (creating, requiring,
+# moving and deleting members): one lock for the whole store, so that two processes requiring
+# the same group serialise on it.
+HIERARCHY_LOCK = "zarrkit-hierarchy"
+
+# A group's own metadata documents, listed beside its members but never members themselves.
+_METADATA_NAMES = frozenset({".zgroup", ".zattrs", ".zarray", ".zmetadata", "zarr.json"})
+
+
+def describe_store(store: Any) -> str:
+    """A store's name for messages: its class, and its path when it has one."""
+    p = getattr(store, "path", None)
+    return f"{type(store).__name__}({p!r})" if isinstance(p, str) and p else type(store).__name__
+
+
+def _where(store: Any, path: str) -> str:
+    return f"path {path!r} of {describe_store(store)}" if path else f"the root of {describe_store(store)}"
 
 
 class Group(Mapping):
@@ -30,6 +53,10 @@ class Group(Mapping):
     A group is a read-only :class:`~collections.abc.Mapping` of member names to arrays and
     groups (``keys()``, ``values()``, ``items()``, ``get()``), as in zarr-python 2;
     ``g[name] = data`` and ``del g[name]`` create and delete members.
+
+    Names are paths relative to the group (``'a/b'``), except that a name starting with ``/``
+    is a path from the root of the store, as in zarr-python 2: ``sub.create_group('/x')``
+    creates ``x`` at the root and ``g['/']`` is the root group.
 
     Parameters
     ----------
@@ -44,7 +71,17 @@ class Group(Mapping):
     cache_attrs : bool, optional
         If False, attributes are read again on every access.
     synchronizer : object, optional
-        Synchronizer handed to member arrays.
+        Synchronizer handed to member arrays; changes to the hierarchy (creating, requiring,
+        moving, deleting members) also take its ``'zarrkit-hierarchy'`` lock.
+    zarr_format : {2, 3}, optional
+        Open only a group of this format (``zarr_version`` is zarr-python 2's spelling).
+
+    Raises
+    ------
+    GroupNotFoundError
+        No group at ``path`` (also a ``ValueError``, as in zarr-python 2).
+    ContainsArrayError
+        An array is at ``path``.
 
     Examples
     --------
@@ -54,6 +91,8 @@ class Group(Mapping):
     >>> z = foo.zeros('bar', shape=(10, 10), chunks=(5, 5))
     >>> sorted(root['foo'])
     ['bar']
+    >>> foo.create_group('/baz').path  # from the root of the store
+    'baz'
     """
 
     def __init__(
@@ -76,22 +115,24 @@ class Group(Mapping):
         self._read_only = bool(read_only) or self._store.read_only
         self._cache_attrs = cache_attrs
         self._synchronizer = synchronizer
-        kind = io.node_kind(self._store, self._path)
-        if kind == "array":
-            raise ContainsArrayError(f"path {self._path!r} holds an array, not a group", self._path)
-        if kind is None:
-            raise GroupNotFoundError(f"no group found at path {self._path!r}", self._path)
-        self._zarr_format = io.check_group(self._store, self._path)
-        wanted = zarr_version if zarr_format is None else zarr_format
+        wanted = zarr_format if zarr_format is not None else zarr_version
+        try:
+            self._zarr_format = io.check_group(self._store, self._path)
+        except GroupNotFoundError:
+            if io.node_kind(self._store, self._path) == "array":
+                raise ContainsArrayError(
+                    f"{_where(self._store_arg, self._path)} holds an array, not a group", self._path
+                ) from None
+            raise GroupNotFoundError(f"no group found at {_where(self._store_arg, self._path)}", self._path) from None
         if wanted is not None and wanted != self._zarr_format:
             raise GroupNotFoundError(
-                f"no Zarr v{wanted} group at path {self._path!r} (the group there is v{self._zarr_format})",
+                f"no Zarr v{wanted} group found at {_where(self._store_arg, self._path)} "
+                f"(there is a v{self._zarr_format} group)",
                 self._path,
             )
         self._attrs = Attributes(
             self._store,
-            self._path,
-            self._zarr_format,
+            io.attributes_key(self._path, self._zarr_format),
             read_only=self._read_only,
             cache=cache_attrs,
             synchronizer=synchronizer,
@@ -139,17 +180,25 @@ class Group(Mapping):
         return self._zarr_format
 
     # -- members -----------------------------------------------------------------------------
-    def _child_path(self, name: str) -> str:
-        return join_path(self._path, normalize_path(name))
+    def _item_path(self, item: Any) -> str:
+        """The store path a member name or path designates: relative to this group, or to the
+        root of the store when it starts with ``/``."""
+        if isinstance(item, bytes):
+            item = item.decode("utf-8")
+        elif not isinstance(item, str):
+            item = str(item)
+        path = normalize_path(item)
+        if item.startswith("/") or not self._path:
+            return path
+        return join_path(self._path, path)
 
     def _member_names(self) -> list[tuple[str, str]]:
+        """``(name, kind)`` of every member, sorted: one listing of the group and one batched
+        read of the candidates' metadata."""
         prefix = f"{self._path}/" if self._path else ""
-        members = []
-        for name in self._store.list_dir(prefix):
-            kind = io.node_kind(self._store, prefix + name)
-            if kind is not None:
-                members.append((name, kind))
-        return sorted(members)
+        names = [n for n in self._store.list_dir(prefix) if n not in _METADATA_NAMES]
+        kinds = io.node_kinds(self._store, [prefix + n for n in names])
+        return sorted((n, kinds[prefix + n]) for n in names if kinds[prefix + n] is not None)  # type: ignore[misc]
 
     def _open_member(self, path: str, kind: str) -> Array | Group:
         if kind == "array":
@@ -170,6 +219,11 @@ class Group(Mapping):
             synchronizer=self._synchronizer,
         )
 
+    def _not_found(self, item: Any, path: str) -> NodeNotFoundError:
+        return NodeNotFoundError(
+            f"no array or group {item!r} in group {self.name!r} of {describe_store(self._store_arg)}", path
+        )
+
     def __len__(self) -> int:
         """Number of members."""
         return len(self._member_names())
@@ -179,21 +233,29 @@ class Group(Mapping):
         return iter([name for name, _ in self._member_names()])
 
     def __contains__(self, item: object) -> bool:
-        """Whether ``item`` (a name or a relative path) is a member."""
-        if not isinstance(item, str):
-            return False
+        """Whether ``item`` (a name, a relative path, or a path from the root of the store
+        when it starts with ``/``) is an array or group."""
         try:
-            path = self._child_path(item)
+            path = self._item_path(item)
         except ValueError:
             return False
-        return bool(path) and io.node_kind(self._store, path) is not None
+        return io.node_kind(self._store, path) is not None
 
     def __getitem__(self, item: str) -> Array | Group:
-        """Obtain a member by name or by relative path ('a/b/c')."""
-        path = self._child_path(item)
-        kind = io.node_kind(self._store, path) if path else None
+        """Obtain a member by name or path ('a/b/c'; '/a/b' from the root of the store).
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> root = zarrkit.group()
+        >>> bar = root.create_group('foo/bar')
+        >>> root['foo/bar'] == bar and bar['/'] == root
+        True
+        """
+        path = self._item_path(item)
+        kind = io.node_kind(self._store, path)
         if kind is None:
-            raise NodeNotFoundError(f"no array or group {item!r} in group {self.name!r}", path)
+            raise self._not_found(item, path)
         return self._open_member(path, kind)
 
     def __setitem__(self, item: str, value: Any) -> None:
@@ -203,12 +265,14 @@ class Group(Mapping):
     def __delitem__(self, item: str) -> None:
         """Delete a member and everything below it."""
         self._check_writable()
-        path = self._child_path(item)
-        if not path or io.node_kind(self._store, path) is None:
-            raise NodeNotFoundError(f"no array or group {item!r} in group {self.name!r}", path)
-        self._store.delete_prefix(path + "/")
-        if self._chunk_store_arg is not None:
-            coerce_store(self._chunk_store_arg).delete_prefix(path + "/")
+        with self._hierarchy_lock():
+            path = self._item_path(item)
+            self._check_not_above(path, item)
+            if io.node_kind(self._store, path) is None:
+                raise self._not_found(item, path)
+            self._store.delete_prefix(path + "/")
+            if self._chunk_store_arg is not None:
+                coerce_store(self._chunk_store_arg).delete_prefix(path + "/")
 
     def keys(self) -> KeysView[str]:
         """A live view of the member names, sorted (what iterating the group gives).
@@ -250,7 +314,8 @@ class Group(Mapping):
         return _MembersItemsView(self)
 
     def __getattr__(self, item: str) -> Array | Group:
-        # Dot access to members (g.foo); private and special names are never members.
+        # Dot access to members (g.foo); private and special names are never members (IPython
+        # probes such names, and a lookup would cost store requests).
         if item.startswith("_"):
             raise AttributeError(item)
         try:
@@ -259,7 +324,12 @@ class Group(Mapping):
             raise AttributeError(f"{type(self).__name__!r} has no attribute or member {item!r}") from None
 
     def __dir__(self) -> list[str]:
-        return sorted(set(super().__dir__()) | {n for n in self if n.isidentifier()})
+        members = {n for n in self if n.isidentifier() and not keyword.iskeyword(n)}
+        return sorted(set(super().__dir__()) | members)
+
+    def _ipython_key_completions_(self) -> list[str]:
+        """Member names, for tab completion of ``g['...`` in IPython."""
+        return sorted(self)
 
     def group_keys(self) -> Iterator[str]:
         """Names of member groups, sorted."""
@@ -269,24 +339,42 @@ class Group(Mapping):
         """``(name, group)`` pairs of member groups."""
         for name, kind in self._member_names():
             if kind == "group":
-                yield name, self._open_member(self._child_path(name), kind)  # type: ignore[misc]
+                yield name, self._open_member(join_path(self._path, name), kind)  # type: ignore[misc]
+
+    def _array_members(self, recurse: bool) -> Iterator[tuple[str, str]]:
+        for name, kind in self._member_names():
+            path = join_path(self._path, name)
+            if kind == "array":
+                yield name, path
+            elif recurse:
+                yield from self._open_member(path, kind)._array_members(True)  # type: ignore[union-attr]
 
     def array_keys(self, recurse: bool = False) -> Iterator[str]:
-        """Names of member arrays, sorted (all descendants' relative paths with ``recurse``)."""
-        for name, kind in self._member_names():
-            if kind == "array":
-                yield name
-            elif recurse:
-                for sub in self[name].array_keys(recurse=True):  # type: ignore[union-attr]
-                    yield f"{name}/{sub}"
+        """Names of member arrays, sorted.
+
+        With ``recurse``, the arrays of the groups below follow (depth first, each group's
+        names sorted); as in zarr-python 2 they are given by name, not by path (``arrays()``
+        gives each array, whose ``path`` says where it is).
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> g = zarrkit.group()
+        >>> _ = g.zeros('a', shape=3); _ = g.create_group('sub').zeros('b', shape=3)
+        >>> list(g.array_keys()), list(g.array_keys(recurse=True))
+        (['a'], ['a', 'b'])
+        """
+        return (name for name, _ in self._array_members(recurse))
 
     def arrays(self, recurse: bool = False) -> Iterator[tuple[str, Array]]:
-        """``(name, array)`` pairs of member arrays."""
-        for name in list(self.array_keys(recurse=recurse)):
-            yield name, self[name]  # type: ignore[misc]
+        """``(name, array)`` pairs of member arrays (and, with ``recurse``, of the arrays in
+        the groups below, by name as :meth:`array_keys` gives them)."""
+        for name, path in self._array_members(recurse):
+            yield name, self._open_member(path, "array")  # type: ignore[misc]
 
     def members(self) -> list[tuple[str, Array | Group]]:
-        return [(name, self._open_member(self._child_path(name), kind)) for name, kind in self._member_names()]
+        """``(name, member)`` pairs of all members, in name order."""
+        return [(name, self._open_member(join_path(self._path, name), kind)) for name, kind in self._member_names()]
 
     # -- walking ----------------------------------------------------------------------------
     def visitvalues(self, func: Callable[[Any], Any]) -> Any:
@@ -314,17 +402,28 @@ class Group(Mapping):
         return self.visitvalues(lambda obj: func(obj.path[base:], obj))
 
     def tree(self, expand: bool = False, level: int | None = None) -> TreeView:
-        """A text tree of the hierarchy below this group (printable; ``str()`` gives the text).
+        """A text tree of the hierarchy below this group: ``str()`` (and ``print``) give it
+        with box-drawing characters, ``bytes()`` in plain ASCII.
+
+        ``level`` limits the depth shown; ``expand`` is accepted for zarr-python 2's HTML
+        widget and has no effect on the text.
 
         Examples
         --------
         >>> import zarrkit
         >>> g = zarrkit.group()
         >>> _ = g.create_group('foo').zeros('baz', shape=(3,))
+        >>> _ = g.create_group('quux')
         >>> print(g.tree())
         /
-         └── foo
-             └── baz (3,) float64
+         ├── foo
+         │   └── baz (3,) float64
+         └── quux
+        >>> print(bytes(g.tree()).decode())
+        /
+         +-- foo
+         |   +-- baz (3,) float64
+         +-- quux
         """
         return TreeView(self, level)
 
@@ -333,27 +432,75 @@ class Group(Mapping):
         if self._read_only:
             raise ReadOnlyError(f"group {self.name!r} is read-only")
 
-    def create_group(self, name: str, overwrite: bool = False) -> Group:
-        """Create a sub-group (and any missing intermediate groups)."""
+    def _hierarchy_lock(self):
+        if self._synchronizer is None:
+            return contextlib.nullcontext()
+        return self._synchronizer[HIERARCHY_LOCK]
+
+    def _check_not_above(self, path: str, name: Any) -> None:
+        # A member name that designates this group or one above it (``''``, ``'/'``) would
+        # replace or delete the group itself.
+        if path == self._path or not path or self._path.startswith(path + "/"):
+            raise ContainsGroupError(
+                f"{name!r} designates {'the root group' if not path else f'the group {path!r}'}, "
+                f"not a member of group {self.name!r}",
+                path,
+            )
+
+    def _check_free(self, path: str, name: Any) -> None:
+        self._check_not_above(path, name)
+        kind = io.node_kind(self._store, path)
+        if kind == "array":
+            raise ContainsArrayError(f"an array already exists at {_where(self._store_arg, path)}", path)
+        if kind == "group":
+            raise ContainsGroupError(f"a group already exists at {_where(self._store_arg, path)}", path)
+
+    def _create_group_nosync(self, name: Any, overwrite: bool) -> Group:
         from .. import api
 
-        self._check_writable()
-        path = self._child_path(name)
+        path = self._item_path(name)
+        if overwrite:
+            self._check_not_above(path, name)
+        else:
+            self._check_free(path, name)
         api.init_group(
             self._store, path=path, overwrite=overwrite, chunk_store=self._chunk_store_arg,
             zarr_format=self._zarr_format,
         )
         return self._open_member(path, "group")  # type: ignore[return-value]
 
+    def create_group(self, name: str, overwrite: bool = False) -> Group:
+        """Create a sub-group (and any missing intermediate groups).
+
+        A group or array already at ``name`` is an error (:class:`ContainsGroupError`,
+        :class:`ContainsArrayError`, both ``ValueError``) unless ``overwrite``.
+        """
+        self._check_writable()
+        with self._hierarchy_lock():
+            return self._create_group_nosync(name, overwrite)
+
     def require_group(self, name: str, overwrite: bool = False) -> Group:
-        """Obtain a sub-group, creating it if it doesn't exist."""
-        path = self._child_path(name)
-        kind = io.node_kind(self._store, path)
-        if kind == "group" and not overwrite:
-            return self._open_member(path, "group")  # type: ignore[return-value]
-        if kind == "array" and not overwrite:
-            raise ContainsArrayError(f"path {path!r} holds an array, not a group", path)
-        return self.create_group(name, overwrite=overwrite)
+        """Obtain a sub-group, creating it if it doesn't exist.
+
+        The check and the creation are one step under the synchronizer's hierarchy lock, so
+        processes requiring the same group all get it.
+        """
+        self._check_writable()
+        with self._hierarchy_lock():
+            path = self._item_path(name)
+            kind = io.node_kind(self._store, path)
+            if kind == "group" and not overwrite:
+                return self._open_member(path, "group")  # type: ignore[return-value]
+            if kind == "array" and not overwrite:
+                raise ContainsArrayError(f"{_where(self._store_arg, path)} holds an array, not a group", path)
+            try:
+                return self._create_group_nosync(name, overwrite)
+            except ContainsGroupError:
+                # created meanwhile by another process (no synchronizer to order us): it is
+                # what was required
+                if overwrite or io.node_kind(self._store, path) != "group":
+                    raise
+                return self._open_member(path, "group")  # type: ignore[return-value]
 
     def create_groups(self, *names: str, **kwargs: Any) -> tuple[Group, ...]:
         """Create several sub-groups at once."""
@@ -371,20 +518,27 @@ class Group(Mapping):
             kwargs.setdefault("chunk_store", self._chunk_store_arg)
         return kwargs
 
-    def _create(self, fn_name: str, name: str, *args: Any, **kwargs: Any) -> Array:
+    def _create_nosync(self, fn_name: str, name: Any, *args: Any, **kwargs: Any) -> Array:
         from .. import api
 
-        self._check_writable()
+        if fn_name == "create" and kwargs.get("data") is not None:
+            fn_name = "array"
+            args = (kwargs.pop("data"),)
+        kwargs.pop("data", None)
+        path = self._item_path(name)
+        self._check_not_above(path, name)
         fn = getattr(api, fn_name)
-        return fn(*args, store=self._store_arg, path=self._child_path(name), **self._array_kwargs(kwargs))
+        return fn(*args, store=self._store_arg, path=path, **self._array_kwargs(kwargs))
+
+    def _create(self, fn_name: str, name: Any, *args: Any, **kwargs: Any) -> Array:
+        self._check_writable()
+        with self._hierarchy_lock():
+            return self._create_nosync(fn_name, name, *args, **kwargs)
 
     def create_dataset(self, name: str, **kwargs: Any) -> Array:
         """Create an array (h5py spelling): ``data=``, ``shape=``, ``dtype=``, ``chunks=``,
         ``compression=``/``compression_opts=`` (h5py style) or ``compressor=``, ..."""
-        data = kwargs.pop("data", None)
-        if data is None:
-            return self._create("create", name, **kwargs)
-        return self._create("array", name, data, **kwargs)
+        return self._create("create", name, **kwargs)
 
     def require_dataset(self, name: str, shape: Any, dtype: Any = None, exact: bool = False, **kwargs: Any) -> Array:
         """Obtain an array, creating it if it doesn't exist.
@@ -394,12 +548,14 @@ class Group(Mapping):
         """
         from .normalize import normalize_shape
 
-        path = self._child_path(name)
-        kind = io.node_kind(self._store, path)
-        if kind is None:
-            return self.create_dataset(name, shape=shape, dtype=dtype, **kwargs)
-        if kind == "group":
-            raise ContainsGroupError(f"path {path!r} holds a group, not an array", path)
+        self._check_writable()
+        with self._hierarchy_lock():
+            path = self._item_path(name)
+            kind = io.node_kind(self._store, path)
+            if kind is None:
+                return self._create_nosync("create", name, shape=shape, dtype=dtype, **kwargs)
+            if kind == "group":
+                raise ContainsGroupError(f"{_where(self._store_arg, path)} holds a group, not an array", path)
         a = self._open_member(path, "array")
         shape = normalize_shape(shape)
         if a.shape != shape:  # type: ignore[union-attr]
@@ -444,41 +600,60 @@ class Group(Mapping):
         return self._create("full_like", name, data, **kwargs)
 
     def move(self, source: str, dest: str) -> None:
-        """Move a member (and everything below it) to another path in this group."""
-        self._check_writable()
-        src = self._child_path(source)
-        dst = self._child_path(dest)
-        if io.node_kind(self._store, src) is None:
-            raise NodeNotFoundError(f"no array or group {source!r} in group {self.name!r}", src)
-        existing = io.node_kind(self._store, dst)
-        if existing is not None:
-            cls = ContainsGroupError if existing == "group" else ContainsArrayError
-            raise cls(f"path {dst!r} already holds a {existing}", dst)
-        if dst.startswith(src + "/"):
-            raise ValueError(f"cannot move {src!r} into itself ({dst!r})")
+        """Move a member (and everything below it) to another path.
+
+        Both are member names or paths of this group (``'/x'`` is ``x`` at the root of the
+        store).  A missing ``source`` raises :class:`~zarrkit.errors.NodeNotFoundError`, an
+        existing ``dest`` :class:`~zarrkit.errors.ContainsArrayError` or
+        :class:`~zarrkit.errors.ContainsGroupError` (all of them ``ValueError``, as in
+        zarr-python 2); groups missing above ``dest`` are created.
+        """
         from .. import api
 
-        api.require_parent_groups(self._store, dst, self._zarr_format)
-        stores = [self._store]
-        if self._chunk_store_arg is not None:
-            stores.append(coerce_store(self._chunk_store_arg))
-        for store in stores:
-            keys = list(store.list_prefix(src + "/"))
-            for key in keys:
-                store.set(dst + key[len(src):], store.get(key))
-            for key in keys:
-                store.delete(key)
+        self._check_writable()
+        with self._hierarchy_lock():
+            src = self._item_path(source)
+            dst = self._item_path(dest)
+            self._check_not_above(src, source)
+            if io.node_kind(self._store, src) is None:
+                raise self._not_found(source, src)
+            existing = io.node_kind(self._store, dst)
+            if existing is not None:
+                cls = ContainsGroupError if existing == "group" else ContainsArrayError
+                article = "an" if existing == "array" else "a"
+                raise cls(f"cannot move {source!r} to {dest!r}: {_where(self._store_arg, dst)} holds {article} {existing}", dst)
+            if not dst or dst.startswith(src + "/"):
+                raise InvalidPathError(f"cannot move {source!r} into itself ({dest!r})")
+            api.require_parent_groups(self._store, dst, self._zarr_format)
+            stores = [self._store]
+            if self._chunk_store_arg is not None:
+                stores.append(coerce_store(self._chunk_store_arg))
+            for store in stores:
+                keys = list(store.list_prefix(src + "/"))
+                for key in keys:
+                    store.set(dst + key[len(src):], store.get(key))
+                for key in keys:
+                    store.delete(key)
 
     # -- display and identity ------------------------------------------------------------
     def __repr__(self) -> str:
-        members = self._member_names()
-        arrays = [n for n, k in members if k == "array"]
-        groups = [n for n, k in members if k == "group"]
-        lines = [f"Group({self.name}, {len(members)})"]
-        if arrays:
-            lines.append(f"  arrays: {len(arrays)}; {', '.join(arrays)}")
-        if groups:
-            lines.append(f"  groups: {len(groups)}; {', '.join(groups)}")
+        """The group's name and members, and its store.
+
+        Listing members costs a listing of the group and a read of each member's metadata;
+        on a high-latency store (object storage, HTTP) the repr reads nothing and leaves the
+        members to :attr:`info`.
+        """
+        if getattr(self._store, "high_latency", False):
+            lines = [f"Group({self.name})"]
+        else:
+            members = self._member_names()
+            arrays = [n for n, k in members if k == "array"]
+            groups = [n for n, k in members if k == "group"]
+            lines = [f"Group({self.name}, {len(members)})"]
+            if arrays:
+                lines.append(f"  arrays: {len(arrays)}; {', '.join(arrays)}")
+            if groups:
+                lines.append(f"  groups: {len(groups)}; {', '.join(groups)}")
         store_line = f"  store: {store_name(self.store)}"
         if self._chunk_store_arg is not None:
             store_line += f"; chunk_store: {store_name(self._chunk_store_arg)}"
@@ -486,11 +661,56 @@ class Group(Mapping):
         return "\n".join(lines)
 
     @property
-    def info(self) -> str:
-        return repr(self)
+    def info(self) -> InfoReporter:
+        """A report on the group: its type, store and members (one listing of the group).
+
+        ``print(g.info)`` shows a text table; Jupyter renders it as an HTML table.
+        """
+        return InfoReporter(self)
+
+    def info_items(self) -> list[tuple[str, str]]:
+        """The items of :attr:`info` as ``(name, value)`` pairs."""
+        return group_info_items(self, self._member_names())
+
+    # IPython asks for these rich displays; None makes it use the text repr (and a group has no
+    # attribute of these names to look up among its members).
+    def _repr_html_(self) -> None:
+        return None
+
+    def _repr_markdown_(self) -> None:
+        return None
+
+    def _repr_svg_(self) -> None:
+        return None
+
+    def _repr_png_(self) -> None:
+        return None
+
+    def _repr_jpeg_(self) -> None:
+        return None
+
+    def _repr_latex_(self) -> None:
+        return None
+
+    def _repr_json_(self) -> None:
+        return None
+
+    def _repr_javascript_(self) -> None:
+        return None
+
+    def _repr_pdf_(self) -> None:
+        return None
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> None:
+        return None
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Group) and self._store == other._store and self._path == other._path
+        return (
+            isinstance(other, Group)
+            and self._store == other._store
+            and self._path == other._path
+            and self._read_only == other._read_only
+        )
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -521,7 +741,7 @@ class _MembersValuesView(ValuesView):
     def __iter__(self) -> Iterator[Array | Group]:
         g = self._mapping
         for name, kind in g._member_names():
-            yield g._open_member(g._child_path(name), kind)
+            yield g._open_member(join_path(g.path, name), kind)
 
 
 class _MembersItemsView(ItemsView):
@@ -530,49 +750,7 @@ class _MembersItemsView(ItemsView):
     def __iter__(self) -> Iterator[tuple[str, Array | Group]]:
         g = self._mapping
         for name, kind in g._member_names():
-            yield name, g._open_member(g._child_path(name), kind)
-
-
-class TreeView:
-    """A printable tree of a hierarchy."""
-
-    def __init__(self, group: Any, level: int | None = None):
-        self.group = group
-        self.level = level
-
-    # what differs between kinds of hierarchy (zarrkit groups here; h5py groups elsewhere)
-    def _root_name(self) -> str:
-        return self.group.name if self.group.path else "/"
-
-    def _members(self, g: Any) -> list[tuple[str, Any]]:
-        return g.members()
-
-    def _is_array(self, obj: Any) -> bool:
-        return isinstance(obj, Array)
-
-    def lines(self) -> list[str]:
-        out = [self._root_name()]
-
-        def walk(g: Any, indent: str, depth: int) -> None:
-            if self.level is not None and depth >= self.level:
-                return
-            members = self._members(g)
-            for i, (name, obj) in enumerate(members):
-                last = i == len(members) - 1
-                branch = " └── " if last else " ├── "
-                if self._is_array(obj):
-                    out.append(f"{indent}{branch}{name} {obj.shape} {obj.dtype}")
-                else:
-                    out.append(f"{indent}{branch}{name}")
-                    walk(obj, indent + ("    " if last else " │  "), depth + 1)
-
-        walk(self.group, "", 0)
-        return out
-
-    def __str__(self) -> str:
-        return "\n".join(self.lines())
-
-    __repr__ = __str__
+            yield name, g._open_member(join_path(g.path, name), kind)
 
 
 # Public home of the class (zarr-python 2's ``zarr.hierarchy.Group``); pickles name it there.

@@ -67,3 +67,8 @@ class ProcessSynchronizer:
 
     def __repr__(self) -> str:
         return f"ProcessSynchronizer({self.path!r})"
+
+
+# Public home of the classes (zarr-python 2's ``zarr.sync``): what ``info`` shows and pickles name.
+ThreadSynchronizer.__module__ = "zarrkit.sync"
+ProcessSynchronizer.__module__ = "zarrkit.sync"

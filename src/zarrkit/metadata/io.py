@@ -19,6 +19,7 @@ __all__ = [
     "read_json",
     "node_info",
     "node_kind",
+    "node_kinds",
     "load_array_metadata",
     "check_group",
     "write_array_metadata",
@@ -26,6 +27,8 @@ __all__ = [
     "attributes_key",
     "read_attributes",
     "write_attributes",
+    "read_attributes_at",
+    "write_attributes_at",
     "json_bytes",
 ]
 
@@ -61,21 +64,49 @@ def node_info(store: Store, path: str) -> tuple[str | None, int | None, Any]:
     key = meta_key(path, v3.ZARR_JSON)
     doc = read_json(store, key)
     if doc is not None:
-        if not isinstance(doc, dict):
-            raise MetadataError(f"expected a JSON object, got {type(doc).__name__}", key)
-        node_type = doc.get("node_type")
-        if doc.get("zarr_format") != 3 or node_type not in ("array", "group"):
-            raise MetadataError(
-                f"expected zarr_format 3 and node_type 'array' or 'group', got "
-                f"{doc.get('zarr_format')!r} and {node_type!r}",
-                key,
-            )
-        return node_type, 3, doc
+        return _v3_node_type(doc, key), 3, doc
     if store.get(meta_key(path, v2.ARRAY_KEY)) is not None:
         return "array", 2, None
     if store.get(meta_key(path, v2.GROUP_KEY)) is not None:
         return "group", 2, None
     return None, None, None
+
+
+def _v3_node_type(doc: Any, key: str) -> str:
+    if not isinstance(doc, dict):
+        raise MetadataError(f"expected a JSON object, got {type(doc).__name__}", key)
+    node_type = doc.get("node_type")
+    if doc.get("zarr_format") != 3 or node_type not in ("array", "group"):
+        raise MetadataError(
+            f"expected zarr_format 3 and node_type 'array' or 'group', got "
+            f"{doc.get('zarr_format')!r} and {node_type!r}",
+            key,
+        )
+    return node_type
+
+
+def node_kinds(store: Store, paths: list[str]) -> dict[str, str | None]:
+    """:func:`node_kind` of many paths, with one batched read (``store.get_many``) per kind of
+    metadata document looked for, in :func:`node_info`'s order: listing a group's members
+    costs at most three rounds of requests, not a request per member."""
+    kinds: dict[str, str | None] = dict.fromkeys(paths)
+    pending = list(paths)
+    for name in (v3.ZARR_JSON, v2.ARRAY_KEY, v2.GROUP_KEY):
+        if not pending:
+            break
+        found = store.get_many([meta_key(p, name) for p in pending])
+        missing = []
+        for p in pending:
+            key = meta_key(p, name)
+            raw = found.get(key)
+            if raw is None:
+                missing.append(p)
+            elif name == v3.ZARR_JSON:
+                kinds[p] = _v3_node_type(parse_json(raw, key), key)
+            else:
+                kinds[p] = "array" if name == v2.ARRAY_KEY else "group"
+        pending = missing
+    return kinds
 
 
 def node_kind(store: Store, path: str) -> str | None:
@@ -143,11 +174,21 @@ def attributes_key(path: str, zarr_format: int = 2) -> str:
 
 
 def read_attributes(store: Store, path: str, zarr_format: int = 2) -> dict[str, Any]:
-    key = attributes_key(path, zarr_format)
+    return read_attributes_at(store, attributes_key(path, zarr_format))
+
+
+def _holds_node_document(key: str) -> bool:
+    # v3 attributes live in the node's zarr.json; v2 ones are a document of their own
+    return key.rsplit("/", 1)[-1] == v3.ZARR_JSON
+
+
+def read_attributes_at(store: Store, key: str) -> dict[str, Any]:
+    """The attributes stored at ``key``: a v2 ``.zattrs`` document, or the ``attributes`` of a
+    v3 ``zarr.json``; ``{}`` when the key is missing."""
     doc = read_json(store, key)
     if doc is None:
         return {}
-    if zarr_format == 3:
+    if _holds_node_document(key):
         doc = doc.get("attributes", {}) if isinstance(doc, dict) else doc
     if not isinstance(doc, dict):
         raise MetadataError(f"attributes must be a JSON object, got {type(doc).__name__}", key)
@@ -162,9 +203,14 @@ def _attrs_json(attrs: dict[str, Any], key: str) -> None:
 
 
 def write_attributes(store: Store, path: str, attrs: dict[str, Any], zarr_format: int = 2) -> None:
-    key = attributes_key(path, zarr_format)
+    write_attributes_at(store, attributes_key(path, zarr_format), attrs)
+
+
+def write_attributes_at(store: Store, key: str, attrs: dict[str, Any]) -> None:
+    """Store ``attrs`` at ``key`` (into the ``attributes`` of a v3 ``zarr.json``, which must
+    exist; as a whole v2 document otherwise)."""
     _attrs_json(attrs, key)
-    if zarr_format == 3:
+    if _holds_node_document(key):
         doc = read_json(store, key)
         if not isinstance(doc, dict):
             raise MetadataError("no zarr.json to hold the attributes", key)

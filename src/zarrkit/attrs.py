@@ -1,0 +1,3 @@
+"""zarr-python 2's ``zarr.attrs`` module: user attributes."""
+
+from .core.attributes import Attributes  # noqa: F401

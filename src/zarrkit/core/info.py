@@ -1,0 +1,146 @@
+"""What ``.info`` shows for arrays and groups: a table of ``(name, value)`` items that prints as
+text and renders as HTML in Jupyter."""
+
+from __future__ import annotations
+
+import html
+import textwrap
+from typing import Any
+
+from ..codecs.registry import format_codec
+
+__all__ = ["InfoReporter", "human_readable_size", "array_info_items", "group_info_items"]
+
+
+def human_readable_size(size: int) -> str:
+    if size < 2**10:
+        return str(size)
+    for exp, unit in ((20, "K"), (30, "M"), (40, "G"), (50, "T")):
+        if size < 2**exp:
+            return f"{size / 2 ** (exp - 10):.1f}{unit}"
+    return f"{size / 2**50:.1f}P"
+
+
+def _bytes_text(n: int) -> str:
+    return f"{n} ({human_readable_size(n)})" if n >= 2**10 else str(n)
+
+
+def _type_name(obj: Any) -> str:
+    t = type(obj)
+    return f"{t.__module__}.{t.__qualname__}"
+
+
+class InfoReporter:
+    """What ``.info`` of an array or group returns: ``print()`` shows a text table, Jupyter an
+    HTML table; :meth:`items` gives the ``(name, value)`` pairs.
+
+    The items are computed each time the report is shown, so the report stays current.
+
+    Examples
+    --------
+    >>> import zarrkit
+    >>> g = zarrkit.group(zarr_format=2)
+    >>> _ = g.create_group('foo')
+    >>> print(g.info)
+    Name        : /
+    Type        : zarrkit.hierarchy.Group
+    Zarr format : 2
+    Read-only   : False
+    Store type  : DictStore
+    No. members : 1
+    No. arrays  : 0
+    No. groups  : 1
+    Groups      : foo
+    """
+
+    def __init__(self, obj: Any):
+        self.obj = obj
+
+    def items(self) -> list[tuple[str, str]]:
+        """The report's ``(name, value)`` pairs (the object's ``info_items()``)."""
+        return [(str(k), str(v)) for k, v in self.obj.info_items()]
+
+    def __repr__(self) -> str:
+        items = self.items()
+        width = max(len(k) for k, _ in items)
+        lines = []
+        for k, v in items:
+            wrapper = textwrap.TextWrapper(
+                width=80, initial_indent=f"{k:<{width}} : ", subsequent_indent=" " * width + " : "
+            )
+            lines.append(wrapper.fill(v) if v else f"{k:<{width}} :")
+        return "\n".join(lines)
+
+    __str__ = __repr__
+
+    def _repr_html_(self) -> str:
+        cell = 'style="text-align: left"'
+        rows = "".join(
+            f"<tr><th {cell}>{html.escape(k)}</th><td {cell}>{html.escape(v)}</td></tr>"
+            for k, v in self.items()
+        )
+        return f'<table class="zarrkit-info"><tbody>{rows}</tbody></table>'
+
+
+def array_info_items(a: Any) -> list[tuple[str, str]]:
+    """The items of an array's ``.info``: its configuration, then its storage (one listing of
+    its chunks)."""
+    items = [
+        ("Name", a.name or "/"),
+        ("Type", _type_name(a)),
+        ("Zarr format", str(a.zarr_format)),
+        ("Data type", str(a.dtype)),
+        ("Shape", str(a.shape)),
+        ("Chunk shape", str(a.chunks)),
+        *([("Shard shape", str(a.shards))] if a.shards else []),
+        ("Order", a.order),
+        ("Read-only", str(a.read_only)),
+    ]
+    for i, f in enumerate(a.filters or ()):
+        items.append((f"Filter [{i}]", format_codec(f)))
+    if a.compressor is not None:
+        items.append(("Compressor", format_codec(a.compressor)))
+    if a.synchronizer is not None:
+        items.append(("Synchronizer type", _type_name(a.synchronizer)))
+    items.append(("Store type", type(a.store).__name__))
+    if a.chunk_store is not a.store:
+        items.append(("Chunk store type", type(a.chunk_store).__name__))
+    nbytes = a.nbytes
+    stored = a.nbytes_stored
+    items += [
+        ("No. bytes", _bytes_text(nbytes)),
+        ("No. bytes stored", _bytes_text(stored)),
+        ("Storage ratio", f"{nbytes / stored:.1f}" if stored else "-"),
+        ("Chunks initialized", f"{a.nchunks_initialized}/{a.nchunks}"),
+    ]
+    if a.shards:
+        items.append(("Shards initialized", f"{a.nshards_initialized}/{a.nshards}"))
+    return items
+
+
+def group_info_items(g: Any, members: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The items of a group's ``.info``; ``members`` are its ``(name, kind)`` pairs (one
+    listing of the group)."""
+    arrays = [name for name, kind in members if kind == "array"]
+    groups = [name for name, kind in members if kind == "group"]
+    items = [
+        ("Name", g.name),
+        ("Type", _type_name(g)),
+        ("Zarr format", str(g.zarr_format)),
+        ("Read-only", str(g.read_only)),
+    ]
+    if g.synchronizer is not None:
+        items.append(("Synchronizer type", _type_name(g.synchronizer)))
+    items.append(("Store type", type(g.store).__name__))
+    if g.chunk_store is not g.store:
+        items.append(("Chunk store type", type(g.chunk_store).__name__))
+    items += [
+        ("No. members", str(len(members))),
+        ("No. arrays", str(len(arrays))),
+        ("No. groups", str(len(groups))),
+    ]
+    if arrays:
+        items.append(("Arrays", ", ".join(arrays)))
+    if groups:
+        items.append(("Groups", ", ".join(groups)))
+    return items

@@ -1,0 +1,58 @@
+"""Text trees of a hierarchy (``Group.tree()``, ``zarrkit.tree``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .array import Array
+
+__all__ = ["TreeView"]
+
+
+class TreeView:
+    """A printable tree of a hierarchy: ``str()`` draws it with box-drawing characters,
+    ``bytes()`` with ASCII ones (``+--``, ``|``)."""
+
+    def __init__(self, group: Any, level: int | None = None):
+        self.group = group
+        self.level = level
+
+    # what differs between kinds of hierarchy (zarrkit groups here; h5py groups elsewhere)
+    def _root_name(self) -> str:
+        return self.group.basename or "/"
+
+    def _members(self, g: Any) -> list[tuple[str, Any]]:
+        return g.members()
+
+    def _is_array(self, obj: Any) -> bool:
+        return isinstance(obj, Array)
+
+    def lines(self) -> list[str]:
+        out = [self._root_name()]
+
+        def walk(g: Any, indent: str, depth: int) -> None:
+            if self.level is not None and depth >= self.level:
+                return
+            members = self._members(g)
+            for i, (name, obj) in enumerate(members):
+                last = i == len(members) - 1
+                branch = " └── " if last else " ├── "
+                if self._is_array(obj):
+                    out.append(f"{indent}{branch}{name} {obj.shape} {obj.dtype}")
+                else:
+                    out.append(f"{indent}{branch}{name}")
+                    walk(obj, indent + ("    " if last else " │  "), depth + 1)
+
+        walk(self.group, "", 0)
+        return out
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+    __repr__ = __str__
+
+    def __bytes__(self) -> bytes:
+        return str(self).translate(_ASCII_TREE).encode("utf-8")
+
+
+_ASCII_TREE = str.maketrans({"├": "+", "└": "+", "│": "|", "─": "-"})

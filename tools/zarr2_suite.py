@@ -191,6 +191,12 @@ def main() -> None:
                    PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", ZARRKIT_SUITE_FORMAT=args.format)
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "xdist.plugin",
                "-n", "2", *tests, "-k", EXCLUDE, f"--junitxml={junit}", *args.pytest_args]
+        try:  # a test that hangs fails alone instead of stopping the run
+            import pytest_timeout  # noqa: F401
+
+            cmd += ["-p", "pytest_timeout", "--timeout=300"]
+        except ImportError:
+            pass
         subprocess.run(cmd, cwd=run_dir, env=env, stdout=subprocess.DEVNULL)
         summarize(junit, args.top)
 

@@ -385,7 +385,7 @@ register_v3_codec("crc32c", _factory(Crc32cCodec, set()))
 register_v3_codec("vlen-utf8", _factory(VLenUTF8Codec, set()))
 register_v3_codec("vlen-bytes", _factory(VLenBytesCodec, set()))
 
-_NUMCODECS_ARRAY = {"delta", "bitround", "fixedscaleoffset", "quantize", "packbits", "astype"}
+_NUMCODECS_ARRAY = {"delta", "bitround", "fixedscaleoffset", "quantize", "packbits", "astype", "categorize"}
 _NUMCODECS_BYTES = {
     "blosc", "lz4", "zstd", "zlib", "gzip", "bz2", "lzma", "shuffle",
     "crc32", "crc32c", "adler32", "fletcher32", "jenkins_lookup3",

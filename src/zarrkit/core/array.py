@@ -10,8 +10,9 @@ from typing import Any
 
 import numpy as np
 
+from ..codecs.coerce import to_v2_codec
 from ..codecs.registry import format_codec
-from ..errors import ArrayNotFoundError, ReadOnlyError, ShapeMismatchError
+from ..errors import ArrayNotFoundError, ReadOnlyError, ShapeMismatchError, UnsupportedCodecError
 from ..metadata import io
 from ..metadata.dtypes import normalize_fill_value
 from ..storage.base import Store
@@ -250,16 +251,28 @@ class Array:
 
     @property
     def filters(self) -> list[Any] | None:
-        """Codecs applied to chunk data before compression (None if there are none)."""
+        """Codecs applied to chunk data before compression (None if there are none).
+
+        numcodecs objects, whatever the format: the filters of a v3 array are given as their
+        numcodecs equivalents where one exists (the transpose that records ``order='F'`` is
+        left out), so zarr-2 code that inspects them works on either format.
+        """
         self._refresh_metadata()
-        filters = self._meta.filters
-        return None if not filters else list(filters)
+        filters = list(self._meta.filters or ())
+        if self._meta.zarr_format == 3:
+            if filters and self._meta.layout_order == "F":
+                filters = filters[1:]
+            filters = [_as_numcodecs(f) for f in filters]
+        return filters or None
 
     @property
     def compressor(self) -> Any:
-        """The primary compressor (None if chunks are stored uncompressed)."""
+        """The primary compressor (None if chunks are stored uncompressed), as a numcodecs
+        object where one exists, whatever the format (:attr:`compressors` has a v3 array's
+        own codec objects)."""
         self._refresh_metadata()
-        return self._meta.compressor
+        c = self._meta.compressor
+        return c if c is None or self._meta.zarr_format == 2 else _as_numcodecs(c)
 
     @property
     def compressors(self) -> tuple[Any, ...]:
@@ -299,7 +312,11 @@ class Array:
 
     @property
     def cdata_shape(self) -> tuple[int, ...]:
-        """Number of chunks along each dimension."""
+        """Number of chunks along each dimension; ``(1,)`` for a 0-d array (its one chunk), as
+        in zarr-python 2."""
+        return self._grid_shape() or (1,)
+
+    def _grid_shape(self) -> tuple[int, ...]:
         return tuple(-(-s // c) for s, c in zip(self.shape, self.chunks))
 
     @property
@@ -648,7 +665,7 @@ class Array:
     def digest(self, hashname: str = "sha1") -> bytes:
         """A hash of the stored chunks, metadata and attributes (equal arrays hash equal)."""
         h = hashlib.new(hashname)
-        for coords in itertools.product(*(range(n) for n in self.cdata_shape)):
+        for coords in itertools.product(*(range(n) for n in self._grid_shape())):
             h.update(self._chunk_store.get(self._ctx.key(coords)) or b"")
         h.update(self._store.get(io.meta_key(self._path, self._meta.metadata_key)) or b"")
         h.update(self._store.get(self._attrs.key) or b"")
@@ -790,3 +807,11 @@ class _BlockIndex:
 
 # Public home of the class (zarr-python 2's ``zarr.core.Array``); pickles name it there.
 Array.__module__ = "zarrkit.core"
+
+
+def _as_numcodecs(codec: Any) -> Any:
+    """The numcodecs equivalent of a v3 codec, or the codec itself when it has none."""
+    try:
+        return to_v2_codec(codec)
+    except UnsupportedCodecError:
+        return codec

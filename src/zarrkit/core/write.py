@@ -25,10 +25,19 @@ def prepare_value(value: Any, shape: tuple[int, ...], dtype: np.dtype) -> tuple[
     Raises before anything is written when the value does not fit.
     """
     if dtype.kind == "O":
-        if isinstance(value, np.ndarray):
+        if shape == () and not (isinstance(value, np.ndarray) and value.ndim == 0):
+            # one element: whatever is given is that element (a ragged row, a list, ...)
+            arr = np.empty((), dtype=object)
+            arr[()] = value
+        elif isinstance(value, np.ndarray):
             arr = value.astype(object, copy=False)
         elif isinstance(value, (list, tuple)):
             arr = np.asarray(value, dtype=object)
+            if arr.shape != shape and len(shape) == 1 and len(value) == shape[0]:
+                # a list of rows, one per element, that numpy would stack into more dimensions
+                arr = np.empty(shape, dtype=object)
+                for i, item in enumerate(value):
+                    arr[i] = item
         else:  # str, bytes, numbers, None: one element repeated
             arr = np.empty((), dtype=object)
             arr[()] = value

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..core.normalize import normalize_chunks, normalize_order, normalize_shape
-from ..errors import MetadataError
+from ..errors import MetadataError, UnsupportedCodecError
 from .dtypes import BYTES_DTYPE, is_bytes_dtype, normalize_fill_value
 from .v2 import ArrayMetadataV2
 from .v3 import ArrayMetadataV3
@@ -85,6 +85,14 @@ def _normalize_dtype(dtype: Any, object_codec: Any) -> tuple[np.dtype, Any]:
     return dt, object_codec
 
 
+def _expand_subarray(shape: tuple[int, ...], dt: np.dtype) -> tuple[tuple[int, ...], np.dtype]:
+    """A subarray dtype such as ``('<f4', (2, 2))`` adds its dimensions to the array's shape, as
+    ``np.zeros(10, dtype=('<f4', (2, 2)))`` does: the array is ``(10, 2, 2)`` of ``<f4``."""
+    if dt.subdtype is None:
+        return shape, dt
+    return shape + dt.shape, dt.base
+
+
 def _none_if_empty(compressor: Any) -> Any:
     # zarr-python 2 took compressor=[] (no codecs) and compressor='none' to mean no compressor
     if isinstance(compressor, (list, tuple)) and not compressor:
@@ -107,8 +115,8 @@ def build_array_metadata(
     store: Any = None,
 ) -> ArrayMetadataV2:
     """Validate creation arguments into a metadata object (nothing is written)."""
-    shape = normalize_shape(shape)
     dt, object_codec = _normalize_dtype(dtype, object_codec)
+    shape, dt = _expand_subarray(normalize_shape(shape), dt)
     chunks = normalize_chunks(chunks, shape, dt.itemsize)
     order = normalize_order(order)
     compressor = _none_if_empty(compressor)
@@ -173,14 +181,25 @@ def build_array_metadata_v3(
     ``codecs`` gives the whole chain exactly as in ``zarr.json`` (then ``filters``,
     ``serializer``, ``compressors``, ``shards`` and ``order`` must not be given).
     """
-    from ..codecs.base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec
+    from ..codecs.base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec
     from ..codecs.coerce import to_v3_codec, to_v3_codecs
     from ..codecs.sharding import ShardingCodec
-    from ..codecs.v3_builtin import BytesCodec, TransposeCodec, VLenBytesCodec, VLenUTF8Codec
+    from ..codecs.v3_builtin import (
+        BytesCodec,
+        TransposeCodec,
+        VLenBytesCodec,
+        VLenUTF8Codec,
+    )
     from .v3 import ChunkKeyEncoding
 
-    shape = normalize_shape(shape)
     dt, object_codec = _normalize_dtype(dtype, object_codec)
+    shape, dt = _expand_subarray(normalize_shape(shape), dt)
+    if object_codec is not None and object_codec.codec_id not in ("vlen-utf8", "vlen-bytes"):
+        raise UnsupportedCodecError(
+            f"object_codec: {object_codec!r} has no Zarr v3 form (v3 has data types for strings "
+            "and bytes, not for arbitrary Python objects); create the array with zarr_format=2",
+            "object_codec",
+        )
     if codecs is not None:
         chain = to_v3_codecs(codecs, "codecs")
         grid = normalize_chunks(chunks, shape, dt.itemsize)
@@ -190,13 +209,30 @@ def build_array_metadata_v3(
         if compressors == "default":
             compressors = default_compressor()
         bb = to_v3_codecs(compressors, "compressors", BytesBytesCodec)
-        aa = to_v3_codecs(filters, "filters", ArrayArrayCodec)
+        aa = to_v3_codecs(filters, "filters")
+        # zarr-2 style filters may end with byte filters (a checksum such as adler32): they
+        # run after the array filters and before the compressors, as they did in v2
+        n_aa = 0
+        while n_aa < len(aa) and isinstance(aa[n_aa], ArrayArrayCodec):
+            n_aa += 1
+        aa, bb_filters = aa[:n_aa], aa[n_aa:]
+        for c in bb_filters:
+            if not isinstance(c, BytesBytesCodec):
+                raise UnsupportedCodecError(
+                    f"filters: {c.name!r} is not a filter (array→array codecs first, then "
+                    "bytes→bytes ones)",
+                    "filters",
+                )
+        bb = bb_filters + bb
         # order='F' is the transpose of the reverse permutation, even of one dimension (a
         # no-op there, but it records the order, as v2's field does)
         if normalize_order(order) == "F" and len(shape) >= 1:
             aa.insert(0, TransposeCodec(tuple(reversed(range(len(shape))))))
         if serializer in ("auto", None):
-            if dt.kind in "OT":
+            encoded = _dtype_after(aa, ChunkSpec(inner, dt))
+            if encoded.kind not in "OT":
+                ab = BytesCodec("little" if encoded.itemsize > 1 or encoded.names else None)
+            elif dt.kind in "OT":
                 is_bytes = is_bytes_dtype(dt) or (
                     object_codec is not None and object_codec.codec_id == "vlen-bytes"
                 )
@@ -244,6 +280,13 @@ def build_array_metadata_v3(
         return ArrayMetadataV3(shape, grid, dt, fill, tuple(chain), cke, dimension_names)
     except MetadataError as exc:
         raise ValueError(str(exc)) from None
+
+
+def _dtype_after(filters: list, spec: Any) -> np.dtype:
+    """The dtype the serializer sees: filters such as ``categorize`` turn objects into ints."""
+    for f in filters:
+        spec = f.resolve(spec)
+    return spec.dtype
 
 
 def _is_int_zero(value: Any) -> bool:

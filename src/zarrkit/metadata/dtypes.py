@@ -332,6 +332,14 @@ def normalize_fill_value(value: Any, dtype: np.dtype, argument: str = "fill_valu
             return _parse_float(value, dtype, None, allow_hex=True)
         if dtype.kind in "SV" and dtype.names is None and isinstance(value, str):
             value = value.encode("ascii") if dtype.kind == "S" else value
+        if isinstance(value, np.void) and value.dtype.names is None:
+            value = value.tobytes()
+        if dtype.kind == "V" and isinstance(value, (bytes, bytearray)):
+            # raw bytes of one element (zero-padded), also for a structured dtype
+            if len(value) > dtype.itemsize:
+                raise ValueError
+            raw = bytes(value).ljust(dtype.itemsize, b"\0")
+            return np.frombuffer(raw, dtype=dtype)[0]
         with np.errstate(over="raise", invalid="ignore"):
             out = np.array(value, dtype=dtype)
         if out.shape != ():

@@ -657,14 +657,18 @@ class FsspecStore(Store):
             return
         dirs = {posixpath.dirname(p) for p in paths}
         for d in sorted(dirs, key=lambda d: -d.count("/")):
-            while d.startswith(self._prefix):
+            # only directories strictly below the root; dirname('/') is '/', so stop there too
+            while d.startswith(self._prefix) and d != self._prefix:
                 try:
                     self.fs.rmdir(d)
                 except FileNotFoundError:
                     pass
                 except OSError:  # not empty
                     break
-                d = posixpath.dirname(d)
+                parent = posixpath.dirname(d)
+                if parent == d:
+                    break
+                d = parent
 
     def clear(self) -> None:
         """Remove every key (the root itself stays)."""

@@ -11,7 +11,7 @@ Examples
 1000
 """
 
-from . import blosc, errors
+from . import blosc, errors, meta
 from .api import (
     array,
     consolidate_metadata,

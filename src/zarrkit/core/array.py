@@ -192,6 +192,13 @@ class Array:
     def zarr_format(self) -> int:
         return self._meta.zarr_format
 
+    #: zarr-python 2's private name of :attr:`zarr_format`, which code written for it reads.
+    _version = zarr_format
+
+    def _chunk_key(self, chunk_coords: tuple[int, ...]) -> str:
+        """The store key of the chunk at ``chunk_coords`` (zarr-python 2's private name)."""
+        return self._ctx.key(tuple(chunk_coords))
+
     @property
     def shape(self) -> tuple[int, ...]:
         """A tuple of integers describing the length of each dimension."""

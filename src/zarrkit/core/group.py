@@ -179,6 +179,9 @@ class Group(Mapping):
     def zarr_format(self) -> int:
         return self._zarr_format
 
+    #: zarr-python 2's private name of :attr:`zarr_format`, which code written for it reads.
+    _version = zarr_format
+
     # -- members -----------------------------------------------------------------------------
     def _item_path(self, item: Any) -> str:
         """The store path a member name or path designates: relative to this group, or to the

@@ -159,12 +159,14 @@ def _reserialize(doc: Any) -> bytes:
     return json.dumps(doc, allow_nan=True).encode()
 
 
-class ConsolidatedStore(Store):
+class ConsolidatedStore(ConsolidatedMetadataStore):
     """A store whose metadata reads and listings come from a consolidated document.
 
     Chunk reads and all writes go to the wrapped store; metadata written through this wrapper
     also updates the in-memory documents (the stored consolidated document is not rewritten:
-    call :func:`zarrkit.consolidate_metadata` again after changing metadata).
+    call :func:`zarrkit.consolidate_metadata` again after changing metadata).  A
+    :class:`ConsolidatedMetadataStore` that also passes chunk reads and writes through, as
+    zarr-python 2's ``open_consolidated`` arranged with two stores.
     """
 
     def __init__(self, store: Store, docs: dict[str, bytes]):

@@ -131,6 +131,10 @@ class Store(MutableMapping):
     dimension_separator: str | None = None
     #: zarr-python 2's ``normalize_keys``: keys are lower-cased before use.
     normalize_keys: bool = False
+    #: zarr-python 2's format tag of a store: zarrkit's stores hold either format, and code
+    #: written for zarr-python 2 expects 2 (``_metadata_class``, its metadata dialect, is set
+    #: by :mod:`zarrkit.meta`).
+    _store_version: int = 2
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # A store written for zarr-python 2 implements the MutableMapping methods

@@ -8,7 +8,7 @@ from typing import Any
 
 from .base import Store
 from .local import DirectoryStore
-from .mapping import MappingStore
+from .mapping import KVStore, MappingStore
 from .memory import MemoryStore
 
 __all__ = ["coerce_store"]
@@ -30,7 +30,8 @@ def coerce_store(
     * an fsspec mapper (``fsspec.get_mapper(...)``, an ``FSMap``) or file system instance
       gives an :class:`~zarrkit.storage.fsspec.FsspecStore` over it;
     * any other ``str`` or ``os.PathLike`` names a local directory (:class:`DirectoryStore`);
-    * any other mapping (e.g. a ``dict``) is used through :class:`MappingStore`.
+    * any other mapping (e.g. a ``dict``) is used through :class:`KVStore` (zarr-python 2's
+      name of :class:`MappingStore`).
 
     ``storage_options`` only apply to URLs; giving them with anything else is an error.
 
@@ -38,7 +39,7 @@ def coerce_store(
     --------
     >>> from zarrkit.storage import coerce_store
     >>> coerce_store({})
-    MappingStore(dict)
+    KVStore(dict)
     >>> coerce_store('memory://doc-coerce', storage_options={})
     FsspecStore('memory:///doc-coerce')
     """
@@ -88,7 +89,7 @@ def coerce_store(
     if isinstance(store, Mapping) or (
         hasattr(store, "__getitem__") and hasattr(store, "keys")
     ):
-        return MappingStore(store)
+        return KVStore(store)
     raise TypeError(
         f"store must be a Store, a mapping, a path or None, not {type(store).__name__}"
     )

@@ -1,0 +1,83 @@
+"""zarr-python 2 names that existing code reads: ``zarr.meta``, the stores' metadata dialect and
+format tag, ``_version`` of nodes, ``_chunk_key`` of arrays; dicts wrapped as ``KVStore``;
+``open_consolidated`` answering as a ``ConsolidatedMetadataStore``."""
+
+from __future__ import annotations
+
+import numcodecs
+import numpy as np
+import pytest
+
+import zarrkit as zarr
+from zarrkit.meta import Metadata2
+from zarrkit.storage import (
+    ConsolidatedMetadataStore,
+    DirectoryStore,
+    KVStore,
+    MemoryStore,
+    coerce_store,
+    init_array,
+)
+
+
+@pytest.mark.parametrize("make", [lambda p: MemoryStore(), lambda p: DirectoryStore(str(p)), lambda p: KVStore({})])
+def test_stores_decode_what_init_array_writes(tmp_path, make):
+    store = make(tmp_path)
+    init_array(store, shape=1000, chunks=100, dtype="<i4", compressor=numcodecs.Zlib(1))
+    assert store._store_version == 2
+    meta = store._metadata_class.decode_array_metadata(store[".zarray"])
+    assert meta["shape"] == (1000,) and meta["chunks"] == (100,)
+    assert meta["dtype"] == np.dtype("<i4")
+    assert meta["compressor"] == {"id": "zlib", "level": 1}
+    assert meta["filters"] is None and meta["order"] == "C"
+
+
+def test_metadata2_round_trips_an_array_document():
+    meta = dict(shape=(20, 3), chunks=(5, 3), dtype=np.dtype([("a", "<f4"), ("b", "S2")]),
+                compressor=numcodecs.Zstd(2), fill_value=None, order="F",
+                filters=[numcodecs.Delta("<f4")], dimension_separator="/")
+    raw = Metadata2.encode_array_metadata(meta)
+    back = Metadata2.decode_array_metadata(raw)
+    assert back["dtype"] == meta["dtype"] and back["order"] == "F"
+    assert back["compressor"] == numcodecs.Zstd(2).get_config()
+    assert back["filters"] == [numcodecs.Delta("<f4").get_config()]
+    assert back["dimension_separator"] == "/" and back["fill_value"] is None
+    # what is written is what zarrkit itself reads
+    store = {".zarray": raw}
+    z = zarr.open_array(store, mode="r")
+    assert z.shape == (20, 3) and z.order == "F"
+
+
+def test_metadata2_refuses_other_formats_and_non_json():
+    with pytest.raises(zarr.errors.MetadataError):
+        Metadata2.decode_array_metadata(b'{"zarr_format": 3}')
+    with pytest.raises(zarr.errors.MetadataError):
+        Metadata2.decode_group_metadata(b"not json")
+    assert Metadata2.decode_group_metadata(Metadata2.encode_group_metadata()) == {"zarr_format": 2}
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_version_and_chunk_key(fmt):
+    g = zarr.group(zarr_format=fmt)
+    z = g.zeros("x", shape=(4, 4), chunks=(2, 2))
+    assert g._version == fmt and z._version == fmt
+    z[:] = 1
+    key = z._chunk_key((1, 0))
+    assert key in z.chunk_store
+    del z.chunk_store[key]
+    assert (z[2:, :2] == 0).all() and (z[:2] == 1).all()
+
+
+def test_plain_mappings_are_used_through_kvstore():
+    store = coerce_store({})
+    assert isinstance(store, KVStore)
+
+
+def test_open_consolidated_store_is_a_consolidated_metadata_store():
+    store = MemoryStore()
+    g = zarr.group(store, zarr_format=2)
+    g.zeros("a", shape=3)
+    zarr.consolidate_metadata(store)
+    g2 = zarr.open_consolidated(store)
+    assert isinstance(g2.store, ConsolidatedMetadataStore)
+    assert g2["a"].shape == (3,)

@@ -8,6 +8,7 @@ validated before anything is deleted or written, so a bad call leaves the store 
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -60,9 +61,14 @@ def _check_zarr_format(zarr_format: Any) -> int:
     return zarr_format
 
 
-def require_parent_groups(store: Store, path: str, zarr_format: int = 2) -> None:
+def require_parent_groups(
+    store: Store, path: str, zarr_format: int = 2, overwrite: bool = False,
+    chunk_store: Store | None = None,
+) -> None:
     """Create the groups above ``path`` that don't exist (the v2 spec requires them; for v3
-    they make the hierarchy discoverable, as zarr-python writes it)."""
+    they make the hierarchy discoverable, as zarr-python writes it).  An array above ``path``
+    is an error, unless ``overwrite``: it is then removed and replaced by a group, as
+    zarr-python 2 does."""
     parts = path.split("/")[:-1] if path else []
     for i in range(len(parts) + 1):
         parent = "/".join(parts[:i])
@@ -70,7 +76,10 @@ def require_parent_groups(store: Store, path: str, zarr_format: int = 2) -> None
             break
         kind = io.node_kind(store, parent)
         if kind == "array":
-            raise ContainsArrayError(f"cannot create a node below the array at {parent!r}", parent)
+            if not overwrite:
+                raise ContainsArrayError(f"cannot create a node below the array at {parent!r}", parent)
+            _clear_path(store, chunk_store, parent)
+            kind = None
         if kind is None:
             io.write_group_metadata(store, parent, zarr_format)
 
@@ -147,7 +156,7 @@ def init_array(
             dimension_separator, s,
         )
     _check_free(s, path, overwrite)
-    require_parent_groups(s, path, zarr_format)
+    require_parent_groups(s, path, zarr_format, overwrite, cs)
     if overwrite:
         _clear_path(s, cs, path)
     io.write_array_metadata(s, path, meta, attributes=attributes or {})
@@ -184,18 +193,38 @@ def init_group(
     if kind == "group" and not overwrite:
         return
     _check_free(s, path, overwrite)
-    require_parent_groups(s, path, zarr_format)
+    require_parent_groups(s, path, zarr_format, overwrite, cs)
     if overwrite:
         _clear_path(s, cs, path)
     io.write_group_metadata(s, path, zarr_format, attributes)
 
 
 def _pop_h5py_kwargs(compressor: Any, kwargs: dict[str, Any]) -> Any:
+    """h5py's ``compression=``/``compression_opts=``; an explicit ``compressor=`` wins, with a
+    warning that they are ignored (as zarr-python 2 does)."""
     if "compression" in kwargs or "compression_opts" in kwargs:
         compression = kwargs.pop("compression", "default")
         opts = kwargs.pop("compression_opts", None)
+        if not (isinstance(compressor, str) and compressor == "default"):
+            warnings.warn(
+                f"compressor={compressor!r} is given: compression={compression!r} and "
+                f"compression_opts={opts!r} are ignored",
+                UserWarning,
+                stacklevel=3,
+            )
+            return compressor
         return h5py_compressor(compression, opts)
     return compressor
+
+
+def _pop_h5py_fillvalue(fill_value: Any, kwargs: dict[str, Any], default: Any) -> Any:
+    """h5py's ``fillvalue=`` spelling of ``fill_value=`` (zarr-python 2 takes both)."""
+    if "fillvalue" not in kwargs:
+        return fill_value
+    value = kwargs.pop("fillvalue")
+    if fill_value is not default and fill_value != value:
+        raise ValueError(f"fillvalue={value!r} contradicts fill_value={fill_value!r}")
+    return value
 
 
 _V3_OPTIONS = ("shards", "dimension_names", "codecs", "chunk_key_encoding", "serializer", "compressors")
@@ -312,6 +341,7 @@ def create(
     """
     zarr_format = _check_zarr_format(legacy_format(kwargs, zarr_format, "create"))
     compressor = _pop_h5py_kwargs(compressor, kwargs)
+    fill_value = _pop_h5py_fillvalue(fill_value, kwargs, 0)
     attributes = kwargs.pop("attributes", None)
     v3_options = _pop_v3_options(kwargs)
     _reject_unknown(kwargs, "create")
@@ -449,8 +479,12 @@ def array(data: Any, **kwargs: Any) -> Array:
         kwargs["chunks"] = chunks if isinstance(chunks, tuple) else True
     if np.dtype(kwargs["dtype"]).kind == "O" and kwargs.get("object_codec") is None:
         kwargs["object_codec"] = _guess_object_codec(data)
+    # read_only=True: the data is written first, then the returned array refuses writes
+    read_only = kwargs.pop("read_only", False)
     z = create(shape=data.shape, **kwargs)
     z[...] = data
+    if read_only:
+        z.read_only = True
     return z
 
 
@@ -552,6 +586,7 @@ def open_array(
     """
     _check_mode(mode)
     compressor = _pop_h5py_kwargs(compressor, kwargs)
+    fill_value = _pop_h5py_fillvalue(fill_value, kwargs, 0)
     zarr_format = legacy_format(kwargs, zarr_format, "open_array")
     _reject_unknown(kwargs, "open_array")
     store = {} if store is None else _open_store(store, storage_options, read_only=(mode == "r"))

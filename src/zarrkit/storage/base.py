@@ -18,6 +18,8 @@ zarr-2 style code that treats a store as a dict keeps working.
 
 from __future__ import annotations
 
+import functools
+
 import re
 
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
@@ -149,6 +151,8 @@ class Store(MutableMapping):
             cls._delete = _delete_through_delitem  # type: ignore[method-assign]
         if cls.__iter__ is not Store.__iter__ and cls.list_prefix is Store.list_prefix:
             cls.list_prefix = _list_through_iter  # type: ignore[method-assign]
+        if "getsize" in cls.__dict__:
+            cls.getsize = _getsize_of_root_too(cls.__dict__["getsize"])  # type: ignore[method-assign]
 
     def _checked(self, key: str) -> str:
         """``key`` validated (and lower-cased for a store that normalizes keys)."""
@@ -248,8 +252,11 @@ class Store(MutableMapping):
         for key in list(self.list_prefix(prefix)):
             self._delete(key)
 
-    def getsize(self, key: str) -> int:
-        """Size in bytes of the value at ``key`` (0 if missing)."""
+    def getsize(self, key: str | None = None) -> int:
+        """Size in bytes of the value at ``key`` (0 if missing); without a key, the total of the
+        values at the root (zarr-python 2's ``store.getsize()``)."""
+        if key is None:
+            return _root_size(self)
         value = self.get(key)
         return 0 if value is None else len(value)
 
@@ -383,3 +390,20 @@ def is_mapping_like(obj: object) -> bool:
     return isinstance(obj, Mapping) or (
         hasattr(obj, "__getitem__") and hasattr(obj, "__setitem__") and hasattr(obj, "keys")
     )
+
+
+def _root_size(store: Store) -> int:
+    return sum(store.getsize(name) for name in store.list_dir("") if store.exists(name))
+
+
+def _getsize_of_root_too(getsize: Any) -> Any:
+    """A store's own ``getsize(key)``, also answering ``getsize()`` for the root."""
+    if getattr(getsize, "_answers_root", False):
+        return getsize
+
+    @functools.wraps(getsize)
+    def wrapper(self: Store, key: str | None = None) -> int:
+        return _root_size(self) if key is None else getsize(self, key)
+
+    wrapper._answers_root = True  # type: ignore[attr-defined]
+    return wrapper

@@ -1,0 +1,130 @@
+"""Creation as zarr-python 2 documents it: subarray and structured dtypes, h5py's keywords,
+``read_only`` arrays made from data, overwriting an array that sits above a new node, ragged
+object rows, and the numcodecs view of a v3 array's codecs."""
+
+from __future__ import annotations
+
+import warnings
+
+import numcodecs
+import numpy as np
+import pytest
+
+import zarrkit as zarr
+from zarrkit.errors import ContainsArrayError, UnsupportedCodecError
+from zarrkit.storage import MemoryStore
+
+FORMATS = [2, 3]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_subarray_dtype_extends_the_shape(fmt):
+    z = zarr.zeros(10, chunks=5, dtype=("<f4", (2, 2)), zarr_format=fmt)
+    expected = np.zeros(10, dtype=("<f4", (2, 2)))
+    assert z.shape == expected.shape == (10, 2, 2)
+    assert z.dtype == expected.dtype == np.dtype("<f4")
+    z[3] = np.arange(4).reshape(2, 2)
+    assert z[3].tolist() == [[0, 1], [2, 3]]
+
+
+@pytest.mark.parametrize("fmt", [2])
+@pytest.mark.parametrize("fill", [b"", b"ab", np.void(b"abc\x07\x00\x00\x00")])
+def test_structured_fill_value_from_raw_bytes(fmt, fill):
+    dt = np.dtype([("foo", "S3"), ("bar", "<i4")])
+    z = zarr.create(3, dtype=dt, fill_value=fill, zarr_format=fmt)
+    raw = fill.tobytes() if isinstance(fill, np.void) else fill
+    expected = np.frombuffer(raw.ljust(dt.itemsize, b"\0"), dtype=dt)[0]
+    assert z.fill_value == expected
+    assert (z[:] == expected).all()
+    # and it survives a round trip through the metadata
+    again = zarr.open_array(z.store, mode="r")
+    assert again.fill_value == expected
+
+
+def test_structured_fill_value_longer_than_an_element_is_refused():
+    with pytest.raises(ValueError, match="fill_value"):
+        zarr.create(3, dtype=[("a", "<i2")], fill_value=b"toolong", zarr_format=2)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_zero_d_cdata_shape(fmt):
+    z = zarr.create((), dtype="i4", zarr_format=fmt)
+    assert z.cdata_shape == (1,)
+    assert z.nchunks == 1
+    z[...] = 7
+    assert z.nchunks_initialized == 1 and int(z[...]) == 7
+
+
+def test_ragged_rows_in_a_vlen_array():
+    z = zarr.empty(4, dtype=object, object_codec=numcodecs.VLenArray(int), zarr_format=2)
+    z[0] = np.array([1, 2])
+    z[1] = np.array([1, 2, 3])
+    z[2:4] = [np.array([7, 8]), np.array([5, 6])]  # same lengths: still one row per element
+    got = z[:]
+    assert [list(r) for r in got] == [[1, 2], [1, 2, 3], [7, 8], [5, 6]]
+
+
+def test_objects_without_a_v3_data_type_are_refused_by_name():
+    with pytest.raises(UnsupportedCodecError, match="object_codec"):
+        zarr.empty(4, dtype=object, object_codec=numcodecs.VLenArray(int), zarr_format=3)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_h5py_fillvalue_and_compression_keywords(fmt):
+    g = zarr.group(zarr_format=fmt)
+    d = g.create_dataset("x", shape=100, chunks=10, fillvalue=42)
+    assert d.fill_value == 42 and d[0] == 42
+    with pytest.raises(ValueError, match="fillvalue"):
+        g.create_dataset("y", shape=10, fillvalue=1, fill_value=2)
+    z = zarr.create(100, compression="zlib", compression_opts=9, zarr_format=fmt)
+    assert z.compressor == numcodecs.Zlib(9)
+    with pytest.warns(UserWarning, match="ignored"):
+        z = zarr.create(100, compressor=numcodecs.Zlib(3), compression="bz2", zarr_format=fmt)
+    assert z.compressor == numcodecs.Zlib(3)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_array_from_data_read_only(fmt):
+    a = np.arange(100)
+    z = zarr.array(a, read_only=True, zarr_format=fmt)
+    assert z.read_only and (z[:] == a).all()
+    with pytest.raises(PermissionError):
+        z[:] = 0
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_overwrite_replaces_an_array_above_the_new_node(fmt):
+    store = MemoryStore()
+    g = zarr.group(store, zarr_format=fmt)
+    g.zeros("foo", shape=100, chunks=10)[:] = 1
+    with pytest.raises(ContainsArrayError):
+        g.zeros("foo/bar", shape=4)
+    d = g.zeros("foo/bar", shape=400, chunks=40, overwrite=True)
+    assert d.shape == (400,)
+    assert isinstance(g["foo"], zarr.Group)
+    # nothing of the old array is left behind: no chunk directly below foo
+    old_chunks = [k for k in store if k.startswith("foo/c/") or (k.count("/") == 1 and k[4:].isdigit())]
+    assert old_chunks == []
+    assert list(g["foo"]) == ["bar"]
+
+
+def test_v3_codecs_seen_through_numcodecs():
+    z = zarr.zeros(10, compressor=numcodecs.Zstd(3), zarr_format=3)
+    assert z.compressor == numcodecs.Zstd(3)
+    assert z.compressor.codec_id == "zstd"
+    assert z.compressor.decode(z.compressor.encode(b"abc")) == b"abc"
+    z = zarr.array(np.arange(10), filters=[numcodecs.Delta("<i8"), numcodecs.Adler32()],
+                   order="F", zarr_format=3)
+    assert z.filters == [numcodecs.Delta("<i8")]
+    assert (z[:] == np.arange(10)).all()
+
+
+def test_categorize_and_checksum_filters_under_v3():
+    data = np.array(["a", "b", "a", "c"], dtype=object)
+    z = zarr.array(data, filters=[numcodecs.Categorize(["a", "b", "c"], dtype=object)],
+                   zarr_format=3)
+    assert list(z[:]) == list(data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        z = zarr.array(np.arange(10), filters=[numcodecs.Adler32()], zarr_format=3)
+    assert (zarr.open_array(z.store, mode="r")[:] == np.arange(10)).all()

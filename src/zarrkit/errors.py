@@ -52,6 +52,7 @@ __all__ = [
     "BadCompressorError",
     "ShapeMismatchError",
     "StoreError",
+    "StoreOperationNotSupported",
 ]
 
 
@@ -212,6 +213,11 @@ class ShapeMismatchError(ZarrkitError, ValueError):
 
 class StoreError(ZarrkitError, OSError):
     """A store operation failed (I/O error, bad configuration)."""
+
+
+class StoreOperationNotSupported(StoreError, NotImplementedError):
+    """The store cannot do this at all (a zip file's members cannot be deleted); also a
+    ``NotImplementedError``, as zarr-python 2 raised."""
 
 
 class FSPathExistNotDir(GroupNotFoundError, StoreError):

@@ -11,7 +11,7 @@ import zlib
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import NodeExistsError, ReadOnlyError, StoreError
+from ..errors import NodeExistsError, ReadOnlyError, StoreError, StoreOperationNotSupported
 from .base import ByteRange, Store, validate_key, validate_prefix
 
 __all__ = ["ZipStore"]
@@ -206,9 +206,14 @@ class ZipStore(Store):
                     f"which allowZip64=False forbids ({exc})"
                 ) from exc
 
+    @property
+    def zf(self) -> zipfile.ZipFile:
+        """The open :class:`zipfile.ZipFile` (zarr-python 2's attribute)."""
+        return self._zf
+
     def _refuse_delete(self, keys: list[str]) -> None:
         shown = ", ".join(repr(k) for k in keys[:3]) + (", ..." if len(keys) > 3 else "")
-        raise StoreError(
+        raise StoreOperationNotSupported(
             f"ZipStore {self.path!r} cannot delete key{'s' if len(keys) > 1 else ''} {shown}: "
             "a zip file's members cannot be removed in place (copy what should remain into a "
             "new zip file)"

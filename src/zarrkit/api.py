@@ -22,12 +22,13 @@ from .errors import (
     ArrayNotFoundError,
     ContainsArrayError,
     ContainsGroupError,
+    GroupNotFoundError,
     MetadataError,
     NodeNotFoundError,
 )
 from .metadata import io
 from .metadata.build import build_array_metadata, build_array_metadata_v3, h5py_compressor
-from .storage.base import Store
+from .storage.base import Store, describe_location
 from .storage.coerce import coerce_store
 from .storage.memory import DictStore
 
@@ -96,9 +97,9 @@ def _check_free(store: Store, path: str, overwrite: bool) -> None:
         return
     kind = io.node_kind(store, path)
     if kind == "array":
-        raise ContainsArrayError(f"an array already exists at path {path!r}", path)
+        raise ContainsArrayError(f"an array already exists at {describe_location(store, path)}", path)
     if kind == "group":
-        raise ContainsGroupError(f"a group already exists at path {path!r}", path)
+        raise ContainsGroupError(f"a group already exists at {describe_location(store, path)}", path)
 
 
 def init_array(
@@ -608,7 +609,7 @@ def open_array(
         if kind == "group":
             raise ContainsGroupError(f"path {path!r} holds a group, not an array", path)
         if kind is None:
-            raise ArrayNotFoundError(f"no array found at path {path!r} of {_describe(store)}", path)
+            raise ArrayNotFoundError(f"no array found at {describe_location(store, path)}", path)
         return Array(store_arg, path=path, read_only=(mode == "r"), zarr_format=zarr_format, **open_kwargs)
     if mode == "a" and kind == "array":
         return Array(store_arg, path=path, zarr_format=zarr_format, **open_kwargs)
@@ -633,13 +634,6 @@ def _open_store(store: Any, storage_options: dict[str, Any] | None, read_only: b
 def _user_store(store: Any, coerced: Store) -> Any:
     """What a node shows as its store: the user's mapping object, else the coerced store."""
     return store if isinstance(store, Mapping) else coerced
-
-
-def _describe(store: Any) -> str:
-    if isinstance(store, (str, os.PathLike)):
-        return repr(os.fspath(store))
-    p = getattr(store, "path", None)
-    return f"{type(store).__name__}({p!r})" if p else type(store).__name__
 
 
 def group(
@@ -712,7 +706,7 @@ def open_group(
         if kind == "array":
             raise ContainsArrayError(f"path {path!r} holds an array, not a group", path)
         if kind is None:
-            raise NodeNotFoundError(f"no group found at path {path!r} of {_describe(store)}", path)
+            raise GroupNotFoundError(f"no group found at {describe_location(store, path)}", path)
     elif mode == "a":
         if kind == "array":
             raise ContainsArrayError(f"path {path!r} holds an array, not a group", path)
@@ -759,7 +753,7 @@ def open(store: Any = None, mode: str = "a", *, path: str | None = None, **kwarg
     kind = io.node_kind(s, norm)
     store_arg = _user_store(store, s)
     if mode in ("r", "r+") and kind is None:
-        raise NodeNotFoundError(f"nothing found at path {norm!r} of {_describe(store)}", norm)
+        raise NodeNotFoundError(f"nothing found at {describe_location(store, norm)}", norm)
     if mode == "w" or mode in ("w-", "x") or kind is None:
         if "shape" in kwargs:
             return open_array(store_arg, mode=mode, path=norm, **kwargs)
@@ -923,5 +917,5 @@ def open_consolidated(
     path = normalize_path(path)
     docs = load_consolidated(s, path, zarr_format)
     if docs is None:
-        raise MetadataError(f"no consolidated metadata found at path {path!r} of {_describe(store)}")
+        raise MetadataError(f"no consolidated metadata found at {describe_location(store, path)}")
     return Group(ConsolidatedStore(s, docs), path=path, read_only=(mode == "r"), **kwargs)

@@ -312,9 +312,9 @@ class Array:
     def nbytes_stored(self) -> int:
         """Bytes stored for the array: metadata, attributes and chunks."""
         prefix = self._ctx.prefix
-        total = sum(self._store.getsize(k) for k in self._store.list_prefix(prefix))
+        total = sum(size for _, size in self._store.list_prefix_sizes(prefix))
         if self._chunk_store is not self._store:
-            total += sum(self._chunk_store.getsize(k) for k in self._chunk_store.list_prefix(prefix))
+            total += sum(size for _, size in self._chunk_store.list_prefix_sizes(prefix))
         return total
 
     @property
@@ -694,17 +694,22 @@ class Array:
 
     def __repr__(self) -> str:
         nbytes = self.nbytes
-        stored = self.nbytes_stored
         head = "Array("
         if self.name is not None:
             head += f"{self.name}, "
         head += f"{self.shape}, {self.dtype}, chunks={self.chunks}, order={self.order})"
-        ratio = f"{nbytes / stored:.1f}" if stored else "-"
-        lines = [
-            head,
-            f"  nbytes: {human_readable_size(nbytes)}; nbytes_stored: {human_readable_size(stored)}; "
-            f"ratio: {ratio}; initialized: {self.nchunks_initialized}/{self.nchunks}",
-        ]
+        if self._store.high_latency or self._chunk_store.high_latency:
+            # on object storage the stored size and chunk count cost listings (and the shard
+            # indexes of a sharded array): repr asks nothing of the store; .info has them
+            summary = f"  nbytes: {human_readable_size(nbytes)}; nchunks: {self.nchunks}"
+        else:
+            stored = self.nbytes_stored
+            ratio = f"{nbytes / stored:.1f}" if stored else "-"
+            summary = (
+                f"  nbytes: {human_readable_size(nbytes)}; nbytes_stored: {human_readable_size(stored)}; "
+                f"ratio: {ratio}; initialized: {self.nchunks_initialized}/{self.nchunks}"
+            )
+        lines = [head, summary]
         if self.filters:
             lines.append("  filters: " + ", ".join(format_codec(f) for f in self.filters))
         if self.compressor is not None:

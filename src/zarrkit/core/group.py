@@ -18,7 +18,7 @@ from ..errors import (
     ReadOnlyError,
 )
 from ..metadata import io
-from ..storage.base import Store, join_path
+from ..storage.base import Store, describe_location, describe_store, join_path
 from ..storage.coerce import coerce_store
 from .array import Array, store_name
 from .attributes import Attributes
@@ -35,16 +35,6 @@ HIERARCHY_LOCK = "zarrkit-hierarchy"
 
 # A group's own metadata documents, listed beside its members but never members themselves.
 _METADATA_NAMES = frozenset({".zgroup", ".zattrs", ".zarray", ".zmetadata", "zarr.json"})
-
-
-def describe_store(store: Any) -> str:
-    """A store's name for messages: its class, and its path when it has one."""
-    p = getattr(store, "path", None)
-    return f"{type(store).__name__}({p!r})" if isinstance(p, str) and p else type(store).__name__
-
-
-def _where(store: Any, path: str) -> str:
-    return f"path {path!r} of {describe_store(store)}" if path else f"the root of {describe_store(store)}"
 
 
 class Group(Mapping):
@@ -121,12 +111,12 @@ class Group(Mapping):
         except GroupNotFoundError:
             if io.node_kind(self._store, self._path) == "array":
                 raise ContainsArrayError(
-                    f"{_where(self._store_arg, self._path)} holds an array, not a group", self._path
+                    f"{describe_location(self._store_arg, self._path)} holds an array, not a group", self._path
                 ) from None
-            raise GroupNotFoundError(f"no group found at {_where(self._store_arg, self._path)}", self._path) from None
+            raise GroupNotFoundError(f"no group found at {describe_location(self._store_arg, self._path)}", self._path) from None
         if wanted is not None and wanted != self._zarr_format:
             raise GroupNotFoundError(
-                f"no Zarr v{wanted} group found at {_where(self._store_arg, self._path)} "
+                f"no Zarr v{wanted} group found at {describe_location(self._store_arg, self._path)} "
                 f"(there is a v{self._zarr_format} group)",
                 self._path,
             )
@@ -454,9 +444,9 @@ class Group(Mapping):
         self._check_not_above(path, name)
         kind = io.node_kind(self._store, path)
         if kind == "array":
-            raise ContainsArrayError(f"an array already exists at {_where(self._store_arg, path)}", path)
+            raise ContainsArrayError(f"an array already exists at {describe_location(self._store_arg, path)}", path)
         if kind == "group":
-            raise ContainsGroupError(f"a group already exists at {_where(self._store_arg, path)}", path)
+            raise ContainsGroupError(f"a group already exists at {describe_location(self._store_arg, path)}", path)
 
     def _create_group_nosync(self, name: Any, overwrite: bool) -> Group:
         from .. import api
@@ -495,7 +485,7 @@ class Group(Mapping):
             if kind == "group" and not overwrite:
                 return self._open_member(path, "group")  # type: ignore[return-value]
             if kind == "array" and not overwrite:
-                raise ContainsArrayError(f"{_where(self._store_arg, path)} holds an array, not a group", path)
+                raise ContainsArrayError(f"{describe_location(self._store_arg, path)} holds an array, not a group", path)
             try:
                 return self._create_group_nosync(name, overwrite)
             except ContainsGroupError:
@@ -558,7 +548,7 @@ class Group(Mapping):
             if kind is None:
                 return self._create_nosync("create", name, shape=shape, dtype=dtype, **kwargs)
             if kind == "group":
-                raise ContainsGroupError(f"{_where(self._store_arg, path)} holds a group, not an array", path)
+                raise ContainsGroupError(f"{describe_location(self._store_arg, path)} holds a group, not an array", path)
         a = self._open_member(path, "array")
         shape = normalize_shape(shape)
         if a.shape != shape:  # type: ignore[union-attr]
@@ -624,7 +614,7 @@ class Group(Mapping):
             if existing is not None:
                 cls = ContainsGroupError if existing == "group" else ContainsArrayError
                 article = "an" if existing == "array" else "a"
-                raise cls(f"cannot move {source!r} to {dest!r}: {_where(self._store_arg, dst)} holds {article} {existing}", dst)
+                raise cls(f"cannot move {source!r} to {dest!r}: {describe_location(self._store_arg, dst)} holds {article} {existing}", dst)
             if not dst or dst.startswith(src + "/"):
                 raise InvalidPathError(f"cannot move {source!r} into itself ({dest!r})")
             api.require_parent_groups(self._store, dst, self._zarr_format)

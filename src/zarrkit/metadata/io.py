@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from ..errors import ArrayNotFoundError, GroupNotFoundError, MetadataError
-from ..storage.base import Store, join_path
+from ..storage.base import Store, describe_location, join_path
 from . import v2, v3
 
 __all__ = [
@@ -118,7 +118,7 @@ def load_array_metadata(store: Store, path: str) -> Any:
     """Parse the array metadata at ``path`` (v2 or v3); ArrayNotFoundError when there is none."""
     kind, fmt, doc = node_info(store, path)
     if kind != "array":
-        raise ArrayNotFoundError(f"no array found at path {path!r}", path)
+        raise ArrayNotFoundError(f"no array found at {describe_location(store, path)}", path)
     if fmt == 3:
         return v3.ArrayMetadataV3.from_json(doc, meta_key(path, v3.ZARR_JSON))
     key = meta_key(path, v2.ARRAY_KEY)
@@ -129,7 +129,7 @@ def check_group(store: Store, path: str) -> int:
     """Validate the group document at ``path`` and return its format."""
     kind, fmt, doc = node_info(store, path)
     if kind != "group":
-        raise GroupNotFoundError(f"no group found at path {path!r}", path)
+        raise GroupNotFoundError(f"no group found at {describe_location(store, path)}", path)
     if fmt == 3:
         v3.parse_group_v3(doc, meta_key(path, v3.ZARR_JSON))
         return 3

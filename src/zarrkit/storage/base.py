@@ -19,6 +19,7 @@ zarr-2 style code that treats a store as a dict keeps working.
 from __future__ import annotations
 
 import functools
+import os
 
 import re
 
@@ -28,7 +29,10 @@ from typing import Any
 
 from ..errors import InvalidPathError, ReadOnlyError
 
-__all__ = ["ByteRange", "Store", "normalize_key", "validate_key", "validate_prefix", "join_path"]
+__all__ = [
+    "ByteRange", "Store", "normalize_key", "validate_key", "validate_prefix", "join_path",
+    "describe_store", "describe_location",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +103,26 @@ def validate_prefix(prefix: str) -> str:
 def normalize_key(key: str) -> str:
     """Alias of :func:`validate_key` kept for readability at call sites."""
     return validate_key(key)
+
+
+def describe_store(store: Any) -> str:
+    """A store's name for messages: its class and where it is (URL or path) when it has one.
+
+    >>> describe_store({})
+    'dict'
+    """
+    if isinstance(store, (str, os.PathLike)):
+        return repr(os.fspath(store))
+    for attr in ("url", "path"):
+        where = getattr(store, attr, None)
+        if isinstance(where, (str, os.PathLike)) and os.fspath(where):
+            return f"{type(store).__name__}({os.fspath(where)!r})"
+    return type(store).__name__
+
+
+def describe_location(store: Any, path: str) -> str:
+    """``"path 'a/b' of DirectoryStore('/data/x.zarr')"``, or ``"the root of ..."``."""
+    return f"path {path!r} of {describe_store(store)}" if path else f"the root of {describe_store(store)}"
 
 
 def join_path(*parts: str) -> str:
@@ -233,6 +257,15 @@ class Store(MutableMapping):
     def list_prefix(self, prefix: str) -> Iterator[str]:
         """Yield every key that starts with ``prefix`` (``''``: every key)."""
         raise NotImplementedError
+
+    def list_prefix_sizes(self, prefix: str) -> Iterator[tuple[str, int]]:
+        """Yield ``(key, size in bytes)`` for every key that starts with ``prefix``.
+
+        Stores whose listings carry sizes (object storage, file systems) answer in one listing;
+        the default asks :meth:`getsize` of each key.
+        """
+        for key in self.list_prefix(prefix):
+            yield key, self.getsize(key)
 
     def list_dir(self, prefix: str = "") -> list[str]:
         """Sorted names of the immediate children below ``prefix`` (a ``/``-terminated path or ``''``)."""

@@ -53,6 +53,9 @@ class WrapperStore(Store):
     def list_dir(self, prefix: str = "") -> list[str]:
         return self.inner.list_dir(prefix)
 
+    def list_prefix_sizes(self, prefix: str) -> Iterator[tuple[str, int]]:
+        return self.inner.list_prefix_sizes(prefix)
+
     def delete_prefix(self, prefix: str) -> None:
         self._check_writable()
         self.inner.delete_prefix(prefix)
@@ -159,6 +162,13 @@ class CountingStore(WrapperStore):
         self._count("list")
         return self.inner.list_dir(prefix)
 
+    def list_prefix_sizes(self, prefix: str) -> Iterator[tuple[str, int]]:
+        if type(self.inner).list_prefix_sizes is Store.list_prefix_sizes:
+            yield from Store.list_prefix_sizes(self, prefix)  # counted: a listing, then sizes
+            return
+        self._count("list")
+        yield from self.inner.list_prefix_sizes(prefix)
+
     def getsize(self, key: str) -> int:
         self._count("getsize")
         return self.inner.getsize(key)
@@ -199,6 +209,10 @@ class LatencyStore(WrapperStore):
     def list_dir(self, prefix: str = "") -> list[str]:
         time.sleep(self.seconds)
         return self.inner.list_dir(prefix)
+
+    def list_prefix_sizes(self, prefix: str) -> Iterator[tuple[str, int]]:
+        time.sleep(self.seconds)
+        return self.inner.list_prefix_sizes(prefix)
 
 
 class LRUStoreCache(WrapperStore):

@@ -1,0 +1,54 @@
+"""What a new user meets first: ``repr`` and ``.info`` on object storage cost (almost) nothing,
+and errors say which store they are about."""
+
+from __future__ import annotations
+
+import pytest
+
+import zarrkit as zarr
+from zarrkit.errors import ArrayNotFoundError, ContainsGroupError, GroupNotFoundError
+from zarrkit.storage import CountingStore, DirectoryStore, LatencyStore, MemoryStore
+
+
+def _remote_like_array():
+    inner = MemoryStore()
+    z = zarr.zeros((100, 100), chunks=(10, 10), store=inner)
+    z[:] = 1
+    counting = CountingStore(LatencyStore(inner, seconds=0))
+    return zarr.open_array(counting, mode="r"), counting
+
+
+def test_repr_on_a_high_latency_store_asks_nothing():
+    z, counting = _remote_like_array()
+    counting.reset()
+    text = repr(z)
+    assert sum(counting.counts.values()) == 0
+    assert "nchunks: 100" in text
+
+
+def test_info_on_a_high_latency_store_costs_listings_not_a_request_per_chunk():
+    z, counting = _remote_like_array()
+    counting.reset()
+    info = str(z.info)
+    assert "100/100" in info
+    assert counting.counts["get"] == 0 and counting.counts["getsize"] == 0
+    assert counting.counts["list"] <= 2
+
+
+def test_repr_on_a_local_store_keeps_the_documented_summary():
+    z = zarr.zeros((10, 10), chunks=(5, 5), store=MemoryStore())
+    z[:] = 1
+    assert "initialized: 4/4" in repr(z)
+
+
+def test_errors_name_the_store_and_place(tmp_path):
+    where = str(tmp_path / "data.zarr")
+    with pytest.raises(ArrayNotFoundError, match=r"the root of DirectoryStore\('.*data\.zarr'\)"):
+        zarr.open_array(DirectoryStore(where), mode="r")
+    with pytest.raises(GroupNotFoundError, match=r"path 'a/b' of DirectoryStore"):
+        zarr.open_group(DirectoryStore(where), path="a/b", mode="r")
+    g = zarr.group(DirectoryStore(where))
+    with pytest.raises(ContainsGroupError, match=r"the root of DirectoryStore\('.*data\.zarr'\)"):
+        zarr.create(10, store=g.store)
+    with pytest.raises(ArrayNotFoundError, match=r"FsspecStore\('memory://"):
+        zarr.open_array("memory://nothing-here", mode="r")

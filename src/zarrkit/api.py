@@ -379,8 +379,27 @@ def create(
     )
 
 
-def empty(shape: Any, **kwargs: Any) -> Array:
+def _fixed_fill(fn: str, value: Any, kwargs: dict[str, Any]) -> None:
+    """``zeros``/``ones`` fill with their own value: another ``fill_value`` is refused rather
+    than silently ignored."""
+    if "fill_value" in kwargs:
+        given = kwargs["fill_value"]
+        same = False
+        try:
+            same = bool(given == value) and not isinstance(given, (str, bytes))
+        except Exception:  # noqa: BLE001 - arrays and other odd values are simply not the same
+            same = False
+        if not same:
+            raise TypeError(
+                f"{fn}() fills with {value!r}; got fill_value={given!r} (use full() or create())"
+            )
+    kwargs["fill_value"] = value
+
+
+def empty(shape: Any, chunks: Any = True, dtype: Any = None, **kwargs: Any) -> Array:
     """Create an array whose uninitialized contents are undefined (no fill value).
+
+    Takes the arguments of :func:`create`; a ``fill_value`` given is used.
 
     Examples
     --------
@@ -390,11 +409,13 @@ def empty(shape: Any, **kwargs: Any) -> Array:
     True
     """
     kwargs.setdefault("fill_value", None)
-    return create(shape=shape, **kwargs)
+    return create(shape=shape, chunks=chunks, dtype=dtype, **kwargs)
 
 
-def zeros(shape: Any, **kwargs: Any) -> Array:
+def zeros(shape: Any, chunks: Any = True, dtype: Any = None, **kwargs: Any) -> Array:
     """Create an array filled with zeros.
+
+    Takes the arguments of :func:`create` except ``fill_value`` (a ``TypeError``, unless 0).
 
     Examples
     --------
@@ -404,12 +425,14 @@ def zeros(shape: Any, **kwargs: Any) -> Array:
     array([[0., 0.],
            [0., 0.]])
     """
-    kwargs["fill_value"] = 0
-    return create(shape=shape, **kwargs)
+    _fixed_fill("zeros", 0, kwargs)
+    return create(shape=shape, chunks=chunks, dtype=dtype, **kwargs)
 
 
-def ones(shape: Any, **kwargs: Any) -> Array:
+def ones(shape: Any, chunks: Any = True, dtype: Any = None, **kwargs: Any) -> Array:
     """Create an array filled with ones.
+
+    Takes the arguments of :func:`create` except ``fill_value`` (a ``TypeError``, unless 1).
 
     Examples
     --------
@@ -418,12 +441,12 @@ def ones(shape: Any, **kwargs: Any) -> Array:
     >>> float(z[0, 0])
     1.0
     """
-    kwargs["fill_value"] = 1
-    return create(shape=shape, **kwargs)
+    _fixed_fill("ones", 1, kwargs)
+    return create(shape=shape, chunks=chunks, dtype=dtype, **kwargs)
 
 
-def full(shape: Any, fill_value: Any, **kwargs: Any) -> Array:
-    """Create an array filled with ``fill_value``.
+def full(shape: Any, fill_value: Any, chunks: Any = True, dtype: Any = None, **kwargs: Any) -> Array:
+    """Create an array filled with ``fill_value`` (checked against ``dtype`` as by :func:`create`).
 
     Examples
     --------
@@ -432,7 +455,7 @@ def full(shape: Any, fill_value: Any, **kwargs: Any) -> Array:
     >>> float(z[3, 3])
     42.0
     """
-    return create(shape=shape, fill_value=fill_value, **kwargs)
+    return create(shape=shape, chunks=chunks, dtype=dtype, fill_value=fill_value, **kwargs)
 
 
 def _source_info(data: Any) -> dict[str, Any]:

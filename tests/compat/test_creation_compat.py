@@ -128,3 +128,23 @@ def test_categorize_and_checksum_filters_under_v3():
         warnings.simplefilter("error")
         z = zarr.array(np.arange(10), filters=[numcodecs.Adler32()], zarr_format=3)
     assert (zarr.open_array(z.store, mode="r")[:] == np.arange(10)).all()
+
+
+@pytest.mark.parametrize("fn, value", [(zarr.zeros, 0), (zarr.ones, 1)])
+def test_zeros_and_ones_refuse_another_fill_value(fn, value):
+    with pytest.raises(TypeError, match="fill_value='abc'"):
+        fn(5, fill_value="abc")
+    with pytest.raises(TypeError, match="fill_value=7"):
+        fn(5, fill_value=7)
+    assert fn(5, fill_value=value)[0] == value  # the same value is no contradiction
+    g = zarr.group()
+    with pytest.raises(TypeError):
+        getattr(g, fn.__name__)("x", shape=5, fill_value=7)
+
+
+def test_full_and_empty_honour_fill_value():
+    with pytest.raises(ValueError, match="fill_value 'abc'"):
+        zarr.full(5, "abc")
+    assert zarr.full(5, 3, dtype="i2")[4] == 3
+    assert zarr.empty(5, dtype="i2", fill_value=9)[0] == 9
+    assert zarr.zeros(5, 2, "i2").chunks == (2,)  # chunks and dtype positional, as in create

@@ -323,46 +323,54 @@ def _guess_object_codec(data: Any) -> Any:
     return None
 
 
-def _like_kwargs(a: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
-    info = _source_info(a)
-    for k, v in info.items():
+def _like(fn: str, a: Any, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The shape and creation arguments of an array like ``a`` (``kwargs`` win)."""
+    shape = kwargs.pop("shape", None)
+    if shape is None:
+        shape = getattr(a, "shape", None)
+    if shape is None:
+        raise TypeError(f"{fn}() needs an array-like with a shape, got {type(a).__name__}; give shape=")
+    for k, v in _source_info(a).items():
         kwargs.setdefault(k, v)
-    return kwargs
+    chunklen = getattr(a, "chunklen", None)  # bcolz-style arrays chunk the first dimension
+    if "chunks" not in kwargs and isinstance(chunklen, (int, np.integer)) and len(shape):
+        kwargs["chunks"] = (int(chunklen), *shape[1:])
+    return shape, kwargs
 
 
 def empty_like(a: Any, **kwargs: Any) -> Array:
     """Create an empty array like ``a`` (shape, chunks, dtype, compressor, ...)."""
-    kwargs = _like_kwargs(a, kwargs)
+    shape, kwargs = _like("empty_like", a, kwargs)
     kwargs.pop("fill_value", None)
-    return empty(a.shape, **kwargs)
+    return empty(shape, **kwargs)
 
 
 def zeros_like(a: Any, **kwargs: Any) -> Array:
     """Create an array of zeros like ``a``."""
-    kwargs = _like_kwargs(a, kwargs)
+    shape, kwargs = _like("zeros_like", a, kwargs)
     kwargs.pop("fill_value", None)
-    return zeros(a.shape, **kwargs)
+    return zeros(shape, **kwargs)
 
 
 def ones_like(a: Any, **kwargs: Any) -> Array:
     """Create an array of ones like ``a``."""
-    kwargs = _like_kwargs(a, kwargs)
+    shape, kwargs = _like("ones_like", a, kwargs)
     kwargs.pop("fill_value", None)
-    return ones(a.shape, **kwargs)
+    return ones(shape, **kwargs)
 
 
 def full_like(a: Any, **kwargs: Any) -> Array:
     """Create a filled array like ``a`` (``fill_value`` from ``kwargs`` or from ``a``)."""
-    kwargs = _like_kwargs(a, kwargs)
+    shape, kwargs = _like("full_like", a, kwargs)
     if kwargs.get("fill_value") is None:
-        raise ValueError("full_like needs a fill_value (none given and none on the source)")
-    return full(a.shape, **kwargs)
+        raise TypeError("full_like() needs a fill_value (none given and none on the source)")
+    return full(shape, **kwargs)
 
 
 def open_like(a: Any, path: Any, **kwargs: Any) -> Array:
     """Open a persistent array like ``a`` at ``path``."""
-    kwargs = _like_kwargs(a, kwargs)
-    return open_array(path, shape=a.shape, **kwargs)
+    shape, kwargs = _like("open_like", a, kwargs)
+    return open_array(path, shape=shape, **kwargs)
 
 
 def _check_mode(mode: str) -> None:
@@ -438,10 +446,10 @@ def open_array(
         return Array(store_arg, path=path, zarr_format=zarr_format, **open_kwargs)
     if mode == "a" and kind == "group":
         raise ContainsGroupError(f"path {path!r} holds a group, not an array", path)
-    if shape is None:
-        raise TypeError(f"open_array(mode={mode!r}) must create an array and needs shape=")
     if mode in ("w-", "x"):
         _check_free(s, path, overwrite=False)
+    if shape is None:
+        raise TypeError(f"open_array(mode={mode!r}) must create an array and needs shape=")
     init_array(s, shape=shape, overwrite=(mode == "w"), path=path, chunk_store=chunk_store, **create_kwargs)
     return Array(store_arg, path=path, **open_kwargs)
 

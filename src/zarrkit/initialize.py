@@ -225,7 +225,22 @@ def legacy_format(kwargs: dict[str, Any], zarr_format: int | None, fn: str) -> i
     return version
 
 
+#: h5py ``create_dataset`` options with no Zarr meaning: ignored with a warning, as zarr-python
+#: 2 does, so h5py code runs; any other unknown keyword is an error (a typo is not ignored).
+_H5PY_IGNORED = frozenset({
+    "shuffle", "fletcher32", "maxshape", "scaleoffset", "track_times", "track_order",
+    "external", "allow_unknown_filter", "rdcc_nbytes", "rdcc_w0", "rdcc_nslots",
+})
+
+
 def _reject_unknown(kwargs: dict[str, Any], fn: str) -> None:
     kwargs.pop("storage_options", None)
+    for key in sorted(_H5PY_IGNORED & kwargs.keys()):
+        kwargs.pop(key)
+        warnings.warn(
+            f"{fn}(): ignoring keyword argument {key!r} (an h5py option with no Zarr equivalent)",
+            UserWarning,
+            stacklevel=3,
+        )
     if kwargs:
         raise TypeError(f"{fn}() got unexpected keyword argument(s) {sorted(kwargs)}")

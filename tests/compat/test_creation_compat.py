@@ -148,3 +148,35 @@ def test_full_and_empty_honour_fill_value():
     assert zarr.full(5, 3, dtype="i2")[4] == 3
     assert zarr.empty(5, dtype="i2", fill_value=9)[0] == 9
     assert zarr.zeros(5, 2, "i2").chunks == (2,)  # chunks and dtype positional, as in create
+
+
+def test_like_functions_with_plain_and_legacy_array_likes():
+    assert zarr.empty_like([0] * 100, shape=200).shape == (200,)
+    with pytest.raises(TypeError, match="shape"):
+        zarr.empty_like([0] * 100)
+
+    class ChunkedRows:  # an array-like chunked along its first dimension (bcolz-style)
+        def __init__(self, a, n):
+            self.shape, self.dtype, self.chunklen = a.shape, a.dtype, n
+
+    z = zarr.zeros_like(ChunkedRows(np.arange(1000).reshape(100, 10), 10))
+    assert z.chunks == (10, 10)
+    with pytest.raises(TypeError, match="fill_value"):
+        zarr.full_like(np.zeros(3))
+    assert zarr.full_like(np.zeros(3), fill_value=4)[0] == 4
+
+
+def test_h5py_only_options_are_ignored_with_a_warning_and_typos_are_errors():
+    g = zarr.group()
+    with pytest.warns(UserWarning, match="ignoring keyword argument 'shuffle'"):
+        g.create_dataset("y", shape=10, chunks=5, shuffle=True)
+    with pytest.raises(TypeError, match="chuncks"):
+        g.create_dataset("z", shape=10, chuncks=5)
+
+
+def test_open_array_exclusive_modes_refuse_existing_data_first(tmp_path):
+    path = str(tmp_path / "a.zarr")
+    zarr.open_array(path, mode="w-", shape=10)
+    for mode in ("w-", "x"):
+        with pytest.raises(zarr.errors.ContainsArrayError):
+            zarr.open_array(path, mode=mode)

@@ -81,3 +81,23 @@ def test_open_consolidated_store_is_a_consolidated_metadata_store():
     g2 = zarr.open_consolidated(store)
     assert isinstance(g2.store, ConsolidatedMetadataStore)
     assert g2["a"].shape == (3,)
+
+
+@pytest.mark.parametrize("fmt, sep", [(2, "."), (2, "/"), (3, "/")])
+def test_dimension_separator_of_an_array(fmt, sep):
+    kwargs = {"dimension_separator": sep} if fmt == 2 else {}
+    z = zarr.zeros((4, 4), chunks=(2, 2), zarr_format=fmt, **kwargs)
+    assert z._dimension_separator == sep
+    z[:] = 1
+    assert sep.join(["1", "1"]) in z._chunk_key((1, 1))
+
+
+def test_store_sizes_of_directories_and_the_root():
+    store = MemoryStore()
+    g = zarr.group(store, zarr_format=2)
+    z = g.zeros("a", shape=4, chunks=2, compressor=None, dtype="u1")
+    z[:] = 1
+    meta = len(store["a/.zarray"]) + len(store["a/.zattrs"])
+    assert store.getsize("a") == meta + 4  # two chunks of 2 bytes, below 'a' directly
+    assert store.getsize() == len(store[".zgroup"]) + len(store[".zattrs"])
+    assert store.getsize("a/0") == 2

@@ -195,6 +195,14 @@ class Array:
     #: zarr-python 2's private name of :attr:`zarr_format`, which code written for it reads.
     _version = zarr_format
 
+    @property
+    def _dimension_separator(self) -> str:
+        """The separator between chunk indices in chunk keys (zarr-python 2's private name)."""
+        meta = self._meta
+        if meta.zarr_format == 2:
+            return meta.dimension_separator
+        return meta.chunk_key_encoding.separator
+
     def _chunk_key(self, chunk_coords: tuple[int, ...]) -> str:
         """The store key of the chunk at ``chunk_coords`` (zarr-python 2's private name)."""
         return self._ctx.key(tuple(chunk_coords))

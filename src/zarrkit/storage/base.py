@@ -286,12 +286,10 @@ class Store(MutableMapping):
             self._delete(key)
 
     def getsize(self, key: str | None = None) -> int:
-        """Size in bytes of the value at ``key`` (0 if missing); without a key, the total of the
-        values at the root (zarr-python 2's ``store.getsize()``)."""
-        if key is None:
-            return _root_size(self)
-        value = self.get(key)
-        return 0 if value is None else len(value)
+        """Size in bytes of the value at ``key``; for a key that holds no value (a "directory",
+        or no key: the root), the total of the values directly below it, as zarr-python 2's
+        stores answer; 0 when there is nothing."""
+        return _value_or_children_size(self, key, _value_size)
 
     def rename(self, src_path: str, dst_path: str) -> None:
         """Move the value at ``src_path``, and every value below it, to ``dst_path``."""
@@ -425,18 +423,31 @@ def is_mapping_like(obj: object) -> bool:
     )
 
 
-def _root_size(store: Store) -> int:
-    return sum(store.getsize(name) for name in store.list_dir("") if store.exists(name))
+def _value_size(store: Store, key: str) -> int:
+    value = store.get(key)
+    return 0 if value is None else len(value)
+
+
+def _value_or_children_size(store: Store, key: str | None, value_size: Any) -> int:
+    if key is not None:
+        size = value_size(store, key)
+        if size:
+            return size
+    prefix = (key or "").strip("/")
+    prefix = f"{prefix}/" if prefix else ""
+    n = len(prefix)
+    return sum(value_size(store, k) for k in store.list_prefix(prefix) if "/" not in k[n:])
 
 
 def _getsize_of_root_too(getsize: Any) -> Any:
-    """A store's own ``getsize(key)``, also answering ``getsize()`` for the root."""
+    """A store's own ``getsize(key)`` (the size of one value), also answering for directories
+    and the root as :meth:`Store.getsize` does."""
     if getattr(getsize, "_answers_root", False):
         return getsize
 
     @functools.wraps(getsize)
     def wrapper(self: Store, key: str | None = None) -> int:
-        return _root_size(self) if key is None else getsize(self, key)
+        return _value_or_children_size(self, key, getsize)
 
     wrapper._answers_root = True  # type: ignore[attr-defined]
     return wrapper

@@ -310,9 +310,14 @@ class StoreSuite:
             assert store.get(k) is None
             assert not store.exists(k)
             assert k not in store
-            assert store.getsize(k) == 0
             with pytest.raises(KeyError):
                 store[k]
+        # the size of a "directory" is that of the values directly in it (zarr-python 2's)
+        assert store.getsize("dir") == 0
+        assert store.getsize("dir/sub") == 1
+        store.set("dir/v", b"123")
+        assert store.getsize("dir") == 3
+        assert store.getsize() == 0  # nothing stored at the root itself
 
     def test_key_below_a_value_is_missing(self, store):
         store.set("leaf", b"1")

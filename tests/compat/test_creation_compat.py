@@ -180,3 +180,41 @@ def test_open_array_exclusive_modes_refuse_existing_data_first(tmp_path):
     for mode in ("w-", "x"):
         with pytest.raises(zarr.errors.ContainsArrayError):
             zarr.open_array(path, mode=mode)
+
+
+@pytest.mark.parametrize("dtype", ["M8", "m8"])
+def test_datetimes_without_a_unit_are_refused(dtype):
+    with pytest.raises(ValueError, match="unit"):
+        zarr.create(10, dtype=dtype, zarr_format=2)
+
+
+@pytest.mark.parametrize("dtype, codec", [("array:i4", numcodecs.VLenArray("<i4")),
+                                          ("str", numcodecs.VLenUTF8()),
+                                          ("bytes", numcodecs.VLenBytes())])
+def test_object_dtypes_named_by_string(dtype, codec):
+    z = zarr.create(4, dtype=dtype, zarr_format=2)
+    assert z.dtype == object and z.filters == [codec]
+    with pytest.raises(TypeError, match="element dtype"):
+        zarr.create(4, dtype="array", zarr_format=2)
+
+
+def test_object_codec_given_as_first_filter_still_works_with_a_future_warning():
+    with pytest.warns(FutureWarning, match="object_codec="):
+        z = zarr.create(10, chunks=3, dtype=object, filters=[numcodecs.MsgPack()], zarr_format=2)
+    z[3] = [2, 4, "baz"]
+    z[4] = {"a": 1}
+    assert z[3] == [2, 4, "baz"] and z[4] == {"a": 1}
+    with pytest.raises(ValueError, match="object_codec"):
+        zarr.create(10, dtype=object, zarr_format=2)
+
+
+def test_object_codec_for_a_plain_dtype_is_ignored_with_a_warning():
+    with pytest.warns(UserWarning, match="only needed for object arrays"):
+        z = zarr.create(10, dtype="i4", object_codec=numcodecs.JSON(), zarr_format=2)
+    assert z.filters is None
+
+
+def test_structured_dtypes_with_object_fields_are_refused_by_name():
+    with pytest.raises(zarr.errors.UnsupportedDtypeError, match="object fields"):
+        zarr.create(10, dtype=[("x", float), ("y", object)], object_codec=numcodecs.Pickle(),
+                    zarr_format=2)

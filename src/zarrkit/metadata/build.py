@@ -8,12 +8,13 @@ Nothing here writes to a store.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
 from ..core.normalize import normalize_chunks, normalize_order, normalize_shape
-from ..errors import MetadataError, UnsupportedCodecError
+from ..errors import MetadataError, UnsupportedCodecError, UnsupportedDtypeError
 from .dtypes import BYTES_DTYPE, is_bytes_dtype, normalize_fill_value
 from .v2 import ArrayMetadataV2
 from .v3 import ArrayMetadataV3
@@ -57,32 +58,85 @@ def h5py_compressor(compression: Any, compression_opts: Any) -> Any:
     )
 
 
-def _normalize_dtype(dtype: Any, object_codec: Any) -> tuple[np.dtype, Any]:
-    """Resolve ``dtype=``; ``str``/``bytes`` mean variable-length strings (object arrays)."""
+#: zarr-python 2's string dtypes naming an object codec: ``'str'``, ``'bytes'``, ``'array:i4'``
+_OBJECT_DTYPE_CODECS = {"str": "vlen-utf8", "bytes": "vlen-bytes", "array": "vlen-array"}
+#: codecs that turn objects into bytes: one of them first in ``filters`` is the object codec
+_OBJECT_CODEC_IDS = {"vlen-utf8", "vlen-bytes", "vlen-array", "json2", "msgpack2", "pickle", "categorize"}
+
+
+def _normalize_dtype(dtype: Any, object_codec: Any, filters: Any = None) -> tuple[np.dtype, Any]:
+    """Resolve ``dtype=``; ``str``/``bytes`` mean variable-length strings (object arrays),
+    ``'array:<dtype>'`` ragged arrays of numbers (``VLenArray``), as in zarr-python 2."""
     import numcodecs
 
-    if object_codec is not None:
-        from ..codecs.coerce import to_v2_codec
+    from ..codecs.coerce import to_v2_codec
 
+    if object_codec is not None:
         object_codec = to_v2_codec(object_codec, "object_codec")
     if dtype is None:
-        return np.dtype("f8"), object_codec
-    if dtype is str or dtype == "str":
-        return np.dtype(object), object_codec or numcodecs.VLenUTF8()
-    if dtype is bytes or dtype == "bytes":
-        return BYTES_DTYPE, object_codec or numcodecs.VLenBytes()
+        dt, object_codec = np.dtype("f8"), _unneeded(object_codec)
+        return dt, object_codec
+    if dtype is str:
+        dtype = "str"
+    elif dtype is bytes:
+        dtype = "bytes"
+    if isinstance(dtype, str) and dtype.split(":", 1)[0] in _OBJECT_DTYPE_CODECS:
+        key, *args = dtype.split(":", 1)
+        if key == "array" and not args and object_codec is None:
+            raise TypeError("dtype 'array' needs the element dtype, e.g. 'array:i4'")
+        if object_codec is None:
+            object_codec = numcodecs.get_codec({"id": _OBJECT_DTYPE_CODECS[key]}) if not args else (
+                numcodecs.VLenArray(args[0]) if key == "array" else None
+            )
+            if object_codec is None:
+                raise TypeError(f"dtype {dtype!r} is not understood")
+        return (BYTES_DTYPE if key == "bytes" else np.dtype(object)), object_codec
     try:
         dt = np.dtype(dtype)
     except TypeError as exc:
         raise TypeError(f"dtype {dtype!r} is not understood: {exc}") from None
-    if dt.kind == "O" and object_codec is None:
-        raise ValueError(
-            "an object array needs an object_codec, e.g. numcodecs.VLenUTF8() for strings, "
-            "numcodecs.VLenBytes() or numcodecs.JSON()"
-        )
+    if dt.kind in "mM" and np.datetime_data(dt)[0] == "generic":
+        raise ValueError(f"dtype {dtype!r} has no unit; give one, e.g. 'M8[ns]' or 'm8[s]'")
     if dt.kind in "SU" and dt.itemsize == 0:
         raise ValueError(f"dtype {dtype!r} has no length; give e.g. 'S10' or use dtype=str")
+    if not dt.hasobject:
+        return dt, _unneeded(object_codec)
+    if dt.kind != "O":
+        raise UnsupportedDtypeError(
+            f"dtype {dt}: structured dtypes with object fields are not supported; store the "
+            "object field as its own object array"
+        )
+    if object_codec is None:
+        first = _first_codec_id(filters)
+        if first not in _OBJECT_CODEC_IDS:
+            raise ValueError(
+                "an object array needs an object_codec, e.g. numcodecs.VLenUTF8() for strings, "
+                "numcodecs.VLenBytes() or numcodecs.JSON()"
+            )
+        warnings.warn(
+            f"the object codec of an object array is given as object_codec=, not as the first "
+            f"of filters ({first!r} taken as the object codec)",
+            FutureWarning,
+            stacklevel=4,
+        )
     return dt, object_codec
+
+
+def _unneeded(object_codec: Any) -> None:
+    if object_codec is not None:
+        warnings.warn(
+            f"object_codec {object_codec!r} is only needed for object arrays: ignored",
+            UserWarning,
+            stacklevel=4,
+        )
+    return None
+
+
+def _first_codec_id(filters: Any) -> Any:
+    if not filters or isinstance(filters, (str, dict)) or not isinstance(filters, (list, tuple)):
+        return getattr(filters, "codec_id", None)
+    first = filters[0]
+    return first.get("id") if isinstance(first, dict) else getattr(first, "codec_id", None)
 
 
 def _expand_subarray(shape: tuple[int, ...], dt: np.dtype) -> tuple[tuple[int, ...], np.dtype]:
@@ -115,7 +169,7 @@ def build_array_metadata(
     store: Any = None,
 ) -> ArrayMetadataV2:
     """Validate creation arguments into a metadata object (nothing is written)."""
-    dt, object_codec = _normalize_dtype(dtype, object_codec)
+    dt, object_codec = _normalize_dtype(dtype, object_codec, filters)
     shape, dt = _expand_subarray(normalize_shape(shape), dt)
     chunks = normalize_chunks(chunks, shape, dt.itemsize)
     order = normalize_order(order)
@@ -130,8 +184,6 @@ def build_array_metadata(
         compressor = to_v2_codec(compressor, "compressor")
     filters = to_v2_codecs(filters or None, "filters")
     if object_codec is not None:
-        if dt.kind != "O":
-            raise ValueError(f"object_codec is only for object arrays, not dtype {dt}")
         if not filters or getattr(filters[0], "codec_id", None) != getattr(object_codec, "codec_id", None):
             filters.insert(0, object_codec)
     if dt.kind == "O" and filters and filters[0].codec_id == "vlen-bytes":

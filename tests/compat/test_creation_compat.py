@@ -218,3 +218,15 @@ def test_structured_dtypes_with_object_fields_are_refused_by_name():
     with pytest.raises(zarr.errors.UnsupportedDtypeError, match="object fields"):
         zarr.create(10, dtype=[("x", float), ("y", object)], object_codec=numcodecs.Pickle(),
                     zarr_format=2)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_reads_come_back_in_the_arrays_order(fmt, order):
+    a = np.arange(10000).reshape(100, 100)
+    z = zarr.create(a.shape, chunks=(10, 10), dtype=a.dtype, order=order, zarr_format=fmt)
+    z[:] = a
+    got = z[:]
+    assert got.flags.f_contiguous if order == "F" else got.flags.c_contiguous
+    np.testing.assert_array_equal(got, a)
+    np.testing.assert_array_equal(z[5:37, 3:91], a[5:37, 3:91])

@@ -61,10 +61,12 @@ def read_selection(
             return out
         return view.copy()
     if out is None:
+        # an array stored in F order reads into an F-ordered result, as numpy and zarr-python 2
+        layout = "F" if ctx.meta.layout_order == "F" else "C"
         if ctx.fill_value is None and ctx.dtype.kind != "O":
-            out = np.zeros(shape, dtype=ctx.dtype)
+            out = np.zeros(shape, dtype=ctx.dtype, order=layout)
         else:
-            out = np.empty(shape, dtype=ctx.dtype)
+            out = np.empty(shape, dtype=ctx.dtype, order=layout)
     else:
         _check_out(out, shape, ctx.dtype)
     if out.size == 0:

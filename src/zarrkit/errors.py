@@ -52,6 +52,7 @@ __all__ = [
     "BadCompressorError",
     "ShapeMismatchError",
     "StoreError",
+    "StorageOptionsError",
     "StoreOperationNotSupported",
 ]
 
@@ -213,6 +214,11 @@ class ShapeMismatchError(ZarrkitError, ValueError):
 
 class StoreError(ZarrkitError, OSError):
     """A store operation failed (I/O error, bad configuration)."""
+
+
+class StorageOptionsError(ZarrkitError, TypeError, ValueError):
+    """Storage options that cannot apply (given with a file system instance or a mapper);
+    a ``TypeError`` for a wrong argument and a ``ValueError`` as zarr-python 2 raised."""
 
 
 class StoreOperationNotSupported(StoreError, NotImplementedError):

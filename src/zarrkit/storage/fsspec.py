@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from urllib.parse import unquote
 
-from ..errors import StoreError
+from ..errors import StorageOptionsError, StoreError
 from .base import ByteRange, Store, validate_key, validate_prefix
 
 __all__ = ["FSStore", "FsspecStore"]
@@ -242,6 +242,19 @@ class FsspecStore(Store):
         from fsspec.mapping import FSMap
         from fsspec.spec import AbstractFileSystem
 
+        # zarr-python 2's FSStore keywords (the rest are the file system's storage options)
+        normalize_keys = bool(kwargs.pop("normalize_keys", False))
+        key_separator = kwargs.pop("key_separator", None)
+        if key_separator is not None:
+            if dimension_separator is not None and dimension_separator != key_separator:
+                raise ValueError(
+                    f"key_separator={key_separator!r} contradicts dimension_separator={dimension_separator!r}"
+                )
+            dimension_separator = key_separator
+        self.exceptions = tuple(kwargs.pop("exceptions", (KeyError, PermissionError, OSError)))
+        self.missing_exceptions = kwargs.pop("missing_exceptions", None)
+        check = bool(kwargs.pop("check", False))
+        create = bool(kwargs.pop("create", False))
         options = dict(storage_options or {})
         options.update(kwargs)
         if fs is not None:  # zarr-2: FSStore(root_path, fs=fs)
@@ -254,7 +267,7 @@ class FsspecStore(Store):
             else:
                 url_or_fs = fs
         if isinstance(url_or_fs, FSMap):
-            self._check_no_options(options, "an FSMap")
+            self._check_no_options(options, "an fsspec mapper (FSMap)")
             fs_, root = url_or_fs.fs, url_or_fs.root
             if path:
                 root = f"{root.rstrip('/')}/{path.strip('/')}"
@@ -265,7 +278,10 @@ class FsspecStore(Store):
             url = os.fspath(url_or_fs)
             if path:
                 url = f"{url.rstrip('/')}/{path.strip('/')}"
-            fs_, root = fsspec.core.url_to_fs(url, **options)
+            try:
+                fs_, root = fsspec.core.url_to_fs(url, **options)
+            except TypeError as exc:
+                raise StorageOptionsError(f"storage options {sorted(options)} for {url!r}: {exc}") from None
         else:
             raise TypeError(
                 "FsspecStore needs a URL, an fsspec FSMap or an fsspec file system, "
@@ -289,6 +305,8 @@ class FsspecStore(Store):
             root = root.rstrip("/")
         self.root: str = root or ""
         self.dimension_separator = dimension_separator
+        self.normalize_keys = normalize_keys
+        self.mode = mode or ("r" if read_only else "w")
         self.read_only = bool(read_only or mode == "r" or self._is_http)
         self.supports_writes = not self._is_http
         # object stores and web servers: keep config.io_threads requests in flight
@@ -306,11 +324,33 @@ class FsspecStore(Store):
             self.url = f"{protocols[0]}://{self.root}"
         # the form paths below the root take in listings (each file system normalizes its own)
         self._prefix = self._path("x")[:-1]
+        if create and not self.read_only and self._has_dirs:
+            self.fs.makedirs(self.root, exist_ok=True)
+        if check and self._has_dirs and not self.fs.isdir(self.root):
+            raise StoreError(f"FsspecStore {self.url!r}: the root directory does not exist (check=True)")
+
+    @property
+    def path(self) -> str:
+        """The root inside the file system (zarr-python 2's ``FSStore.path``)."""
+        return self.root
+
+    @property
+    def key_separator(self) -> str:
+        """zarr-python 2's name of the chunk-key separator (``'.'`` when none was given)."""
+        return self.dimension_separator or "."
+
+    @property
+    def map(self) -> Any:
+        """An fsspec mapper over the same root (zarr-python 2's ``FSStore.map``)."""
+        return self.fs.get_mapper(self.root)
 
     @staticmethod
     def _check_no_options(options: dict[str, Any], what: str) -> None:
         if options:
-            raise TypeError(f"storage options {sorted(options)} cannot be applied to {what}")
+            raise StorageOptionsError(
+                f"storage options {sorted(options)} cannot be applied to {what} (they configure "
+                "a new file system: pass them with a URL instead)"
+            )
 
     @classmethod
     def from_url(

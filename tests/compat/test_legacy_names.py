@@ -101,3 +101,23 @@ def test_store_sizes_of_directories_and_the_root():
     assert store.getsize("a") == meta + 4  # two chunks of 2 bytes, below 'a' directly
     assert store.getsize() == len(store[".zgroup"]) + len(store[".zattrs"])
     assert store.getsize("a/0") == 2
+
+
+def test_digest_is_the_same_with_or_without_an_empty_attributes_document():
+    import hashlib
+
+    s1: dict = {}
+    init_array(s1, shape=(1050,), chunks=100, dtype="<i4", compressor=numcodecs.Zlib(1))
+    z1 = zarr.Array(s1)
+    z1[200:400] = np.arange(200, 400, dtype="i4")
+    s2 = {k: v for k, v in s1.items() if k != ".zattrs"}  # as zarr-python 2 leaves it
+    z2 = zarr.Array(s2)
+    assert z1.hexdigest() == z2.hexdigest()
+    # what is hashed: every chunk in order (missing ones as nothing), then the metadata
+    h = hashlib.sha1()
+    for i in range(11):
+        h.update(s2.get(str(i), b""))
+    h.update(s2[".zarray"])
+    assert z2.hexdigest() == h.hexdigest()
+    z1.attrs["foo"] = "bar"
+    assert z1.hexdigest() != z2.hexdigest()

@@ -2,8 +2,9 @@
 
 :class:`Metadata2` decodes a ``.zarray`` or ``.zgroup`` document into the dictionary zarr-python 2
 code works with (``shape`` and ``chunks`` as tuples, ``dtype`` as a NumPy dtype, the fill value
-decoded for that dtype, codecs as their JSON configurations) and encodes such a dictionary back
-into the bytes zarr-python 2 writes.  Every store also offers it as ``store._metadata_class``, as
+decoded for that dtype, codecs as their configurations with defaults filled in, as
+``codec.get_config()`` gives them) and encodes such a dictionary back into the bytes
+zarr-python 2 writes.  Every store also offers it as ``store._metadata_class``, as
 zarr-python 2's stores do.
 
 Examples
@@ -23,6 +24,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import numcodecs
 import numpy as np
 
 from .errors import MetadataError
@@ -34,6 +36,17 @@ __all__ = ["Metadata2", "ZARR_FORMAT", "decode_array_metadata", "encode_array_me
            "decode_group_metadata", "encode_group_metadata"]
 
 ZARR_FORMAT = 2
+
+
+def _normalized(config: Any) -> Any:
+    """A codec configuration completed with the codec's defaults, as ``get_config()`` gives it
+    (``{"id": "blosc", ...}`` without ``blocksize`` comes back with ``blocksize: 0``)."""
+    if not isinstance(config, dict) or "id" not in config:
+        return config
+    try:
+        return numcodecs.get_codec(dict(config)).get_config()
+    except Exception:  # noqa: BLE001 - a codec numcodecs does not know is returned as stored
+        return config
 
 
 def _config(codec: Any) -> Any:
@@ -72,10 +85,10 @@ class Metadata2:
                 shape=tuple(meta["shape"]),
                 chunks=tuple(meta["chunks"]),
                 dtype=dtype,
-                compressor=meta["compressor"],
+                compressor=_normalized(meta["compressor"]),
                 fill_value=parse_v2_fill_value(meta["fill_value"], dtype),
                 order=meta["order"],
-                filters=meta["filters"],
+                filters=None if meta["filters"] is None else [_normalized(f) for f in meta["filters"]],
             )
         except KeyError as exc:
             raise MetadataError(f"missing field {exc.args[0]!r}") from None

@@ -230,3 +230,11 @@ def test_reads_come_back_in_the_arrays_order(fmt, order):
     assert got.flags.f_contiguous if order == "F" else got.flags.c_contiguous
     np.testing.assert_array_equal(got, a)
     np.testing.assert_array_equal(z[5:37, 3:91], a[5:37, 3:91])
+
+
+def test_whole_float_shapes_are_taken_with_a_warning_others_refused():
+    with pytest.warns(UserWarning, match="float"):
+        z = zarr.create((3.0,), chunks=(1.0,), dtype="u1")
+    assert z.shape == (3,) and z.chunks == (1,)
+    with pytest.raises(TypeError, match="integers"):
+        zarr.create((1.5,))

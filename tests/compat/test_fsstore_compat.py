@@ -60,3 +60,10 @@ def test_read_only_mode_and_the_memory_root():
     assert list(g2) == []
     ro = FSStore("memory://", mode="r")
     assert ro.read_only and ro.mode == "r"
+
+
+def test_keys_no_store_can_hold_are_simply_not_in_it():
+    store = FSStore("memory://zk-contains")
+    store["a/b"] = b"1"
+    assert "a/b" in store
+    assert "c/" not in store and "../x" not in store and "" not in store

@@ -28,7 +28,12 @@ def test_stores_decode_what_init_array_writes(tmp_path, make):
     meta = store._metadata_class.decode_array_metadata(store[".zarray"])
     assert meta["shape"] == (1000,) and meta["chunks"] == (100,)
     assert meta["dtype"] == np.dtype("<i4")
-    assert meta["compressor"] == {"id": "zlib", "level": 1}
+    assert meta["compressor"] == numcodecs.Zlib(1).get_config()
+    # codec configurations come back completed with their defaults, as get_config() gives them
+    store["b/.zarray"] = store[".zarray"].replace(b'"level": 1', b'"level": 1').replace(
+        b'"id": "zlib",\n        "level": 1', b'"clevel": 5,\n        "cname": "lz4",\n        "id": "blosc",\n        "shuffle": 1')
+    assert store._metadata_class.decode_array_metadata(store["b/.zarray"])["compressor"] == \
+        numcodecs.Blosc("lz4", 5, 1).get_config()
     assert meta["filters"] is None and meta["order"] == "C"
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import operator
+import warnings
 from typing import Any
 
 import numpy as np
@@ -24,7 +25,12 @@ def _as_index(value: Any, argument: str) -> int:
     try:
         return operator.index(value)
     except TypeError:
-        raise TypeError(f"{argument} must contain integers, got {value!r}") from None
+        pass
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        # zarr-python 2 took whole floats (1.0) with a warning; other floats are errors
+        warnings.warn(f"{argument}: {value!r} is a float, taken as {int(value)}", UserWarning, stacklevel=4)
+        return int(value)
+    raise TypeError(f"{argument} must contain integers, got {value!r}") from None
 
 
 def normalize_shape(shape: Any, argument: str = "shape") -> tuple[int, ...]:

@@ -31,7 +31,7 @@ from ..errors import InvalidPathError, ReadOnlyError
 
 __all__ = [
     "ByteRange", "Store", "normalize_key", "validate_key", "validate_prefix", "join_path",
-    "describe_store", "describe_location",
+    "describe_store", "describe_location", "is_valid_key",
 ]
 
 
@@ -88,6 +88,12 @@ def validate_key(key: str) -> str:
 #: anything :func:`validate_key` refuses: an empty, '.' or '..' segment (the empty key too), a
 #: backslash or NUL anywhere, a leading '/' or a drive letter ('C:')
 _BAD_KEY = re.compile(r"(?:^|/)\.{0,2}(?:/|\Z)|[\\\x00]|^.:", re.DOTALL)
+
+
+def is_valid_key(key: object) -> bool:
+    """Whether ``key`` is a key a store can hold (a ``str`` with no empty, ``.`` or ``..``
+    segment, no backslash, NUL or drive letter)."""
+    return isinstance(key, str) and _BAD_KEY.search(key) is None
 
 
 def validate_prefix(prefix: str) -> str:
@@ -355,7 +361,7 @@ class Store(MutableMapping):
 
     def __contains__(self, key: object) -> bool:
         # a key no store can hold ('c/', '../x') is simply not in it
-        if not isinstance(key, str) or _BAD_KEY.search(key) is not None:
+        if not is_valid_key(key):
             return False
         return self.get(key) is not None
 

@@ -8,7 +8,6 @@ validated before anything is deleted or written, so a bad call leaves the store 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -37,8 +36,8 @@ from .initialize import (  # noqa: F401 - init_array, init_group: zarr-python 2'
     require_parent_groups,
 )
 from .metadata import io
-from .storage.base import Store, describe_location
-from .storage.coerce import coerce_store
+from .storage.base import describe_location
+from .storage.coerce import coerce_store, user_store
 from .storage.memory import DictStore
 
 __all__ = [
@@ -434,7 +433,7 @@ def open_array(
         chunk_store=chunk_store,
         write_empty_chunks=config.write_empty_chunks if write_empty_chunks is None else write_empty_chunks,
     )
-    store_arg = _user_store(store, s)
+    store_arg = user_store(store, s)
     kind = io.node_kind(s, path)
     if mode in ("r", "r+"):
         if kind == "group":
@@ -460,11 +459,6 @@ def _open_store(store: Any, storage_options: dict[str, Any] | None, read_only: b
     if isinstance(store, (str, os.PathLike)) or storage_options is not None:
         return coerce_store(store, read_only=read_only, storage_options=storage_options)
     return store
-
-
-def _user_store(store: Any, coerced: Store) -> Any:
-    """What a node shows as its store: the user's mapping object, else the coerced store."""
-    return store if isinstance(store, Mapping) else coerced
 
 
 def group(
@@ -499,7 +493,7 @@ def group(
         init_group(s, overwrite=overwrite, path=path, chunk_store=chunk_store, zarr_format=zarr_format)
     elif kind == "array":
         raise ContainsArrayError(f"path {path!r} holds an array, not a group", path)
-    store_arg = _user_store(store, s)
+    store_arg = user_store(store, s)
     return Group(store_arg, path=path, chunk_store=chunk_store, cache_attrs=cache_attrs, synchronizer=synchronizer)
 
 
@@ -531,7 +525,7 @@ def open_group(
     store = DictStore() if store is None else _open_store(store, storage_options, read_only=(mode == "r"))
     s = coerce_store(store)
     path = normalize_path(path)
-    store_arg = _user_store(store, s)
+    store_arg = user_store(store, s)
     kind = io.node_kind(s, path)
     if mode in ("r", "r+"):
         if kind == "array":
@@ -582,7 +576,7 @@ def open(store: Any = None, mode: str = "a", *, path: str | None = None, **kwarg
     s = coerce_store(store)
     norm = normalize_path(path)
     kind = io.node_kind(s, norm)
-    store_arg = _user_store(store, s)
+    store_arg = user_store(store, s)
     if mode in ("r", "r+") and kind is None:
         raise NodeNotFoundError(f"nothing found at {describe_location(store, norm)}", norm)
     if mode == "w" or mode in ("w-", "x") or kind is None:

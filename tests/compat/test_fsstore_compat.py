@@ -67,3 +67,12 @@ def test_keys_no_store_can_hold_are_simply_not_in_it():
     store["a/b"] = b"1"
     assert "a/b" in store
     assert "c/" not in store and "../x" not in store and "" not in store
+
+
+def test_an_fsspec_mapper_given_shows_as_its_store():
+    mapper = fsspec.get_mapper("memory://zk-mapper-store")
+    z = zarr.create(10, store=mapper, zarr_format=2)
+    assert isinstance(z.store, FSStore)
+    assert z.store.map.root == mapper.root
+    d: dict = {}
+    assert zarr.create(10, store=d).store is d  # a plain dict stays the user's dict

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import itertools
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -16,7 +16,7 @@ from ..errors import ArrayNotFoundError, ReadOnlyError, ShapeMismatchError, Unsu
 from ..metadata import io
 from ..metadata.dtypes import normalize_fill_value
 from ..storage.base import Store
-from ..storage.coerce import coerce_store
+from ..storage.coerce import coerce_store, user_store
 from .attributes import Attributes
 from .chunks import ChunkContext
 from .indexing import classify_selection, make_indexer, pop_fields
@@ -87,12 +87,12 @@ class Array:
         # buffers; zarrkit decodes partially where the codec allows and returns NumPy arrays.
         self._store: Store = coerce_store(store)
         # Keep the user's mapping object for display and ``.store`` (a plain dict stays a dict).
-        self._store_arg = store if isinstance(store, Mapping) else self._store
+        self._store_arg = user_store(store, self._store)
         self._chunk_store: Store = self._store if chunk_store is None else coerce_store(chunk_store)
         self._chunk_store_arg = (
             None
             if chunk_store is None
-            else chunk_store if isinstance(chunk_store, Mapping) else self._chunk_store
+            else user_store(chunk_store, self._chunk_store)
         )
         self._path = normalize_path(path)
         self._read_only = bool(read_only) or self._store.read_only

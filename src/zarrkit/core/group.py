@@ -19,7 +19,7 @@ from ..errors import (
 )
 from ..metadata import io
 from ..storage.base import Store, describe_location, describe_store, join_path
-from ..storage.coerce import coerce_store
+from ..storage.coerce import coerce_store, user_store
 from .array import Array, store_name
 from .attributes import Attributes
 from .info import InfoReporter, group_info_items
@@ -99,7 +99,7 @@ class Group(Mapping):
         meta_array: Any = None,
     ):
         self._store: Store = coerce_store(store)
-        self._store_arg = store if isinstance(store, Mapping) else self._store
+        self._store_arg = user_store(store, self._store)
         self._chunk_store_arg = chunk_store
         self._path = normalize_path(path)
         self._read_only = bool(read_only) or self._store.read_only

@@ -104,3 +104,12 @@ def _is_fsspec_object(obj: Any) -> bool:
     return (mapping is not None and isinstance(obj, mapping.FSMap)) or (
         spec is not None and isinstance(obj, spec.AbstractFileSystem)
     )
+
+
+def user_store(given: Any, coerced: Store) -> Any:
+    """What a node shows as its ``.store``: a plain mapping the user gave (a ``dict``, as the
+    Zarr tutorial shows it), else the store made of what was given (an fsspec mapper shows
+    as its :class:`~zarrkit.storage.fsspec.FsspecStore`, as zarr-python 2's ``FSStore``)."""
+    if isinstance(coerced, MappingStore) and coerced.mapping is given:
+        return given
+    return coerced

@@ -157,10 +157,7 @@ def init_group(
     s = coerce_store(store)
     cs = None if chunk_store is None else coerce_store(chunk_store)
     path = normalize_path(path)
-    kind = io.node_kind(s, path)
-    if kind == "group" and not overwrite:
-        return
-    _check_free(s, path, overwrite)
+    _check_free(s, path, overwrite)  # a group already there is in the way too, as in zarr 2
     require_parent_groups(s, path, zarr_format, overwrite, cs)
     if overwrite:
         _clear_path(s, cs, path)

@@ -126,3 +126,15 @@ def test_digest_is_the_same_with_or_without_an_empty_attributes_document():
     assert z2.hexdigest() == h.hexdigest()
     z1.attrs["foo"] = "bar"
     assert z1.hexdigest() != z2.hexdigest()
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_init_group_refuses_a_group_already_there_unless_overwrite(fmt):
+    from zarrkit.errors import ContainsGroupError
+    from zarrkit.storage import init_group
+
+    store = MemoryStore()
+    init_group(store, zarr_format=fmt)
+    with pytest.raises(ContainsGroupError):
+        init_group(store, zarr_format=fmt)
+    init_group(store, overwrite=True, zarr_format=fmt)

@@ -360,10 +360,10 @@ class Store(MutableMapping):
         self._delete(key)
 
     def __contains__(self, key: object) -> bool:
-        # a key no store can hold ('c/', '../x') is simply not in it
-        if not is_valid_key(key):
+        # a key no store can hold ('c/', '../x', '') is simply not in it
+        if not key or not is_valid_key(key):
             return False
-        return self.get(key) is not None
+        return self.exists(key)  # type: ignore[arg-type]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.list_prefix(""))

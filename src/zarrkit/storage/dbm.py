@@ -186,9 +186,6 @@ class DBMStore(Store):
             except (OSError, *_dbm.error) as exc:
                 raise self._fail(f"lookup of {key!r}", exc) from None
 
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and bool(key) and self.exists(key)
-
     def clear(self) -> None:
         """Remove every key."""
         self.delete_prefix("")

@@ -37,7 +37,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from ..errors import StorageOptionsError, StoreError
-from .base import ByteRange, Store, is_valid_key, validate_key, validate_prefix
+from .base import ByteRange, Store, validate_key, validate_prefix
 
 __all__ = ["FSStore", "FsspecStore"]
 
@@ -545,11 +545,6 @@ class FsspecStore(Store):
         """Whether an object is stored at ``key`` (a metadata request, not a download)."""
         validate_key(key)
         return self._exists(key)
-
-    def __contains__(self, key: object) -> bool:
-        if not key or not is_valid_key(key):
-            return False  # a key no store can hold ('c/', '../x') is simply not in it
-        return self.exists(key)
 
     def getsize(self, key: str) -> int:
         """Size in bytes of the object at ``key`` (0 if missing), from its metadata."""

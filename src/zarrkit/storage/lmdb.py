@@ -213,9 +213,6 @@ class LMDBStore(Store):
         except self._lmdb.Error as exc:
             raise self._fail(f"lookup of {key!r}", exc) from None
 
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and bool(key) and self.exists(key)
-
     def getsize(self, key: str) -> int:
         """Size in bytes of the value at ``key`` (0 if missing)."""
         validate_key(key)

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import InvalidPathError, StoreError
-from .base import _BAD_KEY, ByteRange, Store, ensure_bytes_like, validate_key, validate_prefix
+from .base import ByteRange, Store, ensure_bytes_like, validate_key, validate_prefix
 
 __all__ = ["DirectoryStore", "NestedDirectoryStore", "TempStore"]
 
@@ -555,11 +555,6 @@ class DirectoryStore(Store):
         except InvalidPathError:
             return False
         return not os.path.islink(fn) or self._inside(fn)
-
-    def __contains__(self, key: object) -> bool:
-        if not isinstance(key, str) or _BAD_KEY.search(key) is not None:
-            return False
-        return self.exists(key)
 
     def getsize(self, key: str) -> int:
         key = self._checked(key)

@@ -188,9 +188,6 @@ class RedisStore(Store):
         with self._op(f"lookup of {key!r}") as client:
             return bool(client.exists(self._key(key)))
 
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and bool(key) and self.exists(key)
-
     def getsize(self, key: str) -> int:
         """Size in bytes of the value at ``key`` (0 if missing), by ``STRLEN``."""
         validate_key(key)

@@ -243,9 +243,6 @@ class SQLiteStore(Store):
         validate_key(key)
         return bool(self._read(f"SELECT 1 FROM {_TABLE} WHERE k = ?", (key,), repr(key)))
 
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and bool(key) and self.exists(key)
-
     def getsize(self, key: str) -> int:
         """Size in bytes of the value at ``key`` (0 if missing); the value is not read."""
         validate_key(key)

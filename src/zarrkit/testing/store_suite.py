@@ -326,6 +326,11 @@ class StoreSuite:
         assert "leaf/child" not in store
         assert store.getsize("leaf/child") == 0
 
+    def test_keys_no_store_can_hold_are_not_in_it(self, store):
+        store.set("c/0", b"1")
+        for k in ("c/", "", "../c/0", "c//0", "/c/0"):
+            assert k not in store  # not an error: such a key is simply not there
+
     def test_contains_non_str(self, store):
         store.set("1", b"x")
         assert 1 not in store

@@ -276,8 +276,12 @@ def _source_info(data: Any) -> dict[str, Any]:
         info["filters"] = filters or None
     else:
         chunks = getattr(data, "chunks", None)
+        chunklen = getattr(data, "chunklen", None)  # bcolz-style arrays chunk the first dimension
+        shape = getattr(data, "shape", None)
         if isinstance(chunks, tuple) and all(isinstance(c, (int, np.integer)) for c in chunks):
             info["chunks"] = chunks
+        elif isinstance(chunklen, (int, np.integer)) and shape:
+            info["chunks"] = (int(chunklen), *shape[1:])
         for attr in ("dtype", "compressor", "fill_value", "order", "filters"):
             if hasattr(data, attr):
                 info[attr] = getattr(data, attr)
@@ -298,8 +302,7 @@ def array(data: Any, **kwargs: Any) -> Array:
         data = np.asanyarray(data)
     kwargs.setdefault("dtype", data.dtype)
     if kwargs.get("chunks") is None:
-        chunks = getattr(data, "chunks", None)
-        kwargs["chunks"] = chunks if isinstance(chunks, tuple) else True
+        kwargs["chunks"] = _source_info(data).get("chunks", True)
     if np.dtype(kwargs["dtype"]).kind == "O" and kwargs.get("object_codec") is None:
         kwargs["object_codec"] = _guess_object_codec(data)
     # read_only=True: the data is written first, then the returned array refuses writes
@@ -331,9 +334,6 @@ def _like(fn: str, a: Any, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]
         raise TypeError(f"{fn}() needs an array-like with a shape, got {type(a).__name__}; give shape=")
     for k, v in _source_info(a).items():
         kwargs.setdefault(k, v)
-    chunklen = getattr(a, "chunklen", None)  # bcolz-style arrays chunk the first dimension
-    if "chunks" not in kwargs and isinstance(chunklen, (int, np.integer)) and len(shape):
-        kwargs["chunks"] = (int(chunklen), *shape[1:])
     return shape, kwargs
 
 

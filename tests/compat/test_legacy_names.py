@@ -138,3 +138,17 @@ def test_init_group_refuses_a_group_already_there_unless_overwrite(fmt):
     with pytest.raises(ContainsGroupError):
         init_group(store, zarr_format=fmt)
     init_group(store, overwrite=True, zarr_format=fmt)
+
+
+def test_batch_names_of_zarr2_stores():
+    store = MemoryStore()
+    store.setitems({"a": b"1", "b/c": b"2"})
+    assert store.getitems(["a", "b/c", "missing"], contexts={}) == {"a": b"1", "b/c": b"2"}
+    store.delitems(["a", "missing"])
+    assert list(store) == ["b/c"]
+
+
+def test_bytes_fill_value_for_text_is_refused():
+    with pytest.raises(ValueError, match="fill_value"):
+        zarr.full(10, fill_value=b"xxx", dtype="U3")
+    assert zarr.full(10, fill_value="xxx", dtype="U3")[0] == "xxx"

@@ -539,3 +539,18 @@ def test_zarrkit_zip_read_by_zarr_python(tmp_path, zarr, zarr_format, shards, co
             assert arr.shards == shards
     finally:
         zs.close()
+
+
+def test_clear_starts_the_zip_file_anew(tmp_path):
+    path = tmp_path / "c.zip"
+    store = ZipStore(path, mode="w")
+    store["a/b"] = b"1"
+    store["c"] = b"2"
+    store.clear()
+    assert list(store) == []
+    store["d"] = b"3"
+    store.close()
+    with ZipStore(path, mode="r") as ro:
+        assert list(ro) == ["d"]
+        with pytest.raises(ReadOnlyError):
+            ro.clear()

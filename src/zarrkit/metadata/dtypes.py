@@ -330,6 +330,8 @@ def normalize_fill_value(value: Any, dtype: np.dtype, argument: str = "fill_valu
             if value in _SPECIAL:
                 return dtype.type(_SPECIAL[value])
             return _parse_float(value, dtype, None, allow_hex=True)
+        if dtype.kind == "U" and not isinstance(value, (str, np.str_)):
+            raise ValueError  # bytes are not text: numpy would decode them silently
         if dtype.kind in "SV" and dtype.names is None and isinstance(value, str):
             value = value.encode("ascii") if dtype.kind == "S" else value
         if isinstance(value, np.void) and value.dtype.names is None:

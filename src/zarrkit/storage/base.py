@@ -284,6 +284,21 @@ class Store(MutableMapping):
             children.add(key[n:].split("/", 1)[0])
         return sorted(children)
 
+    # -- zarr-python 2's batch names ---------------------------------------------------------
+    def getitems(self, keys: Iterable[str], *, contexts: Any = None) -> dict[str, bytes]:
+        """The values of the ``keys`` that are present (zarr-python 2's name; ``contexts`` is
+        accepted and unused)."""
+        return {k: v for k, v in self.get_many(keys).items() if v is not None}
+
+    def setitems(self, values: Mapping[str, bytes | bytearray | memoryview]) -> None:
+        """Store several values (zarr-python 2's name of :meth:`set_many`)."""
+        self.set_many(values)
+
+    def delitems(self, keys: Iterable[str]) -> None:
+        """Delete several keys; missing ones are not an error (zarr-python 2's name)."""
+        for key in list(keys):
+            self.delete(key)
+
     def delete_prefix(self, prefix: str) -> None:
         """Remove every key starting with ``prefix``."""
         self._check_writable()

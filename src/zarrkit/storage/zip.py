@@ -278,6 +278,17 @@ class ZipStore(Store):
                     self.path, mode="a", compression=self.compression, allowZip64=self.allowZip64
                 )
 
+    def clear(self) -> None:
+        """Remove every key: the zip file is started anew, empty (members cannot be removed one
+        by one, but all of them can)."""
+        self._check_writable()
+        with self._lock:
+            self._check_open()
+            self._close_zipfile()
+            self._zf = zipfile.ZipFile(
+                self.path, mode="w", compression=self.compression, allowZip64=self.allowZip64
+            )
+
     def close(self) -> None:
         """Close the zip file (writing its central directory); closing again does nothing."""
         with self._lock:

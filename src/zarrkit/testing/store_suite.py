@@ -470,6 +470,7 @@ class StoreSuite:
             assert {k: store.get(k) for k in sorted(store)} == data
         else:
             assert list(store) == []
+            store.update(data)
         # deleting what is not there is not an error, as in every store
         store.delete("missing")
         store.delete("d")  # a "directory", not a key

@@ -300,7 +300,8 @@ def array(data: Any, **kwargs: Any) -> Array:
     """
     if not hasattr(data, "shape") or not hasattr(data, "dtype"):
         data = np.asanyarray(data)
-    kwargs.setdefault("dtype", data.dtype)
+    if kwargs.get("dtype") is None:
+        kwargs["dtype"] = data.dtype
     if kwargs.get("chunks") is None:
         kwargs["chunks"] = _source_info(data).get("chunks", True)
     if np.dtype(kwargs["dtype"]).kind == "O" and kwargs.get("object_codec") is None:

@@ -238,3 +238,9 @@ def test_whole_float_shapes_are_taken_with_a_warning_others_refused():
     assert z.shape == (3,) and z.chunks == (1,)
     with pytest.raises(TypeError, match="integers"):
         zarr.create((1.5,))
+
+
+def test_array_with_dtype_none_keeps_the_datas_dtype():
+    a = np.arange(100, dtype="i4")
+    z = zarr.array(a, dtype=None)
+    assert z.dtype == a.dtype and (z[:] == a).all()

@@ -330,9 +330,13 @@ class Crc32cCodec(BytesBytesCodec):
     name = "crc32c"
 
     def __init__(self) -> None:
-        import crc32c
+        import google_crc32c
 
-        self._crc = crc32c.crc32c
+        value = google_crc32c.value
+        # google-crc32c takes bytes or read-only arrays, not memoryviews: a read-only view of
+        # the same memory, no copy
+        self._crc = lambda buf: value(buf if isinstance(buf, bytes) else np.frombuffer(
+            memoryview(buf).cast("B").toreadonly(), dtype=np.uint8))
 
     def encode(self, data: Any) -> bytes:
         b = ensure_bytes(data)

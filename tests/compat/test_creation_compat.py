@@ -4,6 +4,7 @@ object rows, and the numcodecs view of a v3 array's codecs."""
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import numcodecs
@@ -244,3 +245,31 @@ def test_array_with_dtype_none_keeps_the_datas_dtype():
     a = np.arange(100, dtype="i4")
     z = zarr.array(a, dtype=None)
     assert z.dtype == a.dtype and (z[:] == a).all()
+
+
+BYTE_CODECS = [numcodecs.Adler32(), numcodecs.CRC32(), numcodecs.Fletcher32(),
+               numcodecs.JenkinsLookup3(), numcodecs.Base64(), numcodecs.Zlib(1), numcodecs.BZ2(1),
+               numcodecs.LZMA(), numcodecs.GZip(1), numcodecs.LZ4(), numcodecs.Zstd(1),
+               numcodecs.Shuffle(8), numcodecs.Blosc()]
+
+
+@pytest.mark.parametrize("codec", BYTE_CODECS, ids=lambda c: c.codec_id)
+def test_numcodecs_byte_codecs_under_v3_as_compressor_and_as_filter(codec):
+    data = np.arange(1000, dtype="<i8")
+    for kwargs in ({"compressor": codec}, {"filters": [numcodecs.Delta("<i8"), codec]}):
+        z = zarr.array(data, chunks=300, zarr_format=3, **kwargs)
+        again = zarr.open_array(z.store, mode="r")
+        np.testing.assert_array_equal(again[:], data)
+        names = [c["name"] for c in json.loads(z.store["zarr.json"])["codecs"]]
+        # numcodecs' codecs under their numcodecs.* names; the core v3 ones under their own
+        assert f"numcodecs.{codec.codec_id}" in names or codec.codec_id in names
+
+
+@pytest.mark.parametrize("codec", [numcodecs.Delta("<i8"), numcodecs.AsType("<i4", "<i8"),
+                                   numcodecs.FixedScaleOffset(0, 1, "<i8", "<i4")],
+                         ids=lambda c: c.codec_id)
+def test_numcodecs_array_codecs_under_v3_as_filters(codec):
+    data = np.arange(1000, dtype="<i8")
+    z = zarr.array(data, chunks=300, filters=[codec], zarr_format=3)
+    np.testing.assert_array_equal(zarr.open_array(z.store, mode="r")[:], data)
+    assert z.filters == [codec]

@@ -392,7 +392,7 @@ register_v3_codec("vlen-bytes", _factory(VLenBytesCodec, set()))
 _NUMCODECS_ARRAY = {"delta", "bitround", "fixedscaleoffset", "quantize", "packbits", "astype", "categorize"}
 _NUMCODECS_BYTES = {
     "blosc", "lz4", "zstd", "zlib", "gzip", "bz2", "lzma", "shuffle",
-    "crc32", "crc32c", "adler32", "fletcher32", "jenkins_lookup3",
+    "crc32", "crc32c", "adler32", "fletcher32", "jenkins_lookup3", "base64",
 }
 
 

@@ -11,7 +11,7 @@ Examples
 1000
 """
 
-from . import blosc, errors, meta
+from . import blosc, errors, meta  # noqa: F401 - meta: zarr.meta, and stores' _metadata_class
 from .api import (
     array,
     consolidate_metadata,
@@ -62,6 +62,7 @@ from .codecs import (
     Zstd,
 )
 from .config import config
+from .api_zarr3 import create_group, from_array
 from .convenience import copy, copy_all, copy_store, load, save, save_array, save_group, tree
 from .convert import convert
 from .core.array import Array
@@ -96,6 +97,8 @@ def __getattr__(name: str):
 
 __all__ = [
     "Array",
+    "create_group",
+    "from_array",
     "Group",
     "array",
     "create",

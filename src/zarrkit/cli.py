@@ -63,8 +63,9 @@ from typing import Any
 import numpy as np
 
 from . import __version__
-from .core.array import Array, human_readable_size
+from .core.array import Array
 from .core.group import Group
+from .core.info import human_readable_size
 from .core.normalize import normalize_path
 from .errors import MetadataError, ZarrkitError
 from .metadata import io

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import itertools
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from ..codecs.coerce import to_v2_codec
-from ..codecs.registry import format_codec
 from ..errors import ArrayNotFoundError, ReadOnlyError, ShapeMismatchError, UnsupportedCodecError
 from ..metadata import io
 from ..metadata.dtypes import normalize_fill_value
@@ -20,16 +17,12 @@ from ..storage.coerce import coerce_store, user_store
 from .attributes import Attributes
 from .chunks import ChunkContext
 from .indexing import classify_selection, make_indexer, pop_fields
-from .info import InfoReporter, array_info_items, human_readable_size
+from .info import InfoReporter, array_digest, array_info_items, array_repr
 from .normalize import normalize_chunks, normalize_path, normalize_shape
 from .read import read_selection
 from .write import write_selection
 
 __all__ = ["Array"]
-
-
-def store_name(store: Any) -> str:
-    return type(store).__name__
 
 
 class Array:
@@ -679,15 +672,7 @@ class Array:
     # -- information ------------------------------------------------------------------------
     def digest(self, hashname: str = "sha1") -> bytes:
         """A hash of the stored chunks, metadata and attributes (equal arrays hash equal)."""
-        h = hashlib.new(hashname)
-        for coords in itertools.product(*(range(n) for n in self._grid_shape())):
-            h.update(self._chunk_store.get(self._ctx.key(coords)) or b"")
-        h.update(self._store.get(io.meta_key(self._path, self._meta.metadata_key)) or b"")
-        attrs = self._store.get(self._attrs.key) or b""
-        # an empty attributes document hashes as none: the same array hashes the same whether
-        # or not its library wrote one (zarr-python 2 does not)
-        h.update(b"" if attrs.strip() == b"{}" else attrs)
-        return h.digest()
+        return array_digest(self, hashname)
 
     def hexdigest(self, hashname: str = "sha1") -> str:
         """:meth:`digest` as a hex string."""
@@ -704,34 +689,23 @@ class Array:
         return array_info_items(self)
 
     def __repr__(self) -> str:
-        nbytes = self.nbytes
-        head = "Array("
-        if self.name is not None:
-            head += f"{self.name}, "
-        head += f"{self.shape}, {self.dtype}, chunks={self.chunks}, order={self.order})"
-        if self._store.high_latency or self._chunk_store.high_latency:
-            # on object storage the stored size and chunk count cost listings (and the shard
-            # indexes of a sharded array): repr asks nothing of the store; .info has them
-            summary = f"  nbytes: {human_readable_size(nbytes)}; nchunks: {self.nchunks}"
-        else:
-            stored = self.nbytes_stored
-            ratio = f"{nbytes / stored:.1f}" if stored else "-"
-            summary = (
-                f"  nbytes: {human_readable_size(nbytes)}; nbytes_stored: {human_readable_size(stored)}; "
-                f"ratio: {ratio}; initialized: {self.nchunks_initialized}/{self.nchunks}"
-            )
-        lines = [head, summary]
-        if self.filters:
-            lines.append("  filters: " + ", ".join(format_codec(f) for f in self.filters))
-        if self.compressor is not None:
-            lines.append("  compressor: " + format_codec(self.compressor))
-        store_line = f"  store: {store_name(self.store)}"
-        if self._chunk_store_arg is not None:
-            store_line += f"; chunk_store: {store_name(self._chunk_store_arg)}"
-        if self._synchronizer is not None:
-            store_line += f"; synchronizer: {type(self._synchronizer).__name__}"
-        lines.append(store_line)
-        return "\n".join(lines)
+        return array_repr(self)
+
+    # zarr-python 3's names
+    def info_complete(self) -> InfoReporter:
+        """:attr:`info` with the stored sizes and chunk counts (which :attr:`info` has already:
+        zarr-python 3's name)."""
+        return self.info
+
+    def update_attributes(self, new_attributes: dict[str, Any]) -> Array:
+        """Merge ``new_attributes`` into the attributes (one write); returns the array."""
+        self._attrs.update(new_attributes)
+        return self
+
+    @property
+    def serializer(self) -> Any:
+        """The array→bytes codec of a v3 array (``None`` for v2, whose dtype says the bytes)."""
+        return getattr(self._meta, "serializer", None)
 
     # -- identity and pickling ----------------------------------------------------------------
     def __eq__(self, other: object) -> bool:

@@ -20,9 +20,10 @@ from ..errors import (
 from ..metadata import io
 from ..storage.base import Store, describe_location, describe_store, join_path
 from ..storage.coerce import coerce_store, user_store
-from .array import Array, store_name
+from .array import Array
 from .attributes import Attributes
-from .info import InfoReporter, group_info_items
+from .group_zarr3 import Zarr3GroupMethods
+from .info import InfoReporter, group_info_items, store_name
 from .normalize import normalize_path
 from .tree import TreeView
 
@@ -37,7 +38,7 @@ HIERARCHY_LOCK = "zarrkit-hierarchy"
 _METADATA_NAMES = frozenset({".zgroup", ".zattrs", ".zarray", ".zmetadata", "zarr.json"})
 
 
-class Group(Mapping):
+class Group(Mapping, Zarr3GroupMethods):
     """A group of arrays and groups in a Zarr store.
 
     A group is a read-only :class:`~collections.abc.Mapping` of member names to arrays and
@@ -365,9 +366,18 @@ class Group(Mapping):
         for name, path in self._array_members(recurse):
             yield name, self._open_member(path, "array")  # type: ignore[misc]
 
-    def members(self) -> list[tuple[str, Array | Group]]:
-        """``(name, member)`` pairs of all members, in name order."""
-        return [(name, self._open_member(join_path(self._path, name), kind)) for name, kind in self._member_names()]
+    def members(self, max_depth: int | None = 0) -> list[tuple[str, Array | Group]]:
+        """``(name, member)`` pairs of the members, in name order; with ``max_depth`` > 0 (or
+        None: all) the members of member groups too, named by their path from this group
+        (zarr-python 3's ``members(max_depth=)``)."""
+        out: list[tuple[str, Array | Group]] = []
+        for name, kind in self._member_names():
+            member = self._open_member(join_path(self._path, name), kind)
+            out.append((name, member))
+            if isinstance(member, Group) and (max_depth is None or max_depth > 0):
+                deeper = member.members(None if max_depth is None else max_depth - 1)
+                out.extend((f"{name}/{sub}", m) for sub, m in deeper)
+        return out
 
     # -- walking ----------------------------------------------------------------------------
     def visitvalues(self, func: Callable[[Any], Any]) -> Any:

@@ -3,11 +3,14 @@ text and renders as HTML in Jupyter."""
 
 from __future__ import annotations
 
+import hashlib
 import html
+import itertools
 import textwrap
 from typing import Any
 
 from ..codecs.registry import format_codec
+from ..metadata import io
 
 __all__ = ["InfoReporter", "human_readable_size", "array_info_items", "group_info_items"]
 
@@ -144,3 +147,56 @@ def group_info_items(g: Any, members: list[tuple[str, str]]) -> list[tuple[str, 
     if groups:
         items.append(("Groups", ", ".join(groups)))
     return items
+
+
+def store_name(store: Any) -> str:
+    """A store's name in reprs: its class."""
+    return type(store).__name__
+
+
+def array_repr(a: Any) -> str:
+    """An array's ``repr``: shape, dtype, chunks, order, sizes, codecs and store.
+
+    On a high-latency store (object storage) it asks nothing of the store: the stored size and
+    the count of stored chunks cost listings (and a sharded array's shard indexes) there, and
+    :attr:`info` has them.
+    """
+    nbytes = a.nbytes
+    head = "Array("
+    if a.name is not None:
+        head += f"{a.name}, "
+    head += f"{a.shape}, {a.dtype}, chunks={a.chunks}, order={a.order})"
+    if a._store.high_latency or a._chunk_store.high_latency:
+        summary = f"  nbytes: {human_readable_size(nbytes)}; nchunks: {a.nchunks}"
+    else:
+        stored = a.nbytes_stored
+        ratio = f"{nbytes / stored:.1f}" if stored else "-"
+        summary = (
+            f"  nbytes: {human_readable_size(nbytes)}; nbytes_stored: {human_readable_size(stored)}; "
+            f"ratio: {ratio}; initialized: {a.nchunks_initialized}/{a.nchunks}"
+        )
+    lines = [head, summary]
+    if a.filters:
+        lines.append("  filters: " + ", ".join(format_codec(f) for f in a.filters))
+    if a.compressor is not None:
+        lines.append("  compressor: " + format_codec(a.compressor))
+    store_line = f"  store: {store_name(a.store)}"
+    if a._chunk_store_arg is not None:
+        store_line += f"; chunk_store: {store_name(a._chunk_store_arg)}"
+    if a._synchronizer is not None:
+        store_line += f"; synchronizer: {type(a._synchronizer).__name__}"
+    lines.append(store_line)
+    return "\n".join(lines)
+
+
+def array_digest(a: Any, hashname: str) -> bytes:
+    """Hash every chunk in order (a missing one as nothing), then the metadata document, then
+    the attributes; an empty attributes document hashes as none, so the same array hashes the
+    same whether or not its library wrote one (zarr-python 2 does not)."""
+    h = hashlib.new(hashname)
+    for coords in itertools.product(*(range(n) for n in a._grid_shape())):
+        h.update(a._chunk_store.get(a._ctx.key(coords)) or b"")
+    h.update(a._store.get(io.meta_key(a._path, a._meta.metadata_key)) or b"")
+    attrs = a._store.get(a._attrs.key) or b""
+    h.update(b"" if attrs.strip() == b"{}" else attrs)
+    return h.digest()

@@ -1,0 +1,141 @@
+"""zarr-python 3's creation functions that zarr-python 2 did not have: ``create_group`` and
+``from_array`` (``create_array`` is in :mod:`zarrkit.api`, beside ``create``)."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from .api import _open_store, create_array
+from .core.array import Array
+from .core.group import Group
+from .core.normalize import normalize_path
+from .initialize import _check_free, _check_zarr_format, init_group
+from .storage.coerce import coerce_store, user_store
+
+__all__ = ["create_group", "from_array"]
+
+_KEEP = "keep"
+
+
+def create_group(
+    store: Any = None,
+    *,
+    path: str | None = None,
+    zarr_format: int | None = None,
+    overwrite: bool = False,
+    attributes: dict[str, Any] | None = None,
+    storage_options: dict[str, Any] | None = None,
+) -> Group:
+    """Create a group (zarr-python 3's function): a node already at ``path`` is an error
+    (:class:`~zarrkit.errors.ContainsGroupError`, :class:`~zarrkit.errors.ContainsArrayError`)
+    unless ``overwrite``.
+
+    Examples
+    --------
+    >>> import zarrkit
+    >>> g = zarrkit.create_group(store={}, attributes={'title': 'demo'})
+    >>> g.attrs['title'], g.zarr_format
+    ('demo', 3)
+    """
+    zarr_format = _check_zarr_format(zarr_format)
+    store = {} if store is None else _open_store(store, storage_options, read_only=False)
+    s = coerce_store(store)
+    path = normalize_path(path)
+    _check_free(s, path, overwrite)
+    init_group(s, overwrite=overwrite, path=path, zarr_format=zarr_format, attributes=attributes)
+    return Group(user_store(store, s), path=path)
+
+
+def from_array(
+    store: Any = None,
+    *,
+    data: Any,
+    write_data: bool = True,
+    name: str | None = None,
+    chunks: Any = _KEEP,
+    shards: Any = _KEEP,
+    filters: Any = _KEEP,
+    compressors: Any = _KEEP,
+    serializer: Any = _KEEP,
+    fill_value: Any = None,
+    order: str | None = None,
+    zarr_format: int | None = None,
+    attributes: dict[str, Any] | None = None,
+    overwrite: bool = False,
+    storage_options: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> Array:
+    """Create an array like ``data`` (a zarrkit array or any array-like) and copy its values
+    (zarr-python 3's function).  ``'keep'`` takes a zarrkit source's chunks, shards and codecs;
+    a source array is copied one chunk of the new array at a time, so memory stays bounded.
+
+    Examples
+    --------
+    >>> import numpy as np, zarrkit
+    >>> a = zarrkit.from_array({}, data=np.arange(12).reshape(3, 4), chunks=(2, 2))
+    >>> a.chunks, int(a[2, 3])
+    ((2, 2), 11)
+    >>> b = zarrkit.from_array({}, data=a)  # chunks and codecs kept
+    >>> b.chunks, int(b[2, 3])
+    ((2, 2), 11)
+    """
+    source = data if isinstance(data, Array) else None
+    if source is None and not (hasattr(data, "shape") and hasattr(data, "dtype")):
+        data = np.asanyarray(data)
+    keep = {"chunks": chunks, "shards": shards, "filters": filters, "compressors": compressors,
+            "serializer": serializer}
+    options: dict[str, Any] = {}
+    for key, value in keep.items():
+        if value is not _KEEP and not (isinstance(value, str) and value == _KEEP):
+            options[key] = value
+        elif source is not None:
+            kept = _kept(source, key)
+            if kept is not None:
+                options[key] = kept
+    if source is not None:
+        zarr_format = source.zarr_format if zarr_format is None else zarr_format
+        fill_value = source.fill_value if fill_value is None else fill_value
+        attributes = dict(source.attrs.asdict()) if attributes is None else attributes
+        if zarr_format != source.zarr_format:  # codecs of one format need not exist in the other
+            options = {k: v for k, v in options.items() if k in ("chunks", "shards")}
+    if zarr_format == 2:
+        options.pop("shards", None)
+        options.pop("serializer", None)
+    array = create_array(
+        store, name=name, shape=data.shape, dtype=data.dtype, fill_value=fill_value,
+        order=order or "C", zarr_format=zarr_format, attributes=attributes, overwrite=overwrite,
+        storage_options=storage_options, **options, **kwargs,
+    )
+    if write_data:
+        if source is None:
+            array[...] = data
+        else:
+            step = array.shards or array.chunks if array.ndim else ()
+            for corner in itertools.product(*(range(0, n, s) for n, s in zip(array.shape, step))):
+                region = tuple(slice(c, min(c + s, n)) for c, s, n in zip(corner, step, array.shape))
+                array[region] = source[region]
+    return array
+
+
+def _kept(source: Array, key: str) -> Any:
+    if key == "chunks":
+        return source.chunks
+    if key == "shards":
+        return getattr(source, "shards", None)
+    if source.zarr_format == 2:
+        if key == "compressors":
+            return source.compressor
+        if key == "filters":
+            return source.filters
+        return None
+    meta = source.metadata
+    if key == "compressors":
+        return tuple(meta.compressors)
+    if key == "filters":
+        return tuple(meta.filters or ())
+    if key == "serializer":
+        return meta.serializer
+    return None

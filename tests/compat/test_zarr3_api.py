@@ -1,0 +1,99 @@
+"""zarr-python 3's synchronous names beside zarr-python 2's: ``create_group``, ``from_array``,
+``Group.create_array`` and the group and array methods zarr-python 3 code calls."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import zarrkit as zarr
+from zarrkit.errors import ContainsArrayError, ContainsGroupError
+from zarrkit.storage import MemoryStore
+
+FORMATS = [2, 3]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_create_group_with_attributes_and_overwrite(fmt):
+    store = MemoryStore()
+    g = zarr.create_group(store, attributes={"title": "t"}, zarr_format=fmt)
+    assert g.attrs["title"] == "t" and g.zarr_format == fmt
+    assert g.metadata.attributes == {"title": "t"} and g.metadata.node_type == "group"
+    with pytest.raises(ContainsGroupError):
+        zarr.create_group(store, zarr_format=fmt)
+    g.create_array("a", shape=(2,), dtype="i1")
+    with pytest.raises(ContainsArrayError):
+        zarr.create_group(store, path="a", zarr_format=fmt)
+    again = zarr.create_group(store, overwrite=True, zarr_format=fmt)
+    assert list(again) == [] and dict(again.attrs) == {}
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_group_create_array_and_the_member_accessors(fmt):
+    g = zarr.create_group({}, zarr_format=fmt)
+    a = g.create_array("a", shape=(4, 4), chunks=(2, 2), dtype="i4", fill_value=7,
+                       attributes={"units": "m"})
+    assert (a.shape, a.chunks, a.dtype, a.fill_value) == ((4, 4), (2, 2), np.dtype("i4"), 7)
+    assert a.attrs["units"] == "m"
+    sub = g.create_group("sub")
+    b = sub.create_array("b", data=np.arange(6).reshape(2, 3))
+    assert b.dtype == np.arange(1).dtype and (b[:] == np.arange(6).reshape(2, 3)).all()
+    with pytest.raises(ValueError, match="contradicts"):
+        sub.create_array("c", shape=(5,), data=np.arange(6))
+    with pytest.raises(TypeError, match="shape"):
+        sub.create_array("c")
+    assert g.get_array("a") == a
+    assert g.get_group("sub") == sub
+    with pytest.raises(TypeError):
+        g.get_array("sub")
+    with pytest.raises(TypeError):
+        g.get_group("a")
+    with pytest.raises(KeyError):
+        g.get_array("nothing")
+    assert [x.path for x in g.array_values()] == ["a"]
+    assert [x.path for x in g.group_values()] == ["sub"]
+    assert g.nmembers() == 2 and g.nmembers(max_depth=None) == 3 and g.nmembers(max_depth=1) == 3
+    assert [name for name, _ in g.members(max_depth=None)] == ["a", "sub", "sub/b"]
+    assert [name for name, _ in g.members()] == ["a", "sub"]
+    assert g.require_array("a", shape=(4, 4)) == a
+    with pytest.raises(TypeError):
+        g.require_array("a", shape=(5, 5))
+    assert g.require_array("new", shape=(3,), dtype="u1").shape == (3,)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_update_attributes_merges_and_returns_the_node(fmt):
+    g = zarr.create_group({}, attributes={"a": 1}, zarr_format=fmt)
+    assert g.update_attributes({"b": 2}) is g
+    assert dict(g.attrs) == {"a": 1, "b": 2}
+    a = g.create_array("x", shape=(2,))
+    assert a.update_attributes({"c": 3}) is a and dict(a.attrs) == {"c": 3}
+
+
+def test_array_serializer_and_info_complete():
+    a = zarr.create_array({}, shape=(10,), chunks=(5,), dtype="<i4", zarr_format=3)
+    assert a.serializer.name == "bytes"
+    a[:] = 1
+    assert "2/2" in str(a.info_complete())
+    assert zarr.create_array({}, shape=(3,), zarr_format=2).serializer is None
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_from_array_keeps_the_sources_layout_and_copies_in_bounded_steps(fmt):
+    data = np.arange(120, dtype="i2").reshape(10, 12)
+    a = zarr.from_array({}, data=data, chunks=(4, 5), zarr_format=fmt, attributes={"k": 1})
+    assert a.chunks == (4, 5) and (a[:] == data).all() and a.attrs["k"] == 1
+    b = zarr.from_array({}, data=a)
+    assert b.chunks == a.chunks and b.zarr_format == fmt and b.dtype == a.dtype
+    assert (b[:] == data).all() and dict(b.attrs) == {"k": 1}
+    c = zarr.from_array({}, data=a, chunks=(10, 12), zarr_format=5 - fmt, write_data=False)
+    assert c.chunks == (10, 12) and c.zarr_format == 5 - fmt and c.nchunks_initialized == 0
+
+
+def test_from_array_of_a_sharded_source_keeps_its_shards():
+    a = zarr.create_array({}, shape=(20, 20), chunks=(5, 5), shards=(10, 10), dtype="f4",
+                          zarr_format=3)
+    a[:] = np.arange(400, dtype="f4").reshape(20, 20)
+    b = zarr.from_array({}, data=a)
+    assert b.shards == (10, 10) and b.chunks == (5, 5)
+    assert (b[:] == a[:]).all()

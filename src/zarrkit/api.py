@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .config import config
+from .config import config as _settings  # the name create_array's config= argument shadows
 from .core.array import Array
 from .core.group import Group
 from .core.normalize import normalize_path
@@ -484,6 +485,7 @@ def group(
       store: DictStore
     """
     zarr_format = legacy_format(kwargs, zarr_format, "group")
+    attributes = kwargs.pop("attributes", None)  # zarr-python 3: the new group's attributes
     _reject_unknown(kwargs, "group")
     zarr_format = _check_zarr_format(zarr_format)
     store = DictStore() if store is None else _open_store(store, storage_options, read_only=False)
@@ -491,11 +493,15 @@ def group(
     path = normalize_path(path)
     kind = io.node_kind(s, path)
     if overwrite or kind is None:
-        init_group(s, overwrite=overwrite, path=path, chunk_store=chunk_store, zarr_format=zarr_format)
+        init_group(s, overwrite=overwrite, path=path, chunk_store=chunk_store, zarr_format=zarr_format,
+                   attributes=attributes)
     elif kind == "array":
         raise ContainsArrayError(f"path {path!r} holds an array, not a group", path)
     store_arg = user_store(store, s)
-    return Group(store_arg, path=path, chunk_store=chunk_store, cache_attrs=cache_attrs, synchronizer=synchronizer)
+    g = Group(store_arg, path=path, chunk_store=chunk_store, cache_attrs=cache_attrs, synchronizer=synchronizer)
+    if attributes and kind is not None and not overwrite:
+        g.attrs.update(attributes)  # an existing group: the attributes are merged in
+    return g
 
 
 def open_group(
@@ -521,6 +527,9 @@ def open_group(
     """
     _check_mode(mode)
     zarr_format = legacy_format(kwargs, zarr_format, "open_group")
+    if kwargs.pop("use_consolidated", None):  # zarr-python 3: read through the consolidated document
+        return open_consolidated(store, mode=mode, path=path, zarr_format=zarr_format,
+                                 chunk_store=chunk_store, storage_options=storage_options, **kwargs)
     _reject_unknown(kwargs, "open_group")
     create_format = _check_zarr_format(zarr_format)
     store = DictStore() if store is None else _open_store(store, storage_options, read_only=(mode == "r"))
@@ -601,7 +610,7 @@ def create_array(
     compressors: Any = "auto",
     serializer: Any = "auto",
     fill_value: Any = None,
-    order: str = "C",
+    order: str | None = None,
     zarr_format: int | None = None,
     attributes: dict[str, Any] | None = None,
     chunk_key_encoding: Any = None,
@@ -611,6 +620,7 @@ def create_array(
     synchronizer: Any = None,
     write_empty_chunks: bool | None = None,
     storage_options: dict[str, Any] | None = None,
+    config: dict[str, Any] | None = None,
 ) -> Array:
     """Create an array with zarr-python 3's spelling of the arguments.
 
@@ -634,6 +644,9 @@ def create_array(
         As in the metadata; ``zarr_format`` defaults to ``zarrkit.config.zarr_format``.
     overwrite : bool
         Replace whatever is at ``name``.
+    config : dict, optional
+        zarr-python 3's per-array settings: ``order`` (when ``order=`` is not given;
+        default ``zarrkit.config.order``) and ``write_empty_chunks``.
 
     Examples
     --------
@@ -644,6 +657,14 @@ def create_array(
     ((10, 10), (50, 50))
     """
     zarr_format = _check_zarr_format(zarr_format)
+    array_config = dict(config or {})
+    unknown = set(array_config) - {"order", "write_empty_chunks"}
+    if unknown:
+        raise TypeError(f"config: unknown array setting(s) {sorted(unknown)}; expected 'order', 'write_empty_chunks'")
+    if order is None:
+        order = array_config.get("order") or _settings.order
+    if write_empty_chunks is None:
+        write_empty_chunks = array_config.get("write_empty_chunks")
     if codecs is not None and (filters is not None or shards is not None or compressors != "auto" or serializer != "auto"):
         raise TypeError("give either codecs= or filters=/serializer=/compressors=/shards=, not both")
     v3_options: dict[str, Any] = {}

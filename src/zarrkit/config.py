@@ -1,7 +1,9 @@
 """Run-time configuration: thread counts, defaults for new arrays.
 
-``zarrkit.config`` is the process-wide :class:`Config`.  Override settings for a block of code
-with ``with zarrkit.config.set(threads=1): ...``.
+``zarrkit.config`` is the process-wide :class:`Config`.  ``zarrkit.config.set(threads=1)``
+changes a setting; used as ``with zarrkit.config.set(threads=1): ...`` it changes it for the
+block only.  zarr-python 3's dotted keys work too: ``config.set({'array.order': 'F'})``,
+``config.get('threading.max_workers')``, ``config.reset()``.
 
 Examples
 --------
@@ -9,17 +11,31 @@ Examples
 >>> with zarrkit.config.set(threads=1):
 ...     zarrkit.config.threads
 1
+>>> with zarrkit.config.set({'array.write_empty_chunks': False}):
+...     zarrkit.config.get('array.write_empty_chunks')
+False
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
-from collections.abc import Iterator
+import pprint as _pprint
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 __all__ = ["Config", "config"]
+
+#: zarr-python 3's configuration keys and the settings they mean here
+ZARR3_KEYS = {
+    "default_zarr_format": "zarr_format",
+    "default_zarr_version": "zarr_format",
+    "array.order": "order",
+    "array.write_empty_chunks": "write_empty_chunks",
+    "async.concurrency": "io_threads",
+    "threading.max_workers": "threads",
+}
 
 
 def _default_threads() -> int:
@@ -49,6 +65,9 @@ class Config:
         Format of new arrays and groups when a creation function is not told.
     write_empty_chunks : bool
         Default of ``write_empty_chunks`` for new arrays (True, as zarr-python 2).
+    order : str
+        Memory layout (``'C'`` or ``'F'``) of arrays made by :func:`zarrkit.create_array` when
+        it is not given (zarr-python 3's ``array.order``); zarr-2 style functions keep ``'C'``.
     """
 
     threads: int = field(default_factory=_default_threads)
@@ -56,36 +75,54 @@ class Config:
     parallel_min_chunk_bytes: int = 16 * 1024
     zarr_format: int = 3
     write_empty_chunks: bool = True
+    order: str = "C"
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
-    @contextlib.contextmanager
-    def set(self, **changes: object) -> Iterator[Config]:
-        """Temporarily change settings; restores the previous values on exit."""
+    def _resolve(self, changes: Mapping[str, object]) -> dict[str, object]:
         names = {f.name for f in fields(self) if not f.name.startswith("_")}
-        unknown = set(changes) - names
+        resolved = {ZARR3_KEYS.get(k, k): v for k, v in changes.items()}
+        unknown = set(resolved) - names
         if unknown:
-            raise TypeError(f"unknown config setting(s) {sorted(unknown)}; expected one of {sorted(names)}")
-        self._validate(changes)
-        with self._lock:
-            previous = {k: getattr(self, k) for k in changes}
-            for k, v in changes.items():
-                setattr(self, k, v)
-        try:
-            yield self
-        finally:
-            with self._lock:
-                for k, v in previous.items():
-                    setattr(self, k, v)
+            raise TypeError(
+                f"unknown config setting(s) {sorted(unknown)}; expected one of "
+                f"{sorted(names)} or zarr-python 3's {sorted(ZARR3_KEYS)}"
+            )
+        self._validate(resolved)
+        return resolved
 
-    def update(self, **changes: object) -> None:
+    def set(self, changes: Mapping[str, object] | None = None, **kwargs: object) -> _Restore:
+        """Change settings now; as a context manager (``with config.set(...)``) the previous
+        values come back when the block ends.  Settings are given as keywords or as a mapping
+        (zarr-python 3's dotted keys included)."""
+        resolved = self._resolve({**(changes or {}), **kwargs})
+        with self._lock:
+            previous = {k: getattr(self, k) for k in resolved}
+            for k, v in resolved.items():
+                setattr(self, k, v)
+        return _Restore(self, previous)
+
+    def update(self, changes: Mapping[str, object] | None = None, **kwargs: object) -> None:
         """Change settings permanently."""
-        names = {f.name for f in fields(self) if not f.name.startswith("_")}
-        unknown = set(changes) - names
-        if unknown:
-            raise TypeError(f"unknown config setting(s) {sorted(unknown)}; expected one of {sorted(names)}")
-        self._validate(changes)
-        for k, v in changes.items():
-            setattr(self, k, v)
+        self.set(changes, **kwargs)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """A setting by its name or zarr-python 3's dotted key (``'threading.max_workers'``)."""
+        name = ZARR3_KEYS.get(key, key)
+        if name.startswith("_") or name not in {f.name for f in fields(self)}:
+            return default
+        return getattr(self, name)
+
+    def reset(self) -> None:
+        """Every setting back to its default."""
+        fresh = Config()
+        with self._lock:
+            for f in fields(self):
+                if not f.name.startswith("_"):
+                    setattr(self, f.name, getattr(fresh, f.name))
+
+    def pprint(self) -> None:
+        """Print the settings."""
+        _pprint.pprint({f.name: getattr(self, f.name) for f in fields(self) if not f.name.startswith("_")})
 
     @staticmethod
     def _validate(changes: dict[str, object]) -> None:
@@ -99,6 +136,24 @@ class Config:
             raise ValueError(f"config parallel_min_chunk_bytes must be an int >= 0, got {v!r}")
         if "zarr_format" in changes and changes["zarr_format"] not in (2, 3):
             raise ValueError(f"config zarr_format must be 2 or 3, got {changes['zarr_format']!r}")
+        if "order" in changes and changes["order"] not in ("C", "F"):
+            raise ValueError(f"config order must be 'C' or 'F', got {changes['order']!r}")
+
+
+class _Restore:
+    """What :meth:`Config.set` returns: the change is made; leaving a ``with`` block undoes it."""
+
+    def __init__(self, config: Config, previous: dict[str, object]):
+        self._config = config
+        self._previous = previous
+
+    def __enter__(self) -> Config:
+        return self._config
+
+    def __exit__(self, *exc: object) -> None:
+        with self._config._lock:
+            for k, v in self._previous.items():
+                setattr(self._config, k, v)
 
 
 config = Config()

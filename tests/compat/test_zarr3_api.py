@@ -97,3 +97,55 @@ def test_from_array_of_a_sharded_source_keeps_its_shards():
     b = zarr.from_array({}, data=a)
     assert b.shards == (10, 10) and b.chunks == (5, 5)
     assert (b[:] == a[:]).all()
+
+
+def test_config_with_zarr3_keys_applies_at_once_and_restores_in_a_block():
+    cfg = zarr.config
+    before = cfg.threads
+    with cfg.set({"threading.max_workers": 1, "array.write_empty_chunks": False}):
+        assert cfg.threads == 1 and cfg.get("array.write_empty_chunks") is False
+    assert cfg.threads == before and cfg.write_empty_chunks is True
+    cfg.set({"array.order": "F"})  # without `with`: stays set
+    try:
+        assert cfg.get("array.order") == "F"
+        assert zarr.create_array({}, shape=(2, 2)).order == "F"
+        assert zarr.zeros((2, 2)).order == "C"  # zarr-2 functions keep their own default
+    finally:
+        cfg.reset()
+    assert cfg.order == "C" and cfg.get("no.such.key", 5) == 5
+    with pytest.raises(TypeError, match="unknown config"):
+        cfg.set({"array.nope": 1})
+    with pytest.raises(ValueError, match="order"):
+        cfg.set(order="X")
+
+
+def test_per_array_config():
+    a = zarr.create_array({}, shape=(4,), chunks=(2,), fill_value=0,
+                          config={"write_empty_chunks": False, "order": "F"})
+    a[:] = 0
+    assert a.nchunks_initialized == 0 and a.order == "F"
+    with pytest.raises(TypeError, match="config"):
+        zarr.create_array({}, shape=(4,), config={"bogus": 1})
+
+
+def test_local_and_zip_stores_with_read_only(tmp_path):
+    store = zarr.storage.LocalStore(str(tmp_path / "d"), read_only=False)
+    zarr.zeros(3, store=store)
+    assert zarr.storage.LocalStore(str(tmp_path / "d"), read_only=True).read_only
+    z = zarr.storage.ZipStore(str(tmp_path / "a.zip"), mode="w")
+    z["k"] = b"1"
+    z.close()
+    ro = zarr.storage.ZipStore(str(tmp_path / "a.zip"), read_only=True)
+    assert ro.read_only and ro["k"] == b"1"
+
+
+def test_group_attributes_and_open_group_use_consolidated():
+    store: dict = {}
+    g = zarr.group(store, attributes={"a": 1}, zarr_format=2)
+    assert dict(g.attrs) == {"a": 1}
+    g.zeros("x", shape=3)
+    assert dict(zarr.group(store, attributes={"b": 2}).attrs) == {"a": 1, "b": 2}
+    zarr.consolidate_metadata(store)
+    c = zarr.open_group(store, mode="r", use_consolidated=True)
+    assert isinstance(c.store, zarr.storage.ConsolidatedMetadataStore) and list(c) == ["x"]
+    assert list(zarr.open_group(store, mode="r", use_consolidated=False)) == ["x"]

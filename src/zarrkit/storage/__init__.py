@@ -13,6 +13,9 @@ import numcodecs
 from .base import ByteRange, Store
 from .coerce import coerce_store
 from .local import DirectoryStore, NestedDirectoryStore, TempStore
+
+#: zarr-python 3's name of :class:`DirectoryStore`: ``LocalStore(root, read_only=False)``
+LocalStore = DirectoryStore
 from .mapping import KVStore, MappingStore
 from .memory import DictStore, MemoryStore
 from .dbm import DBMStore
@@ -53,6 +56,7 @@ __all__ = [
     "MemoryStore",
     "DictStore",
     "DirectoryStore",
+    "LocalStore",
     "NestedDirectoryStore",
     "TempStore",
     "ZipStore",

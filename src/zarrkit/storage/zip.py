@@ -95,7 +95,11 @@ class ZipStore(Store):
         allowZip64: bool = True,
         mode: str = "a",
         dimension_separator: str | None = None,
+        *,
+        read_only: bool | None = None,
     ) -> None:
+        if read_only:  # zarr-python 3's spelling of mode='r'
+            mode = "r"
         if self._check_dimension_separator(dimension_separator) is not None:
             self.dimension_separator = dimension_separator
         if mode not in ("a", "r", "w", "x"):

@@ -17,7 +17,7 @@ import numpy as np
 
 from .codecs.base import ArrayArrayCodec
 from .codecs.coerce import to_v3_codec
-from .codecs.pipeline import split_codecs
+from .codecs.chain import split_codecs
 from .codecs.sharding import ShardingCodec
 from .codecs.v3_builtin import (
     BytesCodec,

@@ -117,7 +117,7 @@ def _spy_blosc_decode(monkeypatch):
         return original_decompress(source, dest)
 
     monkeypatch.setattr(numcodecs.Blosc, "decode", spy)
-    for module in (zarrkit.codecs.chain, zarrkit.codecs.pipeline):
+    for module in (zarrkit.codecs.v2, zarrkit.codecs.v3_builtin):
         monkeypatch.setattr(module, "blosc_decompress_into", spy_decompress)
     return calls
 

@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 import zarrkit
 from zarrkit.codecs import blosc_fast
-from zarrkit.core.chunks import selection_span
+from zarrkit.codecs.buffers import selection_span
 from zarrkit.core.pool import run_tasks
 from zarrkit.errors import ChunkDecodeError
 from zarrkit.storage import DirectoryStore, MemoryStore

@@ -91,15 +91,54 @@ class ArrayBytesCodec(V3Codec):
     def decode(self, data: bytes, spec: ChunkSpec) -> np.ndarray:
         raise NotImplementedError
 
+    def raw_dtype(self, spec: ChunkSpec) -> np.dtype | None:
+        """The dtype whose memory (C order, no header) the encoded bytes are, when they are
+        the chunk's elements one after the other; None otherwise.  A chain whose serialiser
+        says so may decode straight into a caller's buffer."""
+        return None
+
 
 class BytesBytesCodec(V3Codec):
-    """Transforms bytes (compressors, checksums)."""
+    """Transforms bytes (compressors, checksums).
+
+    Besides ``encode``/``decode``, a compressor may offer faster paths; the chain uses them
+    when it is the only bytes→bytes codec after a serialiser of raw memory:
+    ``decode_into`` (when :attr:`decodes_into`), ``decode_range_into``, ``declared_size``,
+    ``encode_transient`` and ``encode_array``.
+    """
+
+    #: whether :meth:`decode_into` works
+    decodes_into: bool = False
 
     def encode(self, data: Any) -> bytes:
         raise NotImplementedError
 
     def decode(self, data: Any) -> Any:
         raise NotImplementedError
+
+    def decode_into(self, data: Any, out: np.ndarray) -> None:
+        """Decode ``data`` into the C-contiguous array ``out``, whose size must be exactly the
+        decoded size (ValueError otherwise)."""
+        raise NotImplementedError
+
+    def decode_range_into(self, data: Any, out: np.ndarray, lo: int, hi: int) -> bool:
+        """Decode at least bytes ``lo:hi`` of the decoded data into the same bytes of ``out``
+        (as for :meth:`decode_into`), leaving the rest possibly stale; False, having written
+        nothing, when only a whole decode would do."""
+        return False
+
+    def declared_size(self, data: Any) -> int | None:
+        """The decoded size ``data`` declares in a header, when it has one (ValueError when
+        the header itself is cut short)."""
+        return None
+
+    def encode_transient(self, data: Any) -> Any:
+        """:meth:`encode` into a buffer this thread reuses for its next call, or None."""
+        return None
+
+    def encode_array(self, arr: np.ndarray) -> bytes | None:
+        """:meth:`encode` of a C-contiguous numeric array in one call, or None."""
+        return None
 
     def encoded_size(self, size: int) -> int | None:
         """Exact encoded size for an input of ``size`` bytes, if fixed (checksums), else None."""

@@ -1,8 +1,16 @@
-"""Chunk codecs: turn one chunk's stored bytes into an array of the chunk shape, and back.
+"""The codec chain of an array, resolved once: array→array codecs, one array→bytes codec,
+bytes→bytes codecs.
 
-A :class:`ChunkCodec` is resolved once per array (dtype, chunk shape, codecs) so the per-chunk path
-does no lookups.  The v2 dialect's chain is filters → compressor over the chunk's bytes in C or F
-order; the engine in ``core/`` only sees the :class:`ChunkCodec` interface.
+Both formats use it: a v3 array's ``codecs`` as they are, a v2 array's ``order``, ``filters`` and
+``compressor`` as a transpose, the :class:`~zarrkit.codecs.v2.V2Filters` serialiser and the
+compressor (see :func:`zarrkit.codecs.v2.v2_codecs`).
+
+The engine sees four operations — :meth:`CodecChain.decode`, :meth:`CodecChain.decode_into` (a
+stored chunk into a region of the output), :meth:`CodecChain.encode` and
+:meth:`CodecChain.encode_transient` — and two capabilities asked once per array:
+:attr:`CodecChain.decodes_into` (chunks decode straight into a caller's buffer, so the engine may
+hand them over in buffers it reuses) and :attr:`CodecChain.stored_raw` (the stored bytes are the
+chunk's memory itself: decoding is a copy).  Which codec can do what faster is settled here, once.
 """
 
 from __future__ import annotations
@@ -11,42 +19,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from numcodecs.abc import Codec
-from numcodecs.compat import ensure_bytes, ensure_contiguous_ndarray, ensure_ndarray_like
+from numcodecs.compat import ensure_bytes, ensure_contiguous_ndarray
 
-from ..errors import ChunkDecodeError, ChunkEncodeError
-from .blosc_fast import (
-    compress as blosc_compress,
-    compress_transient as blosc_compress_transient,
-    decompress_into as blosc_decompress_into,
-    decompress_range_into as blosc_decompress_range_into,
-    frame_sizes as blosc_frame_sizes,
-)
+from ..errors import ChunkDecodeError, ChunkEncodeError, MetadataError
+from .base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, V3Codec
+from .buffers import has_scratch, is_view, scratch, selection_span
 
-__all__ = ["ChunkCodec", "V2ChunkCodec", "declared_size", "check_vlen_count"]
-
-# Compressors whose ``decode(buf, out=...)`` writes straight into ``out`` without a temporary.
-_DECODE_INTO_IDS = frozenset({"blosc", "lz4"})
-
-#: Codecs whose encoded form starts with a 4-byte little-endian item count.
-VLEN_IDS = frozenset({"vlen-utf8", "vlen-bytes", "vlen-array"})
-
-
-def declared_size(codec_id: str | None, raw: Any) -> int | None:
-    """The decoded size in bytes that the header of ``raw`` declares, for compressors whose
-    frames carry one (Blosc: bytes 4-8 of its 16-byte header; numcodecs' LZ4: a 4-byte prefix);
-    None for others.  Raises ValueError when the header itself is cut short.
-
-    ``decode(raw, out=buffer)`` of these codecs accepts a buffer larger than the frame and
-    leaves the rest of it untouched, so the size must be checked before decoding into one.
-    """
-    if codec_id == "blosc":
-        return blosc_frame_sizes(raw)[0]
-    if codec_id == "lz4":
-        if len(raw) < 4:
-            raise ValueError(f"lz4 frame of {len(raw)} bytes is shorter than its 4-byte header")
-        return int.from_bytes(bytes(raw[:4]), "little", signed=True)
-    return None
+__all__ = ["CodecChain", "split_codecs", "check_vlen_count"]
 
 
 def check_vlen_count(data: Any, nitems: int) -> None:
@@ -60,51 +39,180 @@ def check_vlen_count(data: Any, nitems: int) -> None:
         raise ValueError(f"variable-length chunk holds {count} items, expected {nitems}")
 
 
-class ChunkCodec:
-    """Interface of a resolved chunk codec.
+def split_codecs(
+    codecs: Sequence[V3Codec], key: str | None = None
+) -> tuple[list[ArrayArrayCodec], ArrayBytesCodec, list[BytesBytesCodec]]:
+    """Check the chain's shape (array→array*, array→bytes, bytes→bytes*) and split it."""
+    aa: list[ArrayArrayCodec] = []
+    ab: ArrayBytesCodec | None = None
+    bb: list[BytesBytesCodec] = []
+    for c in codecs:
+        if isinstance(c, ArrayArrayCodec):
+            if ab is not None:
+                raise MetadataError(f"codecs: array→array codec {c.name!r} after the array→bytes codec", key)
+            aa.append(c)
+        elif isinstance(c, ArrayBytesCodec):
+            if ab is not None:
+                raise MetadataError(f"codecs: a second array→bytes codec {c.name!r}", key)
+            ab = c
+        elif isinstance(c, BytesBytesCodec):
+            if ab is None:
+                raise MetadataError(f"codecs: bytes→bytes codec {c.name!r} before the array→bytes codec", key)
+            bb.append(c)
+        else:
+            raise MetadataError(f"codecs: {c!r} is not a codec", key)
+    if ab is None:
+        raise MetadataError("codecs: exactly one array→bytes codec (e.g. 'bytes') is required", key)
+    return aa, ab, bb
 
-    ``decode`` returns an array of exactly ``chunk_shape`` and the array's dtype (possibly
-    read-only); ``decode_into`` decodes straight into a caller's buffer of that shape when the
-    chain allows it and reports whether it did; ``encode`` returns the bytes to store.
-    """
 
-    chunk_shape: tuple[int, ...]
-    dtype: np.dtype
-    #: whether ``decode_into`` can ever succeed (callers skip allocating a buffer otherwise)
-    decodes_into: bool = False
-    #: whether ``decode`` returns a view of the stored bytes (no copy: uncompressed chunks), so
-    #: copying its result into the output is already the one copy a read needs
-    decode_is_view: bool = False
+def _memory_order(aa: Sequence[ArrayArrayCodec], ndim: int) -> str | None:
+    """'C' without array→array codecs, 'F' for one transpose reversing the dimensions (the
+    encoded array is then the chunk's memory in F order), else None."""
+    if not aa:
+        return "C"
+    if len(aa) == 1 and tuple(getattr(aa[0], "order", ())) == tuple(reversed(range(ndim))):
+        return "F" if ndim > 1 else "C"
+    return None
 
-    def decode(self, raw: bytes, key: str) -> np.ndarray:
-        raise NotImplementedError
 
-    def decode_into(self, raw: bytes, out: np.ndarray, key: str) -> bool:
-        """Decode straight into ``out`` (the chunk's shape and dtype, contiguous in the
-        chain's order) and return True, or return False when this chain or ``out`` does not
-        allow it."""
-        return False
+class CodecChain:
+    """A codec chain resolved for chunks of one spec (shape, dtype, fill value)."""
 
-    #: whether ``decode_range_into`` can ever succeed
-    decodes_ranges: bool = False
-
-    def decode_range_into(self, raw: Any, out: np.ndarray, lo: int, hi: int, key: str) -> bool:
-        """Decode at least bytes ``lo:hi`` (in memory order) of the chunk into the same bytes of
-        ``out`` (as for :meth:`decode_into`), leaving other bytes possibly stale; return False,
-        having written nothing, when only a whole decode would do (then call ``decode_into``)."""
-        return False
-
-    #: decoded size of a chunk in bytes (set by chains that decode into buffers)
-    nbytes: int = 0
-
-    def check_size(self, raw: Any, key: str) -> None:
-        """Raise :class:`ChunkDecodeError` when ``raw`` declares a decoded size other than the
-        chunk's: a cheap look at the length or a frame header, made before a buffer of the
-        chunk's size is allocated for it (metadata may declare huge chunks)."""
-        if not self.decodes_into:
-            return
+    def __init__(self, codecs: Sequence[V3Codec], spec: ChunkSpec, key: str | None = None):
+        aa, ab, bb = split_codecs(codecs, key)
+        specs = [spec]
+        resolved_aa = []
         try:
-            size = self._declared_size(raw)
+            for c in aa:
+                c.validate(specs[-1])
+                resolved_aa.append(c.evolve(specs[-1]))
+                specs.append(c.resolve(specs[-1]))
+            ab.validate(specs[-1])
+        except MetadataError as exc:
+            raise MetadataError(str(exc), key) from None
+        self.aa = resolved_aa
+        self.ab = ab.evolve(specs[-1])
+        self.bb = [c.evolve(specs[-1]) for c in bb]
+        self.specs = specs
+        self.spec = spec
+        self.chunk_shape = spec.shape
+        self.dtype = spec.dtype
+        self.codecs = tuple(self.aa) + (self.ab,) + tuple(self.bb)
+        self.nbytes = int(np.prod(self.chunk_shape, dtype=np.int64)) * self.dtype.itemsize
+        order = _memory_order(self.aa, len(spec.shape))
+        #: memory order of the decoded chunk the fast paths work in
+        self.order = order or "C"
+        raw = self.ab.raw_dtype(specs[-1]) if order is not None else None
+        comp = self.bb[0] if len(self.bb) == 1 else None
+        #: the dtype of a buffer chunks decode straight into (None: they never do)
+        self._into_dtype = raw if raw is not None and (not self.bb or (comp and comp.decodes_into)) else None
+        self.decodes_into = self._into_dtype is not None
+        self.stored_raw = self.decodes_into and not self.bb
+        self._comp = comp if self.decodes_into else None
+        # compression of a whole chunk of raw memory in one call when written
+        self._one_call = comp if raw == self.dtype and comp is not None and self.dtype.kind in "biufc" else None
+        self._transient = comp if comp is not None else None
+
+    # -- decoding ---------------------------------------------------------------------------
+    def decode(self, raw: Any, key: str) -> np.ndarray:
+        """The chunk stored as ``raw``: a new array, or a read-only view of ``raw``."""
+        try:
+            data = raw
+            for c in reversed(self.bb):
+                data = c.decode(data)
+            arr = self.ab.decode(data, self.specs[-1])
+            for c, s in zip(reversed(self.aa), reversed(self.specs[:-1])):
+                arr = c.decode(arr, s)
+            return arr
+        except ChunkDecodeError as exc:
+            raise ChunkDecodeError(str(exc), key) from None
+        except Exception as exc:  # any codec failure means the stored bytes are bad
+            raise ChunkDecodeError(f"cannot decode: {type(exc).__name__}: {exc}", key) from exc
+
+    def decode_into(
+        self,
+        raw: Any,
+        key: str,
+        out: np.ndarray,
+        out_selection: Any = Ellipsis,
+        chunk_selection: Any = Ellipsis,
+        complete: bool = True,
+    ) -> None:
+        """Decode the chunk stored as ``raw`` and put ``chunk[chunk_selection]`` into
+        ``out[out_selection]`` (``complete``: the selection is the whole chunk).
+
+        A complete chunk that is a contiguous view of ``out`` is decoded straight into it;
+        otherwise a compressed chunk is decoded into this thread's reusable buffer (only the
+        blocks holding the selection when the compressor can) and the part copied, and an
+        uncompressed one is copied from its stored bytes.  The stored size is checked before a
+        chunk-sized buffer is allocated, so a tiny corrupt chunk of an array that declares huge
+        chunks fails without allocating.
+        """
+        if self.decodes_into:
+            shape = self.chunk_shape
+            if complete:
+                target = out[out_selection]
+                if target.shape == shape and is_view(target, out):
+                    flags = target.flags
+                    if (flags.c_contiguous or flags.f_contiguous) and self._into(raw, target, key):
+                        return
+                    if not self.stored_raw:
+                        # not contiguous in the output: decode into this thread's buffer, copy
+                        buf = self._scratch(raw, key, out.dtype)
+                        if self._into(raw, buf, key):
+                            target[...] = buf
+                            return
+            elif not self.stored_raw:
+                buf = self._scratch(raw, key, out.dtype)
+                if self._span_into(raw, buf, key, chunk_selection) or self._into(raw, buf, key):
+                    out[out_selection] = buf[chunk_selection]
+                    return
+        chunk = self.decode(raw, key)
+        out[out_selection] = chunk if chunk_selection is Ellipsis else chunk[chunk_selection]
+
+    def _fits(self, out: np.ndarray) -> bool:
+        return (
+            out.dtype == self._into_dtype
+            and out.shape == self.chunk_shape
+            and (out.flags.c_contiguous if self.order == "C" else out.flags.f_contiguous)
+        )
+
+    def _into(self, raw: Any, out: np.ndarray, key: str) -> bool:
+        """Decode the whole chunk into ``out`` (its shape, contiguous in :attr:`order`), or
+        return False when ``out`` is not such a buffer."""
+        if not self._fits(out):
+            return False
+        mem = out if self.order == "C" else out.T
+        try:
+            if self._comp is not None:
+                self._comp.decode_into(raw, mem)  # checks the decoded size itself
+                return True
+            self._check_size(raw, key)
+            mem.reshape(-1).view(np.uint8)[:] = np.frombuffer(raw, dtype=np.uint8)
+            return True
+        except ChunkDecodeError as exc:
+            raise ChunkDecodeError(str(exc), key) from None
+        except Exception as exc:
+            raise ChunkDecodeError(f"cannot decode: {type(exc).__name__}: {exc}", key) from exc
+
+    def _span_into(self, raw: Any, buf: np.ndarray, key: str, selection: Any) -> bool:
+        comp = self._comp
+        if comp is None or not isinstance(selection, tuple) or not self._fits(buf):
+            return False
+        span = selection_span(selection, buf.strides, buf.itemsize)
+        if span is None:
+            return False
+        try:
+            return comp.decode_range_into(raw, buf if self.order == "C" else buf.T, span[0], span[1])
+        except Exception as exc:
+            raise ChunkDecodeError(f"cannot decode: {type(exc).__name__}: {exc}", key) from exc
+
+    def _check_size(self, raw: Any, key: str) -> None:
+        """Raise :class:`ChunkDecodeError` when ``raw`` declares a decoded size other than the
+        chunk's (a look at the length or a frame header)."""
+        try:
+            size = len(raw) if self._comp is None else self._comp.declared_size(raw)
         except ValueError as exc:
             raise ChunkDecodeError(f"cannot decode: {exc}", key) from None
         if size is not None and size != self.nbytes:
@@ -113,153 +221,55 @@ class ChunkCodec:
                 f"chunk shape {self.chunk_shape} of {self.dtype}", key
             )
 
-    def _declared_size(self, raw: Any) -> int | None:
-        """The decoded size ``raw`` declares, when it can be told cheaply (else None)."""
-        return None
+    def _scratch(self, raw: Any, key: str, dtype: np.dtype) -> np.ndarray:
+        """This thread's buffer for a chunk; before one is allocated, the stored bytes must
+        declare the chunk's size (the chunk shape comes from metadata, which may be corrupt)."""
+        if not has_scratch(self.chunk_shape, dtype, self.order):
+            self._check_size(raw, key)
+        return scratch(self.chunk_shape, dtype, self.order)
+
+    # -- encoding ---------------------------------------------------------------------------
+    def _encode_chunk(self, chunk: np.ndarray) -> Any:
+        arr = chunk
+        for c, s in zip(self.aa, self.specs[:-1]):
+            arr = c.encode(arr, s)
+        return self.ab.encode(arr, self.specs[-1])
 
     def encode(self, chunk: np.ndarray, key: str) -> bytes:
-        raise NotImplementedError
-
-    def encode_transient(self, chunk: np.ndarray, key: str) -> Any:
-        """:meth:`encode` for bytes stored at once: the result may be a view of a buffer this
-        thread reuses for its next ``encode_transient`` (no allocation per chunk)."""
-        return self.encode(chunk, key)
-
-    #: memory order of the encoded chunk
-    order: str = "C"
-    #: ``(cname, clevel, shuffle, blocksize)`` when the stored value is one Blosc frame of the
-    #: chunk's memory (in ``order``, typesize the itemsize): set by chains that are Blosc alone
-    blosc_frame: tuple[bytes, int, int, int] | None = None
-
-    def encode_bytes(self, chunk: np.ndarray, key: str) -> bytes:
-        """:meth:`encode` as a new ``bytes`` object, kept after the call (values written in
-        batches); a Blosc-only chain compresses a chunk contiguous in its order in one call,
-        which for small chunks costs less than the general path."""
-        frame = self.blosc_frame
-        if frame is not None and chunk.dtype == self.dtype and (
-            chunk.flags.c_contiguous if self.order == "C" else chunk.flags.f_contiguous
-        ):
-            try:
-                return blosc_compress(chunk, *frame)
-            except Exception as exc:
-                raise ChunkEncodeError(f"cannot encode: {type(exc).__name__}: {exc}", key) from exc
-        data = self.encode(chunk, key)
-        return data if type(data) is bytes else bytes(data)
-
-
-class V2ChunkCodec(ChunkCodec):
-    """Zarr v2 chain: ``filters`` (in order) then ``compressor`` over the chunk in ``order``."""
-
-    def __init__(
-        self,
-        chunk_shape: tuple[int, ...],
-        dtype: np.dtype,
-        order: str,
-        filters: Sequence[Codec] | None,
-        compressor: Codec | None,
-    ):
-        self.chunk_shape = tuple(chunk_shape)
-        self.dtype = dtype
-        self.order = order
-        self.filters = tuple(filters or ())
-        self.compressor = compressor
-        self.nitems = int(np.prod(self.chunk_shape, dtype=np.int64))
-        self.is_object = dtype.kind == "O"
-        self.nbytes = self.nitems * dtype.itemsize
-        self._codec_id = getattr(compressor, "codec_id", None)
-        self.decodes_into = (
-            not self.filters
-            and not self.is_object
-            and (compressor is None or self._codec_id in _DECODE_INTO_IDS)
-        )
-        self.decode_is_view = self.decodes_into and compressor is None
-        self._blosc = self._codec_id == "blosc"
-        self.decodes_ranges = self.decodes_into and self._blosc
-        # numeric chunks under Blosc alone are compressed with one call when written
-        if self._blosc and not self.filters and dtype.kind in "biufc":
-            self.blosc_frame = (compressor.cname.encode(), compressor.clevel, compressor.shuffle,
-                                compressor.blocksize)
-        self._vlen_filter = next(
-            (i for i, f in enumerate(self.filters) if getattr(f, "codec_id", None) in VLEN_IDS), None
-        )
-
-    def _declared_size(self, raw: Any) -> int | None:
-        return len(raw) if self.compressor is None else declared_size(self._codec_id, raw)
-
-    def decode(self, raw: bytes, key: str) -> np.ndarray:
+        """The bytes to store for ``chunk``: a new object, independent of ``chunk``."""
         try:
-            buf: Any = raw if self.compressor is None else self.compressor.decode(raw)
-            for i in range(len(self.filters) - 1, -1, -1):
-                if i == self._vlen_filter:
-                    check_vlen_count(buf, self.nitems)
-                buf = self.filters[i].decode(buf)
-            if self.is_object:
-                arr = np.asarray(buf, dtype=object)
-            else:
-                arr = ensure_ndarray_like(buf)
-                if arr.dtype != self.dtype:
-                    arr = arr.reshape(-1, order="A").view(self.dtype)
-            if arr.size != self.nitems:
-                raise ValueError(
-                    f"expected {self.nitems} items of {self.dtype} for chunk shape "
-                    f"{self.chunk_shape}, got {arr.size}"
-                )
-            return arr.reshape(self.chunk_shape, order=self.order)
-        except ChunkDecodeError:
-            raise
-        except Exception as exc:  # any codec failure means the stored bytes are bad
-            raise ChunkDecodeError(f"cannot decode: {type(exc).__name__}: {exc}", key) from exc
-
-    def decode_into(self, raw: bytes, out: np.ndarray, key: str) -> bool:
-        if not self.decodes_into or out.dtype != self.dtype or out.shape != self.chunk_shape:
-            return False
-        if not (out.flags.c_contiguous if self.order == "C" else out.flags.f_contiguous):
-            return False
-        try:
-            if self._blosc:  # checks the frame's sizes itself
-                blosc_decompress_into(raw, out if self.order == "C" else out.T)
-                return True
-            self.check_size(raw, key)
-            if self.compressor is None:
-                (out if self.order == "C" else out.T).reshape(-1).view(np.uint8)[:] = np.frombuffer(
-                    raw, dtype=np.uint8
-                )
-            else:
-                self.compressor.decode(raw, out=(out if self.order == "C" else out.T).reshape(-1))
-        except Exception as exc:
-            raise ChunkDecodeError(f"cannot decode: {type(exc).__name__}: {exc}", key) from exc
-        return True
-
-    def decode_range_into(self, raw: Any, out: np.ndarray, lo: int, hi: int, key: str) -> bool:
-        if not self.decodes_ranges or out.dtype != self.dtype or out.shape != self.chunk_shape:
-            return False
-        flat = out if self.order == "C" else out.T
-        try:
-            return blosc_decompress_range_into(raw, flat, lo, hi)
-        except Exception as exc:
-            raise ChunkDecodeError(f"cannot decode: {type(exc).__name__}: {exc}", key) from exc
-
-    def encode_transient(self, chunk: np.ndarray, key: str) -> Any:
-        if self.blosc_frame is not None:
-            try:
-                out = blosc_compress_transient(
-                    chunk.reshape(-1, order=self.order), *self.blosc_frame, self.dtype.itemsize
-                )
-            except Exception as exc:
-                raise ChunkEncodeError(f"cannot encode: {type(exc).__name__}: {exc}", key) from exc
-            if out is not None:
-                return out
-        return self.encode(chunk, key)
-
-    def encode(self, chunk: np.ndarray, key: str) -> bytes:
-        try:
-            data: Any = chunk.reshape(-1, order=self.order)
-            if not self.is_object and not data.flags.c_contiguous:
-                data = np.ascontiguousarray(data)
-            for f in self.filters:
-                data = f.encode(data)
-            if self.compressor is not None:
-                data = self.compressor.encode(data)
-            return data if isinstance(data, bytes) else ensure_bytes(data)
+            comp = self._one_call
+            if comp is not None and chunk.dtype == self.dtype:
+                mem = chunk if self.order == "C" else chunk.T
+                if mem.flags.c_contiguous:
+                    out = comp.encode_array(mem)
+                    if out is not None:
+                        return out
+            data = self._encode_chunk(chunk)
+            for c in self.bb:
+                data = c.encode(data)
+            return data if type(data) is bytes else ensure_bytes(data)
         except Exception as exc:
             raise ChunkEncodeError(f"cannot encode: {type(exc).__name__}: {exc}", key) from exc
+
+    def encode_transient(self, chunk: np.ndarray, key: str) -> Any:
+        """:meth:`encode` for bytes stored at once: the result may be a view of ``chunk`` or of
+        a buffer this thread reuses for its next call (no allocation per chunk)."""
+        try:
+            data = self._encode_chunk(chunk)
+            if not self.bb:
+                # the serialised chunk itself: as a byte view (stores take bytes-like values)
+                return data.reshape(-1).view(np.uint8) if isinstance(data, np.ndarray) else data
+            comp = self._transient
+            if comp is not None:
+                out = comp.encode_transient(data)
+                if out is not None:
+                    return out
+            for c in self.bb:
+                data = c.encode(data)
+            return data
+        except Exception as exc:
+            raise ChunkEncodeError(f"cannot encode: {type(exc).__name__}: {exc}", key) from exc
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [c.to_json() for c in self.codecs]

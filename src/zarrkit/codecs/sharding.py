@@ -17,7 +17,8 @@ import numpy as np
 
 from ..errors import ChunkDecodeError, MetadataError
 from .base import ArrayBytesCodec, ChunkSpec, V3Codec, parse_v3_codec, register_v3_codec
-from .pipeline import V3ChunkCodec
+from .buffers import filled, is_all_fill
+from .chain import CodecChain
 
 __all__ = ["ShardingCodec", "EMPTY"]
 
@@ -69,9 +70,9 @@ class ShardingCodec(ArrayBytesCodec):
             )
 
     def evolve(self, spec: ChunkSpec) -> ShardingCodec:
-        inner = V3ChunkCodec(self.codecs, ChunkSpec(self.chunk_shape, spec.dtype, spec.fill_value))
+        inner = CodecChain(self.codecs, ChunkSpec(self.chunk_shape, spec.dtype, spec.fill_value))
         grid = tuple(s // c for s, c in zip(spec.shape, self.chunk_shape))
-        index = V3ChunkCodec(self.index_codecs, ChunkSpec(grid + (2,), np.dtype("<u8"), None))
+        index = CodecChain(self.index_codecs, ChunkSpec(grid + (2,), np.dtype("<u8"), None))
         codec = ShardingCodec(self.chunk_shape, list(inner.codecs), list(index.codecs), self.index_location)
         codec._resolved[spec] = _ResolvedSharding(codec, spec, inner, index)
         return codec
@@ -93,7 +94,7 @@ class ShardingCodec(ArrayBytesCodec):
 class _ResolvedSharding:
     """A sharding codec bound to one shard spec: inner and index chains resolved."""
 
-    def __init__(self, codec: ShardingCodec, spec: ChunkSpec, inner: V3ChunkCodec, index: V3ChunkCodec):
+    def __init__(self, codec: ShardingCodec, spec: ChunkSpec, inner: CodecChain, index: CodecChain):
         self.codec = codec
         self.spec = spec
         self.inner = inner
@@ -145,8 +146,6 @@ class _ResolvedSharding:
         ]
 
     def decode_shard(self, raw: Any, key: str = "shard") -> np.ndarray:
-        from ..core.chunks import filled
-
         index, view = self.split_shard(raw, key)
         out = filled(self.spec.shape, self.spec.dtype, self.spec.fill_value)
         for coords, region in self.inner_regions():
@@ -158,8 +157,6 @@ class _ResolvedSharding:
 
     def encode_shard(self, shard: np.ndarray, key: str = "shard") -> bytes:
         """Encode a whole shard; inner chunks equal to the fill value are left out."""
-        from ..core.chunks import is_all_fill
-
         chunks: dict[tuple[int, ...], bytes] = {}
         for coords, region in self.inner_regions():
             part = shard[region]

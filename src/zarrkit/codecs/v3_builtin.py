@@ -22,7 +22,13 @@ from .base import (
     ChunkSpec,
     register_v3_codec,
 )
-from .blosc_fast import compress_transient
+from .blosc_fast import (
+    compress as blosc_compress,
+    compress_transient,
+    decompress_into as blosc_decompress_into,
+    decompress_range_into as blosc_decompress_range_into,
+    frame_sizes as blosc_frame_sizes,
+)
 from .chain import check_vlen_count
 
 __all__ = [
@@ -74,6 +80,9 @@ class BytesCodec(ArrayBytesCodec):
         if self.endian is None or _is_bytes_like(dtype):
             return dtype
         return dtype.newbyteorder("<" if self.endian == "little" else ">")
+
+    def raw_dtype(self, spec: ChunkSpec) -> np.dtype | None:
+        return None if spec.dtype.kind in "OT" else self._stored_dtype(spec.dtype)
 
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> Any:
         # a flat byte view of the (contiguous) chunk: the next codec or the store copies it
@@ -312,9 +321,22 @@ class BloscCodec(_NumcodecsBytes):
             buf = buf.view(f"V{ts}") if ts not in (2, 4, 8) else buf.view(f"u{ts}")
         return ensure_bytes(self.codec.encode(buf))
 
-    def frame_args(self) -> tuple[bytes, int, int, int]:
-        """``(cname, clevel, shuffle, blocksize)`` as numcodecs' ``blosc.compress`` takes them."""
-        return self._frame
+    decodes_into = True
+
+    def declared_size(self, data: Any) -> int | None:
+        return blosc_frame_sizes(data)[0]
+
+    def decode_into(self, data: Any, out: np.ndarray) -> None:
+        blosc_decompress_into(data, out)
+
+    def decode_range_into(self, data: Any, out: np.ndarray, lo: int, hi: int) -> bool:
+        return blosc_decompress_range_into(data, out, lo, hi)
+
+    def encode_array(self, arr: np.ndarray) -> bytes | None:
+        # the frame numcodecs makes for an array of this itemsize: the configured typesize's
+        if self.typesize not in (None, arr.dtype.itemsize):
+            return None
+        return blosc_compress(arr, *self._frame)
 
     def encode_transient(self, data: Any) -> Any:
         """:meth:`encode` into this thread's reusable buffer (the same frame), or None."""

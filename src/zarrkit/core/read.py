@@ -11,7 +11,7 @@ import numpy as np
 from ..config import config
 from ..errors import ShapeMismatchError
 from ..storage.base import Store
-from .chunks import ChunkContext, decode_to_output, filled, scratch
+from .chunks import ChunkContext, filled, scratch
 from .indexing import ChunkProjection
 from .pool import run_tasks, threads_for
 from .sharded import read_sharded
@@ -77,10 +77,10 @@ def read_selection(
     missing = ctx.missing
     chunk_shape = ctx.chunk_shape
     key_of = ctx.key_function()
-    order = ctx.meta.order
+    order = codec.order
 
     nbytes = int(np.prod(chunk_shape, dtype=np.int64)) * ctx.dtype.itemsize
-    # chains that decode into a buffer are done with the stored bytes when decode_to_output
+    # chains that decode into a buffer are done with the stored bytes when decode_into
     # returns, so the store may hand large chunks over in a buffer it reuses (small ones come
     # cheaper as bytes of their own)
     if codec.decodes_into and nbytes >= TRANSIENT_MIN_BYTES:
@@ -98,7 +98,7 @@ def read_selection(
         if raw is None:
             out[p.out_selection] = missing
             return
-        decode_to_output(codec, raw, key, p, out, chunk_shape, order)
+        codec.decode_into(raw, key, out, p.out_selection, p.chunk_selection, p.is_complete_chunk)
 
     def read_row(row: list[ChunkProjection]) -> None:
         # every chunk of the row whole into this worker's buffer, then the row into ``out``
@@ -108,8 +108,8 @@ def read_selection(
             raw = get(key)
             if raw is None:
                 part[...] = missing
-            elif not codec.decode_into(raw, part, key):
-                part[...] = codec.decode(raw, key)
+            else:
+                codec.decode_into(raw, key, part)
         copy_row(buf, row, out)
 
     def read_task(task: Any) -> None:
@@ -124,7 +124,7 @@ def read_selection(
         return out
     threads = threads_for(store, nbytes)
     rows = None
-    if (codec.decodes_into and not codec.decode_is_view and order == "C"
+    if (codec.decodes_into and not codec.stored_raw and order == "C"
             and nbytes >= ROW_MIN_CHUNK_BYTES):
         workers = config.threads if threads is None else threads
         rows = chunk_rows(projections, out, chunk_shape, workers)

@@ -19,7 +19,7 @@ import numpy as np
 from ..codecs.sharding import EMPTY
 from ..errors import ChunkDecodeError
 from ..storage.base import ByteRange
-from .chunks import ChunkContext, decode_to_output, filled, is_all_fill, scratch
+from .chunks import ChunkContext, filled, is_all_fill, scratch
 from .indexing import ChunkProjection
 from .pool import run_tasks, threads_for
 
@@ -69,7 +69,7 @@ def read_sharded(ctx: ChunkContext, projections: Sequence[ChunkProjection], out:
 
     def scatter(task: tuple[ChunkProjection, Any, str]) -> None:
         p, data, key = task
-        decode_to_output(inner, data, key, p, out, inner_shape)
+        inner.decode_into(data, key, out, p.out_selection, p.chunk_selection, p.is_complete_chunk)
 
     def read_shard(item: tuple[tuple[int, ...], list[ChunkProjection]]) -> None:
         # Inner chunks are decoded in parallel when this shard is the only one being read (a
@@ -109,7 +109,7 @@ def read_sharded(ctx: ChunkContext, projections: Sequence[ChunkProjection], out:
                 # may reuse (nothing else reads into it before the decode is done)
                 p = groups[0][0][2]
                 raw = fetch(groups[0], store.get_transient)
-                decode_to_output(inner, raw, f"{key}@{p.chunk_coords}", p, out, inner_shape)
+                inner.decode_into(raw, f"{key}@{p.chunk_coords}", out, p.out_selection, p.chunk_selection, p.is_complete_chunk)
                 return
 
             for group, view in zip(groups, run_tasks(fetch, groups, threads)):

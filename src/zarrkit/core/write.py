@@ -84,7 +84,7 @@ def write_selection(
     fill = ctx.fill_value
     chunk_shape = ctx.chunk_shape
     dtype = ctx.dtype
-    order = ctx.meta.order
+    order = codec.order
 
     def merged(p: ChunkProjection, key: str) -> np.ndarray | None:
         """The chunk to store at ``key`` with the selection's part written in, or None when it
@@ -141,7 +141,7 @@ def write_selection(
                 if chunk is None:
                     store.delete(key)
                 else:
-                    values[key] = codec.encode_bytes(chunk, key)
+                    values[key] = codec.encode(chunk, key)
             if values:
                 yield values
 

@@ -14,7 +14,9 @@ from typing import Any, ClassVar
 import numpy as np
 from numcodecs.abc import Codec
 
-from ..codecs.chain import V2ChunkCodec
+from ..codecs.base import ChunkSpec
+from ..codecs.chain import CodecChain
+from ..codecs.v2 import v2_codecs
 from ..codecs.registry import codec_config, get_codec
 from ..errors import MetadataError
 from .common import check_chunk_size, parse_chunks_field, parse_shape_field
@@ -148,8 +150,9 @@ class ArrayMetadataV2:
 
     # -- what the engine uses --------------------------------------------------------------
     @cached_property
-    def codec(self) -> V2ChunkCodec:
-        return V2ChunkCodec(self.chunks, self.dtype, self.order, self.filters, self.compressor)
+    def codec(self) -> CodecChain:
+        codecs = v2_codecs(len(self.shape), self.order, self.filters, self.compressor)
+        return CodecChain(codecs, ChunkSpec(self.chunks, self.dtype, self.fill_value))
 
     def chunk_key(self, coords: tuple[int, ...]) -> str:
         """The key of a chunk relative to the array's path (``'0.0'``; ``'0'`` for 0-d)."""

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..codecs.base import V3Codec, parse_v3_codec
-from ..codecs.pipeline import V3ChunkCodec, split_codecs
+from ..codecs.chain import CodecChain, split_codecs
 from ..codecs.base import ChunkSpec
 from ..codecs.sharding import ShardingCodec
 from ..errors import MetadataError
@@ -202,9 +202,9 @@ class ArrayMetadataV3:
 
     # -- what the engine uses --------------------------------------------------------------
     @cached_property
-    def codec(self) -> V3ChunkCodec:
+    def codec(self) -> CodecChain:
         spec = ChunkSpec(self.grid_chunks, self.dtype, self.fill_value)
-        return V3ChunkCodec(self.codecs, spec)
+        return CodecChain(self.codecs, spec)
 
     @cached_property
     def sharding(self) -> Any:
@@ -222,7 +222,7 @@ class ArrayMetadataV3:
     def shards(self) -> tuple[int, ...] | None:
         return self.grid_chunks if self.sharding is not None else None
 
-    def _top_chain(self) -> V3ChunkCodec:
+    def _top_chain(self) -> CodecChain:
         s = self.sharding
         return s.inner if s is not None else self.codec
 

@@ -1,0 +1,117 @@
+"""Chunk-sized buffers: per-thread scratch buffers, fill-value chunks, and the byte span of a
+selection inside a chunk."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+
+from .._threads import is_worker
+from .blosc_fast import forget as forget_address, remember as remember_address
+
+__all__ = ["scratch", "filled", "is_all_fill", "is_view", "selection_span"]
+
+_scratch = threading.local()
+
+
+def scratch(shape: tuple[int, ...], dtype: np.dtype, order: str = "C") -> np.ndarray:
+    """A per-thread reusable buffer for one decoded chunk.
+
+    Decoding a chunk that is not contiguous in the output into a fresh array would map and
+    fault in new pages for every chunk; a worker reuses one buffer per chunk layout instead.
+    The buffer is only valid until the same thread asks for it again.
+    """
+    bufs = getattr(_scratch, "bufs", None)
+    if bufs is None:
+        bufs = _scratch.bufs = {}
+    key = (shape, dtype, order)
+    buf = bufs.get(key)
+    if buf is None:
+        if len(bufs) >= 4:
+            for old in bufs.values():
+                forget_address(old)
+            bufs.clear()
+        buf = bufs[key] = np.empty(shape, dtype=dtype, order=order)
+        if is_worker():  # pool threads live as long as the pool: their buffers may be noted
+            remember_address(buf)
+    return buf
+
+
+def has_scratch(shape: tuple[int, ...], dtype: np.dtype, order: str = "C") -> bool:
+    """Whether this thread holds a scratch buffer of this layout already."""
+    bufs = getattr(_scratch, "bufs", None)
+    return bufs is not None and (shape, dtype, order) in bufs
+
+
+def filled(shape: tuple[int, ...], dtype: np.dtype, fill_value: Any, order: str = "C") -> np.ndarray:
+    """A new writable array holding the fill value (zeros when there is none)."""
+    if fill_value is None:
+        if dtype.kind == "O":
+            return np.empty(shape, dtype=dtype, order=order)
+        return np.zeros(shape, dtype=dtype, order=order)
+    if dtype.kind == "O":
+        out = np.empty(shape, dtype=dtype, order=order)
+        out.fill(fill_value)
+        return out
+    return np.full(shape, fill_value, dtype=dtype, order=order)
+
+
+def is_all_fill(chunk: np.ndarray, fill_value: Any) -> bool:
+    """Whether every element of ``chunk`` equals the fill value (NaN equals NaN)."""
+    if fill_value is None:
+        if chunk.dtype.kind == "O":
+            return all(v is None for v in chunk.flat)
+        fill_value = np.zeros((), dtype=chunk.dtype)[()]
+    if chunk.dtype.kind in "fc":
+        fv = np.asarray(fill_value, dtype=chunk.dtype)
+        if chunk.size and fv.ndim == 0 and not np.isnan(fv):
+            # most chunks of real data differ from the fill value at once: look at two
+            # elements before comparing all of them
+            first, last = chunk.flat[0], chunk.flat[-1]
+            if first != fv or last != fv:
+                return False
+        if np.isnan(fv).any():
+            same = (chunk == fv) | (np.isnan(chunk) & np.isnan(fv))
+            return bool(np.all(same))
+        return bool(np.all(chunk == fv))
+    if chunk.dtype.kind == "V" or chunk.dtype.names:
+        fv = np.asarray(fill_value, dtype=chunk.dtype)
+        return np.ascontiguousarray(chunk).tobytes() == fv.tobytes() * chunk.size
+    try:
+        return bool(np.all(chunk == fill_value))
+    except (TypeError, ValueError):
+        return False
+
+
+def is_view(target: np.ndarray, out: np.ndarray) -> bool:
+    """Whether ``target`` (``out[selection]``) is a view of ``out``, not a fancy-index copy."""
+    base = target.base
+    return base is not None and (base is out or (out.base is not None and base is out.base))
+
+
+def selection_span(selection: tuple[Any, ...], strides: tuple[int, ...], itemsize: int) -> Any:
+    """``(lo, hi)``: the bytes of a C- or F-contiguous buffer (``strides``) that ``selection``
+    (ints, positive-step slices and integer arrays, one per dimension, as chunk selections are)
+    reads lie in ``buf[lo:hi]``; None for anything else or an empty selection."""
+    lo = hi = 0
+    if len(selection) != len(strides):
+        return None
+    for s, stride in zip(selection, strides):
+        if isinstance(s, slice):
+            start, step = s.start or 0, s.step or 1
+            if s.stop is None or step < 0 or s.stop <= start:
+                return None
+            first, last = start, start + (s.stop - 1 - start) // step * step
+        elif isinstance(s, np.ndarray):
+            if s.size == 0 or s.dtype.kind not in "iu":
+                return None
+            first, last = int(s.min()), int(s.max())
+        elif isinstance(s, (int, np.integer)):
+            first = last = int(s)
+        else:
+            return None
+        lo += first * stride
+        hi += last * stride
+    return lo, hi + itemsize

@@ -1,0 +1,148 @@
+"""Zarr v2's chunk encoding as codecs of the one chain.
+
+A v2 array stores a chunk as its elements in ``order`` (C or F), passed through ``filters`` in
+turn, then through ``compressor``.  In the chain that is: a transpose reversing the dimensions for
+``order='F'``, the :class:`V2Filters` serialiser (the filters over the flattened chunk; with no
+filters, the chunk's memory as it is), and the compressor as a :class:`V2Compressor`.  The
+filters and the compressor are numcodecs codecs, called exactly as zarr-python 2 calls them, so
+the bytes are the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numcodecs.abc import Codec
+from numcodecs.compat import ensure_contiguous_ndarray, ensure_ndarray_like
+
+from .base import ArrayBytesCodec, BytesBytesCodec, ChunkSpec, V3Codec
+from .blosc_fast import (
+    compress as blosc_compress,
+    compress_transient as blosc_compress_transient,
+    decompress_into as blosc_decompress_into,
+    decompress_range_into as blosc_decompress_range_into,
+    frame_sizes as blosc_frame_sizes,
+)
+from .chain import check_vlen_count
+from .v3_builtin import TransposeCodec
+
+__all__ = ["V2Filters", "V2Compressor", "v2_codecs"]
+
+#: Codecs whose encoded form starts with a 4-byte little-endian item count.
+VLEN_IDS = frozenset({"vlen-utf8", "vlen-bytes", "vlen-array"})
+
+
+class V2Filters(ArrayBytesCodec):
+    """A v2 array's ``filters`` (numcodecs codecs, applied in order to the flattened chunk) as
+    the chain's serialiser; with no filters, the chunk's memory as it is."""
+
+    name = "v2-filters"
+
+    def __init__(self, filters: Sequence[Codec] = ()):
+        self.filters = tuple(filters)
+        self._vlen = next(
+            (i for i, f in enumerate(self.filters) if getattr(f, "codec_id", None) in VLEN_IDS), None
+        )
+
+    def configuration(self) -> dict[str, Any]:
+        return {"filters": [f.get_config() for f in self.filters]}
+
+    def raw_dtype(self, spec: ChunkSpec) -> np.dtype | None:
+        return None if self.filters or spec.dtype.kind == "O" else spec.dtype
+
+    def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> Any:
+        data: Any = chunk.reshape(-1)
+        if spec.dtype.kind != "O" and not data.flags.c_contiguous:
+            data = np.ascontiguousarray(data)
+        for f in self.filters:
+            data = f.encode(data)
+        return data
+
+    def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
+        nitems = int(np.prod(spec.shape, dtype=np.int64))
+        buf = data
+        for i in range(len(self.filters) - 1, -1, -1):
+            if i == self._vlen:
+                check_vlen_count(buf, nitems)
+            buf = self.filters[i].decode(buf)
+        if spec.dtype.kind == "O":
+            arr = np.asarray(buf, dtype=object)
+        else:
+            arr = ensure_ndarray_like(buf)
+            if arr.dtype != spec.dtype:
+                arr = arr.reshape(-1, order="A").view(spec.dtype)
+        if arr.size != nitems:
+            raise ValueError(
+                f"expected {nitems} items of {spec.dtype} for chunk shape {spec.shape}, got {arr.size}"
+            )
+        return arr.reshape(spec.shape)
+
+
+class V2Compressor(BytesBytesCodec):
+    """A v2 array's ``compressor`` (a numcodecs codec) in the chain; Blosc and LZ4 decode
+    straight into a caller's buffer, Blosc also block ranges of a frame."""
+
+    name = "v2-compressor"
+
+    def __init__(self, codec: Codec):
+        self.codec = codec
+        self._id = codec.codec_id
+        self._blosc = self._id == "blosc"
+        self.decodes_into = self._id in ("blosc", "lz4")
+        if self._blosc:
+            self._frame = (codec.cname.encode(), codec.clevel, codec.shuffle, codec.blocksize)
+
+    def configuration(self) -> dict[str, Any]:
+        return self.codec.get_config()
+
+    def encode(self, data: Any) -> Any:
+        return self.codec.encode(data)
+
+    def decode(self, data: Any) -> Any:
+        return self.codec.decode(data)
+
+    def declared_size(self, data: Any) -> int | None:
+        if self._blosc:
+            return blosc_frame_sizes(data)[0]
+        if self._id == "lz4":
+            if len(data) < 4:
+                raise ValueError(f"lz4 frame of {len(data)} bytes is shorter than its 4-byte header")
+            return int.from_bytes(bytes(data[:4]), "little", signed=True)
+        return None
+
+    def decode_into(self, data: Any, out: np.ndarray) -> None:
+        if self._blosc:  # checks the frame's sizes itself
+            blosc_decompress_into(data, out)
+            return
+        size = self.declared_size(data)
+        if size != out.nbytes:
+            raise ValueError(f"the frame holds {size} bytes, expected {out.nbytes}")
+        self.codec.decode(data, out=out.reshape(-1))
+
+    def decode_range_into(self, data: Any, out: np.ndarray, lo: int, hi: int) -> bool:
+        return self._blosc and blosc_decompress_range_into(data, out, lo, hi)
+
+    def encode_transient(self, data: Any) -> Any:
+        if not self._blosc or not isinstance(data, np.ndarray):
+            return None
+        arr = ensure_contiguous_ndarray(data)  # what numcodecs' Blosc takes the typesize from
+        return blosc_compress_transient(arr.reshape(-1).view(np.uint8), *self._frame, arr.dtype.itemsize)
+
+    def encode_array(self, arr: np.ndarray) -> bytes | None:
+        return blosc_compress(arr, *self._frame) if self._blosc else None
+
+
+def v2_codecs(
+    ndim: int, order: str, filters: Sequence[Codec] | None, compressor: Codec | None
+) -> list[V3Codec]:
+    """The chain of a v2 array: ``[transpose (order 'F')], V2Filters, [V2Compressor]``."""
+    codecs: list[V3Codec] = []
+    if order == "F" and ndim > 1:
+        codecs.append(TransposeCodec(tuple(reversed(range(ndim)))))
+    codecs.append(V2Filters(filters or ()))
+    if compressor is not None:
+        codecs.append(V2Compressor(compressor))
+    return codecs
+

@@ -539,39 +539,24 @@ def cmd_rm(args: argparse.Namespace) -> int:
 # -- verify ----------------------------------------------------------------------------------------
 def _verify_array(store: Store, path: str, max_missing: int | None) -> tuple[int, int, int, int, list[str]]:
     """``(stored objects, decoded chunks, corrupt, missing, report lines)`` of one array."""
-    from .codecs.sharding import EMPTY
     from .core.pool import run_tasks, threads_for
 
     arr = Array(store, path=path, read_only=True)
     meta = arr.metadata
-    ctx = arr._ctx
-    sharding = ctx.sharding
-    cstore = arr._chunk_store
-    stored = sorted(set(arr._initialized_chunk_coords()))
+    stored = sorted(arr.iter_stored())
+    prefix = f"{path}/" if path else ""
 
-    def check(coords: tuple[int, ...]) -> tuple[str, int, str | None]:
-        key = ctx.key(coords)
+    def check(item: tuple[tuple[int, ...], str]) -> tuple[str, int, str | None]:
+        key = item[1]
         try:
-            raw = cstore.get(key)
-            if raw is None:
-                return key, 0, "disappeared while verifying"
-            if sharding is None:
-                ctx.codec.decode(raw, key)
-                return key, 1, None
-            index, view = sharding.split_shard(raw, key)
-            n = 0
-            for local in zip(*np.nonzero(index[..., 0] != EMPTY)):
-                local = tuple(int(i) for i in local)
-                off, size = index[local]
-                sharding.inner.decode(view[int(off) : int(off) + int(size)], f"{key}{list(local)}")
-                n += 1
-            return key, n, None
+            n = arr.check_stored(key)
+            return key, n, (None if n else "disappeared while verifying")
         except Exception as exc:  # noqa: BLE001 - anything that fails to decode is corrupt
             cause = exc.__cause__ or exc
             reason = f"{type(cause).__name__}: {cause}" if cause is not exc else str(exc)
             return key, 0, reason.replace("\n", " ")
 
-    results = run_tasks(check, stored, threads_for(cstore))
+    results = run_tasks(check, stored, threads_for(store))
     lines = []
     corrupt = decoded = 0
     for key, n, reason in results:
@@ -580,13 +565,13 @@ def _verify_array(store: Store, path: str, max_missing: int | None) -> tuple[int
             corrupt += 1
             lines.append(f"corrupt: {key}: {reason}")
     grid = tuple(-(-s // c) for s, c in zip(meta.shape, meta.grid_chunks))
-    stored_set = set(stored)
+    stored_set = {coords for coords, _ in stored}
     missing = 0
     for coords in np.ndindex(*grid) if grid else [()]:
         if tuple(coords) not in stored_set:
             missing += 1
             if max_missing is None or missing <= max_missing:
-                lines.append(f"missing: {ctx.key(tuple(coords))}")
+                lines.append(f"missing: {prefix}{meta.chunk_key(tuple(coords))}")
     if max_missing is not None and missing > max_missing:
         lines.append(f"missing: ... and {missing - max_missing} more in {path or '/'} (--all lists them)")
     return len(stored), decoded, corrupt, missing, lines
@@ -937,15 +922,14 @@ def cmd_cp(args: argparse.Namespace) -> int:
             src = node.src
             progress.describe(src.name or "/")
             dmeta = dst.metadata
-            ctx = dst._ctx
-            present = set(dst_store.list_prefix(ctx.prefix)) if resume else set()
+            present = {c for c, _ in dst.iter_stored()} if resume else set()
             src_grid = tuple(src.metadata.grid_chunks)
-            src_stored = set(src._initialized_chunk_coords()) if _same_fill(src, dst) else None
+            src_stored = {c for c, _ in src.iter_stored()} if _same_fill(src, dst) else None
 
-            def units(ctx: Any = ctx, dmeta: Any = dmeta, present: set = present, src_grid: tuple = src_grid,
+            def units(dmeta: Any = dmeta, present: set = present, src_grid: tuple = src_grid,
                       src_stored: set | None = src_stored) -> Iterator[Any]:
                 for coords, region in iter_blocks(tuple(dmeta.shape), tuple(dmeta.grid_chunks)):
-                    if present and ctx.key(coords) in present:
+                    if present and coords in present:
                         counts["present"] += 1
                         progress.update()
                         continue

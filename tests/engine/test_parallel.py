@@ -55,27 +55,26 @@ def test_one_thread_and_many_give_identical_results(layout):
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
-def test_tasks_run_on_several_threads(layout, monkeypatch):
-    z = make(layout)
-    z[:] = 1.0
+def test_tasks_run_on_several_threads(layout):
     seen: set[int] = set()
     barrier = threading.Barrier(2, timeout=5)
-    original = zarrkit.core.read.read_selection.__globals__["run_tasks"]
+    waiting = [False]
 
-    def spy(fn, items, threads=None):
-        def wrapped(item):
-            seen.add(threading.get_ident())
-            try:
-                barrier.wait()  # two tasks must be in flight at once
-            except threading.BrokenBarrierError:
-                pass
-            return fn(item)
+    class MeetingStore(MemoryStore):
+        """Reads wait until a second read is in flight (while ``waiting``)."""
 
-        return original(wrapped, items, threads)
+        def _get(self, key, byte_range):
+            if waiting[0]:
+                seen.add(threading.get_ident())
+                try:
+                    barrier.wait()
+                except threading.BrokenBarrierError:
+                    pass
+            return super()._get(key, byte_range)
 
-    monkeypatch.setitem(zarrkit.core.read.read_selection.__globals__, "run_tasks", spy)
-    if layout == "v3-sharded":
-        monkeypatch.setitem(zarrkit.core.sharded.read_sharded.__globals__, "run_tasks", spy)
+    z = make(layout, store=MeetingStore())
+    z[:] = 1.0
+    waiting[0] = True
     with zarrkit.config.set(threads=4, parallel_min_chunk_bytes=0):
         assert (z[:] == 1.0).all()
     assert len(seen) >= 2

@@ -188,12 +188,12 @@ def test_directory_store_hands_out_chunks_in_a_reused_buffer(tmp_path):
     memory["k"] = b"v"
     assert memory.get_transient("k") == b"v"
     # small chunks: one read of at most limit + 1 bytes, the whole value whatever its size
-    assert store._get_upto("a/1", 100) == b"y" * 10
-    assert store._get_upto("a/0", 100) == b"x" * 1000  # larger than expected: read again
-    assert store._get_upto("a/0", 999) == b"x" * 1000
-    assert store._get_upto("a/0", 1000) == b"x" * 1000
-    assert store._get_upto("missing", 10) is None
-    assert store._get_upto("a", 10) is None  # a directory
+    assert store.get_upto("a/1", 100) == b"y" * 10
+    assert store.get_upto("a/0", 100) == b"x" * 1000  # larger than expected: read again
+    assert store.get_upto("a/0", 999) == b"x" * 1000
+    assert store.get_upto("a/0", 1000) == b"x" * 1000
+    assert store.get_upto("missing", 10) is None
+    assert store.get_upto("a", 10) is None  # a directory
 
     class Counting(DirectoryStore):  # a subclass reading its own way is asked every time
         reads = 0
@@ -204,7 +204,7 @@ def test_directory_store_hands_out_chunks_in_a_reused_buffer(tmp_path):
 
     counting = Counting(str(tmp_path / "s"))
     assert bytes(counting.get_transient("a/0")) == b"x" * 1000
-    assert counting._get_upto("a/1", 100) == b"y" * 10
+    assert counting.get_upto("a/1", 100) == b"y" * 10
     assert Counting.reads == 2
 
 

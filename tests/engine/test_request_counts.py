@@ -101,9 +101,9 @@ def test_missing_shard_reads_fill_value_with_one_request(counting):
     assert len([k for k, _ in counting.keys_read if k.startswith("c/")]) == 1
 
 
-def test_empty_inner_chunks_are_not_stored():
+def test_empty_inner_chunks_are_not_stored_without_write_empty_chunks():
     store = MemoryStore()
-    z = sharded(store, fill_value=0, compressors=None)
+    z = sharded(store, fill_value=0, compressors=None, config={"write_empty_chunks": False})
     block = np.zeros((32, 32), dtype="i4")
     block[0, 0] = 1  # only inner chunk (0, 0) differs from the fill value
     z[0:32, 0:32] = block
@@ -112,6 +112,20 @@ def test_empty_inner_chunks_are_not_stored():
     assert len(raw) == 8 * 8 * 4 + index_bytes
     z[0:32, 0:32] = 0  # all fill: the shard goes away
     assert store.get("c/0/0") is None
+
+
+def test_inner_chunks_follow_write_empty_chunks_as_chunks_do():
+    # one rule for chunks and inner chunks: all-fill ones are stored with write_empty_chunks
+    store = MemoryStore()
+    z = sharded(store, fill_value=0, compressors=None, config={"write_empty_chunks": True})
+    z[0:32, 0:32] = 0
+    index_bytes = 16 * 16 + 4
+    assert len(store.get("c/0/0")) == 16 * 8 * 8 * 4 + index_bytes
+    assert z.nchunks_initialized == 16
+    plain = zarrkit.create_array(MemoryStore(), shape=(64, 64), chunks=(8, 8), dtype="i4",
+                                 fill_value=0, config={"write_empty_chunks": True})
+    plain[0:32, 0:32] = 0
+    assert plain.nchunks_initialized == 16
 
 
 @pytest.mark.parametrize("zarr_format", [2, 3])

@@ -166,16 +166,18 @@ class _ResolvedSharding:
         return self.assemble(chunks, key)
 
     def assemble(self, chunks: dict[tuple[int, ...], Any], key: str = "shard") -> bytes:
-        """Concatenate encoded inner chunks (in C order of their coordinates) with the index.
+        """Concatenate encoded inner chunks (in C order of their coordinates) with the index
+        (a shard of an index alone when there are none: a shard nested in another is stored
+        as its outer shard's inner chunk)."""
+        return b"".join(self.assemble_parts(chunks, key, keep_empty=True))
 
-        Returns ``b''`` when no inner chunk is present: the shard should then be deleted.
-        """
-        return b"".join(self.assemble_parts(chunks, key))
-
-    def assemble_parts(self, chunks: dict[tuple[int, ...], Any], key: str = "shard") -> list[Any]:
+    def assemble_parts(
+        self, chunks: dict[tuple[int, ...], Any], key: str = "shard", keep_empty: bool = False
+    ) -> list[Any]:
         """The pieces of :meth:`assemble`, in order, without joining them (a store can write
-        them one after the other); ``[]`` when no inner chunk is present."""
-        if not chunks:
+        them one after the other); ``[]`` when no inner chunk is present, unless
+        ``keep_empty``."""
+        if not chunks and not keep_empty:
             return []
         index = np.full(self.grid + (2,), EMPTY, dtype="<u8")
         offset = 0 if self.index_at_end else self.index_nbytes

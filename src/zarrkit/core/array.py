@@ -20,6 +20,7 @@ from .indexing import classify_selection, make_indexer, pop_fields
 from .info import InfoReporter, array_digest, array_info_items, array_repr
 from .normalize import normalize_chunks, normalize_path, normalize_shape
 from .read import read_selection
+from .stored import check_stored, count_stored_chunks, iter_stored
 from .write import write_selection
 
 __all__ = ["Array"]
@@ -336,20 +337,7 @@ class Array:
     def nchunks_initialized(self) -> int:
         """Number of chunks that are stored (inner chunks of a sharded array, read from the
         shard indexes)."""
-        sharding = self._ctx.sharding
-        if sharding is None:
-            return sum(1 for _ in self._initialized_chunk_coords())
-        from ..storage.base import ByteRange
-        from .sharded import EMPTY
-
-        total = 0
-        for coords in self._initialized_chunk_coords():
-            key = self._ctx.key(coords)
-            raw = self._chunk_store.get(key, ByteRange(*sharding.index_range()))
-            if raw is not None:
-                index = sharding.decode_index(raw, key)
-                total += int(np.count_nonzero(index[..., 0] != EMPTY))
-        return total
+        return count_stored_chunks(self._ctx, self._meta)
 
     @property
     def nshards(self) -> int:
@@ -363,14 +351,30 @@ class Array:
         return sum(1 for _ in self._initialized_chunk_coords())
 
     def _initialized_chunk_coords(self) -> Iterator[tuple[int, ...]]:
-        # Stored objects: chunks, or shards of a sharded array.
-        prefix = self._ctx.prefix
-        n = len(prefix)
-        cdata = tuple(-(-s // c) for s, c in zip(self.shape, self._meta.grid_chunks))
-        for key in self._chunk_store.list_prefix(prefix):
-            coords = self._meta.parse_chunk_key(key[n:])
-            if coords is not None and all(c < m for c, m in zip(coords, cdata)):
-                yield coords
+        return (coords for coords, _ in iter_stored(self._ctx, self._meta))
+
+    def iter_stored(self) -> Iterator[tuple[tuple[int, ...], str]]:
+        """``(grid coordinates, store key)`` of each object stored for the array: its chunks,
+        or its shards when it is sharded (one listing of the chunk store).
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> z = zarrkit.zeros((4, 4), chunks=(2, 2), zarr_format=3)
+        >>> z[0, 3] = 1
+        >>> list(z.iter_stored())
+        [((0, 1), 'c/0/1')]
+        """
+        return iter_stored(self._ctx, self._meta)
+
+    def check_stored(self, key: str) -> int:
+        """Decode every chunk stored at ``key`` (a chunk, or the inner chunks of a shard; see
+        :meth:`iter_stored`) and return how many were decoded (0: nothing stored).
+
+        Raises :class:`~zarrkit.errors.ChunkDecodeError` naming the first chunk that does not
+        decode.
+        """
+        return check_stored(self._ctx, key)
 
     @property
     def is_view(self) -> bool:
@@ -543,19 +547,10 @@ class Array:
         old = self._load_for_update()
         self._write_metadata(old.evolve(shape=new_shape))
         new_cdata = tuple(-(-s // c) for s, c in zip(new_shape, old.grid_chunks))
-        stale = [c for c in self._initialized_chunk_coords_of(old) if any(i >= m for i, m in zip(c, new_cdata))]
-        for coords in stale:
-            self._chunk_store.delete(self._ctx.key(coords))
-
-    def _initialized_chunk_coords_of(self, meta: Any) -> list[tuple[int, ...]]:
-        prefix = self._ctx.prefix
-        n = len(prefix)
-        found = []
-        for key in self._chunk_store.list_prefix(prefix):
-            coords = meta.parse_chunk_key(key[n:])
-            if coords is not None:
-                found.append(coords)
-        return found
+        stale = [key for c, key in iter_stored(self._ctx, old, within=False)
+                 if any(i >= m for i, m in zip(c, new_cdata))]
+        for key in stale:
+            self._chunk_store.delete(key)
 
     def _check_resizable(self) -> None:
         if self._is_view:

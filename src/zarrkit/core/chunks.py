@@ -9,41 +9,69 @@ import numpy as np
 
 from ..codecs.buffers import filled, is_all_fill, scratch
 from ..codecs.chain import CodecChain
+from ..codecs.shard_store import ShardedStore
 from ..storage.base import Store
+from .pool import run_tasks
 
 __all__ = ["ChunkContext", "filled", "is_all_fill", "scratch"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ChunkContext:
-    """Everything the per-chunk path needs, resolved once per array (never per chunk)."""
+    """Everything the per-chunk path needs, resolved once per array (never per chunk).
+
+    ``store`` holds the array's stored objects (chunks, or shards), ``key`` names them;
+    ``chunks`` is the store the engine reads chunks from and writes them to: ``store`` itself,
+    or for a sharded array the :class:`~zarrkit.codecs.shard_store.ShardedStore` showing the
+    inner chunks of its shards.
+    """
 
     store: Store
     prefix: str  # the array's key prefix: '' or 'path/to/array/'
     meta: Any  # ArrayMetadataV2 / ArrayMetadataV3
-    codec: CodecChain
+    codec: CodecChain  # the chain of a chunk (an inner chunk of a sharded array)
+    chunks: Store
     shape: tuple[int, ...]
     chunk_shape: tuple[int, ...]  # the grid selections are projected on (inner chunks if sharded)
     dtype: np.dtype
     fill_value: Any
-    sharding: Any = None  # the resolved sharding codec of a sharded array
     ragged: bool = False  # some chunks stick out of the array (the shape is not a multiple)
     #: what a chunk not stored reads as: the fill value, zero bytes of the dtype when there is
     #: none (None for object arrays)
     missing: Any = None
+    #: the key in ``chunks`` of the chunk at given coordinates (None: :meth:`key_function`)
+    chunk_key: Any = None
 
     @classmethod
     def build(cls, store: Store, path: str, meta: Any) -> ChunkContext:
+        prefix = f"{path}/" if path else ""
+        sharding = getattr(meta, "sharding", None)
+        if sharding is None:
+            codec, chunks = meta.codec, store
+        else:
+            n = len(prefix)
+            codec = sharding.inner
+            chunks = ShardedStore(
+                store,
+                shard_key=lambda coords: prefix + meta.chunk_key(coords),
+                parse_shard_key=lambda key: meta.parse_chunk_key(key[n:]) if key.startswith(prefix) else None,
+                prefix=prefix,
+                sharding=sharding,
+                shape=tuple(meta.shape),
+                map_tasks=run_tasks,
+            )
+        chunk_key = None if sharding is None else chunks.key_of
         return cls(
             store=store,
-            prefix=f"{path}/" if path else "",
+            prefix=prefix,
             meta=meta,
-            codec=meta.codec,
+            codec=codec,
+            chunks=chunks,
             shape=tuple(meta.shape),
             chunk_shape=tuple(meta.chunks),
             dtype=meta.dtype,
             fill_value=meta.fill_value,
-            sharding=getattr(meta, "sharding", None),
+            chunk_key=chunk_key,
             ragged=any(s % c for s, c in zip(meta.shape, meta.chunks)),
             missing=(
                 np.zeros((), dtype=meta.dtype)[()]
@@ -55,6 +83,11 @@ class ChunkContext:
     def key(self, coords: tuple[int, ...]) -> str:
         """Store key of the stored object (chunk, or shard when sharded) at grid ``coords``."""
         return self.prefix + self.meta.chunk_key(coords)
+
+    def chunk_key_function(self) -> Any:
+        """The key in :attr:`chunks` of the chunk at ``coords`` (on the ``chunk_shape`` grid),
+        as one function of the coordinates, for per-chunk loops."""
+        return self.chunk_key or self.key_function()
 
     def key_function(self) -> Any:
         """:meth:`key` as one function of the coordinates, for per-chunk loops."""

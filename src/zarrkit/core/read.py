@@ -10,11 +10,9 @@ import numpy as np
 
 from ..config import config
 from ..errors import ShapeMismatchError
-from ..storage.base import Store
 from .chunks import ChunkContext, filled, scratch
 from .indexing import ChunkProjection
 from .pool import run_tasks, threads_for
-from .sharded import read_sharded
 
 
 #: chunks (decoded size) from which reads use :meth:`Store.get_transient`: allocating a new
@@ -72,11 +70,11 @@ def read_selection(
     if out.size == 0:
         return out
 
-    store = ctx.store
+    store = ctx.chunks
     codec = ctx.codec
     missing = ctx.missing
     chunk_shape = ctx.chunk_shape
-    key_of = ctx.key_function()
+    key_of = ctx.chunk_key_function()
     order = codec.order
 
     nbytes = int(np.prod(chunk_shape, dtype=np.int64)) * ctx.dtype.itemsize
@@ -85,12 +83,9 @@ def read_selection(
     # cheaper as bytes of their own)
     if codec.decodes_into and nbytes >= TRANSIENT_MIN_BYTES:
         get = store.get_transient
-    elif type(store).get is Store.get:
-        # the keys built here are valid by construction: skip get()'s per-key validation; a
-        # stored chunk rarely holds much more than its decoded size
-        get = functools.partial(store._get_upto, limit=nbytes + 64)
     else:
-        get = store.get
+        # a stored chunk rarely holds much more than its decoded size
+        get = functools.partial(store.get_upto, limit=nbytes + 64)
 
     def read_one(p: ChunkProjection) -> None:
         key = key_of(p.chunk_coords)
@@ -119,10 +114,30 @@ def read_selection(
             read_one(task)
 
     projections = list(indexer)
-    if ctx.sharding is not None:
-        read_sharded(ctx, projections, out)
-        return out
     threads = threads_for(store, nbytes)
+    if store.groups_keys and len(projections) > 1:
+        # a store that reads keys best together (the inner chunks of a shard): a group per task
+
+        def read_group(group: list[ChunkProjection]) -> None:
+            if len(group) == 1:
+                read_one(group[0])
+                return
+            raws = store.get_many([key_of(p.chunk_coords) for p in group])
+
+            def scatter(p: ChunkProjection) -> None:
+                key = key_of(p.chunk_coords)
+                raw = raws[key]
+                if raw is None:
+                    out[p.out_selection] = missing
+                else:
+                    codec.decode_into(raw, key, out, p.out_selection, p.chunk_selection, p.is_complete_chunk)
+
+            run_tasks(scatter, group)  # in parallel when this group is the only one being read
+
+        keys = [key_of(p.chunk_coords) for p in projections]
+        groups = [[projections[i] for i in g] for g in store.key_groups(keys)]
+        run_tasks(read_group, groups, threads_for(store))
+        return out
     rows = None
     if (codec.decodes_into and not codec.stored_raw and order == "C"
             and nbytes >= ROW_MIN_CHUNK_BYTES):

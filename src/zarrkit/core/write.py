@@ -12,7 +12,6 @@ from ..errors import ShapeMismatchError
 from .chunks import ChunkContext, is_all_fill, scratch
 from .indexing import ChunkProjection
 from .pool import run_pipelined, run_tasks, threads_for
-from .sharded import write_sharded
 
 #: chunks encoded before their values are handed to the store together (tiny chunks)
 WRITE_BATCH = 128
@@ -79,16 +78,17 @@ def write_selection(
     if arr.size == 0:
         return
 
-    store = ctx.store
+    store = ctx.chunks
     codec = ctx.codec
     fill = ctx.fill_value
     chunk_shape = ctx.chunk_shape
     dtype = ctx.dtype
     order = codec.order
 
-    def merged(p: ChunkProjection, key: str) -> np.ndarray | None:
+    def merged(p: ChunkProjection, key: str, old: Any = None) -> np.ndarray | None:
         """The chunk to store at ``key`` with the selection's part written in, or None when it
-        is to be deleted (left all fill value, with ``write_empty_chunks=False``)."""
+        is to be deleted (left all fill value, with ``write_empty_chunks=False``).  A partial
+        chunk starts from what is stored (``old``, or read from the store when not given)."""
         if p.is_complete_chunk and fields is None:
             if ctx.is_edge(p.chunk_coords):
                 chunk = ctx.fill_chunk()
@@ -104,7 +104,7 @@ def write_selection(
                 else:
                     chunk[p.chunk_selection] = arr[p.out_selection]
         else:
-            raw = store.get(key)
+            raw = store.get(key) if old is None else old.get(key)
             if raw is None:
                 chunk = ctx.fill_chunk()
             else:
@@ -117,7 +117,7 @@ def write_selection(
             return None
         return chunk
 
-    key_of = ctx.key_function()
+    key_of = ctx.chunk_key_function()
     no_lock = contextlib.nullcontext()
 
     def write_one(p: ChunkProjection) -> None:
@@ -145,10 +145,34 @@ def write_selection(
             if values:
                 yield values
 
-    if ctx.sharding is not None:
-        write_sharded(ctx, list(indexer), arr, fields, synchronizer)
-        return
     chunks = list(indexer)
+    if store.groups_keys:
+        # a store that writes keys best together (the inner chunks of a shard): a group per
+        # task, read at most once and written once, its chunks encoded in parallel when it is
+        # the only group written
+
+        def write_group(group: list[ChunkProjection]) -> None:
+            first = key_of(group[0].chunk_coords)
+            with synchronizer[store.lock_key(first)] if synchronizer is not None else no_lock:
+                txn = store.transaction(first)
+                partial = [key_of(p.chunk_coords) for p in group if not (p.is_complete_chunk and fields is None)]
+                old = txn.get_many(partial) if partial else {}
+
+                def build(p: ChunkProjection) -> None:
+                    key = key_of(p.chunk_coords)
+                    chunk = merged(p, key, old)
+                    if chunk is None:
+                        txn.delete(key)
+                    else:
+                        txn.set(key, codec.encode(chunk, key))
+
+                run_tasks(build, group)
+                txn.commit()
+
+        keys = [key_of(p.chunk_coords) for p in chunks]
+        groups = [[chunks[i] for i in g] for g in store.key_groups(keys)]
+        run_tasks(write_group, groups, threads_for(store))
+        return
     nbytes = int(np.prod(chunk_shape, dtype=np.int64)) * dtype.itemsize
     threads = threads_for(store, nbytes)
     if threads == 1 and synchronizer is None and len(chunks) > 1:

@@ -158,6 +158,10 @@ class Store(MutableMapping):
     #: thread encodes the next (``False``: the calling thread does both, for stores whose
     #: writes contend with each other).
     concurrent_small_writes: bool = True
+    #: Keys are best read and written in groups (the inner chunks of a shard): the engine asks
+    #: ``key_groups(keys)`` how to group them, reads a group with :meth:`get_many` and writes it
+    #: through ``transaction(key)`` under the lock of ``lock_key(key)``.
+    groups_keys: bool = False
     #: Separator between chunk indices in the keys of new v2 arrays created in this store
     #: (``'.'`` when None); zarr-python 2's stores took it as ``dimension_separator=``.
     dimension_separator: str | None = None
@@ -211,10 +215,10 @@ class Store(MutableMapping):
         """
         return self.get(key, byte_range)
 
-    def _get_upto(self, key: str, limit: int) -> bytes | None:
-        """The whole value at a valid ``key`` the caller expects to hold at most ``limit`` bytes
-        (a small chunk); stores that can read it more cheaply knowing that say so."""
-        return self._get(key, None)
+    def get_upto(self, key: str, limit: int) -> bytes | None:
+        """:meth:`get` of a whole value the caller expects to hold at most ``limit`` bytes (a
+        small chunk); stores that can read it more cheaply knowing that do."""
+        return self.get(key)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
         """Return ``{key: value or None}`` for several keys."""

@@ -330,11 +330,12 @@ class DirectoryStore(Store):
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         return self._read(key, byte_range, False)  # type: ignore[return-value]
 
-    def _get_upto(self, key: str, limit: int) -> bytes | None:
-        """The whole value at a (valid) ``key`` expected to hold at most ``limit`` bytes: one
-        read of ``limit + 1`` bytes, no size query (small chunks read one after the other)."""
+    def get_upto(self, key: str, limit: int) -> bytes | None:
+        """The whole value at ``key`` expected to hold at most ``limit`` bytes: one read of
+        ``limit + 1`` bytes, no size query (small chunks read one after the other)."""
         if type(self)._get is not DirectoryStore._get or self.normalize_keys:
             return self.get(key)  # a subclass reads its own way, or the key changes
+        validate_key(key)
         fn = self._root_sep + key if _POSIX else self._file(key)
         if key.rpartition("/")[0] not in self._confined:
             self._check_dir(key)

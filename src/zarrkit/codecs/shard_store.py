@@ -1,0 +1,323 @@
+"""The inner chunks of a sharded array as a store.
+
+A shard is a small key-value store of inner chunks kept in one value of the array's store.
+:class:`ShardedStore` shows the inner chunks of all the shards of one array as keys of their
+own (``<shard key>@<i>.<j>...``, the shard's key and the chunk's coordinates on the inner grid,
+which is also how errors name them), so the engine reads and writes them exactly as it reads
+and writes the chunks of an array without shards:
+
+* reading a shard's chunks reads its index with one ranged request, then the byte ranges of the
+  chunks wanted, nearby ranges coalesced into one request (:meth:`ShardedStore.get_many`);
+* writing goes through a :class:`ShardWrite` per shard (:meth:`ShardedStore.transaction`): the
+  chunks set and deleted are gathered, the old shard is read at most once (not at all when every
+  chunk of the shard is replaced) and the new shard is written once, on :meth:`ShardWrite.commit`.
+
+Stores that prefer keys in groups say so with :attr:`ShardedStore.groups_keys`; the engine then
+asks :meth:`ShardedStore.key_groups` how to group them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import ChunkDecodeError, ReadOnlyError
+from ..storage.base import ByteRange, Store
+from .sharding import EMPTY
+
+__all__ = ["ShardedStore", "ShardWrite", "coalesce", "COALESCE_GAP"]
+
+#: Inner chunks closer than this in a shard are fetched with one request (a wasted gap costs
+#: less than a round trip on any store where ranges matter).
+COALESCE_GAP = 256 * 1024
+
+
+def coalesce(ranges: list[tuple[int, int, Any]], gap: int = COALESCE_GAP) -> list[list[tuple[int, int, Any]]]:
+    """Group ``(offset, nbytes, item)`` ranges whose gaps are at most ``gap`` bytes."""
+    groups: list[list[tuple[int, int, Any]]] = []
+    end = -1
+    for r in sorted(ranges, key=lambda r: r[0]):
+        if groups and r[0] - end <= gap:
+            groups[-1].append(r)
+            end = max(end, r[0] + r[1])
+        else:
+            groups.append([r])
+            end = r[0] + r[1]
+    return groups
+
+
+def _serial_map(fn: Callable[[Any], Any], items: Sequence[Any], threads: int | None = None) -> list[Any]:
+    return [fn(item) for item in items]
+
+
+class ShardedStore(Store):
+    """The inner chunks of one sharded array, over the store holding its shards.
+
+    Parameters
+    ----------
+    base : Store
+        The store holding the shards.
+    shard_key : callable
+        Shard grid coordinates → the shard's key in ``base``.
+    parse_shard_key : callable
+        A key of ``base`` → shard grid coordinates, or None for other keys.
+    prefix : str
+        The array's key prefix in ``base`` (what :meth:`list_prefix` lists).
+    sharding : resolved sharding codec
+        ``grid`` (inner chunks per shard), ``index_range()``, ``decode_index()``,
+        ``split_shard()`` and ``assemble_parts()``.
+    shape : tuple of int
+        The array's shape (inner chunks outside it are not listed).
+    map_tasks : callable, optional
+        ``map_tasks(fn, items, threads)`` → results in order: how fetches of one shard run
+        in parallel (serially by default).
+    """
+
+    groups_keys = True
+
+    def __init__(
+        self,
+        base: Store,
+        shard_key: Callable[[tuple[int, ...]], str],
+        parse_shard_key: Callable[[str], tuple[int, ...] | None],
+        prefix: str,
+        sharding: Any,
+        shape: tuple[int, ...],
+        map_tasks: Callable[..., list[Any]] = _serial_map,
+    ):
+        self.base = base
+        self._shard_key = shard_key
+        self._parse_shard_key = parse_shard_key
+        self._prefix = prefix
+        self.sharding = sharding
+        self.ratio = tuple(sharding.grid)
+        self.chunk_shape = tuple(sharding.chunk_shape)
+        self.shape = tuple(shape)
+        self._map = map_tasks
+        self.high_latency = base.high_latency
+        self.supports_writes = base.supports_writes
+        self.read_only = getattr(base, "read_only", False)
+        self._partial = getattr(base, "supports_partial_reads", False)
+
+    def __repr__(self) -> str:
+        return f"ShardedStore({self.base!r}, {self._prefix!r})"
+
+    # -- keys ---------------------------------------------------------------------------------
+    def key_of(self, coords: tuple[int, ...]) -> str:
+        """The key of the inner chunk at inner-grid ``coords``."""
+        shard = self._shard_key(tuple(c // r for c, r in zip(coords, self.ratio)))
+        return shard + "@" + ".".join(map(str, coords))
+
+    def _locate(self, key: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """``(shard coordinates, coordinates within the shard)`` of an inner chunk key."""
+        tail = key.rpartition("@")[2]
+        coords = tuple(int(c) for c in tail.split(".")) if tail else ()
+        return (
+            tuple(c // r for c, r in zip(coords, self.ratio)),
+            tuple(c % r for c, r in zip(coords, self.ratio)),
+        )
+
+    def key_groups(self, keys: Sequence[str]) -> list[list[int]]:
+        """The positions of ``keys``, grouped by shard (in order of first appearance)."""
+        groups: dict[str, list[int]] = {}
+        for i, key in enumerate(keys):
+            groups.setdefault(key.rpartition("@")[0], []).append(i)
+        return list(groups.values())
+
+    def lock_key(self, key: str) -> str:
+        """The key of the shard holding ``key``: what writers of that chunk must lock."""
+        return key.rpartition("@")[0]
+
+    # -- reading ------------------------------------------------------------------------------
+    def _index(self, shard: str) -> np.ndarray | None:
+        """The shard's index, read with one ranged request (None: no shard)."""
+        raw = self.base.get(shard, ByteRange(*self.sharding.index_range()))
+        return None if raw is None else self.sharding.decode_index(raw, shard)
+
+    def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
+        value = self._read_one(key, self.base.get)
+        return value if value is None or byte_range is None else byte_range.slice(value)
+
+    def get_transient(self, key: str, byte_range: ByteRange | None = None) -> bytes | memoryview | None:
+        if byte_range is not None:
+            return self.get(key, byte_range)
+        return self._read_one(self._checked(key), self.base.get_transient)
+
+    def _read_one(self, key: str, get: Callable[..., Any]) -> Any:
+        shard, local = key.rpartition("@")[0], self._locate(key)[1]
+        if not self._partial:
+            return self.get_many([key])[key]
+        index = self._index(shard)
+        if index is None:
+            return None
+        off, n = index[local]
+        if off == EMPTY:
+            return None
+        raw = get(shard, ByteRange(int(off), int(n)))
+        if raw is None or len(raw) < int(n):
+            raise ChunkDecodeError(f"shard index points to bytes {off}..{off + n} beyond the shard's end", shard)
+        return raw
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
+        """The inner chunks at ``keys`` (None when not stored), a shard at a time: its index
+        with one request, then the chunks' byte ranges, nearby ones in one request."""
+        keys = list(keys)
+        out: dict[str, Any] = {}
+        for group in self.key_groups(keys):
+            out.update(self._get_shard_chunks([keys[i] for i in group]))
+        return out
+
+    def _get_shard_chunks(self, keys: list[str]) -> dict[str, Any]:
+        shard = keys[0].rpartition("@")[0]
+        found: dict[str, Any] = dict.fromkeys(keys)
+        if not self._partial:
+            raw = self.base.get(shard)
+            if raw is None:
+                return found
+            index, view = self.sharding.split_shard(raw, shard)
+            for key in keys:
+                off, n = index[self._locate(key)[1]]
+                if off != EMPTY:
+                    found[key] = view[int(off) : int(off) + int(n)]
+            return found
+        index = self._index(shard)
+        if index is None:
+            return found
+        wanted = []
+        for key in keys:
+            off, n = index[self._locate(key)[1]]
+            if off != EMPTY:
+                wanted.append((int(off), int(n), key))
+        groups = coalesce(wanted)
+
+        def fetch(group: list[tuple[int, int, Any]]) -> memoryview:
+            start = group[0][0]
+            stop = max(o + n for o, n, _ in group)
+            raw = self.base.get(shard, ByteRange(start, stop - start))
+            if raw is None or len(raw) < stop - start:
+                raise ChunkDecodeError(f"shard index points to bytes {start}..{stop} beyond the shard's end", shard)
+            return memoryview(raw)
+
+        for group, view in zip(groups, self._map(fetch, groups, None)):
+            start = group[0][0]
+            for o, n, key in group:
+                found[key] = view[o - start : o - start + n]
+        return found
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        """The keys of the stored inner chunks inside the array (read from the shard indexes)."""
+        n = len(self._prefix)
+        limits = [-(-s // c) for s, c in zip(self.shape, self.chunk_shape)]
+        shard, at, _ = prefix.partition("@")
+        # a prefix naming a shard: that shard's chunks only
+        keys = [shard] if at else self.base.list_prefix(self._prefix)
+        for key in keys:
+            shard_coords = self._parse_shard_key(key)
+            if shard_coords is None:
+                continue
+            index = self._index(key)
+            if index is None:
+                continue
+            for local in np.argwhere(index[..., 0] != EMPTY):
+                coords = tuple(int(s * r + l) for s, r, l in zip(shard_coords, self.ratio, local))
+                if all(c < m for c, m in zip(coords, limits)):
+                    inner = self.key_of(coords)
+                    if inner.startswith(prefix):
+                        yield inner
+
+    # -- writing ------------------------------------------------------------------------------
+    def transaction(self, key: str) -> ShardWrite:
+        """A write of the shard holding ``key``: chunks set and deleted in it are written
+        together, in one new shard, by :meth:`ShardWrite.commit`."""
+        if self.read_only or not self.supports_writes:
+            raise ReadOnlyError(f"{self.base!r} is read-only")
+        return ShardWrite(self, self._locate(key)[0])
+
+    def _set(self, key: str, value: bytes | memoryview) -> None:
+        txn = self.transaction(key)
+        txn.set(key, value)
+        txn.commit()
+
+    def _delete(self, key: str) -> None:
+        txn = self.transaction(key)
+        txn.delete(key)
+        txn.commit()
+
+    def _check_writable(self) -> None:
+        if self.read_only or not self.supports_writes:
+            raise ReadOnlyError(f"{self.base!r} is read-only")
+
+    def inner_in_bounds(self, shard_coords: tuple[int, ...]) -> int:
+        """How many inner chunks of this shard intersect the array."""
+        count = 1
+        for s, r, c, n in zip(shard_coords, self.ratio, self.chunk_shape, self.shape):
+            first = s * r
+            last = min(first + r, -(-n // c))
+            count *= max(last - first, 0)
+        return count
+
+
+class ShardWrite:
+    """Chunks set and deleted in one shard, written as a new shard by :meth:`commit`.
+
+    :meth:`get_many` reads the old shard whole, once; :meth:`commit` reads it (to keep the
+    chunks not replaced, byte for byte) only when the chunks set or deleted do not cover the
+    shard and it was not read already.  ``set`` and ``delete`` may be called from several threads.
+    """
+
+    def __init__(self, store: ShardedStore, shard_coords: tuple[int, ...]):
+        self.store = store
+        self.shard_coords = shard_coords
+        self.key = store._shard_key(shard_coords)
+        self._old: dict[tuple[int, ...], Any] | None = None
+        self._new: dict[tuple[int, ...], Any] = {}
+        self._lock = threading.Lock()
+
+    def _load(self) -> dict[tuple[int, ...], Any]:
+        if self._old is None:
+            old: dict[tuple[int, ...], Any] = {}
+            raw = self.store.base.get(self.key)
+            if raw is not None:
+                index, view = self.store.sharding.split_shard(raw, self.key)
+                for local in np.argwhere(index[..., 0] != EMPTY):
+                    local = tuple(int(i) for i in local)
+                    off, n = index[local]
+                    old[local] = view[int(off) : int(off) + int(n)]
+            self._old = old
+        return self._old
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
+        """The stored inner chunks at ``keys`` of this shard (None: not stored)."""
+        old = self._load()
+        return {k: old.get(self.store._locate(k)[1]) for k in keys}
+
+    def set(self, key: str, value: Any) -> None:
+        local = self.store._locate(key)[1]
+        data = value if isinstance(value, (bytes, bytearray)) else bytes(memoryview(value).cast("B"))
+        with self._lock:
+            self._new[local] = data
+
+    def delete(self, key: str) -> None:
+        with self._lock:
+            self._new[self.store._locate(key)[1]] = None
+
+    def commit(self) -> None:
+        """Write the new shard (or delete it when no chunk is left in it)."""
+        store = self.store
+        if self._old is None and len(self._new) >= store.inner_in_bounds(self.shard_coords):
+            chunks: dict[tuple[int, ...], Any] = {}
+        else:
+            chunks = dict(self._load())
+        for local, value in self._new.items():
+            if value is None:
+                chunks.pop(local, None)
+            else:
+                chunks[local] = value
+        parts = store.sharding.assemble_parts(chunks, self.key)
+        if parts:
+            store.base.set_parts(self.key, parts)
+        else:
+            store.base.delete(self.key)

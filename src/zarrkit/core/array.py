@@ -411,7 +411,7 @@ class Array:
 
     def _get(self, selection: Any, kind: str, out: Any = None, fields: Any = None) -> Any:
         self._refresh_metadata()
-        indexer = make_indexer(selection, self._meta.shape, self._meta.chunks, kind)
+        indexer = make_indexer(selection, self._meta.shape, self._ctx.grid, kind)
         result = read_selection(self._ctx, indexer, out=out, fields=fields)
         if out is None and result.shape == () and (
             kind in ("orthogonal", "coordinate", "mask")
@@ -423,7 +423,7 @@ class Array:
     def _set(self, selection: Any, value: Any, kind: str, fields: Any = None) -> None:
         self._check_writable()
         self._refresh_metadata()
-        indexer = make_indexer(selection, self._meta.shape, self._meta.chunks, kind)
+        indexer = make_indexer(selection, self._meta.shape, self._ctx.grid, kind)
         write_selection(
             self._ctx,
             indexer,

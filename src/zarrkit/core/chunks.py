@@ -10,6 +10,7 @@ import numpy as np
 from ..codecs.buffers import filled, is_all_fill, scratch
 from ..codecs.chain import CodecChain
 from ..codecs.shard_store import ShardedStore
+from ..metadata.grid import ChunkGrid
 from ..storage.base import Store
 from .pool import run_tasks
 
@@ -31,6 +32,7 @@ class ChunkContext:
     meta: Any  # ArrayMetadataV2 / ArrayMetadataV3
     codec: CodecChain  # the chain of a chunk (an inner chunk of a sharded array)
     chunks: Store
+    grid: ChunkGrid  # the grid selections are projected on (inner chunks if sharded)
     shape: tuple[int, ...]
     chunk_shape: tuple[int, ...]  # the grid selections are projected on (inner chunks if sharded)
     dtype: np.dtype
@@ -67,6 +69,7 @@ class ChunkContext:
             meta=meta,
             codec=codec,
             chunks=chunks,
+            grid=meta.grid,
             shape=tuple(meta.shape),
             chunk_shape=tuple(meta.chunks),
             dtype=meta.dtype,

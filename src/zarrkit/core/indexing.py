@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..errors import BoundsCheckError, SelectionError
+from ..metadata.grid import ChunkGrid, RegularGrid
 
 __all__ = [
     "ChunkProjection",
@@ -113,21 +114,21 @@ def _check_item(s: Any, dim: int) -> None:
 
 
 class _IntDim:
-    def __init__(self, i: Any, dim_len: int, chunk_len: int, dim: int):
+    def __init__(self, i: Any, dim_len: int, grid: Any, dim: int):
         self.i = _normalize_int(i, dim_len, dim)
-        self.dim_len = dim_len
-        self.chunk_len = chunk_len
+        self.grid = grid
         self.nitems = 1
         self.drop = True
 
     def __iter__(self):
-        c = self.i // self.chunk_len
-        valid = min(self.chunk_len, self.dim_len - c * self.chunk_len)
-        yield c, self.i - c * self.chunk_len, None, valid == 1
+        g = self.grid
+        c = g.index(self.i)
+        c0 = g.start(c)
+        yield c, self.i - c0, None, g.stop(c) - c0 == 1
 
 
 class _SliceDim:
-    def __init__(self, s: slice, dim_len: int, chunk_len: int, dim: int):
+    def __init__(self, s: slice, dim_len: int, grid: Any, dim: int):
         step = 1 if s.step is None else int(s.step)
         if step == 0:
             raise ValueError(f"slice step cannot be zero (axis {dim})")
@@ -135,8 +136,7 @@ class _SliceDim:
         n = len(range(start, stop, step))
         self.nitems = n
         self.drop = False
-        self.dim_len = dim_len
-        self.chunk_len = chunk_len
+        self.grid = grid
         self.reverse = step < 0
         if n == 0:
             self.first = self.last = 0
@@ -153,11 +153,11 @@ class _SliceDim:
     def __iter__(self):
         if self.nitems == 0:
             return
-        cl, step, first, last = self.chunk_len, self.step, self.first, self.last
+        g, step, first, last = self.grid, self.step, self.first, self.last
         n = self.nitems
-        for c in range(first // cl, last // cl + 1):
-            c0 = c * cl
-            c1 = min(c0 + cl, self.dim_len)
+        for c in range(g.index(first), g.index(last) + 1):
+            c0 = g.start(c)
+            c1 = g.stop(c)
             # first selected index inside [c0, c1)
             lo = max(first, c0)
             rem = (lo - first) % step
@@ -182,7 +182,7 @@ class _SliceDim:
 class _ArrayDim:
     """An integer array (or a boolean mask) along one dimension of an orthogonal selection."""
 
-    def __init__(self, a: Any, dim_len: int, chunk_len: int, dim: int):
+    def __init__(self, a: Any, dim_len: int, grid: Any, dim: int):
         arr = np.asarray(a)
         if arr.dtype == bool:
             if arr.ndim != 1 or arr.shape[0] != dim_len:
@@ -213,14 +213,13 @@ class _ArrayDim:
         self.arr = arr
         self.nitems = arr.size
         self.drop = False
-        self.dim_len = dim_len
-        self.chunk_len = chunk_len
+        self.grid = grid
 
     def __iter__(self):
-        arr, cl = self.arr, self.chunk_len
+        arr, g = self.arr, self.grid
         if arr.size == 0:
             return
-        cix = arr // cl
+        cix = g.indices(arr)
         if arr.size < 2 or np.all(cix[1:] >= cix[:-1]):
             order = None
             sorted_c = cix
@@ -238,8 +237,9 @@ class _ArrayDim:
             else:
                 pos = order[s0:s1]
                 items = arr[pos]
-            chunk_sel = items - c * cl
-            valid = min(cl, self.dim_len - c * cl)
+            c0 = g.start(c)
+            chunk_sel = items - c0
+            valid = g.stop(c) - c0
             complete = chunk_sel.size == valid and bool(np.all(chunk_sel == np.arange(valid)))
             yield c, chunk_sel, pos, complete
 
@@ -297,20 +297,19 @@ BasicIndexer = OrthogonalIndexer = _ProductIndexer
 class CoordinateIndexer:
     """Points given by one integer array per dimension (broadcast together)."""
 
-    def __init__(self, coords: Sequence[np.ndarray], shape, chunks, out_shape=None):
+    def __init__(self, coords: Sequence[np.ndarray], grid: ChunkGrid, out_shape=None):
         self.shape = tuple(coords[0].shape) if out_shape is None else tuple(out_shape)
         flat = [c.reshape(-1) for c in coords]
         self._n = flat[0].size if flat else 0
         self._coords = flat
-        self._array_shape = shape
-        self._chunks = chunks
+        self._grid = grid
 
     def __iter__(self) -> Iterator[ChunkProjection]:
         if self._n == 0:
             return
-        chunks = self._chunks
-        cdata = tuple(max(1, -(-s // c)) for s, c in zip(self._array_shape, chunks))
-        cix = [c // cl for c, cl in zip(self._coords, chunks)]
+        dims = self._grid.dims
+        cdata = tuple(max(1, d.n) for d in dims)
+        cix = [d.indices(c) for c, d in zip(self._coords, dims)]
         if len(cdata) == 0:
             yield ChunkProjection((), (), np.zeros(self._n, dtype=np.intp), True)
             return
@@ -325,7 +324,7 @@ class CoordinateIndexer:
         stops = np.concatenate((bounds, [self._n])).tolist()
         if self.shape == ():  # a single point given by scalars: a 0-d result
             coords = tuple(int(c[0]) for c in cix)
-            chunk_sel = tuple(int(c[0]) - cc * cl for c, cc, cl in zip(self._coords, coords, chunks))
+            chunk_sel = tuple(int(c[0]) - d.start(cc) for c, cc, d in zip(self._coords, coords, dims))
             yield ChunkProjection(coords, chunk_sel, (), False)
             return
         multi = len(self.shape) != 1
@@ -333,9 +332,7 @@ class CoordinateIndexer:
             pos = order[s0:s1]
             first = pos[0]
             coords = tuple(int(c[first]) for c in cix)
-            chunk_sel = tuple(
-                c[pos] - cc * cl for c, cc, cl in zip(self._coords, coords, chunks)
-            )
+            chunk_sel = tuple(c[pos] - d.start(cc) for c, cc, d in zip(self._coords, coords, dims))
             out_sel = np.unravel_index(pos, self.shape) if multi else pos
             yield ChunkProjection(coords, chunk_sel, out_sel, False)
 
@@ -344,10 +341,10 @@ class CoordinateIndexer:
 # building indexers
 
 
-def _basic_dims(selection: Any, shape, chunks, allow_arrays: bool) -> list[Any]:
+def _basic_dims(selection: Any, shape, grid: ChunkGrid, allow_arrays: bool) -> list[Any]:
     sel = _expand_ellipsis(selection, len(shape))
     dims = []
-    for dim, (s, n, c) in enumerate(zip(sel, shape, chunks)):
+    for dim, (s, n, c) in enumerate(zip(sel, shape, grid.dims)):
         _check_item(s, dim)
         if _is_int(s):
             dims.append(_IntDim(s, n, c, dim))
@@ -370,7 +367,7 @@ def _basic_dims(selection: Any, shape, chunks, allow_arrays: bool) -> list[Any]:
     return dims
 
 
-def _coordinate(selection: Any, shape, chunks) -> CoordinateIndexer:
+def _coordinate(selection: Any, shape, grid: ChunkGrid) -> CoordinateIndexer:
     if not isinstance(selection, tuple):
         selection = (selection,)
     if len(selection) != len(shape):
@@ -406,10 +403,10 @@ def _coordinate(selection: Any, shape, chunks) -> CoordinateIndexer:
             bad = a[(a < 0) | (a >= n)].reshape(-1)[0]
             raise BoundsCheckError(f"index {bad} is out of bounds for axis {dim} with size {n}")
         out.append(a)
-    return CoordinateIndexer(out, shape, chunks)
+    return CoordinateIndexer(out, grid)
 
 
-def _mask(selection: Any, shape, chunks) -> CoordinateIndexer:
+def _mask(selection: Any, shape, grid: ChunkGrid) -> CoordinateIndexer:
     if isinstance(selection, tuple):
         if len(selection) != 1:
             raise SelectionError("mask selection takes a single boolean array")
@@ -420,14 +417,14 @@ def _mask(selection: Any, shape, chunks) -> CoordinateIndexer:
     if m.shape != tuple(shape):
         raise SelectionError(f"mask has shape {m.shape}, expected the array's shape {tuple(shape)}")
     coords = [np.asarray(c, dtype=np.intp) for c in np.nonzero(m)]
-    return CoordinateIndexer(coords, shape, chunks, out_shape=(int(m.sum()),))
+    return CoordinateIndexer(coords, grid, out_shape=(int(m.sum()),))
 
 
-def _block(selection: Any, shape, chunks) -> _ProductIndexer:
+def _block(selection: Any, shape, grid: ChunkGrid) -> _ProductIndexer:
     sel = _expand_ellipsis(selection, len(shape))
     basic = []
-    for dim, (s, n, c) in enumerate(zip(sel, shape, chunks)):
-        nblocks = -(-n // c)
+    for dim, (s, d) in enumerate(zip(sel, grid.dims)):
+        nblocks = d.n
         if _is_int(s):
             b = int(s)
             if b < 0:
@@ -436,21 +433,22 @@ def _block(selection: Any, shape, chunks) -> _ProductIndexer:
                 raise BoundsCheckError(
                     f"block index {s} is out of bounds for axis {dim} with {nblocks} blocks"
                 )
-            basic.append(slice(b * c, min((b + 1) * c, n)))
+            basic.append(slice(d.start(b), d.stop(b)))
         elif isinstance(s, slice):
             if s.step not in (None, 1):
                 raise SelectionError(f"block selection slices must have step 1 (axis {dim})")
             b0, b1, _ = s.indices(nblocks)
-            basic.append(slice(b0 * c, min(max(b1, b0) * c, n)))
+            basic.append(slice(d.start(b0), d.stop(b1 - 1)) if b1 > b0 else slice(0, 0))
         else:
             raise SelectionError(
                 f"block selection takes ints and slices; axis {dim} got {type(s).__name__}"
             )
-    return _ProductIndexer(_basic_dims(tuple(basic), shape, chunks, False), orthogonal=False)
+    return _ProductIndexer(_basic_dims(tuple(basic), shape, grid, False), orthogonal=False)
 
 
-def make_indexer(selection: Any, shape: Sequence[int], chunks: Sequence[int], kind: str) -> Any:
-    """Build the indexer for ``selection`` of the given ``kind`` on a chunk grid.
+def make_indexer(selection: Any, shape: Sequence[int], grid: Any, kind: str) -> Any:
+    """Build the indexer for ``selection`` of the given ``kind`` on a chunk grid (a
+    :class:`~zarrkit.metadata.grid.ChunkGrid`, or the chunk shape of a regular grid).
 
     Examples
     --------
@@ -462,17 +460,18 @@ def make_indexer(selection: Any, shape: Sequence[int], chunks: Sequence[int], ki
     [((0,), (slice(2, 4, 1),)), ((1,), (slice(0, 3, 1),))]
     """
     shape = tuple(shape)
-    chunks = tuple(chunks)
+    if not isinstance(grid, ChunkGrid):
+        grid = RegularGrid(shape, grid)
     if kind == "basic":
-        return _ProductIndexer(_basic_dims(selection, shape, chunks, False), orthogonal=False)
+        return _ProductIndexer(_basic_dims(selection, shape, grid, False), orthogonal=False)
     if kind == "orthogonal":
-        return _ProductIndexer(_basic_dims(selection, shape, chunks, True), orthogonal=True)
+        return _ProductIndexer(_basic_dims(selection, shape, grid, True), orthogonal=True)
     if kind == "coordinate":
-        return _coordinate(selection, shape, chunks)
+        return _coordinate(selection, shape, grid)
     if kind == "mask":
-        return _mask(selection, shape, chunks)
+        return _mask(selection, shape, grid)
     if kind == "block":
-        return _block(selection, shape, chunks)
+        return _block(selection, shape, grid)
     raise ValueError(f"unknown selection kind {kind!r}")
 
 

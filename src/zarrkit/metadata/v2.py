@@ -16,6 +16,7 @@ from numcodecs.abc import Codec
 
 from ..codecs.base import ChunkSpec
 from ..codecs.chain import CodecChain
+from .grid import RegularGrid
 from ..codecs.v2 import v2_codecs
 from ..codecs.registry import codec_config, get_codec
 from ..errors import MetadataError
@@ -149,6 +150,11 @@ class ArrayMetadataV2:
         return json_bytes(self.to_json())
 
     # -- what the engine uses --------------------------------------------------------------
+    @cached_property
+    def grid(self) -> RegularGrid:
+        """The grid selections are projected on: the chunks (the inner chunks if sharded)."""
+        return RegularGrid(self.shape, self.chunks)
+
     @cached_property
     def codec(self) -> CodecChain:
         codecs = v2_codecs(len(self.shape), self.order, self.filters, self.compressor)

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..codecs.base import V3Codec, parse_v3_codec
 from ..codecs.chain import CodecChain, split_codecs
+from .grid import RegularGrid
 from ..codecs.base import ChunkSpec
 from ..codecs.sharding import ShardingCodec
 from ..errors import MetadataError
@@ -201,6 +202,11 @@ class ArrayMetadataV3:
         return json_bytes_v3(self.to_json(attributes))
 
     # -- what the engine uses --------------------------------------------------------------
+    @cached_property
+    def grid(self) -> RegularGrid:
+        """The grid selections are projected on: the chunks (the inner chunks if sharded)."""
+        return RegularGrid(self.shape, self.chunks)
+
     @cached_property
     def codec(self) -> CodecChain:
         spec = ChunkSpec(self.grid_chunks, self.dtype, self.fill_value)

@@ -12,6 +12,7 @@ Examples
 """
 
 from . import blosc, errors, meta  # noqa: F401 - meta: zarr.meta, and stores' _metadata_class
+from . import store_functions  # noqa: F401 - adds zarr-python 2's functions to zarrkit.storage
 from .api import (
     array,
     consolidate_metadata,

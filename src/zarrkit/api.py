@@ -7,16 +7,37 @@ validated before anything is deleted or written, so a bad call leaves the store 
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-import numpy as np
-
 from .config import config
-from .config import config as _settings  # the name create_array's config= argument shadows
 from .core.array import Array
+from .core.creation import (  # noqa: F401 - the creation functions are this module's too
+    _like,
+    _open_store,
+    array,
+    create,
+    create_array,
+    empty,
+    empty_like,
+    full,
+    full_like,
+    ones,
+    ones_like,
+    zeros,
+    zeros_like,
+)
 from .core.group import Group
-from .core.normalize import normalize_path
+from .core.initialize import (  # noqa: F401 - init_array, init_group: zarr-python 2's names here too
+    _check_free,
+    _check_zarr_format,
+    _pop_h5py_fillvalue,
+    _pop_h5py_kwargs,
+    _reject_unknown,
+    init_array,
+    init_group,
+    legacy_format,
+    require_parent_groups,
+)
 from .errors import (
     ArrayNotFoundError,
     ContainsArrayError,
@@ -24,19 +45,8 @@ from .errors import (
     GroupNotFoundError,
     NodeNotFoundError,
 )
-from .initialize import (  # noqa: F401 - init_array, init_group: zarr-python 2's names here too
-    _check_free,
-    _check_zarr_format,
-    _pop_h5py_fillvalue,
-    _pop_h5py_kwargs,
-    _pop_v3_options,
-    _reject_unknown,
-    init_array,
-    init_group,
-    legacy_format,
-    require_parent_groups,
-)
 from .metadata import io
+from .metadata.normalize import normalize_path
 from .storage.base import describe_location
 from .storage.coerce import coerce_store, user_store
 from .storage.memory import DictStore
@@ -62,310 +72,6 @@ __all__ = [
 ]
 
 _MODES = ("r", "r+", "a", "w", "w-", "x")
-
-
-def create(
-    shape: Any,
-    chunks: Any = True,
-    dtype: Any = None,
-    compressor: Any = "default",
-    fill_value: Any = 0,
-    order: str = "C",
-    store: Any = None,
-    synchronizer: Any = None,
-    overwrite: bool = False,
-    path: str | None = None,
-    chunk_store: Any = None,
-    filters: Any = None,
-    cache_metadata: bool = True,
-    cache_attrs: bool = True,
-    read_only: bool = False,
-    object_codec: Any = None,
-    dimension_separator: str | None = None,
-    write_empty_chunks: bool | None = None,
-    zarr_format: int | None = None,
-    storage_options: dict[str, Any] | None = None,
-    **kwargs: Any,
-) -> Array:
-    """Create an array.
-
-    Parameters
-    ----------
-    shape : int or tuple of ints
-        Array shape.
-    chunks : int or tuple of ints, optional
-        Chunk shape; guessed from shape and dtype if not given. ``None`` or ``-1`` in a tuple
-        means the whole dimension.
-    dtype : str or dtype, optional
-        NumPy dtype (default float64); ``str``/``bytes`` make variable-length string arrays.
-    compressor : Codec, optional
-        Primary compressor (default ``Blosc(cname='lz4', clevel=5, shuffle=1)``; None for none).
-    fill_value : object
-        Value of uninitialized portions of the array.
-    order : {'C', 'F'}, optional
-        Memory layout within each chunk.
-    store : MutableMapping or str
-        Store or path to a directory (default: a new in-memory dict).
-    synchronizer : object, optional
-        Array synchronizer.
-    overwrite : bool, optional
-        If True, delete everything at ``path`` first.
-    path : str, optional
-        Path of the array within the store.
-    chunk_store : MutableMapping, optional
-        Separate storage for chunks.
-    filters : sequence of Codecs, optional
-        Filters applied to chunk data before compression.
-    cache_metadata, cache_attrs : bool, optional
-        Cache metadata / attributes in the returned object.
-    object_codec : Codec, optional
-        Codec for object arrays (e.g. ``numcodecs.VLenUTF8()``).
-    dimension_separator : {'.', '/'}, optional
-        Separator in chunk keys (default '.', or the store's, e.g. '/' for NestedDirectoryStore).
-    write_empty_chunks : bool, optional
-        If False, chunks that are all fill value are not stored.
-    zarr_format : int, optional
-        Zarr format of the new array (default: ``zarrkit.config.zarr_format``, 3).
-    storage_options : dict, optional
-        Options of the remote file system when ``store`` is a URL (``s3://...``).
-
-    Returns
-    -------
-    Array
-
-    Examples
-    --------
-    >>> import zarrkit
-    >>> z = zarrkit.create((10000, 10000), chunks=(1000, 1000))
-    >>> z.shape, z.chunks, z.dtype
-    ((10000, 10000), (1000, 1000), dtype('float64'))
-    """
-    zarr_format = _check_zarr_format(legacy_format(kwargs, zarr_format, "create"))
-    compressor = _pop_h5py_kwargs(compressor, kwargs)
-    fill_value = _pop_h5py_fillvalue(fill_value, kwargs, 0)
-    attributes = kwargs.pop("attributes", None)
-    v3_options = _pop_v3_options(kwargs)
-    _reject_unknown(kwargs, "create")
-    if store is None:
-        store = {}
-    store = _open_store(store, storage_options, read_only=False)
-    init_array(
-        store,
-        shape=shape,
-        chunks=chunks,
-        dtype=dtype,
-        compressor=compressor,
-        fill_value=fill_value,
-        order=order,
-        overwrite=overwrite,
-        path=path,
-        chunk_store=chunk_store,
-        filters=filters,
-        object_codec=object_codec,
-        dimension_separator=dimension_separator,
-        zarr_format=zarr_format,
-        attributes=attributes,
-        v3_options=v3_options,
-    )
-    return Array(
-        store,
-        path=path,
-        read_only=read_only,
-        chunk_store=chunk_store,
-        synchronizer=synchronizer,
-        cache_metadata=cache_metadata,
-        cache_attrs=cache_attrs,
-        write_empty_chunks=config.write_empty_chunks if write_empty_chunks is None else write_empty_chunks,
-    )
-
-
-def _fixed_fill(fn: str, value: Any, kwargs: dict[str, Any]) -> None:
-    """``zeros``/``ones`` fill with their own value: another ``fill_value`` is refused rather
-    than silently ignored."""
-    if "fill_value" in kwargs:
-        given = kwargs["fill_value"]
-        same = False
-        try:
-            same = bool(given == value) and not isinstance(given, (str, bytes))
-        except Exception:  # noqa: BLE001 - arrays and other odd values are simply not the same
-            same = False
-        if not same:
-            raise TypeError(
-                f"{fn}() fills with {value!r}; got fill_value={given!r} (use full() or create())"
-            )
-    kwargs["fill_value"] = value
-
-
-def empty(shape: Any, chunks: Any = True, dtype: Any = None, **kwargs: Any) -> Array:
-    """Create an array whose uninitialized contents are undefined (no fill value).
-
-    Takes the arguments of :func:`create`; a ``fill_value`` given is used.
-
-    Examples
-    --------
-    >>> import zarrkit
-    >>> z = zarrkit.empty((100,), chunks=10, dtype='i4', zarr_format=2)
-    >>> z.fill_value is None
-    True
-    """
-    kwargs.setdefault("fill_value", None)
-    return create(shape=shape, chunks=chunks, dtype=dtype, **kwargs)
-
-
-def zeros(shape: Any, chunks: Any = True, dtype: Any = None, **kwargs: Any) -> Array:
-    """Create an array filled with zeros.
-
-    Takes the arguments of :func:`create` except ``fill_value`` (a ``TypeError``, unless 0).
-
-    Examples
-    --------
-    >>> import zarrkit
-    >>> z = zarrkit.zeros((10000, 10000), chunks=(1000, 1000))
-    >>> z[:2, :2]
-    array([[0., 0.],
-           [0., 0.]])
-    """
-    _fixed_fill("zeros", 0, kwargs)
-    return create(shape=shape, chunks=chunks, dtype=dtype, **kwargs)
-
-
-def ones(shape: Any, chunks: Any = True, dtype: Any = None, **kwargs: Any) -> Array:
-    """Create an array filled with ones.
-
-    Takes the arguments of :func:`create` except ``fill_value`` (a ``TypeError``, unless 1).
-
-    Examples
-    --------
-    >>> import zarrkit
-    >>> z = zarrkit.ones((4, 4), chunks=(2, 2))
-    >>> float(z[0, 0])
-    1.0
-    """
-    _fixed_fill("ones", 1, kwargs)
-    return create(shape=shape, chunks=chunks, dtype=dtype, **kwargs)
-
-
-def full(shape: Any, fill_value: Any, chunks: Any = True, dtype: Any = None, **kwargs: Any) -> Array:
-    """Create an array filled with ``fill_value`` (checked against ``dtype`` as by :func:`create`).
-
-    Examples
-    --------
-    >>> import zarrkit
-    >>> z = zarrkit.full((4, 4), fill_value=42, chunks=(2, 2))
-    >>> float(z[3, 3])
-    42.0
-    """
-    return create(shape=shape, chunks=chunks, dtype=dtype, fill_value=fill_value, **kwargs)
-
-
-def _source_info(data: Any) -> dict[str, Any]:
-    info: dict[str, Any] = {}
-    if isinstance(data, Array):
-        meta = data.metadata
-        info.update(
-            chunks=meta.chunks,
-            dtype=meta.dtype,
-            compressor=meta.compressor,
-            fill_value=meta.fill_value,
-            order=meta.layout_order,
-        )
-        filters = list(meta.filters or ())
-        if meta.zarr_format == 3 and meta.layout_order == "F":
-            filters.pop(0)  # the transpose codec: order='F' writes it again
-        if meta.dtype.kind == "O" and filters:
-            info["object_codec"] = filters.pop(0)
-        info["filters"] = filters or None
-    else:
-        chunks = getattr(data, "chunks", None)
-        chunklen = getattr(data, "chunklen", None)  # bcolz-style arrays chunk the first dimension
-        shape = getattr(data, "shape", None)
-        if isinstance(chunks, tuple) and all(isinstance(c, (int, np.integer)) for c in chunks):
-            info["chunks"] = chunks
-        elif isinstance(chunklen, (int, np.integer)) and shape:
-            info["chunks"] = (int(chunklen), *shape[1:])
-        for attr in ("dtype", "compressor", "fill_value", "order", "filters"):
-            if hasattr(data, attr):
-                info[attr] = getattr(data, attr)
-    return info
-
-
-def array(data: Any, **kwargs: Any) -> Array:
-    """Create an array filled with ``data`` (a NumPy array, array-like or zarrkit Array).
-
-    Examples
-    --------
-    >>> import numpy as np, zarrkit
-    >>> z = zarrkit.array(np.arange(100).reshape(10, 10), chunks=(5, 5))
-    >>> int(z[9, 9])
-    99
-    """
-    if not hasattr(data, "shape") or not hasattr(data, "dtype"):
-        data = np.asanyarray(data)
-    if kwargs.get("dtype") is None:
-        kwargs["dtype"] = data.dtype
-    if kwargs.get("chunks") is None:
-        kwargs["chunks"] = _source_info(data).get("chunks", True)
-    if np.dtype(kwargs["dtype"]).kind == "O" and kwargs.get("object_codec") is None:
-        kwargs["object_codec"] = _guess_object_codec(data)
-    # read_only=True: the data is written first, then the returned array refuses writes
-    read_only = kwargs.pop("read_only", False)
-    z = create(shape=data.shape, **kwargs)
-    z[...] = data
-    if read_only:
-        z.read_only = True
-    return z
-
-
-def _guess_object_codec(data: Any) -> Any:
-    import numcodecs
-
-    flat = np.asarray(data, dtype=object).reshape(-1)
-    if flat.size and all(isinstance(v, str) for v in flat):
-        return numcodecs.VLenUTF8()
-    if flat.size and all(isinstance(v, bytes) for v in flat):
-        return numcodecs.VLenBytes()
-    return None
-
-
-def _like(fn: str, a: Any, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """The shape and creation arguments of an array like ``a`` (``kwargs`` win)."""
-    shape = kwargs.pop("shape", None)
-    if shape is None:
-        shape = getattr(a, "shape", None)
-    if shape is None:
-        raise TypeError(f"{fn}() needs an array-like with a shape, got {type(a).__name__}; give shape=")
-    for k, v in _source_info(a).items():
-        kwargs.setdefault(k, v)
-    return shape, kwargs
-
-
-def empty_like(a: Any, **kwargs: Any) -> Array:
-    """Create an empty array like ``a`` (shape, chunks, dtype, compressor, ...)."""
-    shape, kwargs = _like("empty_like", a, kwargs)
-    kwargs.pop("fill_value", None)
-    return empty(shape, **kwargs)
-
-
-def zeros_like(a: Any, **kwargs: Any) -> Array:
-    """Create an array of zeros like ``a``."""
-    shape, kwargs = _like("zeros_like", a, kwargs)
-    kwargs.pop("fill_value", None)
-    return zeros(shape, **kwargs)
-
-
-def ones_like(a: Any, **kwargs: Any) -> Array:
-    """Create an array of ones like ``a``."""
-    shape, kwargs = _like("ones_like", a, kwargs)
-    kwargs.pop("fill_value", None)
-    return ones(shape, **kwargs)
-
-
-def full_like(a: Any, **kwargs: Any) -> Array:
-    """Create a filled array like ``a`` (``fill_value`` from ``kwargs`` or from ``a``)."""
-    shape, kwargs = _like("full_like", a, kwargs)
-    if kwargs.get("fill_value") is None:
-        raise TypeError("full_like() needs a fill_value (none given and none on the source)")
-    return full(shape, **kwargs)
 
 
 def open_like(a: Any, path: Any, **kwargs: Any) -> Array:
@@ -453,14 +159,6 @@ def open_array(
         raise TypeError(f"open_array(mode={mode!r}) must create an array and needs shape=")
     init_array(s, shape=shape, overwrite=(mode == "w"), path=path, chunk_store=chunk_store, **create_kwargs)
     return Array(store_arg, path=path, **open_kwargs)
-
-
-def _open_store(store: Any, storage_options: dict[str, Any] | None, read_only: bool) -> Any:
-    """A path or URL becomes its store here (read-only for mode 'r'); mappings and stores
-    pass through unchanged (a node shows the user's own mapping as its store)."""
-    if isinstance(store, (str, os.PathLike)) or storage_options is not None:
-        return coerce_store(store, read_only=read_only, storage_options=storage_options)
-    return store
 
 
 def group(
@@ -596,115 +294,6 @@ def open(store: Any = None, mode: str = "a", *, path: str | None = None, **kwarg
     if kind == "array":
         return open_array(store_arg, mode=mode, path=norm, **kwargs)
     return open_group(store_arg, mode=mode, path=norm, **kwargs)
-
-
-def create_array(
-    store: Any = None,
-    *,
-    name: str | None = None,
-    shape: Any,
-    dtype: Any = "float64",
-    chunks: Any = "auto",
-    shards: Any = None,
-    filters: Any = None,
-    compressors: Any = "auto",
-    serializer: Any = "auto",
-    fill_value: Any = None,
-    order: str | None = None,
-    zarr_format: int | None = None,
-    attributes: dict[str, Any] | None = None,
-    chunk_key_encoding: Any = None,
-    dimension_names: Any = None,
-    codecs: Any = None,
-    overwrite: bool = False,
-    synchronizer: Any = None,
-    write_empty_chunks: bool | None = None,
-    storage_options: dict[str, Any] | None = None,
-    config: dict[str, Any] | None = None,
-) -> Array:
-    """Create an array with zarr-python 3's spelling of the arguments.
-
-    Parameters
-    ----------
-    store : store, str or MutableMapping
-        Where to create the array (default: a new in-memory store).
-    name : str, optional
-        Path of the array in the store.
-    shape, dtype, chunks : optional
-        Shape, data type and (inner) chunk shape (``'auto'`` guesses one).
-    shards : tuple of ints, optional
-        Shard shape (v3): chunks are stored ``shards/chunks`` at a time in one object.
-    filters, compressors, serializer : optional
-        The array→array, bytes→bytes and array→bytes codecs, as zarrkit codecs, numcodecs
-        codecs or JSON descriptions. ``compressors='auto'`` is the default compressor.
-    codecs : list, optional
-        The whole v3 codec chain exactly as in ``zarr.json`` (instead of filters, serializer,
-        compressors and shards).
-    fill_value, order, attributes, chunk_key_encoding, dimension_names, zarr_format : optional
-        As in the metadata; ``zarr_format`` defaults to ``zarrkit.config.zarr_format``.
-    overwrite : bool
-        Replace whatever is at ``name``.
-    config : dict, optional
-        zarr-python 3's per-array settings: ``order`` (when ``order=`` is not given;
-        default ``zarrkit.config.order``) and ``write_empty_chunks``.
-
-    Examples
-    --------
-    >>> import zarrkit
-    >>> z = zarrkit.create_array({}, shape=(100, 100), chunks=(10, 10), shards=(50, 50),
-    ...                          dtype='i4', zarr_format=3)
-    >>> z.chunks, z.shards
-    ((10, 10), (50, 50))
-    """
-    zarr_format = _check_zarr_format(zarr_format)
-    array_config = dict(config or {})
-    unknown = set(array_config) - {"order", "write_empty_chunks"}
-    if unknown:
-        raise TypeError(f"config: unknown array setting(s) {sorted(unknown)}; expected 'order', 'write_empty_chunks'")
-    if order is None:
-        order = array_config.get("order") or _settings.order
-    if write_empty_chunks is None:
-        write_empty_chunks = array_config.get("write_empty_chunks")
-    if codecs is not None and (filters is not None or shards is not None or compressors != "auto" or serializer != "auto"):
-        raise TypeError("give either codecs= or filters=/serializer=/compressors=/shards=, not both")
-    v3_options: dict[str, Any] = {}
-    compressor: Any = "default" if compressors == "auto" else compressors
-    if zarr_format == 3:
-        v3_options = {
-            "shards": shards, "codecs": codecs, "chunk_key_encoding": chunk_key_encoding,
-            "dimension_names": dimension_names,
-            "serializer": "auto" if serializer in ("auto", None) else serializer,
-        }
-        v3_options = {k: v for k, v in v3_options.items() if v is not None}
-    else:
-        if shards is not None or codecs is not None or dimension_names is not None or serializer not in ("auto", None):
-            raise TypeError("shards, codecs, serializer and dimension_names need zarr_format=3")
-        if isinstance(compressor, (list, tuple)):
-            if len(compressor) > 1:
-                raise ValueError("zarr_format=2 arrays take at most one compressor")
-            compressor = compressor[0] if compressor else None
-    kwargs: dict[str, Any] = {}
-    if zarr_format == 2 and isinstance(chunk_key_encoding, dict):
-        kwargs["dimension_separator"] = (chunk_key_encoding.get("configuration") or {}).get("separator")
-    return create(
-        shape,
-        chunks=True if chunks == "auto" else chunks,
-        dtype=dtype,
-        compressor=compressor,
-        fill_value=fill_value,
-        order=order,
-        store=store,
-        path=name,
-        filters=filters,
-        overwrite=overwrite,
-        synchronizer=synchronizer,
-        write_empty_chunks=write_empty_chunks,
-        zarr_format=zarr_format,
-        attributes=attributes,
-        storage_options=storage_options,
-        **v3_options,
-        **kwargs,
-    )
 
 
 def consolidate_metadata(

@@ -66,7 +66,7 @@ from . import __version__
 from .core.array import Array
 from .core.group import Group
 from .core.info import human_readable_size
-from .core.normalize import normalize_path
+from .metadata.normalize import normalize_path
 from .errors import MetadataError, ZarrkitError
 from .metadata import io
 from .storage.base import Store, join_path

@@ -19,11 +19,13 @@ False
 from __future__ import annotations
 
 import os
-import threading
 import pprint as _pprint
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
+
+import numcodecs
 
 __all__ = ["Config", "config"]
 
@@ -40,6 +42,10 @@ ZARR3_KEYS = {
 
 def _default_threads() -> int:
     return max(os.cpu_count() or 1, 1)
+
+
+def _default_compressor() -> Any:
+    return numcodecs.Blosc(cname="lz4", clevel=5, shuffle=numcodecs.Blosc.SHUFFLE)
 
 
 @dataclass
@@ -68,6 +74,9 @@ class Config:
     order : str
         Memory layout (``'C'`` or ``'F'``) of arrays made by :func:`zarrkit.create_array` when
         it is not given (zarr-python 3's ``array.order``); zarr-2 style functions keep ``'C'``.
+    default_compressor : numcodecs codec or None
+        The compressor of new arrays when none is given (Blosc LZ4, level 5, byte shuffle);
+        zarr-python 2 code sets it as ``zarr.storage.default_compressor``, which is this.
     """
 
     threads: int = field(default_factory=_default_threads)
@@ -76,6 +85,7 @@ class Config:
     zarr_format: int = 3
     write_empty_chunks: bool = True
     order: str = "C"
+    default_compressor: Any = field(default_factory=_default_compressor)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def _resolve(self, changes: Mapping[str, object]) -> dict[str, object]:

@@ -30,7 +30,7 @@ import numpy as np
 from .config import config
 from .core.array import Array
 from .core.group import Group
-from .core.normalize import normalize_path
+from .metadata.normalize import normalize_path
 from .core.tree import TreeView
 from .errors import CopyError, NodeNotFoundError, ZarrkitError
 from .metadata import io

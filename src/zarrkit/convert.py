@@ -27,7 +27,7 @@ from .codecs.v3_builtin import (
     VLenBytesCodec,
     VLenUTF8Codec,
 )
-from .core.normalize import normalize_path
+from .metadata.normalize import normalize_path
 from .errors import MetadataError, NodeNotFoundError
 from .metadata import io, v2, v3
 from .metadata.consolidated import ZMETADATA, consolidate, load_consolidated

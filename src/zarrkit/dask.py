@@ -17,32 +17,15 @@ and metadata instead of pickling them (which would copy a whole in-memory store)
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import numpy as np
 
 from .core.array import Array
+from .core.creation import create_array
+from .core.info import tokenize_array
 
 __all__ = ["check_aligned", "from_dask", "store", "to_dask", "tokenize_array"]
-
-
-def _store_identity(array: Array) -> Any:
-    s = array._store  # the coerced store
-    path = getattr(s, "path", None)
-    if isinstance(path, str):
-        return (type(s).__name__, path)
-    return (type(s).__name__, id(s))
-
-
-def tokenize_array(array: Array) -> tuple[Any, ...]:
-    """What identifies a zarrkit array for dask: its store, path and metadata (no data)."""
-    meta = array.metadata
-    try:
-        meta_doc = json.dumps(meta.to_json(), sort_keys=True, default=str)
-    except (TypeError, ValueError, AttributeError):  # pragma: no cover - no JSON form
-        meta_doc = repr(meta)
-    return ("zarrkit.Array", _store_identity(array), array.path, meta_doc, array.read_only, array.is_view)
 
 
 def _register_tokenizer() -> None:
@@ -197,8 +180,6 @@ def from_dask(x: Any, store: Any = None, path: str | None = None, **create_kwarg
     ((5,), 45)
     """
     import dask.array as da
-
-    from .api import create_array
 
     x = da.asarray(x)
     chunks = create_kwargs.pop("chunks", None)

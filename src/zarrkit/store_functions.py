@@ -19,9 +19,12 @@ import os
 import warnings
 from typing import Any
 
-from .core.normalize import normalize_path
+from . import storage
+from .core.initialize import init_array, init_group
 from .metadata import io
 from .metadata.consolidated import ConsolidatedMetadataStore
+from .metadata.normalize import normalize_path
+from .metadata.v1 import migrate_1to2
 from .storage.base import Store
 from .storage.coerce import coerce_store
 from .storage.mapping import KVStore, MappingStore
@@ -100,3 +103,15 @@ def normalize_store_arg(
         return KVStore(dict())
     s = coerce_store(store, read_only=(mode == "r"), storage_options=storage_options)
     return KVStore(store) if type(s) is MappingStore else s
+
+
+# zarr-python 2 code finds these functions in ``zarr.storage``, beside the stores: that package
+# is below the layer they belong to, so they are handed to it from here
+_ZARR2_FUNCTIONS = {
+    "init_array": init_array, "init_group": init_group, "contains_array": contains_array,
+    "contains_group": contains_group, "getsize": getsize, "listdir": listdir, "rmdir": rmdir,
+    "rename": rename, "normalize_store_arg": normalize_store_arg,
+    "ConsolidatedMetadataStore": ConsolidatedMetadataStore, "migrate_1to2": migrate_1to2,
+}
+for _name in storage.ZARR2_FUNCTIONS:
+    setattr(storage, _name, _ZARR2_FUNCTIONS[_name])

@@ -36,6 +36,17 @@ from numcodecs.abc import Codec
 
 from .categorize import Categorize
 from .registry import codec_config, format_codec, get_codec, register_codec
+from .sharding import ShardingCodec
+from .v3_builtin import (
+    BloscCodec,
+    BytesCodec,
+    Crc32cCodec,
+    GzipCodec,
+    TransposeCodec,
+    VLenBytesCodec,
+    VLenUTF8Codec,
+    ZstdCodec,
+)
 
 try:  # optional: needs the msgpack package
     from numcodecs import MsgPack
@@ -77,24 +88,8 @@ __all__ = [
     "register_codec",
 ]
 
-# Zarr v3 codecs (as named in zarr.json), loaded on first use.
-_V3 = {
-    "BytesCodec": "v3_builtin",
-    "TransposeCodec": "v3_builtin",
-    "GzipCodec": "v3_builtin",
-    "ZstdCodec": "v3_builtin",
-    "BloscCodec": "v3_builtin",
-    "Crc32cCodec": "v3_builtin",
-    "VLenUTF8Codec": "v3_builtin",
-    "VLenBytesCodec": "v3_builtin",
-    "ShardingCodec": "sharding",
-}
-__all__ += list(_V3)
-
-
-def __getattr__(name: str):
-    if name in _V3:
-        import importlib
-
-        return getattr(importlib.import_module(f".{_V3[name]}", __name__), name)
-    raise AttributeError(f"module 'zarrkit.codecs' has no attribute {name!r}")
+# Zarr v3 codecs (as named in zarr.json)
+__all__ += [
+    "BytesCodec", "TransposeCodec", "GzipCodec", "ZstdCodec", "BloscCodec", "Crc32cCodec",
+    "VLenUTF8Codec", "VLenBytesCodec", "ShardingCodec",
+]

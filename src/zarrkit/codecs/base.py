@@ -7,12 +7,11 @@ Each codec is parsed once from its JSON form and *resolved* against the chunk it
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ..errors import MetadataError, UnknownCodecError
+from ..errors import MetadataError
 
 __all__ = [
     "ChunkSpec",
@@ -20,8 +19,6 @@ __all__ = [
     "ArrayArrayCodec",
     "ArrayBytesCodec",
     "BytesBytesCodec",
-    "register_v3_codec",
-    "parse_v3_codec",
     "parse_codec_json",
 ]
 
@@ -145,14 +142,6 @@ class BytesBytesCodec(V3Codec):
         return None
 
 
-_REGISTRY: dict[str, Callable[[dict[str, Any], str | None], V3Codec]] = {}
-
-
-def register_v3_codec(name: str, factory: Callable[[dict[str, Any], str | None], V3Codec]) -> None:
-    """Register a factory ``(configuration, key) -> codec`` for a v3 codec name."""
-    _REGISTRY[name] = factory
-
-
 def parse_codec_json(obj: Any, key: str | None) -> tuple[str, dict[str, Any]]:
     """Split a codec's JSON (``"name"`` or ``{"name": ..., "configuration": {...}}``)."""
     if isinstance(obj, str):
@@ -168,19 +157,3 @@ def parse_codec_json(obj: Any, key: str | None) -> tuple[str, dict[str, Any]]:
     if not isinstance(config, dict):
         raise MetadataError(f"codec {obj['name']!r}: configuration must be an object, got {config!r}", key)
     return obj["name"], config
-
-
-def parse_v3_codec(obj: Any, key: str | None = None) -> V3Codec:
-    """Instantiate a v3 codec from its JSON form (errors name ``key``)."""
-    from . import sharding, v3_builtin  # noqa: F401  (they register the built-in codecs)
-
-    name, config = parse_codec_json(obj, key)
-    factory = _REGISTRY.get(name)
-    if factory is None:
-        raise UnknownCodecError(f"unknown codec {name!r}; known codecs: {sorted(_REGISTRY)}", key)
-    try:
-        return factory(config, key)
-    except MetadataError:
-        raise
-    except (TypeError, ValueError, KeyError) as exc:
-        raise MetadataError(f"codec {name!r}: invalid configuration {config!r}: {exc}", key) from None

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numcodecs
 from numcodecs.abc import Codec as NumcodecsCodec
 
 from ..errors import UnsupportedCodecError
-from .base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, V3Codec, parse_v3_codec
+from .base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, V3Codec
+from .registry import get_codec
 from .v3_builtin import (
+    _NUMCODECS_ARRAY,
     BloscCodec,
     Crc32cCodec,
     GzipCodec,
@@ -26,8 +29,8 @@ from .v3_builtin import (
     VLenBytesCodec,
     VLenUTF8Codec,
     ZstdCodec,
-    _NUMCODECS_ARRAY,
 )
+from .v3_registry import parse_v3_codec
 
 __all__ = ["to_v2_codec", "to_v2_codecs", "to_v3_codec", "to_v3_codecs"]
 
@@ -112,9 +115,6 @@ def to_v2_codec(obj: Any, argument: str = "compressor") -> NumcodecsCodec:
     >>> to_v2_codec({"name": "gzip", "configuration": {"level": 1}})
     GZip(level=1)
     """
-    import numcodecs
-
-    from .registry import get_codec
 
     if isinstance(obj, NumcodecsCodec):
         return obj

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import numcodecs
+import numpy as np
 from numcodecs.abc import Codec
 
 from ..errors import MetadataError, UnknownCodecError
@@ -87,8 +88,6 @@ def format_codec(codec: Codec) -> str:
             if k == "astype" and v == dtype:
                 continue
             try:
-                import numpy as np
-
                 parts.append(f"{k}={np.dtype(v)}")
                 continue
             except TypeError:

@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import ChunkDecodeError, MetadataError
-from .base import ArrayBytesCodec, ChunkSpec, V3Codec, parse_v3_codec, register_v3_codec
+from .base import ArrayBytesCodec, ChunkSpec, V3Codec
 from .buffers import filled, is_all_fill
 from .chain import CodecChain
+from .v3_builtin import BytesCodec, Crc32cCodec
 
 __all__ = ["ShardingCodec", "EMPTY"]
 
@@ -37,8 +38,6 @@ class ShardingCodec(ArrayBytesCodec):
         index_codecs: list[V3Codec] | None = None,
         index_location: str = "end",
     ):
-        from .v3_builtin import BytesCodec, Crc32cCodec
-
         self.chunk_shape = tuple(int(c) for c in chunk_shape)
         if any(c < 1 for c in self.chunk_shape):
             raise MetadataError(f"sharding_indexed: chunk_shape must be positive, got {list(self.chunk_shape)}")
@@ -196,21 +195,3 @@ class _ResolvedSharding:
         else:
             parts.insert(0, idx)
         return parts
-
-
-def _make_sharding(config: dict[str, Any], key: str | None) -> ShardingCodec:
-    allowed = {"chunk_shape", "codecs", "index_codecs", "index_location"}
-    extra = set(config) - allowed
-    if extra:
-        raise MetadataError(f"sharding_indexed: unexpected configuration field(s) {sorted(extra)}", key)
-    if "chunk_shape" not in config or not isinstance(config["chunk_shape"], list):
-        raise MetadataError("sharding_indexed: configuration needs a 'chunk_shape' list", key)
-    codecs = [parse_v3_codec(c, key) for c in config.get("codecs", [{"name": "bytes"}])]
-    index_codecs = [parse_v3_codec(c, key) for c in config.get("index_codecs", [])] or None
-    try:
-        return ShardingCodec(config["chunk_shape"], codecs, index_codecs, config.get("index_location", "end"))
-    except MetadataError as exc:
-        raise MetadataError(str(exc), key) from None
-
-
-register_v3_codec("sharding_indexed", _make_sharding)

@@ -15,13 +15,7 @@ import numpy as np
 from numcodecs.compat import ensure_bytes, ensure_contiguous_ndarray
 
 from ..errors import ChunkDecodeError, MetadataError
-from .base import (
-    ArrayArrayCodec,
-    ArrayBytesCodec,
-    BytesBytesCodec,
-    ChunkSpec,
-    register_v3_codec,
-)
+from .base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec
 from .blosc_fast import (
     compress as blosc_compress,
     compress_transient,
@@ -43,12 +37,6 @@ __all__ = [
     "NumcodecsArrayArrayCodec",
     "NumcodecsBytesBytesCodec",
 ]
-
-
-def _check_keys(config: dict[str, Any], allowed: set[str], name: str, key: str | None) -> None:
-    extra = set(config) - allowed
-    if extra:
-        raise MetadataError(f"codec {name!r}: unexpected configuration field(s) {sorted(extra)}", key)
 
 
 # -- array → bytes ------------------------------------------------------------------------------
@@ -390,48 +378,12 @@ class NumcodecsBytesBytesCodec(_NumcodecsBytes):
         return {k: v for k, v in self.codec.get_config().items() if k != "id"}
 
 
-# -- registration --------------------------------------------------------------------------------
-def _factory(cls: Any, allowed: set[str]):
-    def make(config: dict[str, Any], key: str | None):
-        _check_keys(config, allowed, cls.name, key)
-        try:
-            return cls(**config)
-        except MetadataError as exc:
-            raise MetadataError(str(exc), key) from None
-
-    return make
-
-
-register_v3_codec("bytes", _factory(BytesCodec, {"endian"}))
-register_v3_codec("transpose", _factory(TransposeCodec, {"order"}))
-register_v3_codec("gzip", _factory(GzipCodec, {"level"}))
-register_v3_codec("zstd", _factory(ZstdCodec, {"level", "checksum"}))
-register_v3_codec("blosc", _factory(BloscCodec, {"cname", "clevel", "shuffle", "typesize", "blocksize"}))
-register_v3_codec("crc32c", _factory(Crc32cCodec, set()))
-register_v3_codec("vlen-utf8", _factory(VLenUTF8Codec, set()))
-register_v3_codec("vlen-bytes", _factory(VLenBytesCodec, set()))
-
+#: numcodecs codecs that are array→array under their ``numcodecs.<id>`` v3 names
 _NUMCODECS_ARRAY = {"delta", "bitround", "fixedscaleoffset", "quantize", "packbits", "astype", "categorize"}
+#: numcodecs codecs that are bytes→bytes under their ``numcodecs.<id>`` v3 names
 _NUMCODECS_BYTES = {
     "blosc", "lz4", "zstd", "zlib", "gzip", "bz2", "lzma", "shuffle",
     "crc32", "crc32c", "adler32", "fletcher32", "jenkins_lookup3", "base64",
 }
-
-
-def _numcodecs_factory(codec_id: str):
-    def make(config: dict[str, Any], key: str | None):
-        from .registry import get_codec
-
-        codec = get_codec({"id": codec_id, **config}, key)
-        name = f"numcodecs.{codec_id}"
-        if codec_id in _NUMCODECS_ARRAY:
-            return NumcodecsArrayArrayCodec(name, codec)
-        return NumcodecsBytesBytesCodec(name, codec)
-
-    return make
-
-
-for _id in sorted(_NUMCODECS_ARRAY | _NUMCODECS_BYTES):
-    register_v3_codec(f"numcodecs.{_id}", _numcodecs_factory(_id))
 
 NATIVE_LITTLE = sys.byteorder == "little"

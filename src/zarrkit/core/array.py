@@ -6,19 +6,20 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+import numcodecs
 import numpy as np
 
 from ..codecs.coerce import to_v2_codec
 from ..errors import ArrayNotFoundError, ReadOnlyError, ShapeMismatchError, UnsupportedCodecError
 from ..metadata import io
 from ..metadata.dtypes import normalize_fill_value
+from ..metadata.normalize import normalize_chunks, normalize_path, normalize_shape
 from ..storage.base import Store
 from ..storage.coerce import coerce_store, user_store
 from .attributes import Attributes
 from .chunks import ChunkContext
 from .indexing import classify_selection, make_indexer, pop_fields
-from .info import InfoReporter, array_digest, array_info_items, array_repr
-from .normalize import normalize_chunks, normalize_path, normalize_shape
+from .info import InfoReporter, array_digest, array_info_items, array_repr, tokenize_array
 from .read import read_selection
 from .stored import check_stored, count_stored_chunks, iter_stored
 from .write import write_selection
@@ -475,8 +476,6 @@ class Array:
 
     def __dask_tokenize__(self) -> Any:
         """A cheap deterministic token (store, path, metadata) instead of pickling the data."""
-        from ..dask import tokenize_array
-
         return tokenize_array(self)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
@@ -657,8 +656,6 @@ class Array:
         >>> z.astype('i4')[:]
         array([0, 1, 2, 3], dtype=int32)
         """
-        import numcodecs
-
         dtype = np.dtype(dtype)
         filters = [numcodecs.AsType(encode_dtype=self.dtype.str, decode_dtype=dtype.str)]
         filters.extend(self._meta.filters or ())

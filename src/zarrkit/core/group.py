@@ -18,13 +18,15 @@ from ..errors import (
     ReadOnlyError,
 )
 from ..metadata import io
+from ..metadata.normalize import normalize_path, normalize_shape
 from ..storage.base import Store, describe_location, describe_store, join_path
 from ..storage.coerce import coerce_store, user_store
+from . import creation
 from .array import Array
 from .attributes import Attributes
 from .group_zarr3 import Zarr3GroupMethods
 from .info import InfoReporter, group_info_items, store_name
-from .normalize import normalize_path
+from .initialize import init_group, require_parent_groups
 from .tree import TreeView
 
 __all__ = ["Group"]
@@ -459,14 +461,12 @@ class Group(Mapping, Zarr3GroupMethods):
             raise ContainsGroupError(f"a group already exists at {describe_location(self._store_arg, path)}", path)
 
     def _create_group_nosync(self, name: Any, overwrite: bool) -> Group:
-        from .. import api
-
         path = self._item_path(name)
         if overwrite:
             self._check_not_above(path, name)
         else:
             self._check_free(path, name)
-        api.init_group(
+        init_group(
             self._store, path=path, overwrite=overwrite, chunk_store=self._chunk_store_arg,
             zarr_format=self._zarr_format,
         )
@@ -522,15 +522,13 @@ class Group(Mapping, Zarr3GroupMethods):
         return kwargs
 
     def _create_nosync(self, fn_name: str, name: Any, *args: Any, **kwargs: Any) -> Array:
-        from .. import api
-
         if fn_name == "create" and kwargs.get("data") is not None:
             fn_name = "array"
             args = (kwargs.pop("data"),)
         kwargs.pop("data", None)
         path = self._item_path(name)
         self._check_not_above(path, name)
-        fn = getattr(api, fn_name)
+        fn = getattr(creation, fn_name)
         return fn(*args, store=self._store_arg, path=path, **self._array_kwargs(kwargs))
 
     def _create(self, fn_name: str, name: Any, *args: Any, **kwargs: Any) -> Array:
@@ -549,8 +547,6 @@ class Group(Mapping, Zarr3GroupMethods):
         An existing array must have the given shape and a dtype that is ``dtype`` (``exact``) or
         can be cast from it; otherwise a ``TypeError`` says what differs.
         """
-        from .normalize import normalize_shape
-
         self._check_writable()
         with self._hierarchy_lock():
             path = self._item_path(name)
@@ -611,8 +607,6 @@ class Group(Mapping, Zarr3GroupMethods):
         :class:`~zarrkit.errors.ContainsGroupError` (all of them ``ValueError``, as in
         zarr-python 2); groups missing above ``dest`` are created.
         """
-        from .. import api
-
         self._check_writable()
         with self._hierarchy_lock():
             src = self._item_path(source)
@@ -627,7 +621,7 @@ class Group(Mapping, Zarr3GroupMethods):
                 raise cls(f"cannot move {source!r} to {dest!r}: {describe_location(self._store_arg, dst)} holds {article} {existing}", dst)
             if not dst or dst.startswith(src + "/"):
                 raise InvalidPathError(f"cannot move {source!r} into itself ({dest!r})")
-            api.require_parent_groups(self._store, dst, self._zarr_format)
+            require_parent_groups(self._store, dst, self._zarr_format)
             stores = [self._store]
             if self._chunk_store_arg is not None:
                 stores.append(coerce_store(self._chunk_store_arg))

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from . import creation
+
 __all__ = ["Zarr3GroupMethods", "GroupMetadata"]
 
 
@@ -49,8 +51,6 @@ class Zarr3GroupMethods:
         >>> a.shape, a.chunks, g.nmembers()
         ((4, 4), (2, 2), 1)
         """
-        from .. import api
-
         if data is not None:
             data = data if hasattr(data, "shape") and hasattr(data, "dtype") else np.asanyarray(data)
             if shape is not None and tuple(np.atleast_1d(shape)) != tuple(data.shape):
@@ -63,7 +63,7 @@ class Zarr3GroupMethods:
         with self._hierarchy_lock():  # type: ignore[attr-defined]
             path = self._item_path(name)  # type: ignore[attr-defined]
             self._check_not_above(path, name)  # type: ignore[attr-defined]
-            api.create_array(
+            creation.create_array(
                 self._store_arg, name=path, shape=shape,  # type: ignore[attr-defined]
                 dtype="float64" if dtype is None else dtype, overwrite=overwrite,
                 zarr_format=kwargs.pop("zarr_format", self.zarr_format), **kwargs,  # type: ignore[attr-defined]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import html
 import itertools
+import json
 import textwrap
 from typing import Any
 
@@ -200,3 +201,21 @@ def array_digest(a: Any, hashname: str) -> bytes:
     attrs = a._store.get(a._attrs.key) or b""
     h.update(b"" if attrs.strip() == b"{}" else attrs)
     return h.digest()
+
+
+def _store_identity(array: Any) -> Any:
+    s = array._store  # the coerced store
+    path = getattr(s, "path", None)
+    if isinstance(path, str):
+        return (type(s).__name__, path)
+    return (type(s).__name__, id(s))
+
+
+def tokenize_array(array: Any) -> tuple[Any, ...]:
+    """What identifies a zarrkit array for dask: its store, path and metadata (no data)."""
+    meta = array.metadata
+    try:
+        meta_doc = json.dumps(meta.to_json(), sort_keys=True, default=str)
+    except (TypeError, ValueError, AttributeError):  # pragma: no cover - no JSON form
+        meta_doc = repr(meta)
+    return ("zarrkit.Array", _store_identity(array), array.path, meta_doc, array.read_only, array.is_view)

@@ -11,22 +11,28 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import numcodecs
 import numpy as np
 
-from ..core.normalize import normalize_chunks, normalize_order, normalize_shape
+from ..codecs.base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec
+from ..codecs.coerce import to_v2_codec, to_v2_codecs, to_v3_codec, to_v3_codecs
+from ..codecs.registry import get_codec
+from ..codecs.sharding import ShardingCodec
+from ..codecs.v3_builtin import BytesCodec, TransposeCodec, VLenBytesCodec, VLenUTF8Codec
+from ..config import config
 from ..errors import MetadataError, UnsupportedCodecError, UnsupportedDtypeError
 from .dtypes import BYTES_DTYPE, is_bytes_dtype, normalize_fill_value
+from .normalize import normalize_chunks, normalize_order, normalize_shape
 from .v2 import ArrayMetadataV2
-from .v3 import ArrayMetadataV3
+from .v3 import ArrayMetadataV3, ChunkKeyEncoding
 
 __all__ = ["build_array_metadata", "build_array_metadata_v3", "h5py_compressor", "default_compressor"]
 
 
 def default_compressor() -> Any:
-    """The compressor of new arrays when none is given: ``zarrkit.storage.default_compressor``."""
-    from .. import storage
-
-    return storage.default_compressor
+    """The compressor of new arrays when none is given: ``config.default_compressor`` (which
+    zarr-python 2 code sets as ``zarrkit.storage.default_compressor``)."""
+    return config.default_compressor
 
 
 def h5py_compressor(compression: Any, compression_opts: Any) -> Any:
@@ -34,10 +40,6 @@ def h5py_compressor(compression: Any, compression_opts: Any) -> Any:
 
     ``'gzip'`` is HDF5's deflate filter, i.e. a zlib stream: it maps to ``Zlib``.
     """
-    import numcodecs
-
-    from ..codecs.registry import get_codec
-
     if compression is None or compression == "none":
         return None
     if compression == "default":
@@ -67,10 +69,6 @@ _OBJECT_CODEC_IDS = {"vlen-utf8", "vlen-bytes", "vlen-array", "json2", "msgpack2
 def _normalize_dtype(dtype: Any, object_codec: Any, filters: Any = None) -> tuple[np.dtype, Any]:
     """Resolve ``dtype=``; ``str``/``bytes`` mean variable-length strings (object arrays),
     ``'array:<dtype>'`` ragged arrays of numbers (``VLenArray``), as in zarr-python 2."""
-    import numcodecs
-
-    from ..codecs.coerce import to_v2_codec
-
     if object_codec is not None:
         object_codec = to_v2_codec(object_codec, "object_codec")
     if dtype is None:
@@ -178,8 +176,6 @@ def build_array_metadata(
         compressor = default_compressor()
     # v3 codec objects and JSON forms are turned into numcodecs codecs here, so that a codec
     # with no v2 equivalent is refused before anything is written
-    from ..codecs.coerce import to_v2_codec, to_v2_codecs
-
     if compressor is not None:
         compressor = to_v2_codec(compressor, "compressor")
     filters = to_v2_codecs(filters or None, "filters")
@@ -233,17 +229,6 @@ def build_array_metadata_v3(
     ``codecs`` gives the whole chain exactly as in ``zarr.json`` (then ``filters``,
     ``serializer``, ``compressors``, ``shards`` and ``order`` must not be given).
     """
-    from ..codecs.base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec
-    from ..codecs.coerce import to_v3_codec, to_v3_codecs
-    from ..codecs.sharding import ShardingCodec
-    from ..codecs.v3_builtin import (
-        BytesCodec,
-        TransposeCodec,
-        VLenBytesCodec,
-        VLenUTF8Codec,
-    )
-    from .v3 import ChunkKeyEncoding
-
     dt, object_codec = _normalize_dtype(dtype, object_codec)
     shape, dt = _expand_subarray(normalize_shape(shape), dt)
     if object_codec is not None and object_codec.codec_id not in ("vlen-utf8", "vlen-bytes"):
@@ -347,9 +332,6 @@ def _is_int_zero(value: Any) -> bool:
 
 def _last_serializer(chain: list) -> Any:
     """The array→bytes codec of a chain, looking inside a sharding codec."""
-    from ..codecs.base import ArrayBytesCodec
-    from ..codecs.sharding import ShardingCodec
-
     for c in chain:
         if isinstance(c, ShardingCodec):
             return _last_serializer(list(c.codecs))

@@ -13,14 +13,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..codecs.base import V3Codec, parse_v3_codec
+from ..codecs.base import ChunkSpec, V3Codec
 from ..codecs.chain import CodecChain, split_codecs
-from .grid import RegularGrid
-from ..codecs.base import ChunkSpec
 from ..codecs.sharding import ShardingCodec
+from ..codecs.v3_builtin import NumcodecsArrayArrayCodec, TransposeCodec
+from ..codecs.v3_registry import parse_v3_codec
 from ..errors import MetadataError
 from .common import check_chunk_size, parse_chunks_field, parse_shape_field
 from .dtypes import parse_v3_data_type, parse_v3_fill_value, v3_data_type_json, v3_fill_value_json
+from .grid import RegularGrid
 
 __all__ = ["ArrayMetadataV3", "ChunkKeyEncoding", "ZARR_JSON", "json_bytes_v3", "parse_group_v3"]
 
@@ -256,8 +257,6 @@ class ArrayMetadataV3:
         what ``order='F'`` writes and what a v2 array of order ``'F'`` converts to — else
         ``'C'``.  (:attr:`order` is the layout the engine decodes into, always ``'C'``: the
         chain does the transposing.)"""
-        from ..codecs.v3_builtin import TransposeCodec
-
         aa = self.filters or ()
         ndim = len(self.shape)
         if ndim and aa and isinstance(aa[0], TransposeCodec) and tuple(aa[0].order) == tuple(reversed(range(ndim))):
@@ -284,8 +283,6 @@ class ArrayMetadataV3:
             changes["grid_chunks"] = chunks
         if "filters" in changes:
             filters = changes.pop("filters") or ()
-            from ..codecs.v3_builtin import NumcodecsArrayArrayCodec
-
             aa = [f if isinstance(f, V3Codec) else NumcodecsArrayArrayCodec(f"numcodecs.{f.codec_id}", f) for f in filters]
             _, ab, bb = split_codecs(self.codecs)
             changes["codecs"] = tuple(aa) + (ab,) + tuple(bb)

@@ -6,49 +6,38 @@ Every store implements the small contract of :class:`~zarrkit.storage.base.Store
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import Any
 
-import numcodecs
-
+from ..config import config
 from .base import ByteRange, Store
 from .coerce import coerce_store
 from .local import DirectoryStore, NestedDirectoryStore, TempStore
 
 #: zarr-python 3's name of :class:`DirectoryStore`: ``LocalStore(root, read_only=False)``
 LocalStore = DirectoryStore
+from .dbm import DBMStore
+from .fsspec import FsspecStore, FSStore
+from .lmdb import LMDBStore
 from .mapping import KVStore, MappingStore
 from .memory import DictStore, MemoryStore
-from .dbm import DBMStore
-from .fsspec import FSStore, FsspecStore
-from .lmdb import LMDBStore
 from .redis import RedisStore
 from .sqlite import SQLiteStore
-from .zip import ZipStore
 from .wrappers import CountingStore, LatencyStore, LRUStoreCache, ReadOnlyStore, WrapperStore
+from .zip import ZipStore
 
-#: The compressor new arrays get when none is given; assign another codec (or ``None``) to
-#: change the default for every array created afterwards.
-default_compressor: Any = numcodecs.Blosc(cname="lz4", clevel=5, shuffle=numcodecs.Blosc.SHUFFLE)
+#: zarr-python 2's functions of ``zarr.storage``: they know about metadata, so they live in the API
+#: layer (``zarrkit.store_functions``, ``zarrkit.core.initialize``), which adds them here
+ZARR2_FUNCTIONS = (
+    "init_array", "init_group", "contains_array", "contains_group", "getsize", "listdir",
+    "rmdir", "rename", "normalize_store_arg", "ConsolidatedMetadataStore", "migrate_1to2",
+)
 
 #: zarr-python 2's names of the v2 metadata keys
 array_meta_key = ".zarray"
 group_meta_key = ".zgroup"
 attrs_key = ".zattrs"
-
-# zarr-python 2's ``zarr.storage`` functions, which know about metadata: they live in the API
-# layer and are resolved on first use (this package is below it)
-_FUNCTIONS = {
-    "init_array": "api",
-    "init_group": "api",
-    "contains_array": "store_functions",
-    "contains_group": "store_functions",
-    "getsize": "store_functions",
-    "listdir": "store_functions",
-    "rmdir": "store_functions",
-    "rename": "store_functions",
-    "normalize_store_arg": "store_functions",
-    "ConsolidatedMetadataStore": "store_functions",
-}
 
 __all__ = [
     "ByteRange",
@@ -78,18 +67,21 @@ __all__ = [
     "LRUStoreCache",
     "coerce_store",
     "default_compressor",
-    "migrate_1to2",
-    *_FUNCTIONS,
+    *ZARR2_FUNCTIONS,
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _FUNCTIONS:
-        import importlib
+class _StorageModule(types.ModuleType):
+    """This package as a module whose ``default_compressor`` is ``zarrkit.config``'s: zarr-python
+    2 code reads and assigns it here."""
 
-        return getattr(importlib.import_module(f"..{_FUNCTIONS[name]}", __name__), name)
-    if name == "migrate_1to2":
-        from ..metadata.v1 import migrate_1to2
+    @property
+    def default_compressor(self) -> Any:
+        return config.default_compressor
 
-        return migrate_1to2
-    raise AttributeError(f"module 'zarrkit.storage' has no attribute {name!r}")
+    @default_compressor.setter
+    def default_compressor(self, codec: Any) -> None:
+        config.default_compressor = codec
+
+
+sys.modules[__name__].__class__ = _StorageModule

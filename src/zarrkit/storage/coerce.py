@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from .base import Store
+from .fsspec import FsspecStore
 from .local import DirectoryStore
 from .mapping import KVStore, MappingStore
 from .memory import MemoryStore
+from .zip import ZipStore
 
 __all__ = ["coerce_store"]
 
@@ -47,8 +51,6 @@ def coerce_store(
         path = os.fspath(store)
         if isinstance(path, str) and "://" in path:
             if path.startswith("file://") and "::" not in path and not storage_options:
-                from urllib.parse import unquote, urlparse
-
                 parsed = urlparse(path)
                 local = unquote(parsed.path)
                 if parsed.netloc not in ("", "localhost"):  # file://server/share (UNC)
@@ -56,8 +58,6 @@ def coerce_store(
                 elif len(local) > 2 and local[0] == "/" and local[2] == ":":  # file:///C:/x
                     local = local[1:]
                 return DirectoryStore(local, read_only=read_only)
-            from .fsspec import FsspecStore
-
             return FsspecStore.from_url(path, storage_options=storage_options, read_only=read_only)
     if storage_options:
         raise TypeError(
@@ -69,14 +69,10 @@ def coerce_store(
     if store is None:
         return MemoryStore()
     if _is_fsspec_object(store):
-        from .fsspec import FsspecStore
-
         return FsspecStore(store, read_only=read_only)
     if isinstance(store, (str, os.PathLike)):
         path = os.fspath(store)
         if path.endswith(".zip") and not os.path.isdir(path):
-            from .zip import ZipStore
-
             return ZipStore(path, mode="r" if read_only else "a")
         return DirectoryStore(path, read_only=read_only)
     node = getattr(type(store), "__module__", "").startswith("zarrkit.")
@@ -97,8 +93,6 @@ def coerce_store(
 
 def _is_fsspec_object(obj: Any) -> bool:
     """Whether ``obj`` is an fsspec ``FSMap`` or file system (without importing fsspec)."""
-    import sys
-
     mapping = sys.modules.get("fsspec.mapping")
     spec = sys.modules.get("fsspec.spec")
     return (mapping is not None and isinstance(obj, mapping.FSMap)) or (

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .base import ByteRange, Store
+from .coerce import coerce_store
 
 __all__ = ["WrapperStore", "ReadOnlyStore", "CountingStore", "LatencyStore", "LRUStoreCache"]
 
@@ -17,8 +18,6 @@ class WrapperStore(Store):
     """Forward the store contract to ``inner``; subclasses override what they change."""
 
     def __init__(self, inner: Any) -> None:
-        from .coerce import coerce_store
-
         self.inner: Store = coerce_store(inner)
         self.read_only = self.inner.read_only
         self.supports_partial_reads = self.inner.supports_partial_reads
@@ -251,8 +250,6 @@ class LRUStoreCache(WrapperStore):
         self._init_cache()
 
     def _init_cache(self) -> None:
-        from collections import OrderedDict
-
         self._values: OrderedDict[str, bytes] = OrderedDict()
         self._current_size = 0
         self._listings: dict[tuple[str, str], list[str]] = {}

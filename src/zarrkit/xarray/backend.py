@@ -152,7 +152,7 @@ def open_zarrkit_group(
     uses it when it is there, ``False`` ignores it.
     """
     from .. import api
-    from ..core.normalize import normalize_path
+    from ..metadata.normalize import normalize_path
     from ..errors import MetadataError
     from ..metadata.consolidated import ConsolidatedStore, load_consolidated
     from ..storage.coerce import coerce_store

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..core.array import Array
 from ..core.group import Group
-from ..core.normalize import normalize_path
+from ..metadata.normalize import normalize_path
 from ..storage.base import join_path
 from .backend import DIMENSION_KEY, ZarrkitDataStore, encode_fill_value
 

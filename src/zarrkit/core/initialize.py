@@ -11,13 +11,13 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from .config import config
-from .core.normalize import normalize_path
-from .errors import ContainsArrayError, ContainsGroupError
-from .metadata import io
-from .metadata.build import build_array_metadata, build_array_metadata_v3, h5py_compressor
-from .storage.base import Store, describe_location
-from .storage.coerce import coerce_store
+from ..config import config
+from ..errors import ContainsArrayError, ContainsGroupError
+from ..metadata import io
+from ..metadata.build import build_array_metadata, build_array_metadata_v3, h5py_compressor
+from ..metadata.normalize import normalize_path
+from ..storage.base import Store, describe_location
+from ..storage.coerce import coerce_store
 
 __all__ = ["init_array", "init_group", "require_parent_groups", "legacy_format"]
 

@@ -1,0 +1,109 @@
+"""The v3 codec vocabulary: codec names (as in ``zarr.json``) → codec objects.
+
+The core spec's codecs, sharding and the ``numcodecs.*`` names zarr-python writes are registered
+here; :func:`register_v3_codec` adds more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import MetadataError, UnknownCodecError
+from .base import V3Codec, parse_codec_json
+from .registry import get_codec
+from .sharding import ShardingCodec
+from .v3_builtin import (
+    _NUMCODECS_ARRAY,
+    _NUMCODECS_BYTES,
+    BloscCodec,
+    BytesCodec,
+    Crc32cCodec,
+    GzipCodec,
+    NumcodecsArrayArrayCodec,
+    NumcodecsBytesBytesCodec,
+    TransposeCodec,
+    VLenBytesCodec,
+    VLenUTF8Codec,
+    ZstdCodec,
+)
+
+__all__ = ["register_v3_codec", "parse_v3_codec", "registered_v3_codecs"]
+
+_REGISTRY: dict[str, Callable[[dict[str, Any], str | None], V3Codec]] = {}
+
+
+def register_v3_codec(name: str, factory: Callable[[dict[str, Any], str | None], V3Codec]) -> None:
+    """Register a factory ``(configuration, key) -> codec`` for a v3 codec name."""
+    _REGISTRY[name] = factory
+
+
+def registered_v3_codecs() -> list[str]:
+    """The registered v3 codec names, sorted."""
+    return sorted(_REGISTRY)
+
+
+def parse_v3_codec(obj: Any, key: str | None = None) -> V3Codec:
+    """Instantiate a v3 codec from its JSON form (errors name ``key``)."""
+    name, config = parse_codec_json(obj, key)
+    factory = _REGISTRY.get(name)
+    if factory is None:
+        raise UnknownCodecError(f"unknown codec {name!r}; known codecs: {sorted(_REGISTRY)}", key)
+    try:
+        return factory(config, key)
+    except MetadataError:
+        raise
+    except (TypeError, ValueError, KeyError) as exc:
+        raise MetadataError(f"codec {name!r}: invalid configuration {config!r}: {exc}", key) from None
+
+
+def _factory(cls: Any, allowed: set[str]) -> Callable[[dict[str, Any], str | None], V3Codec]:
+    def make(config: dict[str, Any], key: str | None) -> V3Codec:
+        extra = set(config) - allowed
+        if extra:
+            raise MetadataError(f"codec {cls.name!r}: unexpected configuration field(s) {sorted(extra)}", key)
+        try:
+            return cls(**config)
+        except MetadataError as exc:
+            raise MetadataError(str(exc), key) from None
+
+    return make
+
+
+def _numcodecs_factory(codec_id: str) -> Callable[[dict[str, Any], str | None], V3Codec]:
+    def make(config: dict[str, Any], key: str | None) -> V3Codec:
+        codec = get_codec({"id": codec_id, **config}, key)
+        name = f"numcodecs.{codec_id}"
+        if codec_id in _NUMCODECS_ARRAY:
+            return NumcodecsArrayArrayCodec(name, codec)
+        return NumcodecsBytesBytesCodec(name, codec)
+
+    return make
+
+
+def _make_sharding(config: dict[str, Any], key: str | None) -> ShardingCodec:
+    allowed = {"chunk_shape", "codecs", "index_codecs", "index_location"}
+    extra = set(config) - allowed
+    if extra:
+        raise MetadataError(f"sharding_indexed: unexpected configuration field(s) {sorted(extra)}", key)
+    if "chunk_shape" not in config or not isinstance(config["chunk_shape"], list):
+        raise MetadataError("sharding_indexed: configuration needs a 'chunk_shape' list", key)
+    codecs = [parse_v3_codec(c, key) for c in config.get("codecs", [{"name": "bytes"}])]
+    index_codecs = [parse_v3_codec(c, key) for c in config.get("index_codecs", [])] or None
+    try:
+        return ShardingCodec(config["chunk_shape"], codecs, index_codecs, config.get("index_location", "end"))
+    except MetadataError as exc:
+        raise MetadataError(str(exc), key) from None
+
+
+register_v3_codec("bytes", _factory(BytesCodec, {"endian"}))
+register_v3_codec("transpose", _factory(TransposeCodec, {"order"}))
+register_v3_codec("gzip", _factory(GzipCodec, {"level"}))
+register_v3_codec("zstd", _factory(ZstdCodec, {"level", "checksum"}))
+register_v3_codec("blosc", _factory(BloscCodec, {"cname", "clevel", "shuffle", "typesize", "blocksize"}))
+register_v3_codec("crc32c", _factory(Crc32cCodec, set()))
+register_v3_codec("vlen-utf8", _factory(VLenUTF8Codec, set()))
+register_v3_codec("vlen-bytes", _factory(VLenBytesCodec, set()))
+register_v3_codec("sharding_indexed", _make_sharding)
+for _id in sorted(_NUMCODECS_ARRAY | _NUMCODECS_BYTES):
+    register_v3_codec(f"numcodecs.{_id}", _numcodecs_factory(_id))

@@ -43,9 +43,11 @@ from .errors import (
     ContainsArrayError,
     ContainsGroupError,
     GroupNotFoundError,
+    MetadataError,
     NodeNotFoundError,
 )
 from .metadata import io
+from .metadata.consolidated import ConsolidatedStore, consolidate, load_consolidated
 from .metadata.normalize import normalize_path
 from .storage.base import describe_location
 from .storage.coerce import coerce_store, user_store
@@ -314,8 +316,6 @@ def consolidate_metadata(
     >>> '.zmetadata' in store
     True
     """
-    from .metadata.consolidated import consolidate
-
     s = coerce_store(_open_store(store, storage_options, read_only=False))
     consolidate(s, normalize_path(path))
     return open_consolidated(s, mode="r", path=path)
@@ -344,9 +344,6 @@ def open_consolidated(
     >>> g['a/b'].shape
     (4,)
     """
-    from .errors import MetadataError
-    from .metadata.consolidated import ConsolidatedStore, load_consolidated
-
     if mode not in ("r", "r+"):
         raise ValueError(f"open_consolidated mode must be 'r' or 'r+', got {mode!r}")
     s = coerce_store(_open_store(store, storage_options, read_only=(mode == "r")))

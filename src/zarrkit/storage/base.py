@@ -18,16 +18,28 @@ zarr-2 style code that treats a store as a dict keeps working.
 
 from __future__ import annotations
 
-import functools
-import os
-
-import re
-
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from ..errors import InvalidPathError, ReadOnlyError
+from ..errors import ReadOnlyError
+from .conveniences import (
+    StoreConveniences,
+    _delete_through_delitem,
+    _get_through_getitem,
+    _getsize_of_root_too,
+    _list_through_iter,
+    _set_through_setitem,
+)
+from .keys import (
+    ByteRange,
+    describe_location,
+    describe_store,
+    is_valid_key,
+    join_path,
+    normalize_key,
+    validate_key,
+    validate_prefix,
+)
 
 __all__ = [
     "ByteRange", "Store", "normalize_key", "validate_key", "validate_prefix", "join_path",
@@ -35,108 +47,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class ByteRange:
-    """A request for part of a value.
-
-    ``ByteRange(offset, length)`` asks for ``length`` bytes from ``offset`` (``length=None``: to
-    the end).  A negative ``offset`` with ``length=None`` asks for the last ``-offset`` bytes
-    (a suffix request, as used to read a shard index).
-    """
-
-    offset: int
-    length: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.length is not None and self.length < 0:
-            raise ValueError(f"ByteRange length must be >= 0, got {self.length}")
-        if self.offset < 0 and self.length is not None:
-            raise ValueError("a suffix ByteRange (negative offset) takes no length")
-
-    def slice(self, value: bytes | memoryview) -> bytes:
-        """Apply this range to a whole value (used by stores without native range reads)."""
-        n = len(value)
-        if self.offset < 0:
-            start = max(n + self.offset, 0)
-            return bytes(value[start:])
-        start = min(self.offset, n)
-        stop = n if self.length is None else min(start + self.length, n)
-        return bytes(value[start:stop])
-
-
-def validate_key(key: str) -> str:
-    """Check that ``key`` is a relative ``/``-separated key that stays inside the store.
-
-    Raises :class:`~zarrkit.errors.InvalidPathError` for empty keys, absolute keys, ``\\``,
-    ``.`` or ``..`` segments and NUL characters.
-    """
-    if not isinstance(key, str):
-        raise InvalidPathError(f"store keys must be str, got {type(key).__name__}: {key!r}")
-    if _BAD_KEY.search(key) is None:  # the common case: one scan of the key
-        return key
-    if not key:
-        raise InvalidPathError("store key must not be empty")
-    if "\x00" in key:
-        raise InvalidPathError(f"store key {key!r} contains a NUL character")
-    if key.startswith("/") or "\\" in key or (len(key) > 1 and key[1] == ":"):
-        raise InvalidPathError(f"store key {key!r} must be relative and use '/' separators")
-    raise InvalidPathError(
-        f"store key {key!r} has an empty, '.' or '..' segment; keys may not escape the store root"
-    )
-
-
-#: anything :func:`validate_key` refuses: an empty, '.' or '..' segment (the empty key too), a
-#: backslash or NUL anywhere, a leading '/' or a drive letter ('C:')
-_BAD_KEY = re.compile(r"(?:^|/)\.{0,2}(?:/|\Z)|[\\\x00]|^.:", re.DOTALL)
-
-
-def is_valid_key(key: object) -> bool:
-    """Whether ``key`` is a key a store can hold (a ``str`` with no empty, ``.`` or ``..``
-    segment, no backslash, NUL or drive letter)."""
-    return isinstance(key, str) and _BAD_KEY.search(key) is None
-
-
-def validate_prefix(prefix: str) -> str:
-    """Check a listing/deletion prefix: ``''`` or a key, optionally ending with ``/``."""
-    if not isinstance(prefix, str):
-        raise InvalidPathError(f"store prefixes must be str, got {type(prefix).__name__}: {prefix!r}")
-    body = prefix[:-1] if prefix.endswith("/") else prefix
-    if body:
-        validate_key(body)
-    return prefix
-
-
-def normalize_key(key: str) -> str:
-    """Alias of :func:`validate_key` kept for readability at call sites."""
-    return validate_key(key)
-
-
-def describe_store(store: Any) -> str:
-    """A store's name for messages: its class and where it is (URL or path) when it has one.
-
-    >>> describe_store({})
-    'dict'
-    """
-    if isinstance(store, (str, os.PathLike)):
-        return repr(os.fspath(store))
-    for attr in ("url", "path"):
-        where = getattr(store, attr, None)
-        if isinstance(where, (str, os.PathLike)) and os.fspath(where):
-            return f"{type(store).__name__}({os.fspath(where)!r})"
-    return type(store).__name__
-
-
-def describe_location(store: Any, path: str) -> str:
-    """``"path 'a/b' of DirectoryStore('/data/x.zarr')"``, or ``"the root of ..."``."""
-    return f"path {path!r} of {describe_store(store)}" if path else f"the root of {describe_store(store)}"
-
-
-def join_path(*parts: str) -> str:
-    """Join logical path parts with ``/``, skipping empty ones."""
-    return "/".join(p.strip("/") for p in parts if p and p.strip("/"))
-
-
-class Store(MutableMapping):
+class Store(StoreConveniences):
     """Base class of zarrkit stores.
 
     Subclasses implement ``_get``, ``_set``, ``_delete`` and ``list_prefix`` (and optionally
@@ -260,10 +171,6 @@ class Store(MutableMapping):
         self._check_writable()
         self._delete(self._checked(key))
 
-    def exists(self, key: str) -> bool:
-        """Whether a value is stored at ``key``."""
-        return self.get(key) is not None
-
     def list_prefix(self, prefix: str) -> Iterator[str]:
         """Yield every key that starts with ``prefix`` (``''``: every key)."""
         raise NotImplementedError
@@ -288,52 +195,6 @@ class Store(MutableMapping):
             children.add(key[n:].split("/", 1)[0])
         return sorted(children)
 
-    # -- zarr-python 2's batch names ---------------------------------------------------------
-    def getitems(self, keys: Iterable[str], *, contexts: Any = None) -> dict[str, bytes]:
-        """The values of the ``keys`` that are present (zarr-python 2's name; ``contexts`` is
-        accepted and unused)."""
-        return {k: v for k, v in self.get_many(keys).items() if v is not None}
-
-    def setitems(self, values: Mapping[str, bytes | bytearray | memoryview]) -> None:
-        """Store several values (zarr-python 2's name of :meth:`set_many`)."""
-        self.set_many(values)
-
-    def delitems(self, keys: Iterable[str]) -> None:
-        """Delete several keys; missing ones are not an error (zarr-python 2's name)."""
-        for key in list(keys):
-            self.delete(key)
-
-    def delete_prefix(self, prefix: str) -> None:
-        """Remove every key starting with ``prefix``."""
-        self._check_writable()
-        validate_prefix(prefix)
-        for key in list(self.list_prefix(prefix)):
-            self._delete(key)
-
-    def getsize(self, key: str | None = None) -> int:
-        """Size in bytes of the value at ``key``; for a key that holds no value (a "directory",
-        or no key: the root), the total of the values directly below it, as zarr-python 2's
-        stores answer; 0 when there is nothing."""
-        return _value_or_children_size(self, key, _value_size)
-
-    def rename(self, src_path: str, dst_path: str) -> None:
-        """Move the value at ``src_path``, and every value below it, to ``dst_path``."""
-        self._check_writable()
-        src, dst = src_path.strip("/"), dst_path.strip("/")
-        validate_key(src)
-        validate_key(dst)
-        moves = [(k, dst + k[len(src):]) for k in self.list_prefix(src + "/")]
-        if self.get(src) is not None:
-            moves.append((src, dst))
-        if not moves:
-            raise KeyError(src_path)
-        for old, new in moves:
-            value = self.get(old)
-            if value is not None:
-                self.set(new, value)
-        for old, _ in moves:
-            self.delete(old)
-
     def close(self) -> None:
         """Release resources held by the store (files, connections)."""
 
@@ -350,81 +211,6 @@ class Store(MutableMapping):
     def _check_writable(self) -> None:
         if self.read_only or not self.supports_writes:
             raise ReadOnlyError(f"{type(self).__name__} is read-only")
-
-    # -- zarr-2 conveniences -----------------------------------------------------------------
-    def listdir(self, path: str = "") -> list[str]:
-        """Names directly below ``path`` (zarr-2 spelling of :meth:`list_dir`)."""
-        return self.list_dir(path.strip("/"))
-
-    def rmdir(self, path: str = "") -> None:
-        """Remove everything below ``path`` (zarr-2 spelling of :meth:`delete_prefix`)."""
-        path = path.strip("/")
-        self.delete_prefix(path + "/" if path else "")
-
-    # -- MutableMapping ----------------------------------------------------------------------
-    def __getitem__(self, key: str) -> bytes:
-        value = self.get(key)
-        if value is None:
-            raise KeyError(key)
-        return value
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self.set(key, value)
-
-    def __delitem__(self, key: str) -> None:
-        self._check_writable()
-        key = self._checked(key)
-        if self._get(key, None) is None:
-            raise KeyError(key)
-        self._delete(key)
-
-    def __contains__(self, key: object) -> bool:
-        # a key no store can hold ('c/', '../x', '') is simply not in it
-        if not key or not is_valid_key(key):
-            return False
-        return self.exists(key)  # type: ignore[arg-type]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.list_prefix(""))
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self.list_prefix(""))
-
-    def __eq__(self, other: object) -> bool:
-        return self is other
-
-    __hash__ = object.__hash__
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def _get_through_getitem(self: Store, key: str, byte_range: ByteRange | None) -> bytes | None:
-    try:
-        value = type(self).__getitem__(self, key)
-    except KeyError:
-        return None
-    value = value if isinstance(value, bytes) else bytes(memoryview(value).cast("B"))
-    return value if byte_range is None else byte_range.slice(value)
-
-
-def _set_through_setitem(self: Store, key: str, value: bytes | memoryview) -> None:
-    type(self).__setitem__(self, key, bytes(value))
-
-
-def _delete_through_delitem(self: Store, key: str) -> None:
-    try:
-        type(self).__delitem__(self, key)
-    except KeyError:
-        pass
-
-
-def _list_through_iter(self: Store, prefix: str) -> Iterator[str]:
-    keys = list(type(self).__iter__(self))
-    return iter(keys) if not prefix else (k for k in keys if k.startswith(prefix))
 
 
 def ensure_bytes_like(value: Any, key: str = "") -> bytes | memoryview:
@@ -446,33 +232,3 @@ def is_mapping_like(obj: object) -> bool:
     return isinstance(obj, Mapping) or (
         hasattr(obj, "__getitem__") and hasattr(obj, "__setitem__") and hasattr(obj, "keys")
     )
-
-
-def _value_size(store: Store, key: str) -> int:
-    value = store.get(key)
-    return 0 if value is None else len(value)
-
-
-def _value_or_children_size(store: Store, key: str | None, value_size: Any) -> int:
-    if key is not None:
-        size = value_size(store, key)
-        if size:
-            return size
-    prefix = (key or "").strip("/")
-    prefix = f"{prefix}/" if prefix else ""
-    n = len(prefix)
-    return sum(value_size(store, k) for k in store.list_prefix(prefix) if "/" not in k[n:])
-
-
-def _getsize_of_root_too(getsize: Any) -> Any:
-    """A store's own ``getsize(key)`` (the size of one value), also answering for directories
-    and the root as :meth:`Store.getsize` does."""
-    if getattr(getsize, "_answers_root", False):
-        return getsize
-
-    @functools.wraps(getsize)
-    def wrapper(self: Store, key: str | None = None) -> int:
-        return _value_or_children_size(self, key, getsize)
-
-    wrapper._answers_root = True  # type: ignore[attr-defined]
-    return wrapper

@@ -33,9 +33,14 @@ from xarray.backends.store import StoreBackendEntrypoint
 from xarray.core import indexing
 from xarray.core.variable import Variable
 
+from .. import api
 from ..core.array import Array
 from ..core.group import Group
+from ..errors import MetadataError
+from ..metadata.consolidated import ConsolidatedStore, load_consolidated
+from ..metadata.normalize import normalize_path
 from ..storage.base import Store
+from ..storage.coerce import coerce_store
 
 __all__ = [
     "DIMENSION_KEY",
@@ -151,12 +156,6 @@ def open_zarrkit_group(
     ``consolidated=True`` requires consolidated metadata at the root of the store, ``None``
     uses it when it is there, ``False`` ignores it.
     """
-    from .. import api
-    from ..metadata.normalize import normalize_path
-    from ..errors import MetadataError
-    from ..metadata.consolidated import ConsolidatedStore, load_consolidated
-    from ..storage.coerce import coerce_store
-
     if isinstance(store, Group):
         sub = (group or "").strip("/")
         node = store[sub] if sub else store

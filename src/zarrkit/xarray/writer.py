@@ -17,11 +17,18 @@ from collections.abc import Hashable, Mapping
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
+from .. import api
 from ..core.array import Array
 from ..core.group import Group
+from ..dask import check_aligned
+from ..errors import ContainsGroupError, GroupNotFoundError
+from ..metadata import io
 from ..metadata.normalize import normalize_path
 from ..storage.base import join_path
+from ..storage.coerce import coerce_store
+from ..storage.memory import MemoryStore
 from .backend import DIMENSION_KEY, ZarrkitDataStore, encode_fill_value
 
 __all__ = ["to_zarr"]
@@ -137,7 +144,6 @@ def _validate_region(ds: Any, region: Any) -> dict[str, slice]:
 
 def _auto_region(ds: Any, grp: Group, region: Any) -> dict[str, slice]:
     """Resolve ``region='auto'`` (or ``{dim: 'auto'}``) from the stored index coordinates."""
-    import pandas as pd
     from xarray import conventions
 
     region = dict.fromkeys(ds.dims, "auto") if region == "auto" else dict(region)
@@ -221,11 +227,6 @@ def _is_dask(data: Any) -> bool:
 
 
 def _open_target_group(store: Any, path: str, mode: str, zarr_format: int | None) -> Group:
-    from .. import api
-    from ..errors import ContainsGroupError, GroupNotFoundError
-    from ..metadata import io
-    from ..storage.coerce import coerce_store
-
     s = coerce_store(store)
     if zarr_format is None:
         # new nodes follow the format of the hierarchy they join
@@ -313,9 +314,6 @@ def to_zarr(
     import xarray as xr
     from xarray import conventions
 
-    from .. import api
-    from ..storage.coerce import coerce_store
-
     if isinstance(ds, xr.DataArray):
         ds = ds.to_dataset(name=ds.name if ds.name is not None else "__xarray_dataarray_variable__")
     if not isinstance(ds, xr.Dataset):
@@ -337,8 +335,6 @@ def to_zarr(
             raise ValueError(f"variable names must be non-empty strings without '/', got {name!r}")
 
     if store is None:
-        from ..storage.memory import MemoryStore
-
         store = MemoryStore()
     if isinstance(store, os.PathLike):
         store = os.fspath(store)
@@ -450,8 +446,6 @@ def to_zarr(
         data = v.data
         if _is_dask(data):
             if safe_chunks:
-                from ..dask import check_aligned
-
                 problems = check_aligned(data.chunks, arr, sel)
                 if problems and arr.synchronizer is None:
                     grid = arr.shards or arr.chunks
@@ -499,8 +493,6 @@ def _create_array(
     write_empty_chunks: bool | None,
 ) -> Array:
     from xarray import coding
-
-    from .. import api
 
     dtype = v.dtype
     if coding.strings.check_vlen_dtype(dtype) is str:

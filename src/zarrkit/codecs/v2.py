@@ -17,12 +17,21 @@ import numpy as np
 from numcodecs.abc import Codec
 from numcodecs.compat import ensure_contiguous_ndarray, ensure_ndarray_like
 
+from ..errors import MetadataError
 from .base import ArrayBytesCodec, BytesBytesCodec, ChunkSpec, V3Codec
 from .blosc_fast import (
     compress as blosc_compress,
+)
+from .blosc_fast import (
     compress_transient as blosc_compress_transient,
+)
+from .blosc_fast import (
     decompress_into as blosc_decompress_into,
+)
+from .blosc_fast import (
     decompress_range_into as blosc_decompress_range_into,
+)
+from .blosc_fast import (
     frame_sizes as blosc_frame_sizes,
 )
 from .chain import check_vlen_count
@@ -92,7 +101,10 @@ class V2Compressor(BytesBytesCodec):
         self._blosc = self._id == "blosc"
         self.decodes_into = self._id in ("blosc", "lz4")
         if self._blosc:
-            self._frame = (codec.cname.encode(), codec.clevel, codec.shuffle, codec.blocksize)
+            cname = getattr(codec, "cname", None)
+            if not isinstance(cname, str):
+                raise MetadataError(f"compressor: blosc cname must be a string, got {cname!r}")
+            self._frame = (cname.encode(), codec.clevel, codec.shuffle, codec.blocksize)
 
     def configuration(self) -> dict[str, Any]:
         return self.codec.get_config()

@@ -83,6 +83,7 @@ class ArrayMetadataV2:
                 "an object array needs an object codec (e.g. VLenUTF8) as its first filter"
             )
         check_chunk_size(self.chunks, self.dtype.itemsize)
+        _ = self.codec  # resolve (and validate) the codec chain now
 
     # -- parsing / serialising -------------------------------------------------------------
     @classmethod

@@ -1,0 +1,212 @@
+"""The ``zarrkit`` command line: inspect, copy, convert and check Zarr stores.
+
+Run ``zarrkit --help`` (or ``python -m zarrkit --help``) for the list of commands::
+
+    zarrkit info data.zarr/group/array          # the info table (--json: machine-readable)
+    zarrkit tree data.zarr                       # the hierarchy as a tree
+    zarrkit ls data.zarr/group                   # the members of a group
+    zarrkit cp data.zarr out.zip --zarr-format 3 --chunks 100,100 --compressor zstd
+    zarrkit convert data.zarr --to 3             # metadata only, in place
+    zarrkit verify data.zarr                     # decode every stored chunk
+    zarrkit consolidate data.zarr
+    zarrkit rm data.zarr/group/array --yes
+
+``PATH`` is a directory store, a ``*.zip`` file or a URL; a node inside the store can be named
+by going on with the path (``data.zarr/group/array``: the store root is found by walking up
+the directories holding ``zarr.json``/``.zgroup``/``.zarray``) or with ``--path``.
+
+``cp`` streams one destination chunk (or shard) at a time, so memory stays bounded whatever
+the size of the arrays, and it is resumable: the destination carries a marker
+(``.zarrkit-copy-in-progress``; for a zip file, the copy is written to ``<name>.zip.partial``
+and renamed at the end) until the copy is complete, and running the same command again after
+an interruption skips the chunks already written.  A destination holding an interrupted copy
+never looks complete: ``zarrkit verify`` reports it and ``cp`` refuses to overwrite anything
+else without ``--overwrite``.
+
+Exit codes: 0 success; 1 ``verify`` found corrupt chunks (or an incomplete copy); 2 an error
+(one line ``zarrkit: error: ...`` on stderr); 3 a copy stopped by ``ZARRKIT_CP_FAIL_AFTER``;
+130 interrupted.
+
+Testing hooks of ``cp``: ``ZARRKIT_CP_FAIL_AFTER=N`` stops the copy (exit 3) after writing N
+chunks; ``ZARRKIT_CP_THROTTLE=SECONDS`` waits that long after each chunk written.  Both make
+the copy sequential.
+
+Examples
+--------
+>>> import os, tempfile, zarrkit
+>>> from zarrkit.cli import main
+>>> d = tempfile.mkdtemp()
+>>> z = zarrkit.zeros((4, 4), chunks=(2, 2), store=os.path.join(d, 'a.zarr'), zarr_format=2)
+>>> main(['ls', os.path.join(d, 'a.zarr')])
+/  array  (4, 4) float64  chunks (2, 2)
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import sys
+from typing import Any
+
+from .. import __version__
+from ..errors import ZarrkitError
+from .common import (
+    COPY_MARKER,
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_STOPPED,
+    CLIError,
+    CopyStopped,
+    Location,
+    _parse_storage_options,
+    _Parser,
+    locate,
+    storage_options,
+)
+from .copy import cmd_cp
+from .edit import cmd_consolidate, cmd_convert, cmd_rm
+from .inspect import cmd_info, cmd_ls, cmd_tree, cmd_verify
+
+__all__ = ["main", "build_parser", "locate", "Location", "COPY_MARKER"]
+
+
+# -- the parser ------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="zarrkit",
+        description="Inspect, copy, convert and check Zarr v2/v3 stores (directories, .zip files, URLs).",
+        epilog="PATH may name a node inside a store: data.zarr/group/array (or use --path).",
+    )
+    parser.add_argument("--version", action="version", version=f"zarrkit {__version__}")
+    parser.add_argument(
+        "--storage-options", default=None, metavar="JSON",
+        help="fsspec options for URL stores, as a JSON object, e.g. "
+             "'{\"anon\": true}' or '{\"client_kwargs\": {\"endpoint_url\": \"http://...\"}}' "
+             "(default: $ZARRKIT_STORAGE_OPTIONS)",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    def add(name: str, help: str, func: Any) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help, description=help)
+        p.set_defaults(func=func)
+        return p
+
+    def path_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument("path_arg", metavar="PATH", help="store (directory, .zip, URL), optionally /node/path")
+        p.add_argument("--path", default=None, help="node path inside the store")
+
+    p = add("info", "show the info table of an array, or a summary of a group", cmd_info)
+    path_args(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+    p = add("tree", "print the hierarchy as a tree", cmd_tree)
+    path_args(p)
+    p.add_argument("--level", type=int, default=None, help="depth to show")
+
+    p = add("ls", "list the members of a group", cmd_ls)
+    path_args(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+    p = add("cp", "copy an array or a hierarchy to another store, chunk by chunk (resumable)", cmd_cp)
+    p.add_argument("src", metavar="SRC", help="source store, optionally /node/path")
+    p.add_argument("dst", metavar="DST", help="destination (directory, .zip, URL), optionally /node/path")
+    p.add_argument("--path", default=None, help="node path inside the source store")
+    p.add_argument("--dest-path", default=None, help="node path inside the destination store")
+    p.add_argument("--zarr-format", type=int, choices=(2, 3), default=None, help="format of the copy (default: the source's)")
+    p.add_argument("--chunks", default=None, help="chunk shape of the copy, e.g. 100,100")
+    p.add_argument("--shards", default=None, help="shard shape of the copy (v3), e.g. 1000,1000, or 'none'")
+    p.add_argument("--compressor", choices=("zstd", "blosc", "gzip", "lz4", "none"), default=None,
+                   help="compressor of the copy (default: the source's)")
+    p.add_argument("--dtype", default=None, help="data type of the copy (values are cast)")
+    p.add_argument("--overwrite", action="store_true", help="replace whatever is at DST")
+    p.add_argument("--buffer", type=int, default=64, metavar="MIB",
+                   help="memory for chunks in flight, in MiB (default 64; at least one chunk)")
+    bar = p.add_mutually_exclusive_group()
+    bar.add_argument("--progress", dest="progress", action="store_true", default=None,
+                     help="show a progress bar (default: when stderr is a terminal)")
+    bar.add_argument("--no-progress", dest="progress", action="store_false")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+
+    p = add("convert", "convert a hierarchy between Zarr v2 and v3 in place (metadata only)", cmd_convert)
+    path_args(p)
+    p.add_argument("--to", type=int, choices=(2, 3), required=True, help="target format")
+
+    p = add("verify", "decode every stored chunk; report missing and corrupt ones (exit 1 if corrupt)", cmd_verify)
+    path_args(p)
+    p.add_argument("--max-missing", type=int, default=20, help="missing chunks listed per array (default 20)")
+    p.add_argument("--all", action="store_true", help="list every missing chunk")
+
+    p = add("consolidate", "consolidate the metadata of a hierarchy", cmd_consolidate)
+    path_args(p)
+
+    p = add("rm", "remove an array or group (and everything below it)", cmd_rm)
+    path_args(p)
+    p.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+    return parser
+
+
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and not isinstance(exc, ZarrkitError) and exc.strerror:
+        text = f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+    else:
+        text = str(exc)
+        if isinstance(exc, KeyError) and not isinstance(exc, ZarrkitError) and exc.args:
+            text = f"key not found: {exc.args[0]}"
+    text = " ".join(text.split())
+    return text or type(exc).__name__
+
+
+def _error(message: str) -> None:
+    print(f"zarrkit: error: {message}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
+    parser = build_parser()
+    previous = None
+    if hasattr(signal, "SIGTERM"):
+        with contextlib.suppress(ValueError):  # not in the main thread
+            previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        args = parser.parse_args(argv)
+        # the options every store opened by this command gets
+        storage_options.clear()
+        storage_options.update(_parse_storage_options(args.storage_options))
+        return args.func(args)
+    except CLIError as exc:
+        _error(_one_line(exc))
+        return EXIT_ERROR
+    except CopyStopped as exc:
+        _error(_one_line(exc))
+        return EXIT_STOPPED
+    except KeyboardInterrupt:
+        print("zarrkit: interrupted (an interrupted cp resumes when run again)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        with contextlib.suppress(OSError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+    except Exception as exc:  # one line, no traceback, for every failure
+        if os.environ.get("ZARRKIT_DEBUG"):
+            raise
+        known = isinstance(exc, (ZarrkitError, OSError, ValueError, TypeError, KeyError))
+        _error(_one_line(exc) if known else f"{type(exc).__name__}: {_one_line(exc)} (set ZARRKIT_DEBUG=1 for a traceback)")
+        return EXIT_ERROR
+    finally:
+        if previous is not None:
+            with contextlib.suppress(ValueError):
+                signal.signal(signal.SIGTERM, previous)
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

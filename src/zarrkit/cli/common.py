@@ -1,0 +1,252 @@
+"""What the commands share: locating stores and nodes, exit codes, formatting."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import zipfile
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from ..codecs.registry import codec_config
+from ..core.array import Array
+from ..core.group import Group
+from ..errors import MetadataError
+from ..metadata import io
+from ..metadata.consolidated import load_consolidated
+from ..metadata.normalize import normalize_path
+from ..storage.base import Store, join_path
+from ..storage.coerce import coerce_store
+from ..storage.local import DirectoryStore
+from ..storage.zip import ZipStore
+
+#: The key a copy in progress keeps in the destination (below the destination node) until it
+#: completes.
+COPY_MARKER = ".zarrkit-copy-in-progress"
+#: Suffix of the file a copy to a zip file writes into, renamed when the copy is complete.
+PARTIAL_SUFFIX = ".partial"
+
+_META_NAMES = ("zarr.json", ".zgroup", ".zarray")
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_ERROR = 2
+EXIT_STOPPED = 3
+EXIT_INTERRUPTED = 130
+
+
+class CLIError(Exception):
+    """An error reported as one line ``zarrkit: error: ...`` with exit code 2."""
+
+
+class CopyStopped(Exception):
+    """A copy stopped on purpose (``ZARRKIT_CP_FAIL_AFTER``)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise CLIError(f"{message} (see '{self.prog} --help')")
+
+
+# -- locating stores and nodes ----------------------------------------------------------------------
+@dataclasses.dataclass
+class Location:
+    """Where a ``PATH`` argument points: a store (``root``, of ``kind`` ``'dir'``, ``'zip'``
+    or ``'url'``) and a node ``path`` inside it."""
+
+    arg: str
+    root: str
+    path: str
+    kind: str
+    exists: bool
+
+
+def _has_meta(d: str) -> bool:
+    return any(os.path.isfile(os.path.join(d, n)) for n in _META_NAMES)
+
+
+def _walk_up(d: str) -> tuple[str, str]:
+    """The topmost directory of the chain of Zarr nodes above ``d`` and ``d``'s path in it."""
+    root = d
+    while True:
+        parent = os.path.dirname(root)
+        if parent == root or not _has_meta(parent):
+            break
+        root = parent
+    rel = os.path.relpath(d, root)
+    return root, "" if rel == "." else rel.replace(os.sep, "/")
+
+
+def locate(arg: str, node_path: str | None = None) -> Location:
+    """Resolve a ``PATH`` argument (plus an optional ``--path``) to a :class:`Location`.
+
+    Examples
+    --------
+    >>> import os, tempfile, zarrkit
+    >>> from zarrkit.cli import locate
+    >>> d = tempfile.mkdtemp()
+    >>> g = zarrkit.open_group(os.path.join(d, 'x.zarr'), mode='w')
+    >>> _ = g.zeros('a/b', shape=(3,))
+    >>> loc = locate(os.path.join(d, 'x.zarr', 'a', 'b'))
+    >>> os.path.basename(loc.root), loc.path, loc.kind
+    ('x.zarr', 'a/b', 'dir')
+    """
+    extra = normalize_path(node_path)
+    if "://" in arg and not arg.startswith("file://"):
+        return Location(arg, arg.rstrip("/"), extra, "url", True)
+    local = arg
+    if arg.startswith("file://"):
+        local = unquote(urlparse(arg).path)
+    p = os.path.abspath(local)
+    cur, rest = p, []
+    while not os.path.exists(cur):
+        parent = os.path.dirname(cur)
+        if parent == cur:
+            break
+        rest.insert(0, os.path.basename(cur))
+        cur = parent
+    if os.path.isfile(cur):
+        if not (cur.endswith(".zip") or zipfile.is_zipfile(cur)):
+            raise CLIError(f"{arg}: not a Zarr store (a file that is not a zip file)")
+        return Location(arg, cur, join_path("/".join(rest), extra), "zip", not rest)
+    if rest:
+        # a path that does not exist yet: a new zip file, a node below an existing store, or
+        # a new directory store
+        for i, part in enumerate(rest):
+            if part.endswith(".zip"):
+                root = os.path.join(cur, *rest[: i + 1])
+                return Location(arg, root, join_path("/".join(rest[i + 1 :]), extra), "zip", False)
+        if _has_meta(cur):
+            root, inner = _walk_up(cur)
+            return Location(arg, root, join_path(inner, "/".join(rest), extra), "dir", False)
+        return Location(arg, p, extra, "dir", False)
+    if _has_meta(p):
+        root, inner = _walk_up(p)
+        return Location(arg, root, join_path(inner, extra), "dir", True)
+    return Location(arg, p, extra, "dir", True)
+
+
+#: fsspec options for URL stores (``--storage-options``), set by :func:`main`
+#: the ``--storage-options`` of the running command (set by :func:`zarrkit.cli.main`)
+storage_options: dict[str, Any] = {}
+
+
+def _parse_storage_options(text: str | None) -> dict[str, Any]:
+    if text is None:
+        text = os.environ.get("ZARRKIT_STORAGE_OPTIONS")
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise CLIError(f"--storage-options: not valid JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise CLIError(f"--storage-options: expected a JSON object, got {text!r}")
+    return value
+
+
+def _open_store(loc: Location, write: bool = False) -> Store:
+    if loc.kind == "url":
+        return coerce_store(loc.root, read_only=not write, storage_options=storage_options or None)
+    if not write and not os.path.exists(loc.root):
+        raise CLIError(f"{loc.arg}: no such file or directory")
+    if loc.kind == "zip":
+        return ZipStore(loc.root, mode="a" if write else "r")
+    return DirectoryStore(loc.root, read_only=not write)
+
+
+def _node_kind(store: Store, path: str, loc: Location) -> str:
+    kind = io.node_kind(store, path)
+    if kind is None:
+        where = loc.arg if not path or path == loc.path else f"{loc.arg} (path {path!r})"
+        if loc.kind != "url" and not os.path.exists(loc.root):
+            raise CLIError(f"{loc.arg}: no such file or directory")
+        raise CLIError(f"no Zarr array or group at {where}")
+    return kind
+
+
+def _open_node(store: Store, loc: Location) -> Array | Group:
+    kind = _node_kind(store, loc.path, loc)
+    if kind == "array":
+        return Array(store, path=loc.path, read_only=True)
+    return Group(store, path=loc.path, read_only=True)
+
+
+def _note_stale_consolidated(store: Store, loc: Location) -> None:
+    """After changing nodes below a group with consolidated metadata, say it is stale."""
+    parts = loc.path.split("/") if loc.path else []
+    for i in range(len(parts)):
+        above = join_path(*parts[:i])
+        if _is_consolidated(store, above):
+            print(
+                f"zarrkit: note: the consolidated metadata of group {above or '/'} is now stale; "
+                "run 'zarrkit consolidate' on it",
+                file=sys.stderr,
+            )
+            return
+
+
+def _interrupted_copy(store: Store, loc: Location) -> bool:
+    """Whether the node (or a group above it) holds an interrupted ``zarrkit cp``."""
+    if loc.kind == "zip" and loc.root.endswith(PARTIAL_SUFFIX):
+        return True
+    parts = loc.path.split("/") if loc.path else []
+    return any(store.exists(join_path(*parts[:i], COPY_MARKER)) for i in range(len(parts) + 1))
+
+
+def _note_interrupted(store: Store, loc: Location) -> None:
+    if _interrupted_copy(store, loc):
+        print(
+            f"zarrkit: note: {loc.arg} holds an interrupted 'zarrkit cp' (incomplete data); "
+            "run the same cp command again to finish it",
+            file=sys.stderr,
+        )
+
+
+def _walk(store: Store, path: str) -> Iterator[tuple[str, str]]:
+    """``(path, kind)`` of the node at ``path`` and of every node below it."""
+    kind = io.node_kind(store, path)
+    if kind is None:
+        return
+    yield path, kind
+    if kind == "group":
+        prefix = f"{path}/" if path else ""
+        for name in store.list_dir(prefix):
+            yield from _walk(store, prefix + name)
+
+
+# -- formatting helpers ------------------------------------------------------------------------------
+def _codec_json(codec: Any) -> Any:
+    if hasattr(codec, "get_config"):
+        return codec_config(codec)
+    if hasattr(codec, "to_json"):
+        return codec.to_json()
+    return repr(codec)
+
+
+def _metadata_doc(arr: Array) -> dict[str, Any]:
+    meta = arr.metadata
+    raw = meta.to_bytes(arr.attrs.asdict()) if meta.zarr_format == 3 else meta.to_bytes()
+    doc = json.loads(raw)
+    doc.pop("attributes", None)
+    return doc
+
+
+def _table(items: list[tuple[str, str]]) -> str:
+    width = max(len(k) for k, _ in items)
+    return "\n".join(f"{k:<{width}} : {v}" for k, v in items)
+
+
+def _display_name(node: Array | Group) -> str:
+    return node.name or "/"
+
+
+def _is_consolidated(store: Store, path: str) -> bool:
+    try:
+        return load_consolidated(store, path) is not None
+    except MetadataError:
+        return False

@@ -1,0 +1,403 @@
+"""The ``cp`` command: a resumable, streaming copy of arrays and groups between stores."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import datetime
+import itertools
+import json
+import math
+import os
+import sys
+import time
+import warnings
+import zipfile
+from collections.abc import Iterator
+from typing import Any
+
+import numcodecs
+import numpy as np
+
+from .. import __version__
+from ..api import create, require_parent_groups
+from ..convenience import creation_kwargs, iter_blocks, stream_copy
+from ..core.array import Array
+from ..core.chunks import filled, is_all_fill
+from ..core.info import human_readable_size
+from ..errors import MetadataError, ZarrkitError
+from ..metadata import io
+from ..metadata.consolidated import consolidate
+from ..storage.base import Store, join_path
+from ..storage.memory import MemoryStore
+from ..storage.zip import ZipStore
+from .common import (
+    COPY_MARKER,
+    EXIT_OK,
+    PARTIAL_SUFFIX,
+    CLIError,
+    CopyStopped,
+    Location,
+    _is_consolidated,
+    _node_kind,
+    _open_store,
+    _walk,
+    locate,
+)
+
+
+# -- cp --------------------------------------------------------------------------------------------
+def _parse_shape(text: str, option: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in text.replace(" ", "").split(",") if v != "")
+    except ValueError:
+        raise CLIError(f"{option} expects comma-separated integers like 10,10, got {text!r}") from None
+    if not values or any(v <= 0 for v in values):
+        raise CLIError(f"{option} expects positive integers like 10,10, got {text!r}")
+    return values
+
+
+def _compressor(name: str) -> Any:
+    return {
+        "zstd": lambda: numcodecs.Zstd(level=3),
+        "blosc": lambda: numcodecs.Blosc(cname="zstd", clevel=5, shuffle=numcodecs.Blosc.SHUFFLE),
+        "gzip": lambda: numcodecs.GZip(level=5),
+        "lz4": lambda: numcodecs.LZ4(),
+        "none": lambda: None,
+    }[name]()
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    ov: dict[str, Any] = {}
+    if args.chunks is not None:
+        ov["chunks"] = _parse_shape(args.chunks, "--chunks")
+    if args.shards is not None:
+        ov["shards"] = None if args.shards.lower() == "none" else _parse_shape(args.shards, "--shards")
+    if args.compressor is not None:
+        ov["compressor"] = _compressor(args.compressor)
+    if args.dtype is not None:
+        try:
+            ov["dtype"] = np.dtype(args.dtype)
+        except TypeError:
+            raise CLIError(f"--dtype: {args.dtype!r} is not a data type") from None
+    return ov
+
+
+@dataclasses.dataclass
+class _Node:
+    rel: str  # path relative to the copied node
+    kind: str
+    zarr_format: int  # of the copy
+    src: Any
+    attrs: dict[str, Any]
+    create: dict[str, Any] | None = None  # creation arguments of an array
+    docs: dict[str, Any] | None = None  # the metadata documents the copy must have
+
+
+def _node_docs(store: Store, path: str, zarr_format: int) -> dict[str, Any]:
+    names = ("zarr.json",) if zarr_format == 3 else (".zarray", ".zattrs", ".zgroup")
+    docs = {}
+    for name in names:
+        doc = io.read_json(store, join_path(path, name))
+        if doc is not None:
+            if isinstance(doc, dict):
+                doc.pop("consolidated_metadata", None)
+            docs[name] = doc
+    return docs
+
+
+def _plan_copy(store: Store, path: str, args: argparse.Namespace) -> list[_Node]:
+    ov = _overrides(args)
+    plan: list[_Node] = []
+    base = len(path) + 1 if path else 0
+    for node_path, kind in _walk(store, path):
+        rel = node_path[base:] if node_path != path else ""
+        fmt_src = io.node_info(store, node_path)[1]
+        fmt = args.zarr_format or fmt_src
+        attrs = io.read_attributes(store, node_path, fmt_src)
+        if kind == "group":
+            plan.append(_Node(rel, kind, fmt, None, attrs))
+            continue
+        src = Array(store, path=node_path, read_only=True)
+        name = src.name or "/"
+        node_ov = dict(ov)
+        if "chunks" in node_ov and len(node_ov["chunks"]) != src.ndim:
+            raise CLIError(f"--chunks {args.chunks} has {len(node_ov['chunks'])} values but array {name} has {src.ndim} dimensions")
+        if node_ov.get("shards") is not None:
+            if fmt != 3:
+                raise CLIError("--shards needs Zarr v3 (add --zarr-format 3)")
+            if len(node_ov["shards"]) != src.ndim:
+                raise CLIError(f"--shards {args.shards} has {len(node_ov['shards'])} values but array {name} has {src.ndim} dimensions")
+        try:
+            kw = creation_kwargs(src, fmt, node_ov)
+        except (ZarrkitError, ValueError, TypeError) as exc:
+            raise CLIError(f"array {name}: {exc}") from None
+        attrs = dict(attrs)
+        dims = attrs.get("_ARRAY_DIMENSIONS")
+        if fmt == 3 and fmt_src == 2 and isinstance(dims, list) and len(dims) == src.ndim and all(isinstance(d, str) for d in dims):
+            kw["dimension_names"] = attrs.pop("_ARRAY_DIMENSIONS")
+        elif fmt == 2 and fmt_src == 3:
+            names = src.metadata.dimension_names
+            if names is not None and all(n is not None for n in names):
+                attrs.setdefault("_ARRAY_DIMENSIONS", list(names))
+        # build the target metadata in memory: validates everything before DST is touched and
+        # gives the documents an interrupted copy is compared with
+        mem = MemoryStore()
+        try:
+            create(store=mem, zarr_format=fmt, attributes=attrs, **kw)
+        except (ZarrkitError, ValueError, TypeError) as exc:
+            raise CLIError(f"array {name}: {exc}") from None
+        plan.append(_Node(rel, kind, fmt, src, attrs, kw, _node_docs(mem, "", fmt)))
+    return plan
+
+
+def _matches(store: Store, dpath: str, plan: list[_Node]) -> bool:
+    """Whether the nodes an interrupted copy left at ``dpath`` are those ``plan`` makes (nodes
+    it did not get to are fine)."""
+    for node in plan:
+        path = join_path(dpath, node.rel)
+        try:
+            kind = io.node_kind(store, path)
+        except MetadataError:
+            return False
+        if kind is None:
+            continue
+        if kind != node.kind:
+            return False
+        if kind == "array" and _node_docs(store, path, node.zarr_format) != node.docs:
+            return False
+        if kind == "group" and io.node_info(store, path)[1] != node.zarr_format:
+            return False
+    return True
+
+
+def _same_fill(src: Array, dst: Array) -> bool:
+    """Whether a missing source chunk reads as what a missing destination chunk reads as."""
+    try:
+        a = filled((1,), src.dtype, src.fill_value)
+        if dst.dtype != src.dtype:
+            if src.dtype.kind == "O" or dst.dtype.kind == "O":
+                return False
+            with np.errstate(all="ignore"):
+                a = a.astype(dst.dtype)
+        fill = dst.fill_value
+        if fill is None:
+            return dst.dtype.kind != "O" and is_all_fill(a, np.zeros((), dst.dtype)[()])
+        return is_all_fill(a, fill)
+    except Exception:  # when in doubt, copy
+        return False
+
+
+class _Progress:
+    def __init__(self, total: int, enabled: bool, unit: str = "chunk"):
+        self.bar = None
+        if enabled:
+            try:
+                from tqdm import tqdm
+            except ImportError:
+                tqdm = None
+            if tqdm is not None:
+                self.bar = tqdm(total=total, unit=unit, file=sys.stderr, dynamic_ncols=True, leave=False)
+
+    def describe(self, text: str) -> None:
+        if self.bar is not None:
+            self.bar.set_description(text, refresh=False)
+
+    def update(self, n: int = 1) -> None:
+        if self.bar is not None:
+            self.bar.update(n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _env_number(name: str, kind: type) -> Any:
+    value = os.environ.get(name)
+    if value in (None, ""):
+        return None
+    try:
+        return kind(value)
+    except ValueError:
+        raise CLIError(f"environment variable {name} must be a number, got {value!r}") from None
+
+
+def _open_zip_destination(args: argparse.Namespace, dst_loc: Location, plan: list[_Node]) -> tuple[Store, bool]:
+    """The partial zip file a copy writes into, and whether it continues an interrupted copy."""
+    if os.path.exists(dst_loc.root):
+        if dst_loc.path:
+            raise CLIError(f"{dst_loc.root} exists: copy into a new zip file")
+        if not args.overwrite:
+            raise CLIError(f"{args.dst} already exists (use --overwrite to replace it)")
+    partial = dst_loc.root + PARTIAL_SUFFIX
+    resume = False
+    if os.path.exists(partial) and not zipfile.is_zipfile(partial):
+        print(f"zarrkit: discarding {partial} (an unreadable partial copy); starting over", file=sys.stderr)
+        os.remove(partial)
+    if os.path.exists(partial):
+        with contextlib.closing(ZipStore(partial, mode="r")) as old:
+            resume = _matches(old, dst_loc.path, plan)
+        if not resume:
+            if not args.overwrite:
+                raise CLIError(
+                    f"{partial} holds an interrupted copy with other settings than this command; "
+                    "use --overwrite to start over"
+                )
+            os.remove(partial)
+    return ZipStore(partial, mode="a"), resume
+
+
+def _prepare_destination(args: argparse.Namespace, dst_store: Store, dpath: str, plan: list[_Node]) -> bool:
+    """Make ``dst_store`` ready for the copy (a fresh copy leaves its marker; an occupied
+    destination is refused, replaced with ``--overwrite`` or, holding an interrupted copy of
+    the same command, continued); returns whether the copy resumes."""
+    prefix = f"{dpath}/" if dpath else ""
+    marker = join_path(dpath, COPY_MARKER)
+    resume = False
+    occupied = io.node_kind(dst_store, dpath) is not None or any(True for _ in dst_store.list_prefix(prefix))
+    if occupied:
+        interrupted = dst_store.exists(marker)
+        if interrupted and _matches(dst_store, dpath, plan):
+            resume = True
+        elif args.overwrite:
+            dst_store.delete_prefix(prefix)
+        elif interrupted:
+            raise CLIError(
+                f"{args.dst} holds an interrupted copy with other settings than this command; "
+                "use --overwrite to start over"
+            )
+        else:
+            raise CLIError(f"{args.dst} already exists (use --overwrite to replace it)")
+    if not resume:
+        info = {"source": args.src, "started": datetime.datetime.now().isoformat(timespec="seconds"),
+                "zarrkit": __version__}
+        dst_store.set(marker, json.dumps(info).encode())
+    return resume
+
+
+def _create_nodes(dst_store: Store, dpath: str, plan: list[_Node]) -> list[tuple[_Node, Array]]:
+    """Create the nodes still missing (an interrupted copy may not have got to them); returns
+    the destination arrays with their plan."""
+    if dpath:
+        require_parent_groups(dst_store, dpath, plan[0].zarr_format)
+    arrays: list[tuple[_Node, Array]] = []
+    for node in plan:
+        path = join_path(dpath, node.rel)
+        if io.node_kind(dst_store, path) is None:
+            if node.kind == "group":
+                io.write_group_metadata(dst_store, path, node.zarr_format, node.attrs)
+            else:
+                create(store=dst_store, path=path or None, zarr_format=node.zarr_format,
+                       attributes=node.attrs, **node.create)
+        if node.kind == "array":
+            arrays.append((node, Array(dst_store, path=path or None, write_empty_chunks=True)))
+    return arrays
+
+
+class _CopyRun:
+    """The data part of one ``cp``: destination chunks (shards) streamed one at a time, counted
+    and shown as they go; the testing hooks stop or slow it."""
+
+    def __init__(self, args: argparse.Namespace, arrays: list[tuple[_Node, Array]], resume: bool):
+        self.fail_after = _env_number("ZARRKIT_CP_FAIL_AFTER", int)
+        self.throttle = _env_number("ZARRKIT_CP_THROTTLE", float)
+        self.threads = 1 if (self.fail_after is not None or self.throttle) else None
+        self.args = args
+        self.arrays = arrays
+        self.resume = resume
+        sharded = [bool(d.shards) for _, d in arrays]
+        self.unit = "shards" if sharded and all(sharded) else "chunks/shards" if any(sharded) else "chunks"
+        total = sum(math.prod(-(-s // c) for s, c in zip(d.shape, d.metadata.grid_chunks)) for _, d in arrays)
+        show = not args.quiet and (args.progress or (args.progress is None and sys.stderr.isatty()))
+        self.progress = _Progress(total, bool(show), self.unit.split("/")[0][:-1])
+        self.counts = {"written": 0, "present": 0, "empty": 0, "bytes": 0}
+
+    def on_written(self, coords: Any, region: Any, nbytes: int) -> None:
+        self.counts["written"] += 1
+        self.counts["bytes"] += nbytes
+        self.progress.update()
+        if self.throttle:
+            time.sleep(self.throttle)
+        if self.fail_after is not None and self.counts["written"] >= self.fail_after:
+            raise CopyStopped(
+                f"copy stopped after {self.counts['written']} {self.unit} "
+                f"(ZARRKIT_CP_FAIL_AFTER={self.fail_after}); run the same command again to resume"
+            )
+
+    def units(self, src: Array, dst: Array) -> Iterator[Any]:
+        """The destination's chunks (shards) still to write: not those already written by an
+        interrupted copy, nor those whose source chunks are all missing (fill value)."""
+        present = {c for c, _ in dst.iter_stored()} if self.resume else set()
+        src_grid = tuple(src.metadata.grid_chunks)
+        src_stored = {c for c, _ in src.iter_stored()} if _same_fill(src, dst) else None
+        for coords, region in iter_blocks(tuple(dst.metadata.shape), tuple(dst.metadata.grid_chunks)):
+            if present and coords in present:
+                self.counts["present"] += 1
+                self.progress.update()
+                continue
+            if src_stored is not None:
+                ranges = [range(r.start // g, (r.stop - 1) // g + 1) for r, g in zip(region, src_grid)]
+                if not any(tuple(c) in src_stored for c in _product(ranges)):
+                    self.counts["empty"] += 1
+                    self.progress.update()
+                    continue
+            yield coords, region
+
+    def run(self) -> None:
+        for node, dst in self.arrays:
+            self.progress.describe(node.src.name or "/")
+            stream_copy(node.src, dst, units=self.units(node.src, dst), threads=self.threads,
+                        on_written=self.on_written, window_bytes=self.args.buffer * 2**20)
+
+
+def cmd_cp(args: argparse.Namespace) -> int:
+    src_loc = locate(args.src, args.path)
+    dst_loc = locate(args.dst, args.dest_path)
+    start = time.monotonic()
+    with contextlib.ExitStack() as stack:
+        src_store = stack.enter_context(contextlib.closing(_open_store(src_loc)))
+        src_kind = _node_kind(src_store, src_loc.path, src_loc)
+        if src_loc.kind == dst_loc.kind and os.path.abspath(src_loc.root) == os.path.abspath(dst_loc.root):
+            a, b = src_loc.path, dst_loc.path
+            if a == b or not a or b.startswith(a + "/") or a.startswith(b + "/") or not b:
+                raise CLIError("the source and the destination overlap")
+        plan = _plan_copy(src_store, src_loc.path, args)
+        # the destination: a fresh copy, or the continuation of an interrupted one (same
+        # command: the metadata the copy would write equals what the interrupted one wrote)
+        dpath = dst_loc.path
+        if dst_loc.kind == "zip":
+            dst_store, resume = _open_zip_destination(args, dst_loc, plan)
+            stack.callback(dst_store.close)
+        else:
+            dst_store = stack.enter_context(contextlib.closing(_open_store(dst_loc, write=True)))
+            resume = _prepare_destination(args, dst_store, dpath, plan)
+        arrays = _create_nodes(dst_store, dpath, plan)
+        run = _CopyRun(args, arrays, resume)
+        stack.callback(run.progress.close)
+        run.run()
+        # finish: consolidated metadata, then remove the marker (or rename the zip) last
+        if src_kind == "group" and _is_consolidated(src_store, src_loc.path):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # a zip file keeps the older root document too
+                consolidate(dst_store, dpath)
+        run.progress.close()
+        if dst_loc.kind != "zip":
+            dst_store.delete(join_path(dpath, COPY_MARKER))
+        else:
+            dst_store.close()
+            os.replace(dst_loc.root + PARTIAL_SUFFIX, dst_loc.root)
+    n_arrays = len(arrays)
+    n_groups = sum(1 for n in plan if n.kind == "group")
+    counts = run.counts
+    print(
+        f"{'resumed' if resume else 'copied'} {args.src} -> {args.dst}: {n_arrays} array{'s' if n_arrays != 1 else ''}, "
+        f"{n_groups} group{'s' if n_groups != 1 else ''}; {counts['written']} {run.unit} written, "
+        f"{counts['present']} already present, {counts['empty']} empty; "
+        f"{human_readable_size(counts['bytes'])} in {time.monotonic() - start:.1f}s"
+    )
+    return EXIT_OK
+
+
+def _product(ranges: list[range]) -> Iterator[tuple[int, ...]]:
+    return itertools.product(*ranges)

@@ -1,0 +1,90 @@
+"""The commands that change metadata or remove nodes: ``convert``, ``consolidate``, ``rm``."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import sys
+
+from ..convert import convert
+from ..metadata import io
+from ..metadata.consolidated import consolidate
+from ..storage.base import join_path
+from .common import (
+    EXIT_OK,
+    CLIError,
+    _is_consolidated,
+    _node_kind,
+    _note_stale_consolidated,
+    _open_store,
+    _walk,
+    locate,
+)
+
+
+# -- convert / consolidate / rm --------------------------------------------------------------------
+def cmd_convert(args: argparse.Namespace) -> int:
+    loc = locate(args.path_arg, args.path)
+    with contextlib.closing(_open_store(loc, write=True)) as store:
+        _node_kind(store, loc.path, loc)
+        nodes = list(_walk(store, loc.path))
+        todo = [p for p, _ in nodes if io.node_info(store, p)[1] != args.to]
+        if not todo:
+            print(f"{loc.arg} is already in Zarr v{args.to}")
+            return EXIT_OK
+        parts = loc.path.split("/") if loc.path else []
+        groups = [p for p, kind in nodes if kind == "group"] + ["/".join(parts[:i]) for i in range(len(parts))]
+        consolidated = [p for p in groups if _is_consolidated(store, p)]
+        # convert() rewrites consolidated metadata in the new format (and refuses a subtree
+        # below a consolidated group of the other format)
+        convert(store, zarr_format=args.to, path=loc.path)
+        msg = f"converted {len(todo)} node{'s' if len(todo) != 1 else ''} of {loc.arg} to Zarr v{args.to}"
+        if consolidated:
+            msg += " (metadata consolidated again)"
+        print(msg)
+    return EXIT_OK
+
+
+def cmd_consolidate(args: argparse.Namespace) -> int:
+    loc = locate(args.path_arg, args.path)
+    with contextlib.closing(_open_store(loc, write=True)) as store:
+        kind = _node_kind(store, loc.path, loc)
+        if kind != "group":
+            raise CLIError(f"{loc.arg} is an array; consolidate a group")
+        n = sum(1 for _ in _walk(store, loc.path))
+        consolidate(store, loc.path)
+        fmt = io.node_info(store, loc.path)[1]
+        where = join_path(loc.path, "zarr.json" if fmt == 3 else ".zmetadata")
+        print(f"consolidated the metadata of {n} node{'s' if n != 1 else ''} into {where}")
+    return EXIT_OK
+
+
+def cmd_rm(args: argparse.Namespace) -> int:
+    loc = locate(args.path_arg, args.path)
+    with contextlib.ExitStack() as stack:
+        store = stack.enter_context(contextlib.closing(_open_store(loc, write=loc.kind != "zip" or bool(loc.path))))
+        kind = _node_kind(store, loc.path, loc)
+        what = f"{kind} {loc.path or '/'} of {loc.root}"
+        if not args.yes:
+            if not sys.stdin.isatty():
+                raise CLIError(f"refusing to remove the {what} without --yes")
+            answer = input(f"remove the {what}? [y/N] ").strip().lower()
+            if answer not in ("y", "yes"):
+                print("nothing removed")
+                return EXIT_OK
+        if not loc.path:
+            if loc.kind == "zip":
+                stack.close()
+                os.remove(loc.root)
+            elif loc.kind == "dir":
+                stack.close()
+                shutil.rmtree(loc.root)
+            else:
+                store.delete_prefix("")
+        else:
+            store.delete_prefix(loc.path + "/")
+        print(f"removed the {what}")
+        _note_stale_consolidated(store, loc)
+    return EXIT_OK

@@ -1,0 +1,277 @@
+"""The commands that look: ``info``, ``tree``, ``ls`` and ``verify``."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+from typing import Any
+
+import numpy as np
+
+from ..core.array import Array
+from ..core.group import Group
+from ..core.info import human_readable_size
+from ..core.pool import run_tasks, threads_for
+from ..errors import MetadataError
+from ..metadata import io
+from ..storage.base import Store
+from .common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    Location,
+    _codec_json,
+    _display_name,
+    _interrupted_copy,
+    _is_consolidated,
+    _metadata_doc,
+    _node_kind,
+    _note_interrupted,
+    _open_node,
+    _open_store,
+    _table,
+    _walk,
+    locate,
+)
+
+
+# -- info ------------------------------------------------------------------------------------------
+def _array_info(arr: Array, loc: Location) -> dict[str, Any]:
+    meta = arr.metadata
+    info: dict[str, Any] = {
+        "node_type": "array",
+        "name": _display_name(arr),
+        "path": arr.path,
+        "store": loc.root,
+        "store_type": type(arr._store).__name__,
+        "zarr_format": arr.zarr_format,
+        "shape": list(arr.shape),
+        "dtype": str(arr.dtype),
+        "chunks": list(arr.chunks),
+        "shards": list(arr.shards) if arr.shards else None,
+        "order": arr.order,
+        "fill_value": _metadata_doc(arr).get("fill_value"),
+        "filters": [_codec_json(f) for f in (meta.filters or ())],
+        "compressors": [_codec_json(c) for c in meta.compressors],
+        "dimension_names": list(meta.dimension_names) if meta.dimension_names is not None else None,
+        "nbytes": arr.nbytes,
+        "nbytes_stored": arr.nbytes_stored,
+        "nchunks": arr.nchunks,
+        "nchunks_initialized": arr.nchunks_initialized,
+        "attributes": arr.attrs.asdict(),
+        "metadata": _metadata_doc(arr),
+    }
+    if arr.shards:
+        info["nshards"] = arr.nshards
+        info["nshards_initialized"] = arr.nshards_initialized
+    return info
+
+
+def _group_info(grp: Group, loc: Location) -> dict[str, Any]:
+    store = grp._store
+    members = []
+    for name, obj in grp.members():
+        m: dict[str, Any] = {"name": name, "node_type": "array" if isinstance(obj, Array) else "group"}
+        if isinstance(obj, Array):
+            m.update(shape=list(obj.shape), dtype=str(obj.dtype), chunks=list(obj.chunks))
+        members.append(m)
+    n_arrays = n_groups = 0
+    nbytes = stored = 0
+    for path, kind in _walk(store, grp.path):
+        if path == grp.path:
+            continue
+        if kind == "array":
+            n_arrays += 1
+            a = Array(store, path=path, read_only=True)
+            nbytes += a.nbytes
+            stored += a.nbytes_stored
+        else:
+            n_groups += 1
+    return {
+        "node_type": "group",
+        "name": _display_name(grp),
+        "path": grp.path,
+        "store": loc.root,
+        "store_type": type(store).__name__,
+        "zarr_format": grp.zarr_format,
+        "attributes": grp.attrs.asdict(),
+        "members": members,
+        "consolidated": _is_consolidated(store, grp.path),
+        "n_arrays": n_arrays,
+        "n_groups": n_groups,
+        "nbytes": nbytes,
+        "nbytes_stored": stored,
+    }
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    loc = locate(args.path_arg, args.path)
+    with contextlib.closing(_open_store(loc)) as store:
+        node = _open_node(store, loc)
+        _note_interrupted(store, loc)
+        if isinstance(node, Array):
+            if args.json:
+                print(json.dumps(_array_info(node, loc), indent=2, sort_keys=False, allow_nan=True))
+                return EXIT_OK
+            items = node.info_items()
+            extra = [("Store path", loc.root), ("Fill value", str(node.fill_value))]
+            if node.metadata.dimension_names is not None:
+                extra.append(("Dimension names", str(tuple(node.metadata.dimension_names))))
+            extra.append(("Attributes", str(len(node.attrs.asdict()))))
+            at = next(i for i, (k, _) in enumerate(items) if k == "Store type") + 1
+            print(_table(items[:at] + extra + items[at:]))
+            return EXIT_OK
+        info = _group_info(node, loc)
+        if args.json:
+            print(json.dumps(info, indent=2, allow_nan=True))
+            return EXIT_OK
+        arrays = [m["name"] for m in info["members"] if m["node_type"] == "array"]
+        groups = [m["name"] for m in info["members"] if m["node_type"] == "group"]
+        items = [
+            ("Name", info["name"]),
+            ("Type", "zarrkit.hierarchy.Group"),
+            ("Zarr format", str(info["zarr_format"])),
+            ("Read-only", "True"),
+            ("Store type", info["store_type"]),
+            ("Store path", loc.root),
+            ("Arrays", f"{len(arrays)}" + (f" ({', '.join(arrays)})" if arrays else "")),
+            ("Groups", f"{len(groups)}" + (f" ({', '.join(groups)})" if groups else "")),
+            ("Attributes", str(len(info["attributes"]))),
+            ("Consolidated", str(info["consolidated"])),
+            ("Arrays below", str(info["n_arrays"])),
+            ("Groups below", str(info["n_groups"])),
+            ("No. bytes", f"{info['nbytes']} ({human_readable_size(info['nbytes'])})"),
+            ("No. bytes stored", f"{info['nbytes_stored']} ({human_readable_size(info['nbytes_stored'])})"),
+        ]
+        print(_table(items))
+    return EXIT_OK
+
+
+# -- tree / ls -------------------------------------------------------------------------------------
+def cmd_tree(args: argparse.Namespace) -> int:
+    loc = locate(args.path_arg, args.path)
+    with contextlib.closing(_open_store(loc)) as store:
+        node = _open_node(store, loc)
+        _note_interrupted(store, loc)
+        if isinstance(node, Array):
+            print(f"{_display_name(node)} {node.shape} {node.dtype}")
+        else:
+            print(node.tree(level=args.level))
+    return EXIT_OK
+
+
+def cmd_ls(args: argparse.Namespace) -> int:
+    loc = locate(args.path_arg, args.path)
+    with contextlib.closing(_open_store(loc)) as store:
+        node = _open_node(store, loc)
+        _note_interrupted(store, loc)
+        entries: list[dict[str, Any]] = []
+        if isinstance(node, Array):
+            entries.append({"name": _display_name(node), "node_type": "array", "shape": list(node.shape),
+                            "dtype": str(node.dtype), "chunks": list(node.chunks)})
+        else:
+            for name, obj in node.members():
+                if isinstance(obj, Array):
+                    entries.append({"name": name, "node_type": "array", "shape": list(obj.shape),
+                                    "dtype": str(obj.dtype), "chunks": list(obj.chunks)})
+                else:
+                    entries.append({"name": name, "node_type": "group", "members": len(obj)})
+        if args.json:
+            print(json.dumps(entries, indent=2))
+            return EXIT_OK
+        rows = []
+        for e in entries:
+            if e["node_type"] == "array":
+                rows.append((e["name"], "array", f"{tuple(e['shape'])} {e['dtype']}  chunks {tuple(e['chunks'])}"))
+            else:
+                rows.append((e["name"] + "/", "group", f"{e['members']} members"))
+        width = max((len(r[0]) for r in rows), default=0)
+        for name, kind, desc in rows:
+            print(f"{name:<{width}}  {kind}  {desc}")
+    return EXIT_OK
+
+
+# -- verify ----------------------------------------------------------------------------------------
+def _verify_array(store: Store, path: str, max_missing: int | None) -> tuple[int, int, int, int, list[str]]:
+    """``(stored objects, decoded chunks, corrupt, missing, report lines)`` of one array."""
+    arr = Array(store, path=path, read_only=True)
+    meta = arr.metadata
+    stored = sorted(arr.iter_stored())
+    prefix = f"{path}/" if path else ""
+
+    def check(item: tuple[tuple[int, ...], str]) -> tuple[str, int, str | None]:
+        key = item[1]
+        try:
+            n = arr.check_stored(key)
+            return key, n, (None if n else "disappeared while verifying")
+        except Exception as exc:  # noqa: BLE001 - anything that fails to decode is corrupt
+            cause = exc.__cause__ or exc
+            reason = f"{type(cause).__name__}: {cause}" if cause is not exc else str(exc)
+            return key, 0, reason.replace("\n", " ")
+
+    results = run_tasks(check, stored, threads_for(store))
+    lines = []
+    corrupt = decoded = 0
+    for key, n, reason in results:
+        decoded += n
+        if reason is not None:
+            corrupt += 1
+            lines.append(f"corrupt: {key}: {reason}")
+    grid = tuple(-(-s // c) for s, c in zip(meta.shape, meta.grid_chunks))
+    stored_set = {coords for coords, _ in stored}
+    missing = 0
+    for coords in np.ndindex(*grid) if grid else [()]:
+        if tuple(coords) not in stored_set:
+            missing += 1
+            if max_missing is None or missing <= max_missing:
+                lines.append(f"missing: {prefix}{meta.chunk_key(tuple(coords))}")
+    if max_missing is not None and missing > max_missing:
+        lines.append(f"missing: ... and {missing - max_missing} more in {path or '/'} (--all lists them)")
+    return len(stored), decoded, corrupt, missing, lines
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    loc = locate(args.path_arg, args.path)
+    with contextlib.closing(_open_store(loc)) as store:
+        incomplete = _interrupted_copy(store, loc)
+        try:
+            _node_kind(store, loc.path, loc)
+        except MetadataError as exc:
+            print(f"corrupt: {exc}")
+            print("1 corrupt metadata document")
+            return EXIT_FAILED
+        n_arrays = n_objects = n_chunks = n_corrupt = n_missing = 0
+        pending = [loc.path]
+        while pending:
+            path = pending.pop(0)
+            try:
+                kind = io.node_kind(store, path)
+                if kind == "array":
+                    io.load_array_metadata(store, path)
+                elif kind == "group":
+                    io.check_group(store, path)
+            except MetadataError as exc:
+                n_corrupt += 1
+                print(f"corrupt: {str(exc).splitlines()[0]}")
+                continue
+            if kind == "group":
+                prefix = f"{path}/" if path else ""
+                pending.extend(prefix + name for name in store.list_dir(prefix))
+            elif kind == "array":
+                n_arrays += 1
+                objects, chunks, corrupt, missing, lines = _verify_array(
+                    store, path, None if args.all else args.max_missing
+                )
+                n_objects += objects
+                n_chunks += chunks
+                n_corrupt += corrupt
+                n_missing += missing
+                for line in lines:
+                    print(line)
+        if incomplete:
+            print(f"incomplete: {loc.arg} holds an interrupted 'zarrkit cp'; run the same cp command again to finish it")
+        print(
+            f"verified {n_arrays} array{'s' if n_arrays != 1 else ''}: {n_chunks} chunks decoded "
+            f"in {n_objects} stored objects, {n_corrupt} corrupt, {n_missing} missing"
+        )
+    return EXIT_FAILED if n_corrupt or incomplete else EXIT_OK

@@ -431,7 +431,6 @@ def _copy(
     **create_kws: Any,
 ) -> tuple[int, int, int]:
     # N.B. in a dry run ``dest`` may be None (a group that would have been created)
-    n_copied = n_skipped = n_bytes_copied = 0
     dest_h5py = _is_h5py(dest)
     valid = ["raise", "replace", "skip", "skip_initialized"]
     if if_exists not in valid:
@@ -444,93 +443,94 @@ def _copy(
             raise TypeError(
                 "source has no name, please provide the `name` parameter to indicate a name to copy to"
             )
-    dest_name = getattr(dest, "name", None) if dest is not None else None
-
     if hasattr(source, "shape"):
-        do_copy = True
-        exists = dest is not None and name in dest
-        if exists:
-            if if_exists == "raise":
-                raise CopyError(f"an object {name!r} already exists in destination {dest_name!r}")
-            if if_exists == "skip":
-                do_copy = False
-            elif if_exists == "skip_initialized":
-                ds = dest[name]
-                if hasattr(ds, "nchunks_initialized") and ds.nchunks_initialized == ds.nchunks:
-                    do_copy = False
-        if do_copy:
-            log(f"copy {source.name} {source.shape} {source.dtype}")
-            if not dry_run:
-                if exists:
-                    del dest[name]
-                attrs = {} if without_attrs else _attrs_dict(source)
-                if dest_h5py:
-                    attrs.pop("filters", None)
-                ds = _create_like(source, dest, name, create_kws, attrs)
-                data = source
-                if _is_h5py(source) and not dest_h5py and _h5py_string_kind(source.dtype) == "str":
-                    data = source.asstr()  # str, not the UTF-8 bytes h5py reads by default
-                if _is_h5py(source) or dest_h5py:
-                    try:
-                        stream_copy(data, ds)
-                    except (TypeError, ValueError) as exc:
-                        if isinstance(exc, ZarrkitError):
-                            raise
-                        del dest[name]  # no half-copied dataset left behind
-                        raise CopyError(f"cannot copy {source.name} to {ds.name}: {exc}") from exc
-                else:
-                    stream_copy(data, ds)
-                n_bytes_copied += int(np.prod(ds.shape, dtype=np.int64)) * np.dtype(ds.dtype).itemsize
-                if attrs and dest_h5py:
-                    _set_h5py_attrs(ds, attrs)
-                elif attrs and not isinstance(dest, Group):
-                    ds.attrs.update(attrs)
-            n_copied += 1
-        else:
-            log(f"skip {source.name} {source.shape} {source.dtype}")
-            n_skipped += 1
-
-    elif root or not shallow:
-        do_copy = True
-        exists_array = dest is not None and name in dest and hasattr(dest[name], "shape")
-        if exists_array:
-            if if_exists == "raise":
-                raise CopyError(f"an array {name!r} already exists in destination {dest_name!r}")
-            if if_exists == "skip":
-                do_copy = False
-        if do_copy:
-            log(f"copy {source.name}")
-            grp: Any
-            if not dry_run:
-                if exists_array:
-                    del dest[name]
-                attrs = {} if without_attrs else _attrs_dict(source)
-                if isinstance(dest, Group) and name not in dest:
-                    # the group and its attributes in one metadata write
-                    init_group(dest._store, path=dest._item_path(name), zarr_format=dest.zarr_format,
-                               attributes=attrs or None)
-                    grp = dest[name]
-                else:
-                    grp = dest.require_group(name)
-                    if attrs and dest_h5py:
-                        _set_h5py_attrs(grp, attrs)
-                    elif attrs:
-                        grp.attrs.update(attrs)
-            else:
-                grp = dest[name] if dest is not None and name in dest else None
-            for k in _members(source):
-                c, s, b = _copy(
-                    log, source[k], grp, name=k, root=False, shallow=shallow, without_attrs=without_attrs,
-                    if_exists=if_exists, dry_run=dry_run, **create_kws,
-                )
-                n_copied += c
-                n_skipped += s
-                n_bytes_copied += b
-            n_copied += 1
-        else:
+        return _copy_array(log, source, dest, name, without_attrs, if_exists, dry_run, create_kws)
+    if not (root or not shallow):
+        return 0, 0, 0
+    dest_name = getattr(dest, "name", None) if dest is not None else None
+    exists_array = dest is not None and name in dest and hasattr(dest[name], "shape")
+    if exists_array:
+        if if_exists == "raise":
+            raise CopyError(f"an array {name!r} already exists in destination {dest_name!r}")
+        if if_exists == "skip":
             log(f"skip {source.name}")
-            n_skipped += 1
+            return 0, 1, 0
+    log(f"copy {source.name}")
+    grp: Any
+    if not dry_run:
+        if exists_array:
+            del dest[name]
+        attrs = {} if without_attrs else _attrs_dict(source)
+        if isinstance(dest, Group) and name not in dest:
+            # the group and its attributes in one metadata write
+            init_group(dest._store, path=dest._item_path(name), zarr_format=dest.zarr_format,
+                       attributes=attrs or None)
+            grp = dest[name]
+        else:
+            grp = dest.require_group(name)
+            if attrs and _is_h5py(dest):
+                _set_h5py_attrs(grp, attrs)
+            elif attrs:
+                grp.attrs.update(attrs)
+    else:
+        grp = dest[name] if dest is not None and name in dest else None
+    n_copied, n_skipped, n_bytes_copied = 1, 0, 0
+    for k in _members(source):
+        c, s, b = _copy(
+            log, source[k], grp, name=k, root=False, shallow=shallow, without_attrs=without_attrs,
+            if_exists=if_exists, dry_run=dry_run, **create_kws,
+        )
+        n_copied += c
+        n_skipped += s
+        n_bytes_copied += b
     return n_copied, n_skipped, n_bytes_copied
+
+
+def _copy_array(
+    log: _LogWriter, source: Any, dest: Any, name: str, without_attrs: bool, if_exists: str,
+    dry_run: bool, create_kws: dict[str, Any],
+) -> tuple[int, int, int]:
+    """Copy one array (see :func:`_copy`); ``(copied, skipped, bytes copied)``."""
+    dest_h5py = _is_h5py(dest)
+    dest_name = getattr(dest, "name", None) if dest is not None else None
+    exists = dest is not None and name in dest
+    if exists:
+        if if_exists == "raise":
+            raise CopyError(f"an object {name!r} already exists in destination {dest_name!r}")
+        skip = if_exists == "skip"
+        if if_exists == "skip_initialized":
+            ds = dest[name]
+            skip = hasattr(ds, "nchunks_initialized") and ds.nchunks_initialized == ds.nchunks
+        if skip:
+            log(f"skip {source.name} {source.shape} {source.dtype}")
+            return 0, 1, 0
+    log(f"copy {source.name} {source.shape} {source.dtype}")
+    if dry_run:
+        return 1, 0, 0
+    if exists:
+        del dest[name]
+    attrs = {} if without_attrs else _attrs_dict(source)
+    if dest_h5py:
+        attrs.pop("filters", None)
+    ds = _create_like(source, dest, name, create_kws, attrs)
+    data = source
+    if _is_h5py(source) and not dest_h5py and _h5py_string_kind(source.dtype) == "str":
+        data = source.asstr()  # str, not the UTF-8 bytes h5py reads by default
+    if _is_h5py(source) or dest_h5py:
+        try:
+            stream_copy(data, ds)
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, ZarrkitError):
+                raise
+            del dest[name]  # no half-copied dataset left behind
+            raise CopyError(f"cannot copy {source.name} to {ds.name}: {exc}") from exc
+    else:
+        stream_copy(data, ds)
+    if attrs and dest_h5py:
+        _set_h5py_attrs(ds, attrs)
+    elif attrs and not isinstance(dest, Group):
+        ds.attrs.update(attrs)
+    return 1, 0, int(np.prod(ds.shape, dtype=np.int64)) * np.dtype(ds.dtype).itemsize
 
 
 def copy_all(

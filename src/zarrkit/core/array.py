@@ -18,7 +18,15 @@ from ..storage.base import Store
 from ..storage.coerce import coerce_store, user_store
 from .attributes import Attributes
 from .chunks import ChunkContext
-from .indexing import classify_selection, make_indexer, pop_fields
+from .indexing import (
+    _BlockIndex,
+    _is_scalar_selection,
+    _OIndex,
+    _VIndex,
+    classify_selection,
+    make_indexer,
+    pop_fields,
+)
 from .info import InfoReporter, array_digest, array_info_items, array_repr, tokenize_array
 from .read import read_selection
 from .stored import check_stored, count_stored_chunks, iter_stored
@@ -741,66 +749,13 @@ class Array:
         )
 
 
-def _is_scalar_selection(selection: Any, shape: tuple[int, ...]) -> bool:
-    """Whether numpy would return a scalar: one integer per dimension and no Ellipsis."""
-    if not isinstance(selection, tuple):
-        selection = (selection,)
-    if len(selection) != len(shape):
-        return False
-    return all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in selection)
-
-
-class _VIndex:
-    def __init__(self, array: Array):
-        self.array = array
-
-    def _kind(self, selection: Any) -> str:
-        sel = selection[0] if isinstance(selection, tuple) and len(selection) == 1 else selection
-        if isinstance(sel, np.ndarray) and sel.dtype == bool:
-            return "mask"
-        return "coordinate"
-
-    def __getitem__(self, selection: Any) -> Any:
-        fields, selection = pop_fields(selection)
-        return self.array._get(selection, self._kind(selection), fields=fields)
-
-    def __setitem__(self, selection: Any, value: Any) -> None:
-        fields, selection = pop_fields(selection)
-        self.array._set(selection, value, self._kind(selection), fields=fields)
-
-
-class _OIndex:
-    def __init__(self, array: Array):
-        self.array = array
-
-    def __getitem__(self, selection: Any) -> Any:
-        fields, selection = pop_fields(selection)
-        return self.array._get(selection, "orthogonal", fields=fields)
-
-    def __setitem__(self, selection: Any, value: Any) -> None:
-        fields, selection = pop_fields(selection)
-        self.array._set(selection, value, "orthogonal", fields=fields)
-
-
-class _BlockIndex:
-    def __init__(self, array: Array):
-        self.array = array
-
-    def __getitem__(self, selection: Any) -> Any:
-        return self.array._get(selection, "block")
-
-    def __setitem__(self, selection: Any, value: Any) -> None:
-        self.array._set(selection, value, "block")
-
-
-
-# Public home of the class (zarr-python 2's ``zarr.core.Array``); pickles name it there.
-Array.__module__ = "zarrkit.core"
-
-
 def _as_numcodecs(codec: Any) -> Any:
     """The numcodecs equivalent of a v3 codec, or the codec itself when it has none."""
     try:
         return to_v2_codec(codec)
     except UnsupportedCodecError:
         return codec
+
+
+# Public home of the class (zarr-python 2's ``zarr.core.Array``); pickles name it there.
+Array.__module__ = "zarrkit.core"

@@ -531,3 +531,59 @@ def pop_fields(selection: Any) -> tuple[Any, Any]:
     elif len(rest) == 1:
         rest = rest[0]
     return (fields[0] if len(fields) == 1 else fields), rest
+
+
+# ---------------------------------------------------------------------------------------------
+# the array's selection properties (``z.vindex[...]``, ``z.oindex[...]``, ``z.blocks[...]``)
+
+
+def _is_scalar_selection(selection: Any, shape: tuple[int, ...]) -> bool:
+    """Whether numpy would return a scalar: one integer per dimension and no Ellipsis."""
+    if not isinstance(selection, tuple):
+        selection = (selection,)
+    if len(selection) != len(shape):
+        return False
+    return all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in selection)
+
+
+class _VIndex:
+    def __init__(self, array: Any):
+        self.array = array
+
+    def _kind(self, selection: Any) -> str:
+        sel = selection[0] if isinstance(selection, tuple) and len(selection) == 1 else selection
+        if isinstance(sel, np.ndarray) and sel.dtype == bool:
+            return "mask"
+        return "coordinate"
+
+    def __getitem__(self, selection: Any) -> Any:
+        fields, selection = pop_fields(selection)
+        return self.array._get(selection, self._kind(selection), fields=fields)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        fields, selection = pop_fields(selection)
+        self.array._set(selection, value, self._kind(selection), fields=fields)
+
+
+class _OIndex:
+    def __init__(self, array: Any):
+        self.array = array
+
+    def __getitem__(self, selection: Any) -> Any:
+        fields, selection = pop_fields(selection)
+        return self.array._get(selection, "orthogonal", fields=fields)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        fields, selection = pop_fields(selection)
+        self.array._set(selection, value, "orthogonal", fields=fields)
+
+
+class _BlockIndex:
+    def __init__(self, array: Any):
+        self.array = array
+
+    def __getitem__(self, selection: Any) -> Any:
+        return self.array._get(selection, "block")
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        self.array._set(selection, value, "block")

@@ -14,7 +14,6 @@ from .chunks import ChunkContext, filled, scratch
 from .indexing import ChunkProjection
 from .pool import run_tasks, threads_for
 
-
 #: chunks (decoded size) from which reads use :meth:`Store.get_transient`: allocating a new
 #: buffer for every large chunk maps fresh pages (and the C library may hand them back to the
 #: system in between); small allocations are cheap
@@ -51,33 +50,55 @@ def read_selection(
     """
     shape = tuple(indexer.shape)
     if fields is not None:
-        result = read_selection(ctx, indexer)
-        view = result[fields]
-        if out is not None:
-            _check_out(out, shape, view.dtype)
-            out[...] = view
-            return out
-        return view.copy()
-    if out is None:
-        # an array stored in F order reads into an F-ordered result, as numpy and zarr-python 2
-        layout = "F" if ctx.meta.layout_order == "F" else "C"
-        if ctx.fill_value is None and ctx.dtype.kind != "O":
-            out = np.zeros(shape, dtype=ctx.dtype, order=layout)
-        else:
-            out = np.empty(shape, dtype=ctx.dtype, order=layout)
-    else:
-        _check_out(out, shape, ctx.dtype)
+        view = read_selection(ctx, indexer)[fields]
+        if out is None:
+            return view.copy()
+        _check_out(out, shape, view.dtype)
+        out[...] = view
+        return out
+    out = _output(ctx, shape, out)
     if out.size == 0:
         return out
+    store = ctx.chunks
+    codec = ctx.codec
+    projections = list(indexer)
+    nbytes = int(np.prod(ctx.chunk_shape, dtype=np.int64)) * ctx.dtype.itemsize
+    read_one, read_row = _chunk_readers(ctx, out, nbytes)
+    if store.groups_keys and len(projections) > 1:
+        _read_groups(ctx, projections, out, read_one)
+        return out
+    threads = threads_for(store, nbytes)
+    rows = None
+    if codec.decodes_into and not codec.stored_raw and codec.order == "C" and nbytes >= ROW_MIN_CHUNK_BYTES:
+        rows = chunk_rows(projections, out, ctx.chunk_shape, config.threads if threads is None else threads)
+    if rows is None:
+        run_tasks(read_one, projections, threads)
+    else:
+        run_tasks(lambda task: read_row(task) if type(task) is list else read_one(task), rows, threads)
+    return out
 
+
+def _output(ctx: ChunkContext, shape: tuple[int, ...], out: np.ndarray | None) -> np.ndarray:
+    """``out`` checked, or a new result array for the selection."""
+    if out is not None:
+        _check_out(out, shape, ctx.dtype)
+        return out
+    # an array stored in F order reads into an F-ordered result, as numpy and zarr-python 2
+    layout = "F" if ctx.meta.layout_order == "F" else "C"
+    if ctx.fill_value is None and ctx.dtype.kind != "O":
+        return np.zeros(shape, dtype=ctx.dtype, order=layout)
+    return np.empty(shape, dtype=ctx.dtype, order=layout)
+
+
+def _chunk_readers(ctx: ChunkContext, out: np.ndarray, nbytes: int) -> tuple[Any, Any]:
+    """The tasks of a read into ``out``: one chunk, and one row of chunks (see
+    :func:`chunk_rows`); closures, so that the per-chunk path looks nothing up."""
     store = ctx.chunks
     codec = ctx.codec
     missing = ctx.missing
     chunk_shape = ctx.chunk_shape
+    dtype = ctx.dtype
     key_of = ctx.chunk_key_function()
-    order = codec.order
-
-    nbytes = int(np.prod(chunk_shape, dtype=np.int64)) * ctx.dtype.itemsize
     # chains that decode into a buffer are done with the stored bytes when decode_into
     # returns, so the store may hand large chunks over in a buffer it reuses (small ones come
     # cheaper as bytes of their own)
@@ -97,7 +118,7 @@ def read_selection(
 
     def read_row(row: list[ChunkProjection]) -> None:
         # every chunk of the row whole into this worker's buffer, then the row into ``out``
-        buf = scratch((len(row), *chunk_shape), ctx.dtype)
+        buf = scratch((len(row), *chunk_shape), dtype)
         for part, p in zip(buf, row):
             key = key_of(p.chunk_coords)
             raw = get(key)
@@ -107,47 +128,37 @@ def read_selection(
                 codec.decode_into(raw, key, part)
         copy_row(buf, row, out)
 
-    def read_task(task: Any) -> None:
-        if type(task) is list:
-            read_row(task)
-        else:
-            read_one(task)
+    return read_one, read_row
 
-    projections = list(indexer)
-    threads = threads_for(store, nbytes)
-    if store.groups_keys and len(projections) > 1:
-        # a store that reads keys best together (the inner chunks of a shard): a group per task
 
-        def read_group(group: list[ChunkProjection]) -> None:
-            if len(group) == 1:
-                read_one(group[0])
-                return
-            raws = store.get_many([key_of(p.chunk_coords) for p in group])
+def _read_groups(ctx: ChunkContext, projections: list[ChunkProjection], out: np.ndarray, read_one: Any) -> None:
+    """A read from a store that reads keys best together (the inner chunks of a shard): a
+    group per task, its chunks fetched with one ``get_many`` and decoded in parallel when the
+    group is the only one being read."""
+    store = ctx.chunks
+    codec = ctx.codec
+    missing = ctx.missing
+    key_of = ctx.chunk_key_function()
 
-            def scatter(p: ChunkProjection) -> None:
-                key = key_of(p.chunk_coords)
-                raw = raws[key]
-                if raw is None:
-                    out[p.out_selection] = missing
-                else:
-                    codec.decode_into(raw, key, out, p.out_selection, p.chunk_selection, p.is_complete_chunk)
+    def read_group(group: list[ChunkProjection]) -> None:
+        if len(group) == 1:
+            read_one(group[0])
+            return
+        raws = store.get_many([key_of(p.chunk_coords) for p in group])
 
-            run_tasks(scatter, group)  # in parallel when this group is the only one being read
+        def scatter(p: ChunkProjection) -> None:
+            key = key_of(p.chunk_coords)
+            raw = raws[key]
+            if raw is None:
+                out[p.out_selection] = missing
+            else:
+                codec.decode_into(raw, key, out, p.out_selection, p.chunk_selection, p.is_complete_chunk)
 
-        keys = [key_of(p.chunk_coords) for p in projections]
-        groups = [[projections[i] for i in g] for g in store.key_groups(keys)]
-        run_tasks(read_group, groups, threads_for(store))
-        return out
-    rows = None
-    if (codec.decodes_into and not codec.stored_raw and order == "C"
-            and nbytes >= ROW_MIN_CHUNK_BYTES):
-        workers = config.threads if threads is None else threads
-        rows = chunk_rows(projections, out, chunk_shape, workers)
-    if rows is None:
-        run_tasks(read_one, projections, threads)
-    else:
-        run_tasks(read_task, rows, threads)
-    return out
+        run_tasks(scatter, group)
+
+    keys = [key_of(p.chunk_coords) for p in projections]
+    groups = [[projections[i] for i in g] for g in store.key_groups(keys)]
+    run_tasks(read_group, groups, threads_for(store))
 
 
 def chunk_rows(

@@ -77,7 +77,58 @@ def write_selection(
     arr, scalar = prepare_value(value, shape, target_dtype)
     if arr.size == 0:
         return
+    store = ctx.chunks
+    codec = ctx.codec
+    key_of = ctx.chunk_key_function()
+    merged = _merger(ctx, arr, scalar, fields, write_empty_chunks)
+    chunks = list(indexer)
+    if store.groups_keys:
+        _write_groups(ctx, chunks, merged, fields, synchronizer)
+        return
+    no_lock = contextlib.nullcontext()
 
+    def write_one(p: ChunkProjection) -> None:
+        key = key_of(p.chunk_coords)
+        with synchronizer[key] if synchronizer is not None else no_lock:
+            chunk = merged(p, key)
+            if chunk is None:
+                store.delete(key)
+            else:
+                # stored before this thread encodes again: the bytes may be in a reused buffer
+                store.set(key, codec.encode_transient(chunk, key))
+
+    def encoded(chunks: list[ChunkProjection]) -> Iterator[dict[str, Any]]:
+        """The stored values of ``chunks``, a batch at a time (chunks to delete are deleted
+        on the way)."""
+        for start in range(0, len(chunks), WRITE_BATCH):
+            values: dict[str, Any] = {}
+            for p in chunks[start : start + WRITE_BATCH]:
+                key = key_of(p.chunk_coords)
+                chunk = merged(p, key)
+                if chunk is None:
+                    store.delete(key)
+                else:
+                    values[key] = codec.encode(chunk, key)
+            if values:
+                yield values
+
+    nbytes = int(np.prod(ctx.chunk_shape, dtype=np.int64)) * ctx.dtype.itemsize
+    threads = threads_for(store, nbytes)
+    if threads == 1 and synchronizer is None and len(chunks) > 1:
+        # tiny chunks: the caller encodes them a batch at a time while pool threads store the
+        # batches before (per-chunk Python work on one thread, system calls on all of them),
+        # or stores them itself when the store's writes contend with each other
+        concurrent = getattr(store, "concurrent_small_writes", True)
+        run_pipelined(encoded(chunks), store.set_many, None if concurrent else 1)
+    else:
+        run_tasks(write_one, chunks, threads)
+
+
+def _merger(ctx: ChunkContext, arr: np.ndarray, scalar: bool, fields: Any, write_empty_chunks: bool) -> Any:
+    """``merged(p, key, old=None)``: the chunk to store for projection ``p`` with the
+    selection's part of ``arr`` written in, or None when it is to be deleted (left all fill
+    value, with ``write_empty_chunks=False``).  A partial chunk starts from what is stored
+    (``old``, a mapping of keys to stored values, or read from the store when not given)."""
     store = ctx.chunks
     codec = ctx.codec
     fill = ctx.fill_value
@@ -86,9 +137,6 @@ def write_selection(
     order = codec.order
 
     def merged(p: ChunkProjection, key: str, old: Any = None) -> np.ndarray | None:
-        """The chunk to store at ``key`` with the selection's part written in, or None when it
-        is to be deleted (left all fill value, with ``write_empty_chunks=False``).  A partial
-        chunk starts from what is stored (``old``, or read from the store when not given)."""
         if p.is_complete_chunk and fields is None:
             if ctx.is_edge(p.chunk_coords):
                 chunk = ctx.fill_chunk()
@@ -117,72 +165,41 @@ def write_selection(
             return None
         return chunk
 
+    return merged
+
+
+def _write_groups(
+    ctx: ChunkContext, chunks: list[ChunkProjection], merged: Any, fields: Any, synchronizer: Any
+) -> None:
+    """A write to a store that writes keys best together (the inner chunks of a shard): a group
+    per task, read at most once and written once, its chunks encoded in parallel when it is the
+    only group written."""
+    store = ctx.chunks
+    codec = ctx.codec
     key_of = ctx.chunk_key_function()
     no_lock = contextlib.nullcontext()
 
-    def write_one(p: ChunkProjection) -> None:
-        key = key_of(p.chunk_coords)
-        with synchronizer[key] if synchronizer is not None else no_lock:
-            chunk = merged(p, key)
-            if chunk is None:
-                store.delete(key)
-            else:
-                # stored before this thread encodes again: the bytes may be in a reused buffer
-                store.set(key, codec.encode_transient(chunk, key))
+    def write_group(group: list[ChunkProjection]) -> None:
+        first = key_of(group[0].chunk_coords)
+        with synchronizer[store.lock_key(first)] if synchronizer is not None else no_lock:
+            txn = store.transaction(first)
+            partial = [key_of(p.chunk_coords) for p in group if not (p.is_complete_chunk and fields is None)]
+            old = txn.get_many(partial) if partial else {}
 
-    def encoded(chunks: list[ChunkProjection]) -> Iterator[dict[str, Any]]:
-        """The stored values of ``chunks``, a batch at a time (chunks to delete are deleted
-        on the way)."""
-        for start in range(0, len(chunks), WRITE_BATCH):
-            values: dict[str, Any] = {}
-            for p in chunks[start : start + WRITE_BATCH]:
+            def build(p: ChunkProjection) -> None:
                 key = key_of(p.chunk_coords)
-                chunk = merged(p, key)
+                chunk = merged(p, key, old)
                 if chunk is None:
-                    store.delete(key)
+                    txn.delete(key)
                 else:
-                    values[key] = codec.encode(chunk, key)
-            if values:
-                yield values
+                    txn.set(key, codec.encode(chunk, key))
 
-    chunks = list(indexer)
-    if store.groups_keys:
-        # a store that writes keys best together (the inner chunks of a shard): a group per
-        # task, read at most once and written once, its chunks encoded in parallel when it is
-        # the only group written
+            run_tasks(build, group)
+            txn.commit()
 
-        def write_group(group: list[ChunkProjection]) -> None:
-            first = key_of(group[0].chunk_coords)
-            with synchronizer[store.lock_key(first)] if synchronizer is not None else no_lock:
-                txn = store.transaction(first)
-                partial = [key_of(p.chunk_coords) for p in group if not (p.is_complete_chunk and fields is None)]
-                old = txn.get_many(partial) if partial else {}
-
-                def build(p: ChunkProjection) -> None:
-                    key = key_of(p.chunk_coords)
-                    chunk = merged(p, key, old)
-                    if chunk is None:
-                        txn.delete(key)
-                    else:
-                        txn.set(key, codec.encode(chunk, key))
-
-                run_tasks(build, group)
-                txn.commit()
-
-        keys = [key_of(p.chunk_coords) for p in chunks]
-        groups = [[chunks[i] for i in g] for g in store.key_groups(keys)]
-        run_tasks(write_group, groups, threads_for(store))
-        return
-    nbytes = int(np.prod(chunk_shape, dtype=np.int64)) * dtype.itemsize
-    threads = threads_for(store, nbytes)
-    if threads == 1 and synchronizer is None and len(chunks) > 1:
-        # tiny chunks: the caller encodes them a batch at a time while pool threads store the
-        # batches before (per-chunk Python work on one thread, system calls on all of them),
-        # or stores them itself when the store's writes contend with each other
-        concurrent = getattr(store, "concurrent_small_writes", True)
-        run_pipelined(encoded(chunks), store.set_many, None if concurrent else 1)
-    else:
-        run_tasks(write_one, chunks, threads)
+    keys = [key_of(p.chunk_coords) for p in chunks]
+    groups = [[chunks[i] for i in g] for g in store.key_groups(keys)]
+    run_tasks(write_group, groups, threads_for(store))
 
 
 __all__ = ["write_selection", "prepare_value"]

@@ -242,45 +242,7 @@ def build_array_metadata_v3(
         grid = normalize_chunks(chunks, shape, dt.itemsize)
     else:
         inner = normalize_chunks(chunks, shape, dt.itemsize)
-        compressors = _none_if_empty(compressors)
-        if compressors == "default":
-            compressors = default_compressor()
-        bb = to_v3_codecs(compressors, "compressors", BytesBytesCodec)
-        aa = to_v3_codecs(filters, "filters")
-        # zarr-2 style filters may end with byte filters (a checksum such as adler32): they
-        # run after the array filters and before the compressors, as they did in v2
-        n_aa = 0
-        while n_aa < len(aa) and isinstance(aa[n_aa], ArrayArrayCodec):
-            n_aa += 1
-        aa, bb_filters = aa[:n_aa], aa[n_aa:]
-        for c in bb_filters:
-            if not isinstance(c, BytesBytesCodec):
-                raise UnsupportedCodecError(
-                    f"filters: {c.name!r} is not a filter (array→array codecs first, then "
-                    "bytes→bytes ones)",
-                    "filters",
-                )
-        bb = bb_filters + bb
-        # order='F' is the transpose of the reverse permutation, even of one dimension (a
-        # no-op there, but it records the order, as v2's field does)
-        if normalize_order(order) == "F" and len(shape) >= 1:
-            aa.insert(0, TransposeCodec(tuple(reversed(range(len(shape))))))
-        if serializer in ("auto", None):
-            encoded = _dtype_after(aa, ChunkSpec(inner, dt))
-            if encoded.kind not in "OT":
-                ab = BytesCodec("little" if encoded.itemsize > 1 or encoded.names else None)
-            elif dt.kind in "OT":
-                is_bytes = is_bytes_dtype(dt) or (
-                    object_codec is not None and object_codec.codec_id == "vlen-bytes"
-                )
-                ab = VLenBytesCodec() if is_bytes else VLenUTF8Codec()
-            else:
-                ab = BytesCodec("little" if dt.itemsize > 1 or dt.names else None)
-        else:
-            ab = to_v3_codec(serializer, "serializer")
-            if not isinstance(ab, ArrayBytesCodec):
-                raise TypeError(f"serializer: {ab.name!r} is not an array→bytes codec")
-        chain = [*aa, ab, *bb]
+        chain = _v3_chain(shape, inner, dt, order, filters, serializer, compressors, object_codec)
         grid = inner
         if shards is not None:
             grid = normalize_shape(shards, "shards")
@@ -317,6 +279,53 @@ def build_array_metadata_v3(
         return ArrayMetadataV3(shape, grid, dt, fill, tuple(chain), cke, dimension_names)
     except MetadataError as exc:
         raise ValueError(str(exc)) from None
+
+
+def _v3_chain(
+    shape: tuple[int, ...], inner: tuple[int, ...], dt: np.dtype, order: str, filters: Any,
+    serializer: Any, compressors: Any, object_codec: Any,
+) -> list[Any]:
+    """The codec chain of a v3 array (of its inner chunks, when sharded) from the zarr-2 and
+    zarr-3 style arguments: filters, an order, a serializer and compressors."""
+    compressors = _none_if_empty(compressors)
+    if compressors == "default":
+        compressors = default_compressor()
+    bb = to_v3_codecs(compressors, "compressors", BytesBytesCodec)
+    aa = to_v3_codecs(filters, "filters")
+    # zarr-2 style filters may end with byte filters (a checksum such as adler32): they
+    # run after the array filters and before the compressors, as they did in v2
+    n_aa = 0
+    while n_aa < len(aa) and isinstance(aa[n_aa], ArrayArrayCodec):
+        n_aa += 1
+    aa, bb_filters = aa[:n_aa], aa[n_aa:]
+    for c in bb_filters:
+        if not isinstance(c, BytesBytesCodec):
+            raise UnsupportedCodecError(
+                f"filters: {c.name!r} is not a filter (array→array codecs first, then "
+                "bytes→bytes ones)",
+                "filters",
+            )
+    bb = bb_filters + bb
+    # order='F' is the transpose of the reverse permutation, even of one dimension (a
+    # no-op there, but it records the order, as v2's field does)
+    if normalize_order(order) == "F" and len(shape) >= 1:
+        aa.insert(0, TransposeCodec(tuple(reversed(range(len(shape))))))
+    if serializer in ("auto", None):
+        encoded = _dtype_after(aa, ChunkSpec(inner, dt))
+        if encoded.kind not in "OT":
+            ab = BytesCodec("little" if encoded.itemsize > 1 or encoded.names else None)
+        elif dt.kind in "OT":
+            is_bytes = is_bytes_dtype(dt) or (
+                object_codec is not None and object_codec.codec_id == "vlen-bytes"
+            )
+            ab = VLenBytesCodec() if is_bytes else VLenUTF8Codec()
+        else:
+            ab = BytesCodec("little" if dt.itemsize > 1 or dt.names else None)
+    else:
+        ab = to_v3_codec(serializer, "serializer")
+        if not isinstance(ab, ArrayBytesCodec):
+            raise TypeError(f"serializer: {ab.name!r} is not an array→bytes codec")
+    return [*aa, ab, *bb]
 
 
 def _dtype_after(filters: list, spec: Any) -> np.dtype:

@@ -239,9 +239,6 @@ class FsspecStore(Store):
         **kwargs: Any,
     ) -> None:
         fsspec = _import_fsspec()
-        from fsspec.mapping import FSMap
-        from fsspec.spec import AbstractFileSystem
-
         # zarr-python 2's FSStore keywords (the rest are the file system's storage options)
         normalize_keys = bool(kwargs.pop("normalize_keys", False))
         key_separator = kwargs.pop("key_separator", None)
@@ -257,36 +254,7 @@ class FsspecStore(Store):
         create = bool(kwargs.pop("create", False))
         options = dict(storage_options or {})
         options.update(kwargs)
-        if fs is not None:  # zarr-2: FSStore(root_path, fs=fs)
-            if not isinstance(fs, AbstractFileSystem):
-                raise TypeError(f"fs must be an fsspec file system, got {type(fs).__name__}")
-            if url_or_fs is not None and not isinstance(url_or_fs, (str, os.PathLike)):
-                raise TypeError("with fs=, the first argument is a path inside that file system")
-            if path is None and url_or_fs is not None:
-                path, url_or_fs = os.fspath(url_or_fs), fs
-            else:
-                url_or_fs = fs
-        if isinstance(url_or_fs, FSMap):
-            self._check_no_options(options, "an fsspec mapper (FSMap)")
-            fs_, root = url_or_fs.fs, url_or_fs.root
-            if path:
-                root = f"{root.rstrip('/')}/{path.strip('/')}"
-        elif isinstance(url_or_fs, AbstractFileSystem):
-            self._check_no_options(options, "a file system instance")
-            fs_, root = url_or_fs, (path or "")
-        elif isinstance(url_or_fs, (str, os.PathLike)):
-            url = os.fspath(url_or_fs)
-            if path:
-                url = f"{url.rstrip('/')}/{path.strip('/')}"
-            try:
-                fs_, root = fsspec.core.url_to_fs(url, **options)
-            except TypeError as exc:
-                raise StorageOptionsError(f"storage options {sorted(options)} for {url!r}: {exc}") from None
-        else:
-            raise TypeError(
-                "FsspecStore needs a URL, an fsspec FSMap or an fsspec file system, "
-                f"not {type(url_or_fs).__name__}"
-            )
+        fs_, root = self._file_system(fsspec, url_or_fs, path, options, fs)
         if retries < 0:
             raise ValueError(f"retries must be >= 0, got {retries!r}")
         if dimension_separator is not None and dimension_separator not in (".", "/"):
@@ -328,6 +296,44 @@ class FsspecStore(Store):
             self.fs.makedirs(self.root, exist_ok=True)
         if check and self._has_dirs and not self.fs.isdir(self.root):
             raise StoreError(f"FsspecStore {self.url!r}: the root directory does not exist (check=True)")
+
+    def _file_system(self, fsspec: Any, url_or_fs: Any, path: str | None, options: dict[str, Any], fs: Any) -> tuple[Any, str]:
+        """The file system and root path a URL, an fsspec mapper or file system (with ``path``
+        inside it; zarr-python 2's ``fs=``) name."""
+        from fsspec.mapping import FSMap
+        from fsspec.spec import AbstractFileSystem
+
+        if fs is not None:  # zarr-2: FSStore(root_path, fs=fs)
+            if not isinstance(fs, AbstractFileSystem):
+                raise TypeError(f"fs must be an fsspec file system, got {type(fs).__name__}")
+            if url_or_fs is not None and not isinstance(url_or_fs, (str, os.PathLike)):
+                raise TypeError("with fs=, the first argument is a path inside that file system")
+            if path is None and url_or_fs is not None:
+                path, url_or_fs = os.fspath(url_or_fs), fs
+            else:
+                url_or_fs = fs
+        if isinstance(url_or_fs, FSMap):
+            self._check_no_options(options, "an fsspec mapper (FSMap)")
+            fs_, root = url_or_fs.fs, url_or_fs.root
+            if path:
+                root = f"{root.rstrip('/')}/{path.strip('/')}"
+        elif isinstance(url_or_fs, AbstractFileSystem):
+            self._check_no_options(options, "a file system instance")
+            fs_, root = url_or_fs, (path or "")
+        elif isinstance(url_or_fs, (str, os.PathLike)):
+            url = os.fspath(url_or_fs)
+            if path:
+                url = f"{url.rstrip('/')}/{path.strip('/')}"
+            try:
+                fs_, root = fsspec.core.url_to_fs(url, **options)
+            except TypeError as exc:
+                raise StorageOptionsError(f"storage options {sorted(options)} for {url!r}: {exc}") from None
+        else:
+            raise TypeError(
+                "FsspecStore needs a URL, an fsspec FSMap or an fsspec file system, "
+                f"not {type(url_or_fs).__name__}"
+            )
+        return fs_, root
 
     @property
     def path(self) -> str:

@@ -312,12 +312,52 @@ def to_zarr(
         data).
     """
     import xarray as xr
-    from xarray import conventions
 
     if isinstance(ds, xr.DataArray):
         ds = ds.to_dataset(name=ds.name if ds.name is not None else "__xarray_dataarray_variable__")
     if not isinstance(ds, xr.Dataset):
         raise TypeError(f"to_zarr writes an xarray Dataset or DataArray, got {type(ds).__name__}")
+    mode = _check_arguments(ds, mode, append_dim, region, zarr_format)
+    if store is None:
+        store = MemoryStore()
+    if isinstance(store, os.PathLike):
+        store = os.fspath(store)
+    if not isinstance(store, Mapping):
+        store = coerce_store(store)
+    gpath = normalize_path((group or "").strip("/") or None)
+    grp = _open_target_group(store, gpath, mode, zarr_format)
+    fmt = grp.zarr_format
+    if zarr_format is not None and zarr_format != fmt:
+        raise ValueError(f"zarr_format={zarr_format} given but the group at {gpath or '/'!r} is v{fmt}")
+    write_region: dict[str, slice] = {}
+    if region is not None:
+        ds, write_region = _prepare_region(ds, grp, region)
+    existing: dict[str, Array] = {} if mode == "w" else dict(grp.arrays())
+    encoding = {k: dict(v) for k, v in (encoding or {}).items()}
+    encoded, attrs, check_encoding = _encode_dataset(ds, grp, existing, encoding, mode, fmt, write_region, append_dim)
+    if mode not in ("r", "r+"):
+        grp.attrs.put(attrs)
+    if mode == "a-" and append_dim is not None:
+        encoded = {k: v for k, v in encoded.items() if k not in existing or append_dim in v.dims}
+    target = _Target(store, gpath, fmt, mode, existing, write_region, append_dim, write_empty_chunks, safe_chunks)
+    pending = [
+        p for vn, v in encoded.items()
+        if (p := target.write(str(vn), v, raise_on_invalid=vn in check_encoding)) is not None
+    ]
+    if consolidated or consolidated is None:
+        api.consolidate_metadata(store)
+    if pending:
+        import dask.array as da
+
+        sources, targets, regions = zip(*pending)
+        delayed = da.store(list(sources), list(targets), regions=list(regions), lock=False, compute=compute)
+        if not compute:
+            return delayed
+    return grp
+
+
+def _check_arguments(ds: Any, mode: str | None, append_dim: Any, region: Any, zarr_format: Any) -> str:
+    """The mode to write with, once the arguments are known to go together."""
     if mode is None:
         mode = "a" if append_dim is not None else "r+" if region is not None else "w-"
     if mode not in _MODES:
@@ -333,53 +373,44 @@ def to_zarr(
     for name in ds.variables:
         if not isinstance(name, str) or not name or "/" in name:
             raise ValueError(f"variable names must be non-empty strings without '/', got {name!r}")
-
-    if store is None:
-        store = MemoryStore()
-    if isinstance(store, os.PathLike):
-        store = os.fspath(store)
-    if not isinstance(store, Mapping):
-        store = coerce_store(store)
-    gpath = normalize_path((group or "").strip("/") or None)
-    encoding = {k: dict(v) for k, v in (encoding or {}).items()}
-
-    grp = _open_target_group(store, gpath, mode, zarr_format)
-    fmt = grp.zarr_format
-    if zarr_format is not None and zarr_format != fmt:
-        raise ValueError(f"zarr_format={zarr_format} given but the group at {gpath or '/'!r} is v{fmt}")
-
-    write_region: dict[str, slice] = {}
-    if region is not None:
-        if region == "auto" or (isinstance(region, Mapping) and "auto" in region.values()):
-            region = _auto_region(ds, grp, region)
-        write_region = _validate_region(ds, region)
-        non_matching = [k for k, v in ds.variables.items() if not set(write_region).intersection(v.dims)]
-        if write_region and non_matching:
-            raise ValueError(
-                "when setting `region` explicitly in to_zarr(), all variables in the dataset to "
-                "write must have at least one dimension in common with the region's dimensions "
-                f"{list(write_region)}, but that is not the case for some variables here. To drop "
-                f"these variables from this dataset before exporting to zarr, write: "
-                f".drop_vars({non_matching!r})"
-            )
-        ds = ds.drop_vars(list(ds.indexes))
+    return mode
 
 
-    existing: dict[str, Array] = {} if mode == "w" else dict(grp.arrays())
+def _prepare_region(ds: Any, grp: Group, region: Any) -> tuple[Any, dict[str, slice]]:
+    """The dataset to write into ``region`` (index variables dropped) and the region checked."""
+    if region == "auto" or (isinstance(region, Mapping) and "auto" in region.values()):
+        region = _auto_region(ds, grp, region)
+    write_region = _validate_region(ds, region)
+    non_matching = [k for k, v in ds.variables.items() if not set(write_region).intersection(v.dims)]
+    if write_region and non_matching:
+        raise ValueError(
+            "when setting `region` explicitly in to_zarr(), all variables in the dataset to "
+            "write must have at least one dimension in common with the region's dimensions "
+            f"{list(write_region)}, but that is not the case for some variables here. To drop "
+            f"these variables from this dataset before exporting to zarr, write: "
+            f".drop_vars({non_matching!r})"
+        )
+    return ds.drop_vars(list(ds.indexes)), write_region
+
+
+def _encode_dataset(
+    ds: Any, grp: Group, existing: dict[str, Array], encoding: dict[Any, dict[str, Any]], mode: str,
+    fmt: int, write_region: dict[str, slice], append_dim: Any,
+) -> tuple[dict[Any, Any], dict[str, Any], set[Any]]:
+    """The CF-encoded variables to write (into existing arrays: encoded exactly as the stored
+    ones), the group's attributes, and the variables whose encoding the user gave."""
+    from xarray import conventions
+
     reader = ZarrkitDataStore(grp)
     if encoding and mode in ("a", "a-", "r+"):
         for name in encoding:
             if name in existing:
                 raise ValueError(f"variable {name!r} already exists, but encoding was provided")
-
     variables, attributes = conventions.encode_dataset_coordinates(ds)
-    check_encoding = set()
     for name, enc in encoding.items():
         if name not in variables:
             raise ValueError(f"encoding given for {name!r}, which is not a variable of the dataset")
         variables[name].encoding = enc
-        check_encoding.add(name)
-
     existing_names = [n for n in variables if n in existing]
     new_names = [n for n in variables if n not in existing]
     if mode == "r+" and new_names:
@@ -391,10 +422,8 @@ def to_zarr(
         dims = reader.get_dimensions()
         if append_dim not in dims:
             raise ValueError(f"append_dim={append_dim!r} does not match any existing dataset dimensions {dims}")
-
     encoded = {n: _encode_variable(variables[n], n, fmt) for n in new_names}
     if existing_names:
-        # values written into existing arrays are encoded exactly as the stored ones
         stored = {n: reader.open_store_variable(n, existing[n]) for n in existing_names}
         stored, _, _ = conventions.decode_cf_variables(stored, {})
         for n in existing_names:
@@ -404,19 +433,29 @@ def to_zarr(
             v = _encode_variable(v, n, fmt)
             encoded[n] = _check_existing_dims(n, v, stored[n], write_region, append_dim)
     attrs = {k: _encode_attr(v) for k, v in attributes.items()}
+    return encoded, attrs, set(encoding)
 
-    if mode not in ("r", "r+"):
-        grp.attrs.put(attrs)
-    if mode == "a-" and append_dim is not None:
-        encoded = {k: v for k, v in encoded.items() if k not in existing or append_dim in v.dims}
 
-    sources, targets, regions = [], [], []
-    for vn, v in encoded.items():
-        name = str(vn)
+class _Target:
+    """Where the encoded variables of one ``to_zarr`` go: existing arrays (resized when
+    appending) or new ones."""
+
+    def __init__(
+        self, store: Any, gpath: str, fmt: int, mode: str, existing: dict[str, Array],
+        write_region: dict[str, slice], append_dim: Any, write_empty_chunks: Any, safe_chunks: bool,
+    ):
+        self.store, self.gpath, self.fmt, self.mode = store, gpath, fmt, mode
+        self.existing = existing
+        self.write_region = write_region
+        self.append_dim = append_dim
+        self.write_empty_chunks = write_empty_chunks
+        self.safe_chunks = safe_chunks
+
+    def _fill_and_encoding(self, v: Any, name: Any, raise_on_invalid: bool) -> tuple[Any, dict[str, Any], Any]:
+        """The variable's fill value, attributes and Zarr encoding, in this format's way."""
         vattrs = dict(v.attrs)
-        dims = v.dims
         venc = dict(v.encoding)
-        if fmt == 2:
+        if self.fmt == 2:
             fill_value = vattrs.pop("_FillValue", None)
         else:
             fill_value = venc.pop("fill_value", None)
@@ -430,49 +469,42 @@ def to_zarr(
             raise ValueError("Zarr does not support _FillValue in encoding.")
         venc.pop("_FillValue", None)
         v.encoding = venc
-        zenc = _extract_encoding(v, raise_on_invalid=vn in check_encoding, name=vn, zarr_format=fmt)
+        zenc = _extract_encoding(v, raise_on_invalid=raise_on_invalid, name=name, zarr_format=self.fmt)
+        return fill_value, vattrs, zenc
 
-        var_region = {d: write_region.get(d, slice(None)) for d in dims}
-        if mode != "w" and name in existing:
-            arr = existing[name]
-            if append_dim is not None and append_dim in dims:
-                axis = dims.index(append_dim)
+    def write(self, name: str, v: Any, raise_on_invalid: bool) -> tuple[Any, Array, tuple[slice, ...]] | None:
+        """Write one variable: numpy data at once; dask data is returned as ``(source,
+        target, region)`` for one ``dask.array.store`` of them all."""
+        fill_value, vattrs, zenc = self._fill_and_encoding(v, name, raise_on_invalid)
+        dims = v.dims
+        var_region = {d: self.write_region.get(d, slice(None)) for d in dims}
+        if self.mode != "w" and name in self.existing:
+            arr = self.existing[name]
+            if self.append_dim is not None and self.append_dim in dims:
+                axis = dims.index(self.append_dim)
                 old = arr.shape
-                var_region[append_dim] = slice(old[axis], old[axis] + v.shape[axis])
+                var_region[self.append_dim] = slice(old[axis], old[axis] + v.shape[axis])
                 arr.resize(old[:axis] + (old[axis] + v.shape[axis],) + old[axis + 1 :])
         else:
-            arr = _create_array(store, gpath, name, v, dims, vattrs, fill_value, zenc, fmt, mode, write_empty_chunks)
+            arr = _create_array(self.store, self.gpath, name, v, dims, vattrs, fill_value, zenc, self.fmt,
+                                self.mode, self.write_empty_chunks)
         sel = tuple(var_region[d] for d in dims)
         data = v.data
-        if _is_dask(data):
-            if safe_chunks:
-                problems = check_aligned(data.chunks, arr, sel)
-                if problems and arr.synchronizer is None:
-                    grid = arr.shards or arr.chunks
-                    raise ValueError(
-                        f"Specified Zarr chunks encoding['chunks']={tuple(arr.chunks)!r} for variable "
-                        f"named {name!r} would overlap multiple Dask chunks {data.chunks}: "
-                        f"{'; '.join(problems)}. Writing this array in parallel with dask could lead "
-                        f"to corrupted data. Consider rechunking using `chunk()` to {tuple(grid)}, "
-                        "or specifying different chunks in encoding, or set safe_chunks=False."
-                    )
-            sources.append(data)
-            targets.append(arr)
-            regions.append(tuple(s if isinstance(s, slice) else slice(None) for s in _resolve(sel, arr.shape)))
-        else:
-            values = np.asarray(v.values)
-            arr[_resolve(sel, arr.shape) or Ellipsis] = values
-
-    if consolidated or consolidated is None:
-        api.consolidate_metadata(store)
-
-    if sources:
-        import dask.array as da
-
-        delayed = da.store(sources, targets, regions=regions, lock=False, compute=compute)
-        if not compute:
-            return delayed
-    return grp
+        if not _is_dask(data):
+            arr[_resolve(sel, arr.shape) or Ellipsis] = np.asarray(v.values)
+            return None
+        if self.safe_chunks:
+            problems = check_aligned(data.chunks, arr, sel)
+            if problems and arr.synchronizer is None:
+                grid = arr.shards or arr.chunks
+                raise ValueError(
+                    f"Specified Zarr chunks encoding['chunks']={tuple(arr.chunks)!r} for variable "
+                    f"named {name!r} would overlap multiple Dask chunks {data.chunks}: "
+                    f"{'; '.join(problems)}. Writing this array in parallel with dask could lead "
+                    f"to corrupted data. Consider rechunking using `chunk()` to {tuple(grid)}, "
+                    "or specifying different chunks in encoding, or set safe_chunks=False."
+                )
+        return data, arr, tuple(s if isinstance(s, slice) else slice(None) for s in _resolve(sel, arr.shape))
 
 
 def _resolve(sel: tuple[slice, ...], shape: tuple[int, ...]) -> tuple[slice, ...]:

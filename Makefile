@@ -9,7 +9,7 @@ PYTHON  ?= $(shell for p in python3.12 "$$(pyenv root 2>/dev/null)/versions/3.12
            done)
 JOBS    ?= 2
 
-.PHONY: demo test bench bench-quick lint clean compat-zarr2
+.PHONY: demo test test-quick bench bench-quick lint clean compat-zarr2
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "error: Python 3.12 not found (install it or pass PYTHON=...)" >&2; exit 1; }
@@ -27,6 +27,9 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n $(JOBS) --durations=10
+
+test-quick: $(STAMP)
+	$(PY) -m pytest -q -n $(JOBS) -m "not slow"
 
 bench: $(STAMP)
 	$(PY) -m pip install -q -e '.[bench]'

@@ -474,10 +474,19 @@ def _copy(
                 grp.attrs.update(attrs)
     else:
         grp = dest[name] if dest is not None and name in dest else None
-    n_copied, n_skipped, n_bytes_copied = 1, 0, 0
+    c, s, b = _copy_members(log, source, grp, shallow, without_attrs, if_exists, dry_run, create_kws)
+    return c + 1, s, b
+
+
+def _copy_members(
+    log: _LogWriter, source: Any, dest: Any, shallow: bool, without_attrs: bool, if_exists: str,
+    dry_run: bool, create_kws: dict[str, Any],
+) -> tuple[int, int, int]:
+    """Copy every member of the group ``source`` into ``dest``; the totals of :func:`_copy`."""
+    n_copied = n_skipped = n_bytes_copied = 0
     for k in _members(source):
         c, s, b = _copy(
-            log, source[k], grp, name=k, root=False, shallow=shallow, without_attrs=without_attrs,
+            log, source[k], dest, name=k, root=False, shallow=shallow, without_attrs=without_attrs,
             if_exists=if_exists, dry_run=dry_run, **create_kws,
         )
         n_copied += c
@@ -567,16 +576,10 @@ def copy_all(
     (1, 2, 0)
     """
     _check_dest_is_group(dest)
-    n_copied = n_skipped = n_bytes_copied = 0
     with _LogWriter(log) as logger:
-        for k in _members(source):
-            c, s, b = _copy(
-                logger, source[k], dest, name=k, root=False, shallow=shallow, without_attrs=without_attrs,
-                if_exists=if_exists, dry_run=dry_run, **create_kws,
-            )
-            n_copied += c
-            n_skipped += s
-            n_bytes_copied += b
+        n_copied, n_skipped, n_bytes_copied = _copy_members(
+            logger, source, dest, shallow, without_attrs, if_exists, dry_run, create_kws
+        )
         if not dry_run and not without_attrs:
             attrs = _attrs_dict(source)
             if attrs and _is_h5py(dest):

@@ -159,3 +159,35 @@ def test_the_engine_names_no_particular_codec_or_store(module):
     assert not {b for b in named if b.startswith("zarrkit.codecs.") and b not in (
         "zarrkit.codecs.chain", "zarrkit.codecs.buffers", "zarrkit.codecs.shard_store")}
     assert not {b for b in named if b.startswith("zarrkit.storage.") and b != "zarrkit.storage.base"}
+
+
+#: the limits of DESIGN: no module above ~800 lines, at most three functions over 80 lines of
+#: code (docstrings, which document, are not counted)
+MAX_MODULE_LINES = 800
+MAX_FUNCTION_LINES = 80
+MAX_LONG_FUNCTIONS = 3
+
+
+def _code_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    lines = node.end_lineno - node.lineno + 1
+    first = node.body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        lines -= first.end_lineno - first.lineno + 1
+    return lines
+
+
+def test_no_module_is_over_the_size_limit():
+    sizes = {m: p.read_text().count("\n") for m, p in MODULES.items()}
+    assert max(sizes.values()) > 200  # the count sees real modules
+    assert {m: n for m, n in sizes.items() if n > MAX_MODULE_LINES} == {}
+
+
+def test_at_most_three_long_functions():
+    long = []
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = _code_lines(node)
+                if n > MAX_FUNCTION_LINES:
+                    long.append(f"{module}.{node.name}: {n} lines")
+    assert len(long) <= MAX_LONG_FUNCTIONS, long

@@ -11,8 +11,12 @@ Examples
 1000
 """
 
-from . import blosc, errors, meta  # noqa: F401 - meta: zarr.meta, and stores' _metadata_class
-from . import store_functions  # noqa: F401 - adds zarr-python 2's functions to zarrkit.storage
+from . import (  # noqa: F401 - meta: zarr.meta, and stores' _metadata_class
+    blosc,
+    errors,
+    meta,
+    store_functions,  # noqa: F401 - adds zarr-python 2's functions to zarrkit.storage
+)
 from .api import (
     array,
     consolidate_metadata,
@@ -27,12 +31,13 @@ from .api import (
     ones_like,
     open,
     open_array,
-    open_group,
     open_consolidated,
+    open_group,
     open_like,
     zeros,
     zeros_like,
 )
+from .api_zarr3 import create_group, from_array
 from .codecs import (
     BZ2,
     CRC32,
@@ -63,22 +68,21 @@ from .codecs import (
     Zstd,
 )
 from .config import config
-from .api_zarr3 import create_group, from_array
 from .convenience import copy, copy_all, copy_store, load, save, save_array, save_group, tree
 from .convert import convert
 from .core.array import Array
 from .core.group import Group
 from .core.sync import ProcessSynchronizer, ThreadSynchronizer
 from .storage import (
+    DBMStore,
     DictStore,
     DirectoryStore,
-    MemoryStore,
-    NestedDirectoryStore,
-    DBMStore,
-    FSStore,
     FsspecStore,
+    FSStore,
     LMDBStore,
     LRUStoreCache,
+    MemoryStore,
+    NestedDirectoryStore,
     RedisStore,
     SQLiteStore,
     TempStore,

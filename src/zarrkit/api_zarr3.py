@@ -11,8 +11,8 @@ import numpy as np
 from .api import _open_store, create_array
 from .core.array import Array
 from .core.group import Group
-from .metadata.normalize import normalize_path
 from .core.initialize import _check_free, _check_zarr_format, init_group
+from .metadata.normalize import normalize_path
 from .storage.coerce import coerce_store, user_store
 
 __all__ = ["create_group", "from_array"]

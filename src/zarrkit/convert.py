@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from .codecs.base import ArrayArrayCodec
-from .codecs.coerce import to_v3_codec
 from .codecs.chain import split_codecs
 from .codecs.sharding import ShardingCodec
 from .codecs.v3_builtin import (
@@ -27,11 +26,12 @@ from .codecs.v3_builtin import (
     VLenBytesCodec,
     VLenUTF8Codec,
 )
-from .metadata.normalize import normalize_path
 from .errors import MetadataError, NodeNotFoundError
 from .metadata import io, v2, v3
+from .metadata.codec_args import to_v3_codec
 from .metadata.consolidated import ZMETADATA, consolidate, load_consolidated
 from .metadata.dtypes import BYTES_DTYPE
+from .metadata.normalize import normalize_path
 from .storage.base import Store, join_path
 from .storage.coerce import coerce_store
 

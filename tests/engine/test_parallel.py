@@ -6,7 +6,6 @@ from __future__ import annotations
 import threading
 import tracemalloc
 
-import numcodecs
 import numpy as np
 import pytest
 
@@ -100,51 +99,38 @@ def test_out_is_filled_and_returned(layout):
         z.get_basic_selection(Ellipsis, out=np.empty((64, 80), dtype="f4"))
 
 
-def _spy_blosc_decode(monkeypatch):
-    """Record the destination of every Blosc decode (None: a new buffer), whichever way the
-    codec chains call it (numcodecs' codec object, or zarrkit's direct c-blosc call)."""
-    calls: list = []
-    original = numcodecs.Blosc.decode
-    original_decompress = zarrkit.codecs.blosc_fast.decompress_into
-
-    def spy(self, buf, out=None):
-        calls.append(out)
-        return original(self, buf, out)
-
-    def spy_decompress(source, dest):
-        calls.append(dest)
-        return original_decompress(source, dest)
-
-    monkeypatch.setattr(numcodecs.Blosc, "decode", spy)
-    for module in (zarrkit.codecs.v2, zarrkit.codecs.v3_builtin):
-        monkeypatch.setattr(module, "blosc_decompress_into", spy_decompress)
-    return calls
+def _peak_allocation(read) -> int:
+    """The most memory allocated at once while ``read()`` runs (numpy buffers included)."""
+    tracemalloc.start()
+    try:
+        read()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
-def test_complete_chunks_decode_into_the_output(layout, monkeypatch):
+def test_complete_chunks_decode_into_the_output(layout):
     # row-block chunks are contiguous in a C-order result: decoded in place, no temporary
     store = MemoryStore()
     if layout == "v3-sharded":
-        z = zarrkit.create_array(store, shape=(64, 80), chunks=(16, 80), shards=(32, 80), dtype="f8")
+        z = zarrkit.create_array(store, shape=(64, 800), chunks=(16, 800), shards=(32, 800), dtype="f8")
     else:
-        z = make(layout, chunks=(16, 80), store=store)
-    z[:] = np.random.default_rng(0).standard_normal((64, 80))
-    calls = _spy_blosc_decode(monkeypatch)
-    result = z[:]
-    assert len(calls) == 4
-    assert all(o is not None and np.shares_memory(o, result) for o in calls)
-    calls.clear()
-    rows = z[16:48]  # whole chunks inside a selection: still in place
-    assert len(calls) == 2 and all(o is not None and np.shares_memory(o, rows) for o in calls)
-    # part of a chunk: decoded into the worker's reusable buffer, not into fresh memory
-    calls.clear()
+        z = make(layout, shape=(64, 800), chunks=(16, 800), store=store)
+    data = np.broadcast_to(np.arange(64.0)[:, None], (64, 800)).copy()  # compresses to little
+    z[:] = data
+    chunk = 16 * 800 * 8
+    out = np.empty((64, 800))
+    rows = np.empty((32, 800))
     with zarrkit.config.set(threads=1):
-        first = z[1:3, 1:3]
-        second = z[5:7, 1:3]
-    assert len(calls) == 2 and all(o is not None for o in calls)
-    assert np.shares_memory(calls[0], calls[1])
-    assert not np.shares_memory(calls[0], first) and not np.shares_memory(calls[1], second)
+        z.get_basic_selection(Ellipsis, out=out)  # warm caches (metadata, buffers)
+        assert _peak_allocation(lambda: z.get_basic_selection(Ellipsis, out=out)) < chunk / 2
+        # whole chunks inside a selection: still in place
+        assert _peak_allocation(lambda: z.get_basic_selection(slice(16, 48), out=rows)) < chunk / 2
+        # part of a chunk: decoded into the thread's reusable buffer, not into fresh memory
+        z[1:3, 1:3]
+        assert _peak_allocation(lambda: z[5:7, 1:3]) < chunk / 2
+    assert np.array_equal(out, data) and np.array_equal(rows, data[16:48])
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -220,39 +206,65 @@ def test_single_items_of_any_selection_kind_are_scalars():
     assert z[1:2, 2:3].shape == (1, 1)
 
 
-def test_small_chunks_are_read_and_encoded_on_one_thread_unless_configured(monkeypatch):
-    z = zarrkit.create(shape=(64, 64), chunks=(8, 8), dtype="u1", store=MemoryStore())  # 64 B
+class ThreadRecordingStore(MemoryStore):
+    """Records which thread reads each value, and how values are written (one ``set`` per
+    chunk, or ``set_many`` batches); reads meet at a barrier while ``meet`` is set, so a run
+    on several threads is seen as one."""
+
+    def __init__(self):
+        super().__init__()
+        self.readers: set[int] = set()
+        self.writes: list[tuple[str, int]] = []
+        self.meet: threading.Barrier | None = None
+        self._batch = threading.local()
+
+    def _get(self, key, byte_range):
+        self.readers.add(threading.get_ident())
+        if self.meet is not None:
+            try:
+                self.meet.wait()
+            except threading.BrokenBarrierError:
+                pass
+        return super()._get(key, byte_range)
+
+    def set(self, key, value):
+        if not getattr(self._batch, "on", False):
+            self.writes.append(("set", 1))
+        super().set(key, value)
+
+    def set_many(self, items):
+        self.writes.append(("set_many", len(items)))
+        self._batch.on = True
+        try:
+            super().set_many(items)
+        finally:
+            self._batch.on = False
+
+
+def test_small_chunks_are_read_and_encoded_on_one_thread_unless_configured():
+    store = ThreadRecordingStore()
+    z = zarrkit.create(shape=(64, 64), chunks=(8, 8), dtype="u1", store=store)  # 64 B chunks
     z[:] = 3
-    asked: list = []
-    original = zarrkit.core.read.read_selection.__globals__["run_tasks"]
-
-    def spy(fn, items, threads=None):
-        asked.append(threads)
-        return original(fn, items, threads)
-
-    monkeypatch.setitem(zarrkit.core.read.read_selection.__globals__, "run_tasks", spy)
     with zarrkit.config.set(threads=4):
+        store.readers.clear()
         assert (z[:] == 3).all()
-        with zarrkit.config.set(parallel_min_chunk_bytes=0):
-            assert (z[:] == 3).all()
-        with zarrkit.config.set(parallel_min_chunk_bytes=64):  # not below: 64 is enough
-            assert (z[:] == 3).all()
-    assert asked == [1, None, None]
-    asked.clear()
-    write_globals = zarrkit.core.write.write_selection.__globals__
-    monkeypatch.setitem(write_globals, "run_tasks", spy)
-    pipelined = write_globals["run_pipelined"]
-
-    def pipeline_spy(produced, consume, threads=None):
-        asked.append("pipelined")
-        return pipelined(produced, consume, threads)
-
-    monkeypatch.setitem(write_globals, "run_pipelined", pipeline_spy)
-    with zarrkit.config.set(threads=4):
-        z[:] = 4  # writes of small chunks: encoded on one thread, stored on the others
+        assert store.readers == {threading.get_ident()}  # one thread: the caller
+        for limit in (0, 64):  # 0: always parallel; 64: the chunks are not below it
+            store.readers.clear()
+            store.meet = threading.Barrier(2, timeout=5)
+            with zarrkit.config.set(parallel_min_chunk_bytes=limit):
+                assert (z[:] == 3).all()
+            store.meet = None
+            assert len(store.readers) >= 2, limit
+        # writes of small chunks: encoded on the calling thread a batch at a time, stored in
+        # batches; with every chunk in parallel, one store write per chunk
+        store.writes.clear()
+        z[:] = 4
+        assert store.writes == [("set_many", 64)]
+        store.writes.clear()
         with zarrkit.config.set(parallel_min_chunk_bytes=0):
             z[:] = 5
-    assert asked == ["pipelined", None]
+        assert store.writes == [("set", 1)] * 64
     assert (z[:] == 5).all()
     with pytest.raises(ValueError, match="parallel_min_chunk_bytes"):
         zarrkit.config.set(parallel_min_chunk_bytes=-1).__enter__()

@@ -9,19 +9,23 @@ from typing import Any
 import numpy as np
 
 from .._threads import is_worker
-from .blosc_fast import forget as forget_address, remember as remember_address
+from .blosc_fast import forget as forget_address
+from .blosc_fast import remember as remember_address
 
 __all__ = ["scratch", "filled", "is_all_fill", "is_view", "selection_span"]
 
 _scratch = threading.local()
 
 
-def scratch(shape: tuple[int, ...], dtype: np.dtype, order: str = "C") -> np.ndarray:
+def scratch(
+    shape: tuple[int, ...], dtype: np.dtype, order: str = "C", before_allocating: Any = None, *args: Any
+) -> np.ndarray:
     """A per-thread reusable buffer for one decoded chunk.
 
     Decoding a chunk that is not contiguous in the output into a fresh array would map and
     fault in new pages for every chunk; a worker reuses one buffer per chunk layout instead.
-    The buffer is only valid until the same thread asks for it again.
+    The buffer is only valid until the same thread asks for it again.  ``before_allocating(*args)``
+    is called before a new buffer is allocated (a check that may raise).
     """
     bufs = getattr(_scratch, "bufs", None)
     if bufs is None:
@@ -29,6 +33,8 @@ def scratch(shape: tuple[int, ...], dtype: np.dtype, order: str = "C") -> np.nda
     key = (shape, dtype, order)
     buf = bufs.get(key)
     if buf is None:
+        if before_allocating is not None:
+            before_allocating(*args)
         if len(bufs) >= 4:
             for old in bufs.values():
                 forget_address(old)
@@ -37,12 +43,6 @@ def scratch(shape: tuple[int, ...], dtype: np.dtype, order: str = "C") -> np.nda
         if is_worker():  # pool threads live as long as the pool: their buffers may be noted
             remember_address(buf)
     return buf
-
-
-def has_scratch(shape: tuple[int, ...], dtype: np.dtype, order: str = "C") -> bool:
-    """Whether this thread holds a scratch buffer of this layout already."""
-    bufs = getattr(_scratch, "bufs", None)
-    return bufs is not None and (shape, dtype, order) in bufs
 
 
 def filled(shape: tuple[int, ...], dtype: np.dtype, fill_value: Any, order: str = "C") -> np.ndarray:

@@ -23,7 +23,7 @@ from numcodecs.compat import ensure_bytes, ensure_contiguous_ndarray
 
 from ..errors import ChunkDecodeError, ChunkEncodeError, MetadataError
 from .base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, V3Codec
-from .buffers import has_scratch, is_view, scratch, selection_span
+from .buffers import is_view, scratch, selection_span
 
 __all__ = ["CodecChain", "split_codecs", "check_vlen_count"]
 
@@ -224,9 +224,7 @@ class CodecChain:
     def _scratch(self, raw: Any, key: str, dtype: np.dtype) -> np.ndarray:
         """This thread's buffer for a chunk; before one is allocated, the stored bytes must
         declare the chunk's size (the chunk shape comes from metadata, which may be corrupt)."""
-        if not has_scratch(self.chunk_shape, dtype, self.order):
-            self._check_size(raw, key)
-        return scratch(self.chunk_shape, dtype, self.order)
+        return scratch(self.chunk_shape, dtype, self.order, self._check_size, raw, key)
 
     # -- encoding ---------------------------------------------------------------------------
     def _encode_chunk(self, chunk: np.ndarray) -> Any:

@@ -209,7 +209,6 @@ class ShardedStore(Store):
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
         """The keys of the stored inner chunks inside the array (read from the shard indexes)."""
-        n = len(self._prefix)
         limits = [-(-s // c) for s, c in zip(self.shape, self.chunk_shape)]
         shard, at, _ = prefix.partition("@")
         # a prefix naming a shard: that shard's chunks only

@@ -101,6 +101,8 @@ class V2Compressor(BytesBytesCodec):
         self._blosc = self._id == "blosc"
         self.decodes_into = self._id in ("blosc", "lz4")
         if self._blosc:
+            # c-blosc straight into ``out`` (checking the frame's sizes), no call in between
+            self.decode_into = blosc_decompress_into  # type: ignore[method-assign]
             cname = getattr(codec, "cname", None)
             if not isinstance(cname, str):
                 raise MetadataError(f"compressor: blosc cname must be a string, got {cname!r}")
@@ -125,9 +127,6 @@ class V2Compressor(BytesBytesCodec):
         return None
 
     def decode_into(self, data: Any, out: np.ndarray) -> None:
-        if self._blosc:  # checks the frame's sizes itself
-            blosc_decompress_into(data, out)
-            return
         size = self.declared_size(data)
         if size != out.nbytes:
             raise ValueError(f"the frame holds {size} bytes, expected {out.nbytes}")

@@ -18,9 +18,17 @@ from ..errors import ChunkDecodeError, MetadataError
 from .base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec
 from .blosc_fast import (
     compress as blosc_compress,
+)
+from .blosc_fast import (
     compress_transient,
+)
+from .blosc_fast import (
     decompress_into as blosc_decompress_into,
+)
+from .blosc_fast import (
     decompress_range_into as blosc_decompress_range_into,
+)
+from .blosc_fast import (
     frame_sizes as blosc_frame_sizes,
 )
 from .chain import check_vlen_count
@@ -314,8 +322,8 @@ class BloscCodec(_NumcodecsBytes):
     def declared_size(self, data: Any) -> int | None:
         return blosc_frame_sizes(data)[0]
 
-    def decode_into(self, data: Any, out: np.ndarray) -> None:
-        blosc_decompress_into(data, out)
+    #: c-blosc straight into ``out`` (checking the frame's sizes), with no call in between
+    decode_into = staticmethod(blosc_decompress_into)  # type: ignore[assignment]
 
     def decode_range_into(self, data: Any, out: np.ndarray, lo: int, hi: int) -> bool:
         return blosc_decompress_range_into(data, out, lo, hi)

@@ -9,9 +9,9 @@ from typing import Any
 import numcodecs
 import numpy as np
 
-from ..codecs.coerce import to_v2_codec
 from ..errors import ArrayNotFoundError, ReadOnlyError, ShapeMismatchError, UnsupportedCodecError
 from ..metadata import io
+from ..metadata.codec_args import to_v2_codec
 from ..metadata.dtypes import normalize_fill_value
 from ..metadata.normalize import normalize_chunks, normalize_path, normalize_shape
 from ..storage.base import Store

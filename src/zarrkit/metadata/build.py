@@ -15,12 +15,12 @@ import numcodecs
 import numpy as np
 
 from ..codecs.base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec
-from ..codecs.coerce import to_v2_codec, to_v2_codecs, to_v3_codec, to_v3_codecs
 from ..codecs.registry import get_codec
 from ..codecs.sharding import ShardingCodec
 from ..codecs.v3_builtin import BytesCodec, TransposeCodec, VLenBytesCodec, VLenUTF8Codec
 from ..config import config
 from ..errors import MetadataError, UnsupportedCodecError, UnsupportedDtypeError
+from .codec_args import to_v2_codec, to_v2_codecs, to_v3_codec, to_v3_codecs
 from .dtypes import BYTES_DTYPE, is_bytes_dtype, normalize_fill_value
 from .normalize import normalize_chunks, normalize_order, normalize_shape
 from .v2 import ArrayMetadataV2

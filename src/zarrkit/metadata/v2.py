@@ -16,12 +16,18 @@ from numcodecs.abc import Codec
 
 from ..codecs.base import ChunkSpec
 from ..codecs.chain import CodecChain
-from .grid import RegularGrid
-from ..codecs.v2 import v2_codecs
 from ..codecs.registry import codec_config, get_codec
+from ..codecs.v2 import v2_codecs
 from ..errors import MetadataError
 from .common import check_chunk_size, parse_chunks_field, parse_shape_field
-from .dtypes import BYTES_DTYPE, parse_v2_dtype, parse_v2_fill_value, v2_dtype_json, v2_fill_value_json
+from .dtypes import (
+    BYTES_DTYPE,
+    parse_v2_dtype,
+    parse_v2_fill_value,
+    v2_dtype_json,
+    v2_fill_value_json,
+)
+from .grid import RegularGrid
 
 __all__ = ["ArrayMetadataV2", "ARRAY_KEY", "GROUP_KEY", "ATTRS_KEY", "group_document_v2"]
 

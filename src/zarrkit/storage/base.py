@@ -128,7 +128,11 @@ class Store(StoreConveniences):
 
     def get_upto(self, key: str, limit: int) -> bytes | None:
         """:meth:`get` of a whole value the caller expects to hold at most ``limit`` bytes (a
-        small chunk); stores that can read it more cheaply knowing that do."""
+        small chunk), for a ``key`` the caller knows to be valid (as the chunk keys the engine
+        builds are: it is not validated again); stores that can read such a value more cheaply
+        do.  Stores whose keys are file paths still check them."""
+        if type(self).get is Store.get:  # the usual case: no call through get() per chunk
+            return self._get(key.lower() if self.normalize_keys else key, None)
         return self.get(key)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:

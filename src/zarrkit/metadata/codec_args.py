@@ -1,4 +1,7 @@
-"""Turning what users pass as codecs into the codec objects of an array's format.
+"""Codecs given to the creation functions, in the vocabulary of the array's metadata dialect.
+
+The engine runs one codec chain for both formats; what differs is how each format's metadata
+names codecs: a v2 array stores numcodecs configurations, a v3 array v3 codec descriptions.
 
 A codec may be given as a zarrkit v3 codec, as a numcodecs object (``numcodecs.Blosc()``,
 ``numcodecs.Delta(...)``) or as its JSON form (``{"name": "zstd", "configuration":
@@ -16,10 +19,9 @@ from typing import Any
 import numcodecs
 from numcodecs.abc import Codec as NumcodecsCodec
 
-from ..errors import UnsupportedCodecError
-from .base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, V3Codec
-from .registry import get_codec
-from .v3_builtin import (
+from ..codecs.base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, V3Codec
+from ..codecs.registry import get_codec
+from ..codecs.v3_builtin import (
     _NUMCODECS_ARRAY,
     BloscCodec,
     Crc32cCodec,
@@ -30,7 +32,8 @@ from .v3_builtin import (
     VLenUTF8Codec,
     ZstdCodec,
 )
-from .v3_registry import parse_v3_codec
+from ..codecs.v3_registry import parse_v3_codec
+from ..errors import UnsupportedCodecError
 
 __all__ = ["to_v2_codec", "to_v2_codecs", "to_v3_codec", "to_v3_codecs"]
 
@@ -109,7 +112,7 @@ def to_v2_codec(obj: Any, argument: str = "compressor") -> NumcodecsCodec:
     Examples
     --------
     >>> from zarrkit.codecs import ZstdCodec
-    >>> from zarrkit.codecs.coerce import to_v2_codec
+    >>> from zarrkit.metadata.codec_args import to_v2_codec
     >>> to_v2_codec(ZstdCodec(level=3))
     Zstd(level=3)
     >>> to_v2_codec({"name": "gzip", "configuration": {"level": 1}})
@@ -149,7 +152,7 @@ def to_v2_codecs(objs: Any, argument: str = "filters") -> list[NumcodecsCodec]:
     Examples
     --------
     >>> from zarrkit.codecs import ZstdCodec
-    >>> from zarrkit.codecs.coerce import to_v2_codecs
+    >>> from zarrkit.metadata.codec_args import to_v2_codecs
     >>> to_v2_codecs([{"id": "delta", "dtype": "<i8"}, ZstdCodec(level=1)])
     [Delta(dtype='<i8'), Zstd(level=1)]
     """

@@ -112,7 +112,7 @@ class CodecChain:
         self._comp = comp if self.decodes_into else None
         # compression of a whole chunk of raw memory in one call when written
         self._one_call = comp if raw == self.dtype and comp is not None and self.dtype.kind in "biufc" else None
-        self._transient = comp if comp is not None else None
+        self._transient = comp
 
     # -- decoding ---------------------------------------------------------------------------
     def decode(self, raw: Any, key: str) -> np.ndarray:

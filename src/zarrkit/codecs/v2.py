@@ -18,22 +18,8 @@ from numcodecs.abc import Codec
 from numcodecs.compat import ensure_contiguous_ndarray, ensure_ndarray_like
 
 from ..errors import MetadataError
+from . import blosc_fast
 from .base import ArrayBytesCodec, BytesBytesCodec, ChunkSpec, V3Codec
-from .blosc_fast import (
-    compress as blosc_compress,
-)
-from .blosc_fast import (
-    compress_transient as blosc_compress_transient,
-)
-from .blosc_fast import (
-    decompress_into as blosc_decompress_into,
-)
-from .blosc_fast import (
-    decompress_range_into as blosc_decompress_range_into,
-)
-from .blosc_fast import (
-    frame_sizes as blosc_frame_sizes,
-)
 from .chain import check_vlen_count
 from .v3_builtin import TransposeCodec
 
@@ -102,7 +88,7 @@ class V2Compressor(BytesBytesCodec):
         self.decodes_into = self._id in ("blosc", "lz4")
         if self._blosc:
             # c-blosc straight into ``out`` (checking the frame's sizes), no call in between
-            self.decode_into = blosc_decompress_into  # type: ignore[method-assign]
+            self.decode_into = blosc_fast.decompress_into  # type: ignore[method-assign]
             cname = getattr(codec, "cname", None)
             if not isinstance(cname, str):
                 raise MetadataError(f"compressor: blosc cname must be a string, got {cname!r}")
@@ -119,7 +105,7 @@ class V2Compressor(BytesBytesCodec):
 
     def declared_size(self, data: Any) -> int | None:
         if self._blosc:
-            return blosc_frame_sizes(data)[0]
+            return blosc_fast.frame_sizes(data)[0]
         if self._id == "lz4":
             if len(data) < 4:
                 raise ValueError(f"lz4 frame of {len(data)} bytes is shorter than its 4-byte header")
@@ -133,16 +119,16 @@ class V2Compressor(BytesBytesCodec):
         self.codec.decode(data, out=out.reshape(-1))
 
     def decode_range_into(self, data: Any, out: np.ndarray, lo: int, hi: int) -> bool:
-        return self._blosc and blosc_decompress_range_into(data, out, lo, hi)
+        return self._blosc and blosc_fast.decompress_range_into(data, out, lo, hi)
 
     def encode_transient(self, data: Any) -> Any:
         if not self._blosc or not isinstance(data, np.ndarray):
             return None
         arr = ensure_contiguous_ndarray(data)  # what numcodecs' Blosc takes the typesize from
-        return blosc_compress_transient(arr.reshape(-1).view(np.uint8), *self._frame, arr.dtype.itemsize)
+        return blosc_fast.compress_transient(arr.reshape(-1).view(np.uint8), *self._frame, arr.dtype.itemsize)
 
     def encode_array(self, arr: np.ndarray) -> bytes | None:
-        return blosc_compress(arr, *self._frame) if self._blosc else None
+        return blosc_fast.compress(arr, *self._frame) if self._blosc else None
 
 
 def v2_codecs(

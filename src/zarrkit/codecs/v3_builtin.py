@@ -15,22 +15,8 @@ import numpy as np
 from numcodecs.compat import ensure_bytes, ensure_contiguous_ndarray
 
 from ..errors import ChunkDecodeError, MetadataError
+from . import blosc_fast
 from .base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec
-from .blosc_fast import (
-    compress as blosc_compress,
-)
-from .blosc_fast import (
-    compress_transient,
-)
-from .blosc_fast import (
-    decompress_into as blosc_decompress_into,
-)
-from .blosc_fast import (
-    decompress_range_into as blosc_decompress_range_into,
-)
-from .blosc_fast import (
-    frame_sizes as blosc_frame_sizes,
-)
 from .chain import check_vlen_count
 
 __all__ = [
@@ -320,26 +306,26 @@ class BloscCodec(_NumcodecsBytes):
     decodes_into = True
 
     def declared_size(self, data: Any) -> int | None:
-        return blosc_frame_sizes(data)[0]
+        return blosc_fast.frame_sizes(data)[0]
 
     #: c-blosc straight into ``out`` (checking the frame's sizes), with no call in between
-    decode_into = staticmethod(blosc_decompress_into)  # type: ignore[assignment]
+    decode_into = staticmethod(blosc_fast.decompress_into)  # type: ignore[assignment]
 
     def decode_range_into(self, data: Any, out: np.ndarray, lo: int, hi: int) -> bool:
-        return blosc_decompress_range_into(data, out, lo, hi)
+        return blosc_fast.decompress_range_into(data, out, lo, hi)
 
     def encode_array(self, arr: np.ndarray) -> bytes | None:
         # the frame numcodecs makes for an array of this itemsize: the configured typesize's
         if self.typesize not in (None, arr.dtype.itemsize):
             return None
-        return blosc_compress(arr, *self._frame)
+        return blosc_fast.compress(arr, *self._frame)
 
     def encode_transient(self, data: Any) -> Any:
         """:meth:`encode` into this thread's reusable buffer (the same frame), or None."""
         buf = ensure_contiguous_ndarray(data).view(np.uint8)
         ts = self.typesize or 1
         typesize = ts if ts > 1 and buf.size % ts == 0 else 1
-        return compress_transient(buf, *self._frame, typesize)
+        return blosc_fast.compress_transient(buf, *self._frame, typesize)
 
 
 class Crc32cCodec(BytesBytesCodec):

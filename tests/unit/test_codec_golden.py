@@ -120,6 +120,22 @@ def test_v2_filters_run_in_order_before_the_compressor():
     assert stored(store, "0") == struct.pack("<4i", 5, 2, -3, 0)
 
 
+@pytest.mark.parametrize("compressor", [None, numcodecs.Blosc(), numcodecs.Zlib(level=1)])
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_float64_filters_run_before_every_compressor(compressor, zarr_format):
+    # float64 is the dtype numpy takes None for: no fast path may skip the filters
+    store = MemoryStore()
+    flt = numcodecs.FixedScaleOffset(scale=10, offset=1000, dtype="<f8", astype="u1")
+    data = np.linspace(1000, 1001, 10)
+    z = zarrkit.array(data, chunks=5, filters=[flt], compressor=compressor, store=store,
+                      zarr_format=zarr_format)
+    raw = stored(store, "0" if zarr_format == 2 else "c/0")
+    expected = bytes(range(0, 5))  # (x - 1000) * 10, rounded, as uint8
+    decoded = raw if compressor is None else numcodecs.get_codec(compressor.get_config()).decode(raw)
+    assert bytes(decoded) == expected
+    np.testing.assert_allclose(z[:], data, atol=0.05)
+
+
 def test_v2_big_endian_dtype_is_stored_as_is():
     store = MemoryStore()
     z = zarrkit.create(shape=(2,), chunks=(2,), dtype=">u2", compressor=None, store=store, zarr_format=2)

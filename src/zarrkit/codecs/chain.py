@@ -111,7 +111,9 @@ class CodecChain:
         self.stored_raw = self.decodes_into and not self.bb
         self._comp = comp if self.decodes_into else None
         # compression of a whole chunk of raw memory in one call when written
-        self._one_call = comp if raw == self.dtype and comp is not None and self.dtype.kind in "biufc" else None
+        # (``raw is not None`` first: numpy takes ``None == dtype`` for float64)
+        one_call = raw is not None and raw == self.dtype and comp is not None and self.dtype.kind in "biufc"
+        self._one_call = comp if one_call else None
         self._transient = comp
 
     # -- decoding ---------------------------------------------------------------------------

@@ -151,23 +151,26 @@ class InvalidPathError(ZarrkitError, ValueError):
 
 
 class ChunkDecodeError(ZarrkitError, ValueError):
-    """Stored chunk bytes could not be decoded; ``key`` names the chunk."""
+    """Stored chunk bytes could not be decoded; ``key`` names the chunk.
+
+    The message starts with the key (``chunk 'c/0/1': ...``) once; ``reason`` is the message
+    without it, for re-raising under another key.
+    """
 
     def __init__(self, message: str, key: str | None = None):
-        if key is not None and key not in message:
-            message = f"chunk {key!r}: {message}"
-        super().__init__(message)
+        self.reason = message
         self.key = key
+        super().__init__(message if key is None else f"chunk {key!r}: {message}")
 
 
 class ChunkEncodeError(ZarrkitError, ValueError):
-    """A chunk could not be encoded; ``key`` names the chunk."""
+    """A chunk could not be encoded; ``key`` names the chunk (once, at the start of the
+    message; ``reason`` is the message without it)."""
 
     def __init__(self, message: str, key: str | None = None):
-        if key is not None and key not in message:
-            message = f"chunk {key!r}: {message}"
-        super().__init__(message)
+        self.reason = message
         self.key = key
+        super().__init__(message if key is None else f"chunk {key!r}: {message}")
 
 
 class ReadOnlyError(ZarrkitError, PermissionError):

@@ -128,7 +128,7 @@ class CodecChain:
                 arr = c.decode(arr, s)
             return arr
         except ChunkDecodeError as exc:
-            raise ChunkDecodeError(str(exc), key) from None
+            raise ChunkDecodeError(exc.reason, key) from None
         except Exception as exc:  # any codec failure means the stored bytes are bad
             raise ChunkDecodeError(f"cannot decode: {type(exc).__name__}: {exc}", key) from exc
 
@@ -194,7 +194,7 @@ class CodecChain:
             mem.reshape(-1).view(np.uint8)[:] = np.frombuffer(raw, dtype=np.uint8)
             return True
         except ChunkDecodeError as exc:
-            raise ChunkDecodeError(str(exc), key) from None
+            raise ChunkDecodeError(exc.reason, key) from None
         except Exception as exc:
             raise ChunkDecodeError(f"cannot decode: {type(exc).__name__}: {exc}", key) from exc
 
@@ -207,6 +207,8 @@ class CodecChain:
             return False
         try:
             return comp.decode_range_into(raw, buf if self.order == "C" else buf.T, span[0], span[1])
+        except ChunkDecodeError as exc:
+            raise ChunkDecodeError(exc.reason, key) from None
         except Exception as exc:
             raise ChunkDecodeError(f"cannot decode: {type(exc).__name__}: {exc}", key) from exc
 
@@ -249,6 +251,8 @@ class CodecChain:
             for c in self.bb:
                 data = c.encode(data)
             return data if type(data) is bytes else ensure_bytes(data)
+        except ChunkEncodeError as exc:
+            raise ChunkEncodeError(exc.reason, key) from None
         except Exception as exc:
             raise ChunkEncodeError(f"cannot encode: {type(exc).__name__}: {exc}", key) from exc
 
@@ -268,6 +272,8 @@ class CodecChain:
             for c in self.bb:
                 data = c.encode(data)
             return data
+        except ChunkEncodeError as exc:
+            raise ChunkEncodeError(exc.reason, key) from None
         except Exception as exc:
             raise ChunkEncodeError(f"cannot encode: {type(exc).__name__}: {exc}", key) from exc
 

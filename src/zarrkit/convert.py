@@ -78,6 +78,8 @@ def v3_to_v2_metadata(meta: v3.ArrayMetadataV3, key: str = "") -> v2.ArrayMetada
             "only arrays with the 'v2' chunk key encoding can be converted to v2 without moving chunks",
             key,
         )
+    if meta.chunk_shapes is not None:
+        raise MetadataError("arrays on a rectilinear chunk grid have no v2 equivalent", key)
     aa, ab, bb = split_codecs(meta.codecs, key)
     if isinstance(ab, ShardingCodec):
         raise MetadataError("sharded arrays have no v2 equivalent", key)

@@ -40,8 +40,9 @@ def _register_tokenizer() -> None:
 _register_tokenizer()
 
 
-def _grid(array: Array) -> tuple[int, ...]:
-    """The unit of storage: shards of a sharded array, else chunks."""
+def _grid(array: Array) -> tuple[Any, ...]:
+    """The unit of storage: shards of a sharded array, else chunks (per dimension, the edge
+    lengths on a rectilinear grid)."""
     return tuple(array.shards) if array.shards else tuple(array.chunks)
 
 
@@ -55,21 +56,22 @@ def check_aligned(
     Returns human-readable problems (empty when every boundary between two dask blocks lies on
     the storage grid, so concurrent block writes never touch the same stored object).
     """
-    grid = _grid(array)
+    dims = array.metadata.storage_grid.dims  # the unit of storage: shards, else chunks
     shape = array.shape
     if region is None:
         starts = (0,) * len(shape)
     else:
         starts = tuple(r.indices(n)[0] for r, n in zip(region, shape))
     problems = []
-    for dim, (sizes, c, start) in enumerate(zip(dask_chunks, grid, starts)):
+    for dim, (sizes, d, start) in enumerate(zip(dask_chunks, dims, starts)):
         pos = start
         for size in sizes[:-1]:
             pos += size
-            if pos % c:
+            c = d.index(pos) if pos < d.size else None
+            if c is not None and d.start(c) != pos:
                 problems.append(
                     f"dimension {dim}: a dask block boundary at {pos} is inside stored chunk "
-                    f"{pos // c} (chunk size {c})"
+                    f"{c} (chunk size {d.length(c)})"
                 )
                 break
     return problems

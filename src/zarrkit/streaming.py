@@ -19,6 +19,7 @@ from .config import config
 from .core.array import Array
 from .core.group import Group
 from .errors import CopyError
+from .metadata.grid import ChunkGrid, RegularGrid
 from .storage.base import Store
 from .storage.coerce import coerce_store
 from .storage.zip import ZipStore
@@ -118,7 +119,8 @@ def creation_kwargs(src: Array, zarr_format: int, overrides: Mapping[str, Any] |
     dtype = np.dtype(ov.get("dtype", src.dtype))
     kw: dict[str, Any] = {"shape": src.shape, "dtype": src.dtype}
     kw["fill_value"] = _cast_fill(meta.fill_value, src.dtype, dtype)
-    kw["chunks"] = meta.chunks
+    edges = meta.declared_edges() if meta.chunk_shapes is not None else None
+    kw["chunks"] = meta.chunks if edges is None or meta.shards else edges
     if zarr_format == 3:
         if src.zarr_format == 3:
             kw["chunk_key_encoding"] = meta.chunk_key_encoding.to_json()
@@ -126,11 +128,11 @@ def creation_kwargs(src: Array, zarr_format: int, overrides: Mapping[str, Any] |
                 kw["dimension_names"] = list(meta.dimension_names)
             touched = set(ov) & {"chunks", "shards", "dtype", "codecs", "compressor", *_V3_CODEC_KEYS, *_V2_CODEC_KEYS}
             if not touched:
-                kw["chunks"] = meta.grid_chunks
+                kw["chunks"] = meta.grid_chunks if edges is None else edges
                 kw["codecs"] = [c.to_json() for c in meta.codecs]
             else:
                 if meta.shards and "chunks" not in ov:
-                    kw["shards"] = meta.shards
+                    kw["shards"] = meta.shards if edges is None else edges
                 if not set(ov) & {"codecs", "compressor", "compressors"}:
                     kw["compressors"] = list(meta.compressors)
                 if not set(ov) & {"codecs", "filters"}:
@@ -156,17 +158,25 @@ def creation_kwargs(src: Array, zarr_format: int, overrides: Mapping[str, Any] |
     return kw
 
 
-def iter_blocks(shape: tuple[int, ...], block: tuple[int, ...]) -> Iterator[tuple[tuple[int, ...], tuple[slice, ...]]]:
-    """``(grid coords, region)`` of every block of a regular grid over ``shape``, in C order."""
-    ranges = [range(-(-s // b)) if b else range(0) for s, b in zip(shape, block)]
-    for coords in itertools.product(*ranges):
-        yield coords, tuple(slice(c * b, min((c + 1) * b, s)) for c, b, s in zip(coords, block, shape))
+def iter_blocks(
+    shape: tuple[int, ...], block: tuple[int, ...] | ChunkGrid
+) -> Iterator[tuple[tuple[int, ...], tuple[slice, ...]]]:
+    """``(grid coords, region)`` of every block over ``shape``, in C order: the blocks of a
+    chunk grid, or of a regular grid of ``block``-shaped blocks."""
+    if not isinstance(block, ChunkGrid):
+        if not all(block):
+            return
+        block = RegularGrid(shape, block)
+    dims = block.dims
+    for coords in itertools.product(*(range(d.n) for d in dims)):
+        yield coords, tuple(slice(d.start(c), d.stop(c)) for d, c in zip(dims, coords))
 
 
-def write_block(dest: Any) -> tuple[int, ...]:
-    """The unit a streaming copy writes into ``dest`` at once: its shard, else its chunk."""
+def write_block(dest: Any) -> tuple[int, ...] | ChunkGrid:
+    """The unit a streaming copy writes into ``dest`` at once: its shard, else its chunk (the
+    grid of them for a zarrkit array)."""
     if isinstance(dest, Array):
-        return tuple(dest.metadata.grid_chunks)
+        return dest.metadata.storage_grid
     chunks = getattr(dest, "chunks", None)
     if chunks:
         return tuple(chunks)
@@ -195,7 +205,8 @@ def stream_copy(
     if units is None:
         units = iter_blocks(tuple(dest.shape), block)
     itemsize = max(np.dtype(dest.dtype).itemsize, 1)
-    unit_bytes = max(int(np.prod(block, dtype=np.int64)) * itemsize, 1)
+    block_shape = block.max_chunk_shape if isinstance(block, ChunkGrid) else block
+    unit_bytes = max(int(np.prod(block_shape, dtype=np.int64)) * itemsize, 1)
     n_threads = config.threads if threads is None else threads
     window = max(1, min(n_threads, window_bytes // unit_bytes))
 

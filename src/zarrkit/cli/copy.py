@@ -308,7 +308,7 @@ class _CopyRun:
         self.resume = resume
         sharded = [bool(d.shards) for _, d in arrays]
         self.unit = "shards" if sharded and all(sharded) else "chunks/shards" if any(sharded) else "chunks"
-        total = sum(math.prod(-(-s // c) for s, c in zip(d.shape, d.metadata.grid_chunks)) for _, d in arrays)
+        total = sum(math.prod(d.metadata.storage_grid.grid_shape) for _, d in arrays)
         show = not args.quiet and (args.progress or (args.progress is None and sys.stderr.isatty()))
         self.progress = _Progress(total, bool(show), self.unit.split("/")[0][:-1])
         self.counts = {"written": 0, "present": 0, "empty": 0, "bytes": 0}
@@ -329,15 +329,15 @@ class _CopyRun:
         """The destination's chunks (shards) still to write: not those already written by an
         interrupted copy, nor those whose source chunks are all missing (fill value)."""
         present = {c for c, _ in dst.iter_stored()} if self.resume else set()
-        src_grid = tuple(src.metadata.grid_chunks)
+        src_dims = src.metadata.storage_grid.dims
         src_stored = {c for c, _ in src.iter_stored()} if _same_fill(src, dst) else None
-        for coords, region in iter_blocks(tuple(dst.metadata.shape), tuple(dst.metadata.grid_chunks)):
+        for coords, region in iter_blocks(tuple(dst.metadata.shape), dst.metadata.storage_grid):
             if present and coords in present:
                 self.counts["present"] += 1
                 self.progress.update()
                 continue
             if src_stored is not None:
-                ranges = [range(r.start // g, (r.stop - 1) // g + 1) for r, g in zip(region, src_grid)]
+                ranges = [range(d.index(r.start), d.index(r.stop - 1) + 1) for r, d in zip(region, src_dims)]
                 if not any(tuple(c) in src_stored for c in _product(ranges)):
                     self.counts["empty"] += 1
                     self.progress.update()

@@ -217,7 +217,7 @@ def _verify_array(store: Store, path: str, max_missing: int | None) -> tuple[int
         if reason is not None:
             corrupt += 1
             lines.append(f"corrupt: {key}: {reason}")
-    grid = tuple(-(-s // c) for s, c in zip(meta.shape, meta.grid_chunks))
+    grid = meta.storage_grid.grid_shape
     stored_set = {coords for coords, _ in stored}
     missing = 0
     for coords in np.ndindex(*grid) if grid else [()]:

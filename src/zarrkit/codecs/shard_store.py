@@ -74,6 +74,12 @@ class ShardedStore(Store):
     map_tasks : callable, optional
         ``map_tasks(fn, items, threads)`` → results in order: how fetches of one shard run
         in parallel (serially by default).
+    shard_dims : sequence, optional
+        Shards of different shapes (a rectilinear grid of shards): per dimension, the shards'
+        extents on the inner chunk grid, as objects answering ``index(c)`` (the shard holding
+        inner chunk ``c``), ``start(s)`` and ``length(s)``; ``sharding_at(shard coordinates)``
+        then gives the resolved sharding codec of each shard.  Without them every shard has
+        ``sharding.grid`` inner chunks.
     """
 
     groups_keys = True
@@ -87,13 +93,18 @@ class ShardedStore(Store):
         sharding: Any,
         shape: tuple[int, ...],
         map_tasks: Callable[..., list[Any]] = _serial_map,
+        shard_dims: Sequence[Any] | None = None,
+        sharding_at: Callable[[tuple[int, ...]], Any] | None = None,
     ):
         self.base = base
         self._shard_key = shard_key
         self._parse_shard_key = parse_shard_key
         self._prefix = prefix
         self.sharding = sharding
-        self.ratio = tuple(sharding.grid)
+        #: inner chunks per shard along each dimension (None: shards differ, see ``shard_dims``)
+        self.ratio = tuple(sharding.grid) if shard_dims is None else None
+        self._dims = None if shard_dims is None else tuple(shard_dims)
+        self.sharding_at = sharding_at or (lambda coords: sharding)
         self.chunk_shape = tuple(sharding.chunk_shape)
         self.shape = tuple(shape)
         self._map = map_tasks
@@ -108,17 +119,29 @@ class ShardedStore(Store):
     # -- keys ---------------------------------------------------------------------------------
     def key_of(self, coords: tuple[int, ...]) -> str:
         """The key of the inner chunk at inner-grid ``coords``."""
-        shard = self._shard_key(tuple(c // r for c, r in zip(coords, self.ratio)))
+        if self.ratio is not None:
+            shard = self._shard_key(tuple(c // r for c, r in zip(coords, self.ratio)))
+        else:
+            shard = self._shard_key(tuple(d.index(c) for d, c in zip(self._dims, coords)))
         return shard + "@" + ".".join(map(str, coords))
 
     def _locate(self, key: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """``(shard coordinates, coordinates within the shard)`` of an inner chunk key."""
         tail = key.rpartition("@")[2]
         coords = tuple(int(c) for c in tail.split(".")) if tail else ()
-        return (
-            tuple(c // r for c, r in zip(coords, self.ratio)),
-            tuple(c % r for c, r in zip(coords, self.ratio)),
-        )
+        if self.ratio is not None:
+            return (
+                tuple(c // r for c, r in zip(coords, self.ratio)),
+                tuple(c % r for c, r in zip(coords, self.ratio)),
+            )
+        shard = tuple(d.index(c) for d, c in zip(self._dims, coords))
+        return shard, tuple(c - d.start(s) for d, c, s in zip(self._dims, coords, shard))
+
+    def _extent(self, shard_coords: tuple[int, ...]) -> list[tuple[int, int]]:
+        """``(first inner chunk, inner chunks)`` of a shard along each dimension."""
+        if self.ratio is not None:
+            return [(s * r, r) for s, r in zip(shard_coords, self.ratio)]
+        return [(d.start(s), d.length(s)) for d, s in zip(self._dims, shard_coords)]
 
     def key_groups(self, keys: Sequence[str]) -> list[list[int]]:
         """The positions of ``keys``, grouped by shard (in order of first appearance)."""
@@ -132,10 +155,11 @@ class ShardedStore(Store):
         return key.rpartition("@")[0]
 
     # -- reading ------------------------------------------------------------------------------
-    def _index(self, shard: str) -> np.ndarray | None:
+    def _index(self, shard: str, shard_coords: tuple[int, ...]) -> np.ndarray | None:
         """The shard's index, read with one ranged request (None: no shard)."""
-        raw = self.base.get(shard, ByteRange(*self.sharding.index_range()))
-        return None if raw is None else self.sharding.decode_index(raw, shard)
+        sharding = self.sharding_at(shard_coords)
+        raw = self.base.get(shard, ByteRange(*sharding.index_range()))
+        return None if raw is None else sharding.decode_index(raw, shard)
 
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         value = self._read_one(key, self.base.get)
@@ -147,10 +171,10 @@ class ShardedStore(Store):
         return self._read_one(self._checked(key), self.base.get_transient)
 
     def _read_one(self, key: str, get: Callable[..., Any]) -> Any:
-        shard, local = key.rpartition("@")[0], self._locate(key)[1]
+        shard, (shard_coords, local) = key.rpartition("@")[0], self._locate(key)
         if not self._partial:
             return self.get_many([key])[key]
-        index = self._index(shard)
+        index = self._index(shard, shard_coords)
         if index is None:
             return None
         off, n = index[local]
@@ -172,18 +196,19 @@ class ShardedStore(Store):
 
     def _get_shard_chunks(self, keys: list[str]) -> dict[str, Any]:
         shard = keys[0].rpartition("@")[0]
+        shard_coords = self._locate(keys[0])[0]
         found: dict[str, Any] = dict.fromkeys(keys)
         if not self._partial:
             raw = self.base.get(shard)
             if raw is None:
                 return found
-            index, view = self.sharding.split_shard(raw, shard)
+            index, view = self.sharding_at(shard_coords).split_shard(raw, shard)
             for key in keys:
                 off, n = index[self._locate(key)[1]]
                 if off != EMPTY:
                     found[key] = view[int(off) : int(off) + int(n)]
             return found
-        index = self._index(shard)
+        index = self._index(shard, shard_coords)
         if index is None:
             return found
         wanted = []
@@ -217,11 +242,12 @@ class ShardedStore(Store):
             shard_coords = self._parse_shard_key(key)
             if shard_coords is None:
                 continue
-            index = self._index(key)
+            index = self._index(key, shard_coords)
             if index is None:
                 continue
+            firsts = [first for first, _ in self._extent(shard_coords)]
             for local in np.argwhere(index[..., 0] != EMPTY):
-                coords = tuple(int(s * r + l) for s, r, l in zip(shard_coords, self.ratio, local))
+                coords = tuple(int(f + i) for f, i in zip(firsts, local))
                 if all(c < m for c, m in zip(coords, limits)):
                     inner = self.key_of(coords)
                     if inner.startswith(prefix):
@@ -252,8 +278,7 @@ class ShardedStore(Store):
     def inner_in_bounds(self, shard_coords: tuple[int, ...]) -> int:
         """How many inner chunks of this shard intersect the array."""
         count = 1
-        for s, r, c, n in zip(shard_coords, self.ratio, self.chunk_shape, self.shape):
-            first = s * r
+        for (first, r), c, n in zip(self._extent(shard_coords), self.chunk_shape, self.shape):
             last = min(first + r, -(-n // c))
             count *= max(last - first, 0)
         return count
@@ -271,6 +296,7 @@ class ShardWrite:
         self.store = store
         self.shard_coords = shard_coords
         self.key = store._shard_key(shard_coords)
+        self.sharding = store.sharding_at(shard_coords)
         self._old: dict[tuple[int, ...], Any] | None = None
         self._new: dict[tuple[int, ...], Any] = {}
         self._lock = threading.Lock()
@@ -280,7 +306,7 @@ class ShardWrite:
             old: dict[tuple[int, ...], Any] = {}
             raw = self.store.base.get(self.key)
             if raw is not None:
-                index, view = self.store.sharding.split_shard(raw, self.key)
+                index, view = self.sharding.split_shard(raw, self.key)
                 for local in np.argwhere(index[..., 0] != EMPTY):
                     local = tuple(int(i) for i in local)
                     off, n = index[local]
@@ -315,7 +341,7 @@ class ShardWrite:
                 chunks.pop(local, None)
             else:
                 chunks[local] = value
-        parts = store.sharding.assemble_parts(chunks, self.key)
+        parts = self.sharding.assemble_parts(chunks, self.key)
         if parts:
             store.base.set_parts(self.key, parts)
         else:

@@ -335,7 +335,8 @@ class Array:
         return self._grid_shape() or (1,)
 
     def _grid_shape(self) -> tuple[int, ...]:
-        return tuple(-(-s // c) for s, c in zip(self.shape, self.chunks))
+        self._refresh_metadata()
+        return self._meta.grid.grid_shape
 
     @property
     def nchunks(self) -> int:
@@ -351,8 +352,8 @@ class Array:
     @property
     def nshards(self) -> int:
         """Number of shards of a sharded array (its number of chunks otherwise)."""
-        grid = self._meta.grid_chunks
-        return int(np.prod([-(-s // c) for s, c in zip(self.shape, grid)], dtype=np.int64))
+        self._refresh_metadata()
+        return int(np.prod(self._meta.storage_grid.grid_shape, dtype=np.int64))
 
     @property
     def nshards_initialized(self) -> int:
@@ -506,14 +507,15 @@ class Array:
         end = n if end is None else min(end, n)
         if not (isinstance(start, int) and isinstance(end, int)) or start < 0 or end < 0:
             raise ValueError(f"islice start and end must be non-negative ints, got {start!r}, {end!r}")
-        step = self.chunks[0]
+        dim = self._meta.grid.dims[0]
         block = None
         block_start = -1
         for i in range(start, end):
-            c0 = (i // step) * step
+            c = dim.index(i)
+            c0 = dim.start(c)
             if c0 != block_start:
                 block_start = c0
-                block = self[c0 : min(c0 + step, end)]
+                block = self[c0 : min(dim.stop(c), end)]
             yield block[i - c0]  # type: ignore[index]
 
     def __iter__(self) -> Iterator[Any]:
@@ -552,8 +554,9 @@ class Array:
 
     def _resize_locked(self, new_shape: tuple[int, ...]) -> None:
         old = self._load_for_update()
-        self._write_metadata(old.evolve(shape=new_shape))
-        new_cdata = tuple(-(-s // c) for s, c in zip(new_shape, old.grid_chunks))
+        new = old.evolve(shape=new_shape)
+        self._write_metadata(new)
+        new_cdata = new.storage_grid.grid_shape
         stale = [key for c, key in iter_stored(self._ctx, old, within=False)
                  if any(i >= m for i, m in zip(c, new_cdata))]
         for key in stale:

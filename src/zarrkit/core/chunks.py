@@ -43,6 +43,9 @@ class ChunkContext:
     missing: Any = None
     #: the key in ``chunks`` of the chunk at given coordinates (None: :meth:`key_function`)
     chunk_key: Any = None
+    #: on a grid whose chunks differ in shape (rectilinear), the codec chain of the chunk at
+    #: given coordinates; None when every chunk has ``codec`` and ``chunk_shape``
+    codec_at: Any = None
 
     @classmethod
     def build(cls, store: Store, path: str, meta: Any) -> ChunkContext:
@@ -61,21 +64,33 @@ class ChunkContext:
                 sharding=sharding,
                 shape=tuple(meta.shape),
                 map_tasks=run_tasks,
+                shard_dims=meta.shard_dims(),
+                sharding_at=meta.sharding_at,
             )
         chunk_key = None if sharding is None else chunks.key_of
+        grid = meta.grid
+        codec_at = None
+        if not grid.regular:
+            chunk_shape_of = grid.chunk_shape
+            codec_for = meta.codec_for
+
+            def codec_at(coords: tuple[int, ...]) -> CodecChain:
+                return codec_for(chunk_shape_of(coords))
+
         return cls(
             store=store,
             prefix=prefix,
             meta=meta,
             codec=codec,
             chunks=chunks,
-            grid=meta.grid,
+            grid=grid,
             shape=tuple(meta.shape),
-            chunk_shape=tuple(meta.chunks),
+            chunk_shape=grid.max_chunk_shape,
             dtype=meta.dtype,
             fill_value=meta.fill_value,
             chunk_key=chunk_key,
-            ragged=any(s % c for s, c in zip(meta.shape, meta.chunks)),
+            ragged=not grid.regular or any(s % c for s, c in zip(meta.shape, grid.max_chunk_shape)),
+            codec_at=codec_at,
             missing=(
                 np.zeros((), dtype=meta.dtype)[()]
                 if meta.fill_value is None and meta.dtype.kind != "O"
@@ -101,12 +116,19 @@ class ChunkContext:
         join = sep.join
         return lambda coords: head + join(map(str, coords))
 
-    def fill_chunk(self) -> np.ndarray:
-        """A new writable chunk holding the fill value (zeros when there is none)."""
-        return filled(self.chunk_shape, self.dtype, self.fill_value, self.codec.order)
+    def codec_of(self, coords: tuple[int, ...]) -> CodecChain:
+        """The codec chain of the chunk at ``coords``."""
+        return self.codec if self.codec_at is None else self.codec_at(coords)
+
+    def fill_chunk(self, coords: tuple[int, ...]) -> np.ndarray:
+        """A new writable chunk at ``coords`` holding the fill value (zeros when there is none)."""
+        shape = self.chunk_shape if self.codec_at is None else self.grid.chunk_shape(coords)
+        return filled(shape, self.dtype, self.fill_value, self.codec.order)
 
     def is_edge(self, coords: tuple[int, ...]) -> bool:
         """Whether the chunk at ``coords`` (on the ``chunk_shape`` grid) sticks out of the array."""
+        if self.codec_at is not None:
+            return self.grid.is_edge(coords)
         return self.ragged and any((c + 1) * cs > s for c, cs, s in zip(coords, self.chunk_shape, self.shape))
 
 

@@ -195,7 +195,7 @@ def array_digest(a: Any, hashname: str) -> bytes:
     the attributes; an empty attributes document hashes as none, so the same array hashes the
     same whether or not its library wrote one (zarr-python 2 does not)."""
     h = hashlib.new(hashname)
-    for coords in itertools.product(*(range(n) for n in a._grid_shape())):
+    for coords in itertools.product(*(range(n) for n in a._meta.storage_grid.grid_shape)):
         h.update(a._chunk_store.get(a._ctx.key(coords)) or b"")
     h.update(a._store.get(io.meta_key(a._path, a._meta.metadata_key)) or b"")
     attrs = a._store.get(a._attrs.key) or b""

@@ -69,7 +69,10 @@ def read_selection(
         return out
     threads = threads_for(store, nbytes)
     rows = None
-    if codec.decodes_into and not codec.stored_raw and codec.order == "C" and nbytes >= ROW_MIN_CHUNK_BYTES:
+    if (
+        codec.decodes_into and not codec.stored_raw and codec.order == "C"
+        and nbytes >= ROW_MIN_CHUNK_BYTES and ctx.codec_at is None
+    ):
         rows = chunk_rows(projections, out, ctx.chunk_shape, config.threads if threads is None else threads)
     if rows is None:
         run_tasks(read_one, projections, threads)
@@ -99,6 +102,7 @@ def _chunk_readers(ctx: ChunkContext, out: np.ndarray, nbytes: int) -> tuple[Any
     chunk_shape = ctx.chunk_shape
     dtype = ctx.dtype
     key_of = ctx.chunk_key_function()
+    codec_at = ctx.codec_at
     # chains that decode into a buffer are done with the stored bytes when decode_into
     # returns, so the store may hand large chunks over in a buffer it reuses (small ones come
     # cheaper as bytes of their own)
@@ -114,7 +118,8 @@ def _chunk_readers(ctx: ChunkContext, out: np.ndarray, nbytes: int) -> tuple[Any
         if raw is None:
             out[p.out_selection] = missing
             return
-        codec.decode_into(raw, key, out, p.out_selection, p.chunk_selection, p.is_complete_chunk)
+        c = codec if codec_at is None else codec_at(p.chunk_coords)
+        c.decode_into(raw, key, out, p.out_selection, p.chunk_selection, p.is_complete_chunk)
 
     def read_row(row: list[ChunkProjection]) -> None:
         # every chunk of the row whole into this worker's buffer, then the row into ``out``
@@ -136,7 +141,7 @@ def _read_groups(ctx: ChunkContext, projections: list[ChunkProjection], out: np.
     group per task, its chunks fetched with one ``get_many`` and decoded in parallel when the
     group is the only one being read."""
     store = ctx.chunks
-    codec = ctx.codec
+    codec_of = ctx.codec_of
     missing = ctx.missing
     key_of = ctx.chunk_key_function()
 
@@ -152,7 +157,7 @@ def _read_groups(ctx: ChunkContext, projections: list[ChunkProjection], out: np.
             if raw is None:
                 out[p.out_selection] = missing
             else:
-                codec.decode_into(raw, key, out, p.out_selection, p.chunk_selection, p.is_complete_chunk)
+                codec_of(p.chunk_coords).decode_into(raw, key, out, p.out_selection, p.chunk_selection, p.is_complete_chunk)
 
         run_tasks(scatter, group)
 

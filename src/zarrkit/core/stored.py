@@ -15,7 +15,7 @@ def iter_stored(ctx: ChunkContext, meta: Any, within: bool = True) -> Iterator[t
     shards), inside the array's grid unless ``within`` is False."""
     prefix = ctx.prefix
     n = len(prefix)
-    cdata = tuple(-(-s // c) for s, c in zip(meta.shape, meta.grid_chunks))
+    cdata = meta.storage_grid.grid_shape
     for key in ctx.store.list_prefix(prefix):
         coords = meta.parse_chunk_key(key[n:])
         if coords is not None and (not within or all(c < m for c, m in zip(coords, cdata))):
@@ -37,7 +37,8 @@ def check_stored(ctx: ChunkContext, key: str) -> int:
         raw = ctx.store.get(key)
         if raw is None:
             return 0
-        ctx.codec.decode(raw, key)
+        coords = ctx.meta.parse_chunk_key(key[len(ctx.prefix):])
+        (ctx.codec if coords is None else ctx.codec_of(coords)).decode(raw, key)
         return 1
     inner = list(ctx.chunks.list_prefix(key + "@"))
     for inner_key, raw in ctx.chunks.get_many(inner).items():

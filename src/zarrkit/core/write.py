@@ -79,6 +79,7 @@ def write_selection(
         return
     store = ctx.chunks
     codec = ctx.codec
+    codec_at = ctx.codec_at
     key_of = ctx.chunk_key_function()
     merged = _merger(ctx, arr, scalar, fields, write_empty_chunks)
     chunks = list(indexer)
@@ -95,7 +96,8 @@ def write_selection(
                 store.delete(key)
             else:
                 # stored before this thread encodes again: the bytes may be in a reused buffer
-                store.set(key, codec.encode_transient(chunk, key))
+                c = codec if codec_at is None else codec_at(p.chunk_coords)
+                store.set(key, c.encode_transient(chunk, key))
 
     def encoded(chunks: list[ChunkProjection]) -> Iterator[dict[str, Any]]:
         """The stored values of ``chunks``, a batch at a time (chunks to delete are deleted
@@ -108,7 +110,8 @@ def write_selection(
                 if chunk is None:
                     store.delete(key)
                 else:
-                    values[key] = codec.encode(chunk, key)
+                    c = codec if codec_at is None else codec_at(p.chunk_coords)
+                    values[key] = c.encode(chunk, key)
             if values:
                 yield values
 
@@ -130,16 +133,17 @@ def _merger(ctx: ChunkContext, arr: np.ndarray, scalar: bool, fields: Any, write
     value, with ``write_empty_chunks=False``).  A partial chunk starts from what is stored
     (``old``, a mapping of keys to stored values, or read from the store when not given)."""
     store = ctx.chunks
-    codec = ctx.codec
+    codec_of = ctx.codec_of
     fill = ctx.fill_value
-    chunk_shape = ctx.chunk_shape
     dtype = ctx.dtype
-    order = codec.order
+    order = ctx.codec.order
+    shape_of = None if ctx.codec_at is None else ctx.grid.chunk_shape
 
     def merged(p: ChunkProjection, key: str, old: Any = None) -> np.ndarray | None:
         if p.is_complete_chunk and fields is None:
+            chunk_shape = ctx.chunk_shape if shape_of is None else shape_of(p.chunk_coords)
             if ctx.is_edge(p.chunk_coords):
-                chunk = ctx.fill_chunk()
+                chunk = ctx.fill_chunk(p.chunk_coords)
                 chunk[p.chunk_selection] = arr[p.out_selection]
             elif dtype.kind == "O":
                 chunk = np.empty(chunk_shape, dtype=dtype, order=order)
@@ -154,9 +158,9 @@ def _merger(ctx: ChunkContext, arr: np.ndarray, scalar: bool, fields: Any, write
         else:
             raw = store.get(key) if old is None else old.get(key)
             if raw is None:
-                chunk = ctx.fill_chunk()
+                chunk = ctx.fill_chunk(p.chunk_coords)
             else:
-                chunk = codec.decode(raw, key)
+                chunk = codec_of(p.chunk_coords).decode(raw, key)
                 if not chunk.flags.writeable:
                     chunk = chunk.copy(order="K")
             target = chunk if fields is None else chunk[fields]
@@ -175,7 +179,7 @@ def _write_groups(
     per task, read at most once and written once, its chunks encoded in parallel when it is the
     only group written."""
     store = ctx.chunks
-    codec = ctx.codec
+    codec_of = ctx.codec_of
     key_of = ctx.chunk_key_function()
     no_lock = contextlib.nullcontext()
 
@@ -192,7 +196,7 @@ def _write_groups(
                 if chunk is None:
                     txn.delete(key)
                 else:
-                    txn.set(key, codec.encode(chunk, key))
+                    txn.set(key, codec_of(p.chunk_coords).encode(chunk, key))
 
             run_tasks(build, group)
             txn.commit()

@@ -22,7 +22,7 @@ from ..config import config
 from ..errors import MetadataError, UnsupportedCodecError, UnsupportedDtypeError
 from .codec_args import to_v2_codec, to_v2_codecs, to_v3_codec, to_v3_codecs
 from .dtypes import BYTES_DTYPE, is_bytes_dtype, normalize_fill_value
-from .normalize import normalize_chunks, normalize_order, normalize_shape
+from .normalize import normalize_chunks, normalize_order, normalize_shape, rectilinear_chunks
 from .v2 import ArrayMetadataV2
 from .v3 import ArrayMetadataV3, ChunkKeyEncoding
 
@@ -169,6 +169,8 @@ def build_array_metadata(
     """Validate creation arguments into a metadata object (nothing is written)."""
     dt, object_codec = _normalize_dtype(dtype, object_codec, filters)
     shape, dt = _expand_subarray(normalize_shape(shape), dt)
+    if rectilinear_chunks(chunks, shape) is not None:
+        raise ValueError(f"chunks {chunks!r}: Zarr v2 has only regular chunk grids; rectilinear chunks need zarr_format=3")
     chunks = normalize_chunks(chunks, shape, dt.itemsize)
     order = normalize_order(order)
     compressor = _none_if_empty(compressor)
@@ -237,17 +239,24 @@ def build_array_metadata_v3(
             "and bytes, not for arbitrary Python objects); create the array with zarr_format=2",
             "object_codec",
         )
+    edges = rectilinear_chunks(chunks, shape)
+    if edges is not None and shards is not None:
+        raise ValueError(
+            "chunks: a sharded array has regular inner chunks; give the rectilinear edge lengths "
+            "as shards= (each a multiple of the chunk length)"
+        )
+    grid: Any
     if codecs is not None:
         chain = to_v3_codecs(codecs, "codecs")
-        grid = normalize_chunks(chunks, shape, dt.itemsize)
+        grid = () if edges is not None else normalize_chunks(chunks, shape, dt.itemsize)
     else:
-        inner = normalize_chunks(chunks, shape, dt.itemsize)
+        inner = _longest(edges) if edges is not None else normalize_chunks(chunks, shape, dt.itemsize)
         chain = _v3_chain(shape, inner, dt, order, filters, serializer, compressors, object_codec)
         grid = inner
         if shards is not None:
-            grid = normalize_shape(shards, "shards")
-            if len(grid) != len(shape) or any(g % c for g, c in zip(grid, inner)):
-                raise ValueError(f"shards {grid} must be a multiple of chunks {inner} in every dimension")
+            edges = rectilinear_chunks(shards, shape, "shards")
+            grid = _longest(edges) if edges is not None else normalize_shape(shards, "shards")
+            _check_shards(edges, grid, inner, shape)
             chain = [ShardingCodec(inner, chain)]
     if dt.kind == "O" and isinstance(_last_serializer(chain), VLenBytesCodec):
         dt = BYTES_DTYPE
@@ -276,9 +285,28 @@ def build_array_metadata_v3(
     if dimension_names is not None:
         dimension_names = tuple(dimension_names)
     try:
-        return ArrayMetadataV3(shape, grid, dt, fill, tuple(chain), cke, dimension_names)
+        return ArrayMetadataV3(shape, grid, dt, fill, tuple(chain), cke, dimension_names, chunk_shapes=edges)
     except MetadataError as exc:
         raise ValueError(str(exc)) from None
+
+
+def _longest(edges: tuple[Any, ...]) -> tuple[int, ...]:
+    """The longest edge along each dimension of a rectilinear grid."""
+    return tuple(e if isinstance(e, int) else max(n for n, _ in e) for e in edges)
+
+
+def _check_shards(edges: Any, grid: tuple[int, ...], inner: tuple[int, ...], shape: tuple[int, ...]) -> None:
+    """Shards hold whole inner chunks: every shard edge is a multiple of the chunk length."""
+    if len(grid) != len(shape):
+        raise ValueError(f"shards {grid} must have as many dimensions as shape {shape}")
+    for dim, c in enumerate(inner):
+        lengths = [grid[dim]] if edges is None or isinstance(edges[dim], int) else [n for n, _ in edges[dim]]
+        bad = [n for n in lengths if n % c]
+        if bad:
+            raise ValueError(
+                f"shards: every shard length must be a multiple of the chunk length {c} along "
+                f"dimension {dim}, got {bad[0]} (shards={grid if edges is None else edges}, chunks={inner})"
+            )
 
 
 def _v3_chain(

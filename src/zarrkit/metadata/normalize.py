@@ -11,7 +11,9 @@ import numpy as np
 
 from ..errors import InvalidPathError
 
-__all__ = ["normalize_shape", "normalize_chunks", "guess_chunks", "normalize_path", "normalize_order"]
+__all__ = [
+    "normalize_shape", "normalize_chunks", "rectilinear_chunks", "guess_chunks", "normalize_path", "normalize_order",
+]
 
 # Chunk-shape guessing follows the HDF5/PyTables heuristic zarr-python 2 used, so that arrays
 # created without ``chunks=`` get the same chunk shapes as there (the seed's (10000, 10000) i4
@@ -103,6 +105,53 @@ def normalize_chunks(chunks: Any, shape: tuple[int, ...], typesize: int) -> tupl
         if c < 1:
             raise ValueError(f"chunks must be positive (or -1/None for a whole dimension), got {chunks}")
         out.append(c)
+    return tuple(out)
+
+
+def _is_sequence(value: Any) -> bool:
+    return isinstance(value, (list, tuple, np.ndarray))
+
+
+def rectilinear_chunks(
+    chunks: Any, shape: tuple[int, ...], argument: str = "chunks"
+) -> tuple[int | tuple[tuple[int, int], ...], ...] | None:
+    """The edges of a rectilinear grid when ``chunks`` gives a list of edge lengths for some
+    dimension (``[[10, 20, 7], [5, 5, 13]]``, or dask's tuple of tuples); None otherwise.
+
+    Per dimension the result is an int (a regular dimension, stored as that int) or runs
+    ``((length, count), ...)``.  The edge lengths of a dimension must cover its length.
+    """
+    if not _is_sequence(chunks) or not any(_is_sequence(c) for c in chunks):
+        return None
+    if len(chunks) != len(shape):
+        raise ValueError(f"{argument}: {len(chunks)} entries for an array of {len(shape)} dimension(s) (shape {shape})")
+    out: list[Any] = []
+    for dim, (entry, size) in enumerate(zip(chunks, shape)):
+        if not _is_sequence(entry):
+            n = max(size, 1) if entry is None or entry == -1 else _as_index(entry, argument)
+            if n < 1:
+                raise ValueError(f"{argument}[{dim}]: chunk lengths must be positive, got {entry!r}")
+            out.append(n)
+            continue
+        runs: list[tuple[int, int]] = []
+        for edge in entry:
+            if _is_sequence(edge) or isinstance(edge, bool):
+                raise TypeError(f"{argument}[{dim}]: edge lengths must be integers, got {edge!r}")
+            n = _as_index(edge, argument)
+            if n < 1:
+                raise ValueError(f"{argument}[{dim}]: edge lengths must be positive, got {list(entry)}")
+            if runs and runs[-1][0] == n:
+                runs[-1] = (n, runs[-1][1] + 1)
+            else:
+                runs.append((n, 1))
+        total = sum(n * k for n, k in runs)
+        if total < size or not runs:
+            raise ValueError(
+                f"{argument}[{dim}]: the edge lengths {list(entry)} sum to {total}, less than the "
+                f"array's length {size} along dimension {dim}"
+                if runs else f"{argument}[{dim}]: no edge lengths given"
+            )
+        out.append(tuple(runs))
     return tuple(out)
 
 

@@ -162,6 +162,13 @@ class ArrayMetadataV2:
         """The grid selections are projected on: the chunks (the inner chunks if sharded)."""
         return RegularGrid(self.shape, self.chunks)
 
+    @property
+    def storage_grid(self) -> RegularGrid:
+        """The grid of the stored chunks (the same as :attr:`grid`: v2 has no sharding)."""
+        return self.grid
+
+    chunk_shapes: ClassVar[None] = None
+
     @cached_property
     def codec(self) -> CodecChain:
         codecs = v2_codecs(len(self.shape), self.order, self.filters, self.compressor)

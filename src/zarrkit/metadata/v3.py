@@ -1,7 +1,8 @@
 """The Zarr v3 metadata dialect: ``zarr.json`` for arrays and groups.
 
-Parsing validates the document (required fields, regular chunk grid, chunk key encoding, codecs,
-unknown fields only with ``"must_understand": false``) and resolves the codec chain once.
+Parsing validates the document (required fields, the regular or rectilinear chunk grid, chunk key
+encoding, codecs, unknown fields only with ``"must_understand": false``) and resolves the codec
+chain once (once per chunk shape on a rectilinear grid).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from ..codecs.v3_registry import parse_v3_codec
 from ..errors import MetadataError
 from .common import check_chunk_size, parse_chunks_field, parse_shape_field
 from .dtypes import parse_v3_data_type, parse_v3_fill_value, v3_data_type_json, v3_fill_value_json
-from .grid import RegularGrid
+from .grid import ChunkGrid, RectilinearGrid, RegularGrid, Runs
 
 __all__ = ["ArrayMetadataV3", "ChunkKeyEncoding", "ZARR_JSON", "json_bytes_v3", "parse_group_v3"]
 
@@ -104,13 +105,89 @@ class ChunkKeyEncoding:
         return tuple(int(p) for p in parts)
 
 
-def _parse_chunk_grid(obj: Any, ndim: int, key: str | None) -> tuple[int, ...]:
-    if not isinstance(obj, dict) or obj.get("name") != "regular":
-        raise MetadataError(f"chunk_grid: only the 'regular' grid is supported, got {obj!r}", key)
+#: the most chunks a rectilinear dimension may declare (each run counts its repetitions)
+MAX_RECTILINEAR_CHUNKS = 2**53
+
+
+def _parse_chunk_grid(obj: Any, ndim: int, key: str | None) -> tuple[tuple[int, ...], tuple[int | Runs, ...] | None]:
+    """``(chunk shape, None)`` for a regular grid; ``((), edges)`` for a rectilinear one."""
+    name = obj.get("name") if isinstance(obj, dict) else None
+    if name not in ("regular", "rectilinear"):
+        raise MetadataError(
+            f"chunk_grid: expected the 'regular' or 'rectilinear' grid, got {obj!r}", key
+        )
     config = obj.get("configuration")
+    if name == "rectilinear":
+        if not isinstance(config, dict) or config.get("kind") != "inline" or "chunk_shapes" not in config:
+            raise MetadataError(
+                f"chunk_grid: a rectilinear grid needs 'kind': 'inline' and 'chunk_shapes', got {config!r}", key
+            )
+        return (), parse_chunk_shapes(config["chunk_shapes"], ndim, key)
     if not isinstance(config, dict) or "chunk_shape" not in config:
         raise MetadataError(f"chunk_grid: configuration needs 'chunk_shape', got {config!r}", key)
-    return parse_chunks_field(config["chunk_shape"], ndim, key, "chunk_grid.chunk_shape")
+    return parse_chunks_field(config["chunk_shape"], ndim, key, "chunk_grid.chunk_shape"), None
+
+
+def _positive(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_RECTILINEAR_CHUNKS
+
+
+def parse_chunk_shapes(value: Any, ndim: int, key: str | None = None) -> tuple[int | Runs, ...]:
+    """The ``chunk_shapes`` of a rectilinear grid: per dimension an int (one edge length
+    repeated) or runs ``((length, count), ...)`` from a list of ints and ``[length, count]``
+    pairs (adjacent equal lengths merged)."""
+    field = "chunk_grid.chunk_shapes"
+    if not isinstance(value, list) or len(value) != ndim:
+        raise MetadataError(f"{field}: expected a list of {ndim} entries (one per dimension), got {value!r}", key)
+    out: list[int | Runs] = []
+    for dim, entry in enumerate(value):
+        if _positive(entry):
+            out.append(entry)
+            continue
+        if not isinstance(entry, list):
+            raise MetadataError(f"{field}[{dim}]: expected a positive integer or a list of edge lengths, got {entry!r}", key)
+        runs: list[tuple[int, int]] = []
+        for item in entry:
+            if _positive(item):
+                length, count = item, 1
+            elif isinstance(item, list) and len(item) == 2 and all(_positive(v) for v in item):
+                length, count = item
+            else:
+                raise MetadataError(
+                    f"{field}[{dim}]: edge lengths are positive integers or [length, count] pairs, got {item!r}", key
+                )
+            runs.append(merge_run(runs, length, count))
+        out.append(tuple(runs))
+    return tuple(out)
+
+
+def merge_run(runs: list[tuple[int, int]], length: int, count: int) -> tuple[int, int]:
+    """The run to append for ``count`` edges of ``length``: the last run of ``runs`` (removed)
+    extended when it has the same length."""
+    if runs and runs[-1][0] == length:
+        count += runs.pop()[1]
+    return length, count
+
+
+def chunk_shapes_json(chunk_shapes: tuple[int | Runs, ...]) -> list[Any]:
+    """``chunk_shapes`` as stored: runs of one edge as the bare length, longer runs as
+    ``[length, count]`` (what zarr-python writes)."""
+    return [
+        e if isinstance(e, int) else [length if count == 1 else [length, count] for length, count in e]
+        for e in chunk_shapes
+    ]
+
+
+def _check_grid_covers(shape: tuple[int, ...], chunk_shapes: tuple[int | Runs, ...]) -> None:
+    for dim, (size, e) in enumerate(zip(shape, chunk_shapes)):
+        if isinstance(e, int):
+            continue
+        total = sum(length * count for length, count in e)
+        if total < size:
+            raise MetadataError(
+                f"chunk_grid.chunk_shapes[{dim}]: the edge lengths sum to {total}, less than the "
+                f"array's length {size} along dimension {dim}"
+            )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,6 +196,8 @@ class ArrayMetadataV3:
 
     ``grid_chunks`` is the regular grid's chunk shape (the shard shape of a sharded array);
     :attr:`chunks` is the shape the user reads and writes by (the inner chunk shape when sharded).
+    A rectilinear grid has its edges in ``chunk_shapes`` (see :func:`parse_chunk_shapes`);
+    ``grid_chunks`` is then the longest edge along each dimension.
     """
 
     shape: tuple[int, ...]
@@ -129,12 +208,21 @@ class ArrayMetadataV3:
     chunk_key_encoding: ChunkKeyEncoding = ChunkKeyEncoding()
     dimension_names: tuple[str | None, ...] | None = None
     extra_fields: tuple[tuple[str, Any], ...] = ()
+    chunk_shapes: tuple[int | Runs, ...] | None = None
 
     zarr_format: ClassVar[int] = 3
     metadata_key: ClassVar[str] = ZARR_JSON
     order: ClassVar[str] = "C"
 
     def __post_init__(self) -> None:
+        if self.chunk_shapes is not None:
+            if len(self.chunk_shapes) != len(self.shape):
+                raise MetadataError(
+                    f"chunk_shapes must have one entry per dimension of {self.shape}, got {len(self.chunk_shapes)}"
+                )
+            _check_grid_covers(self.shape, self.chunk_shapes)
+            longest = tuple(e if isinstance(e, int) else max((n for n, _ in e), default=1) for e in self.chunk_shapes)
+            object.__setattr__(self, "grid_chunks", longest)
         if len(self.grid_chunks) != len(self.shape):
             raise MetadataError(f"chunk shape {self.grid_chunks} must have as many dimensions as shape {self.shape}")
         if self.dimension_names is not None and len(self.dimension_names) != len(self.shape):
@@ -143,6 +231,15 @@ class ArrayMetadataV3:
             )
         check_chunk_size(self.grid_chunks, self.dtype.itemsize)
         _ = self.codec  # resolve (and validate) the codec chain now
+        s = self.sharding
+        if s is not None and self.chunk_shapes is not None:
+            for dim, (e, c) in enumerate(zip(self.chunk_shapes, s.chunk_shape)):
+                bad = [n for n in ([e] if isinstance(e, int) else [n for n, _ in e]) if n % c]
+                if bad:
+                    raise MetadataError(
+                        f"chunk_grid.chunk_shapes[{dim}]: shard length {bad[0]} is not a multiple "
+                        f"of the inner chunk length {c} of sharding_indexed"
+                    )
 
     # -- parsing / serialising -------------------------------------------------------------
     @classmethod
@@ -158,7 +255,7 @@ class ArrayMetadataV3:
             raise MetadataError(f"node_type: expected 'array', got {doc['node_type']!r}", key)
         extra = _check_extensions(doc, _ARRAY_REQUIRED + _ARRAY_OPTIONAL, key)
         shape = parse_shape_field(doc["shape"], key)
-        grid = _parse_chunk_grid(doc["chunk_grid"], len(shape), key)
+        grid, chunk_shapes = _parse_chunk_grid(doc["chunk_grid"], len(shape), key)
         dtype = parse_v3_data_type(doc["data_type"], key)
         fill = parse_v3_fill_value(doc["fill_value"], dtype, key)
         cke = ChunkKeyEncoding.from_json(doc["chunk_key_encoding"], key)
@@ -177,7 +274,7 @@ class ArrayMetadataV3:
         if not isinstance(attrs, dict):
             raise MetadataError(f"attributes: expected a JSON object, got {attrs!r}", key)
         try:
-            return cls(shape, grid, dtype, fill, codecs, cke, names, tuple(extra.items()))
+            return cls(shape, grid, dtype, fill, codecs, cke, names, tuple(extra.items()), chunk_shapes)
         except MetadataError as exc:
             raise MetadataError(str(exc), key) from None
 
@@ -185,7 +282,7 @@ class ArrayMetadataV3:
         doc: dict[str, Any] = {
             "shape": list(self.shape),
             "data_type": v3_data_type_json(self.dtype),
-            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(self.grid_chunks)}},
+            "chunk_grid": self.chunk_grid_json(),
             "chunk_key_encoding": self.chunk_key_encoding.to_json(),
             "fill_value": v3_fill_value_json(self.fill_value, self.dtype),
             "codecs": self.codec.to_json(),
@@ -202,16 +299,48 @@ class ArrayMetadataV3:
     def to_bytes(self, attributes: dict[str, Any] | None = None) -> bytes:
         return json_bytes_v3(self.to_json(attributes))
 
+    def chunk_grid_json(self) -> dict[str, Any]:
+        if self.chunk_shapes is None:
+            return {"name": "regular", "configuration": {"chunk_shape": list(self.grid_chunks)}}
+        return {
+            "name": "rectilinear",
+            "configuration": {"kind": "inline", "chunk_shapes": chunk_shapes_json(self.chunk_shapes)},
+        }
+
     # -- what the engine uses --------------------------------------------------------------
     @cached_property
-    def grid(self) -> RegularGrid:
+    def storage_grid(self) -> ChunkGrid:
+        """The grid of the stored objects: the chunks, or the shards of a sharded array."""
+        if self.chunk_shapes is not None:
+            return RectilinearGrid(self.shape, self.chunk_shapes)
+        return RegularGrid(self.shape, self.grid_chunks)
+
+    @cached_property
+    def grid(self) -> ChunkGrid:
         """The grid selections are projected on: the chunks (the inner chunks if sharded)."""
-        return RegularGrid(self.shape, self.chunks)
+        s = self.sharding
+        return RegularGrid(self.shape, s.chunk_shape) if s is not None else self.storage_grid
 
     @cached_property
     def codec(self) -> CodecChain:
         spec = ChunkSpec(self.grid_chunks, self.dtype, self.fill_value)
         return CodecChain(self.codecs, spec)
+
+    @cached_property
+    def _codecs_by_shape(self) -> dict[tuple[int, ...], CodecChain]:
+        return {}
+
+    def codec_for(self, shape: tuple[int, ...]) -> CodecChain:
+        """The codec chain of a stored object of ``shape`` (a chunk of a rectilinear grid)."""
+        if shape == self.grid_chunks:
+            return self.codec
+        cache = self._codecs_by_shape
+        chain = cache.get(shape)
+        if chain is None:
+            if len(cache) >= 256:
+                cache.clear()
+            chain = cache[shape] = CodecChain(self.codecs, ChunkSpec(shape, self.dtype, self.fill_value))
+        return chain
 
     @cached_property
     def sharding(self) -> Any:
@@ -220,14 +349,54 @@ class ArrayMetadataV3:
             return self.codec.ab.resolved(self.codec.specs[-1])  # type: ignore[union-attr]
         return None
 
-    @property
-    def chunks(self) -> tuple[int, ...]:
+    def sharding_at(self, shard_coords: tuple[int, ...]) -> Any:
+        """The resolved sharding codec of the shard at ``shard_coords`` (shards of a
+        rectilinear grid differ in shape, and so in their number of inner chunks)."""
+        shape = self.storage_grid.chunk_shape(shard_coords)
+        if shape == self.grid_chunks:
+            return self.sharding
+        return self.codecs[0].resolved(ChunkSpec(shape, self.dtype, self.fill_value))  # type: ignore[attr-defined]
+
+    def shard_dims(self) -> tuple[Any, ...] | None:
+        """On a rectilinear grid of shards, the shards' extents on the inner chunk grid, one
+        dimension at a time (see :class:`~zarrkit.codecs.shard_store.ShardedStore`); None for
+        a regular grid."""
         s = self.sharding
-        return s.chunk_shape if s is not None else self.grid_chunks
+        if s is None or self.chunk_shapes is None:
+            return None
+        inner = tuple(-(-n // c) for n, c in zip(self.shape, s.chunk_shape))
+        edges = tuple(
+            e // c if isinstance(e, int) else tuple((n // c, k) for n, k in e)
+            for e, c in zip(self.chunk_shapes, s.chunk_shape)
+        )
+        return RectilinearGrid(inner, edges).dims
+
+    def declared_edges(self) -> tuple[Any, ...]:
+        """The edges of a rectilinear grid as creation takes them: per dimension an int, or
+        the lengths of the chunks (shards) holding part of the array, as declared (the last
+        may extend past the array)."""
+        assert self.chunk_shapes is not None
+        return tuple(
+            e if isinstance(e, int) else tuple(d.length(c) for c in range(d.n))
+            for e, d in zip(self.chunk_shapes, self.storage_grid.dims)
+        )
 
     @property
-    def shards(self) -> tuple[int, ...] | None:
-        return self.grid_chunks if self.sharding is not None else None
+    def chunks(self) -> tuple[Any, ...]:
+        """The chunk shape (inner chunks when sharded); on a rectilinear grid, the edge lengths
+        of the chunks along each dimension, as dask gives them."""
+        s = self.sharding
+        if s is not None:
+            return s.chunk_shape
+        return self.grid_chunks if self.chunk_shapes is None else edge_lengths(self.storage_grid)
+
+    @property
+    def shards(self) -> tuple[Any, ...] | None:
+        """The shard shape of a sharded array (the edge lengths per dimension on a rectilinear
+        grid of shards), else None."""
+        if self.sharding is None:
+            return None
+        return self.grid_chunks if self.chunk_shapes is None else edge_lengths(self.storage_grid)
 
     def _top_chain(self) -> CodecChain:
         s = self.sharding
@@ -276,10 +445,14 @@ class ArrayMetadataV3:
         return self.chunk_key_encoding.decode(key, len(self.shape))
 
     def evolve(self, **changes: Any) -> ArrayMetadataV3:
+        if "shape" in changes and self.chunk_shapes is not None and "chunk_shapes" not in changes:
+            s = self.sharding
+            unit = s.chunk_shape if s is not None else (1,) * len(self.shape)
+            changes["chunk_shapes"] = grown_chunk_shapes(self.chunk_shapes, tuple(changes["shape"]), unit)
         if "chunks" in changes:
             chunks = changes.pop("chunks")
-            if self.sharding is not None:
-                raise MetadataError("changing the chunk shape of a sharded array is not supported")
+            if self.sharding is not None or self.chunk_shapes is not None:
+                raise MetadataError("changing the chunk shape of a sharded or rectilinear array is not supported")
             changes["grid_chunks"] = chunks
         if "filters" in changes:
             filters = changes.pop("filters") or ()
@@ -288,6 +461,31 @@ class ArrayMetadataV3:
             changes["codecs"] = tuple(aa) + (ab,) + tuple(bb)
         new = dataclasses.replace(self, **changes)
         return new
+
+
+def edge_lengths(grid: ChunkGrid) -> tuple[tuple[int, ...], ...]:
+    """The lengths of the parts of the chunks inside the array along each dimension of
+    ``grid`` (they sum to the array's length, as dask's chunks)."""
+    return tuple(tuple(d.stop(c) - d.start(c) for c in range(d.n)) for d in grid.dims)
+
+
+def grown_chunk_shapes(
+    chunk_shapes: tuple[int | Runs, ...], shape: tuple[int, ...], unit: tuple[int, ...]
+) -> tuple[int | Runs, ...]:
+    """The edges of a rectilinear grid for an array resized to ``shape``: a dimension grown
+    past the sum of its edges gets one more chunk covering the difference (what zarr-python
+    does), rounded up to a multiple of ``unit`` (the inner chunk of a shard); nothing else
+    changes (chunks past a shrunk length stay declared)."""
+    out: list[int | Runs] = []
+    for size, e, u in zip(shape, chunk_shapes, unit):
+        if not isinstance(e, int):
+            total = sum(length * count for length, count in e)
+            if size > total:
+                runs = list(e)
+                runs.append(merge_run(runs, -(-(size - total) // u) * u, 1))
+                e = tuple(runs)
+        out.append(e)
+    return tuple(out)
 
 
 def parse_group_v3(doc: Any, key: str) -> dict[str, Any]:

@@ -4,6 +4,7 @@ frames of the compressors decoded to known data."""
 
 from __future__ import annotations
 
+import itertools
 import struct
 
 import google_crc32c
@@ -13,6 +14,7 @@ import pytest
 
 import zarrkit
 from zarrkit.codecs import BytesCodec, Crc32cCodec, TransposeCodec, VLenUTF8Codec
+from zarrkit.codecs.sharding import morton_sorted
 from zarrkit.storage import MemoryStore
 
 EMPTY = 2**64 - 1
@@ -95,11 +97,20 @@ def test_shard_layout_index_at_the_start():
     assert stored(store, "c/0") == index + crc(index) + bytes.fromhex("0100 0200 0300 0400")
 
 
-def test_shard_inner_chunks_are_laid_out_in_grid_order():
+def test_shard_inner_chunks_are_laid_out_in_morton_order():
+    # Z order with the first dimension on the lowest bit: (0,0) (1,0) (0,1) (1,1), as
+    # zarr-python writes them; the index stays in C order of the coordinates
     store, z = v3((2, 4), (1, 2), "u1", shards=(2, 4))
     z[:] = [[1, 2, 3, 4], [5, 6, 7, 8]]
-    index = _index([(0, 2), (2, 2), (4, 2), (6, 2)])
-    assert stored(store, "c/0/0") == bytes([1, 2, 3, 4, 5, 6, 7, 8]) + index + crc(index)
+    index = _index([(0, 2), (4, 2), (2, 2), (6, 2)])
+    assert stored(store, "c/0/0") == bytes([1, 2, 5, 6, 3, 4, 7, 8]) + index + crc(index)
+
+
+def test_morton_order_of_uneven_grids():
+    # a dimension with fewer bits drops out of the interleaving once its bits are used
+    order = morton_sorted(itertools.product(range(3), range(2)), (3, 2))
+    assert order == [(0, 0), (1, 0), (0, 1), (1, 1), (2, 0), (2, 1)]
+    assert morton_sorted([(0, 2), (0, 0), (0, 1)], (1, 3)) == [(0, 0), (0, 1), (0, 2)]
 
 
 # -- v2: order and filters ----------------------------------------------------------------------

@@ -181,7 +181,7 @@ class _ResolvedSharding:
         index = np.full(self.grid + (2,), EMPTY, dtype="<u8")
         offset = 0 if self.index_at_end else self.index_nbytes
         parts: list[Any] = []
-        for coords in sorted(chunks):
+        for coords in morton_sorted(chunks, self.grid):
             data = chunks[coords]
             if not isinstance(data, (bytes, bytearray)):
                 data = memoryview(data).cast("B")
@@ -195,3 +195,23 @@ class _ResolvedSharding:
         else:
             parts.insert(0, idx)
         return parts
+
+
+def morton_sorted(coords: Any, grid: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """Inner chunk coordinates in the order a shard stores them: Morton (Z) order of the
+    shard's grid, the first dimension taking the lowest bit of each level and a dimension
+    dropping out once its coordinates have no more bits (the compressed Morton code, which is
+    the order zarr-python writes)."""
+    items = list(coords)
+    if len(items) < 2 or not grid:
+        return items
+    arr = np.asarray(items, dtype=np.uint64).reshape(len(items), len(grid))
+    bits = [max(int(g) - 1, 0).bit_length() for g in grid]
+    code = np.zeros(len(items), dtype=np.uint64)
+    out_bit = 0
+    for level in range(max(bits)):
+        for dim, nbits in enumerate(bits):
+            if level < nbits:
+                code |= ((arr[:, dim] >> np.uint64(level)) & np.uint64(1)) << np.uint64(out_bit)
+                out_bit += 1
+    return [items[i] for i in np.argsort(code, kind="stable").tolist()]

@@ -42,6 +42,7 @@ __all__ = [
     "InvalidPathError",
     "ChunkDecodeError",
     "ChunkEncodeError",
+    "ValueEncodeError",
     "ReadOnlyError",
     "CopyError",
     "SelectionError",
@@ -171,6 +172,17 @@ class ChunkEncodeError(ZarrkitError, ValueError):
         self.reason = message
         self.key = key
         super().__init__(message if key is None else f"chunk {key!r}: {message}")
+
+
+class ValueEncodeError(ChunkEncodeError):
+    """Values given to a write that the array's codecs refuse (a ``cast_value`` target that
+    cannot hold them, a ``scale_offset`` result out of range); raised before anything is
+    stored.  ``key`` names the array's metadata document."""
+
+    def __init__(self, message: str, key: str | None = None):
+        self.reason = message
+        self.key = key
+        ValueError.__init__(self, message if key is None else f"{key}: {message}")
 
 
 class ReadOnlyError(ZarrkitError, PermissionError):

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from numcodecs.compat import ensure_bytes, ensure_contiguous_ndarray
 
-from ..errors import ChunkDecodeError, ChunkEncodeError, MetadataError
+from ..errors import ChunkDecodeError, ChunkEncodeError, MetadataError, ValueEncodeError
 from .base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, V3Codec
 from .buffers import is_view, scratch, selection_span
 
@@ -115,6 +115,22 @@ class CodecChain:
         one_call = raw is not None and raw == self.dtype and comp is not None and self.dtype.kind in "biufc"
         self._one_call = comp if one_call else None
         self._transient = comp
+        #: array→array codecs that may refuse values (``cast_value``, ``scale_offset``): a
+        #: write checks all its values with :meth:`check_values` before storing any chunk
+        self.refuses_values = any(getattr(c, "elementwise", False) for c in self.aa)
+
+    def check_values(self, values: np.ndarray, key: str) -> None:
+        """Run the elementwise array→array codecs on ``values`` (any shape) and raise
+        :class:`~zarrkit.errors.ValueEncodeError` naming ``key`` when one refuses a value."""
+        arr = values
+        for c, s in zip(self.aa, self.specs[:-1]):
+            if getattr(c, "elementwise", False):
+                try:
+                    arr = c.encode(arr, s)
+                except (ValueError, TypeError, OverflowError) as exc:
+                    raise ValueEncodeError(f"{c.name}: {exc}", key) from None
+            elif getattr(c, "order", None) is None:
+                return  # not elementwise (delta, ...): chunks are checked as they encode
 
     # -- decoding ---------------------------------------------------------------------------
     def decode(self, raw: Any, key: str) -> np.ndarray:

@@ -77,6 +77,9 @@ def write_selection(
     arr, scalar = prepare_value(value, shape, target_dtype)
     if arr.size == 0:
         return
+    if ctx.codec.refuses_values and fields is None:
+        # a value the codecs refuse fails the whole write before any chunk is stored
+        ctx.codec.check_values(arr.reshape(-1)[:1] if scalar else arr, ctx.prefix + ctx.meta.metadata_key)
     store = ctx.chunks
     codec = ctx.codec
     codec_at = ctx.codec_at

@@ -18,6 +18,11 @@ import numpy as np
 
 from ..errors import MetadataError, UnsupportedDtypeError
 
+try:
+    import ml_dtypes
+except ImportError:  # pragma: no cover - ml_dtypes is an optional extra
+    ml_dtypes = None
+
 __all__ = [
     "BYTES_DTYPE",
     "is_bytes_dtype",
@@ -30,7 +35,51 @@ __all__ = [
     "v3_data_type_json",
     "parse_v3_fill_value",
     "v3_fill_value_json",
+    "ML_DTYPES",
+    "ml_dtype_name",
 ]
+
+#: the data types of the zarr-extensions registry that the ``ml_dtypes`` package provides
+ML_DTYPES = (
+    "bfloat16", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fnuz", "float8_e5m2",
+    "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn",
+    "int2", "int4", "uint2", "uint4",
+)
+
+
+def _ml_dtype(name: str, key: str | None) -> np.dtype:
+    if ml_dtypes is None:
+        raise UnsupportedDtypeError(
+            f"data_type {name!r} needs the ml_dtypes package (pip install 'zarrkit[ml]')", key
+        )
+    return np.dtype(getattr(ml_dtypes, name))
+
+
+def ml_dtype_name(dtype: np.dtype) -> str | None:
+    """The registry name of an ``ml_dtypes`` type (``'bfloat16'``, ``'int4'``, ...), else None."""
+    if ml_dtypes is None or dtype.names is not None or dtype.kind not in "Vf":
+        return None
+    name = dtype.name
+    if name in ML_DTYPES and dtype == np.dtype(getattr(ml_dtypes, name)):
+        return name
+    return None
+
+
+def _ml_scalar(value: Any, dtype: np.dtype, key: str | None) -> Any:
+    """A fill value of an ``ml_dtypes`` type: integers by range, floats as the core float
+    types take them (numbers, ``"NaN"``, ``"Infinity"``, hex bit patterns)."""
+    if dtype.name in ("int2", "int4", "uint2", "uint4"):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or float(value) != int(value):
+            raise MetadataError(f"fill_value {value!r} is not an integer for dtype {dtype}", key)
+        info = ml_dtypes.iinfo(dtype)
+        if not info.min <= int(value) <= info.max:
+            raise MetadataError(f"fill_value {value} is out of range for dtype {dtype}", key)
+        return np.array(int(value)).astype(dtype)[()]
+    if isinstance(value, (float, int, np.floating, np.integer)) and not isinstance(value, bool):
+        with np.errstate(all="ignore"):
+            return np.array(float(value)).astype(dtype)[()]
+    return _parse_float(value, dtype, key, allow_hex=True)
+
 
 #: Object dtype of variable-length *byte* strings (plain ``object`` means text strings).
 BYTES_DTYPE = np.dtype("O", metadata={"zarrkit_vlen": "bytes"})
@@ -110,8 +159,7 @@ def _descr_json(descr: list) -> list:
 # float helpers shared by both dialects
 
 _SPECIAL = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
-_CANONICAL_NAN = {2: 0x7E00, 4: 0x7FC00000, 8: 0x7FF8000000000000}
-_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def _parse_float(value: Any, dtype: np.dtype, key: str | None, allow_hex: bool) -> np.generic:
@@ -142,7 +190,8 @@ def _float_json(value: Any, dtype: np.dtype, hex_nan: bool, ints: bool) -> Any:
     if math.isnan(f):
         if hex_nan:
             bits = int(v.view(_UINT[dtype.itemsize]))
-            if bits != _CANONICAL_NAN[dtype.itemsize]:
+            canonical = int(np.array(np.nan).astype(dtype.newbyteorder("=")).view(_UINT[dtype.itemsize]))
+            if bits != canonical:
                 return f"0x{bits:0{2 * dtype.itemsize}x}"
         return "NaN"
     if math.isinf(f):
@@ -304,6 +353,11 @@ def normalize_fill_value(value: Any, dtype: np.dtype, argument: str = "fill_valu
         return None
     if dtype.kind == "O":
         return value
+    if ml_dtype_name(dtype) is not None:
+        try:
+            return _ml_scalar(value, dtype, None)
+        except MetadataError:
+            raise ValueError(f"{argument} {value!r} does not fit dtype {dtype}") from None
     if (
         isinstance(value, (int, np.integer))
         and not isinstance(value, (bool, np.bool_, np.timedelta64))
@@ -430,11 +484,16 @@ def parse_v3_data_type(obj: Any, key: str | None = None) -> np.dtype:
             return np.dtype(out)
         except (TypeError, ValueError) as exc:
             raise UnsupportedDtypeError(f"data_type {obj!r}: {exc}", key) from None
+    if name in ML_DTYPES:
+        return _ml_dtype(name, key)
     raise UnsupportedDtypeError(f"data_type {name!r} is not supported", key)
 
 
 def v3_data_type_json(dtype: np.dtype) -> Any:
     """The ``data_type`` field of ``zarr.json`` for ``dtype``."""
+    ml = ml_dtype_name(dtype)
+    if ml is not None:
+        return ml
     if dtype.names is not None:
         fields = []
         for name in dtype.names:
@@ -474,6 +533,8 @@ def parse_v3_fill_value(value: Any, dtype: np.dtype, key: str | None = None) -> 
     if value is None:
         raise MetadataError("fill_value must not be null in Zarr v3", key)
     kind = dtype.kind
+    if ml_dtype_name(dtype) is not None:
+        return _ml_scalar(value, dtype, key)
     try:
         if dtype.names is not None:
             if isinstance(value, dict):
@@ -544,6 +605,12 @@ def parse_v3_fill_value(value: Any, dtype: np.dtype, key: str | None = None) -> 
 def v3_fill_value_json(value: Any, dtype: np.dtype) -> Any:
     """Encode a fill value for ``zarr.json``; NaNs other than the canonical one as hex bits."""
     kind = dtype.kind
+    ml = ml_dtype_name(dtype)
+    if ml is not None:
+        v = np.array(value).astype(dtype)
+        if ml in ("int2", "int4", "uint2", "uint4"):
+            return int(v.astype(np.int64))
+        return _float_json(v, dtype, hex_nan=True, ints=False)
     if dtype.names is not None:
         v = np.array(value, dtype=dtype)
         return {n: v3_fill_value_json(v[n][()], dtype.fields[n][0]) for n in dtype.names}

@@ -99,9 +99,14 @@ def _round_float(x: np.ndarray, rounding: str) -> np.ndarray:
     return np.copysign(r, x)
 
 
+def _py(value: Any) -> Any:
+    """A NumPy scalar as the Python number it holds (for messages)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def _fail(what: str, x: np.ndarray, bad: np.ndarray, target: np.dtype, cast: bool = True) -> ValueError:
     first = x[bad].reshape(-1)[0]
-    first = first.item() if isinstance(first, np.generic) else first
+    first = _py(first)
     hint = "; give out_of_range ('clamp' or 'wrap') or a scalar_map" if cast and "range" in what else ""
     return ValueError(f"{int(bad.sum())} value(s) {what} {target} (e.g. {first!r}){hint}")
 
@@ -310,11 +315,12 @@ class CastValueCodec(ArrayArrayCodec):
             stored = enc(np.array([fill], dtype=spec.dtype))
             back = dec(stored)[0]
         except ValueError as exc:
-            raise MetadataError(f"cast_value: the fill value {fill!r} cannot be cast to {self.target}: {exc}") from None
+            raise MetadataError(f"cast_value: the fill value {_py(fill)!r} cannot be cast to {self.target}: {exc}") from None
         same = (np.isnan(float(back)) and np.isnan(float(fill))) if numeric_kind(spec.dtype) == "f" else False
         if not (same or back == fill):
             raise MetadataError(
-                f"cast_value: the fill value {fill!r} does not survive the cast to {self.target} and back (gives {back!r})"
+                f"cast_value: the fill value {_py(fill)!r} does not survive the cast to {self.target} "
+                f"and back (gives {_py(back)!r})"
             )
         return ChunkSpec(spec.shape, self.target, stored[0])
 
@@ -373,7 +379,7 @@ class ScaleOffsetCodec(ArrayArrayCodec):
         try:
             fill = self.encode(np.array([spec.fill_value], dtype=spec.dtype), spec)[0]
         except ValueError as exc:
-            raise MetadataError(f"scale_offset: the fill value {spec.fill_value!r}: {exc}") from None
+            raise MetadataError(f"scale_offset: the fill value {_py(spec.fill_value)!r}: {exc}") from None
         return ChunkSpec(spec.shape, spec.dtype, fill)
 
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> np.ndarray:

@@ -112,7 +112,10 @@ class CodecChain:
         self._comp = comp if self.decodes_into else None
         # compression of a whole chunk of raw memory in one call when written
         # (``raw is not None`` first: numpy takes ``None == dtype`` for float64)
-        one_call = raw is not None and raw == self.dtype and comp is not None and self.dtype.kind in "biufc"
+        one_call = (
+            raw is not None and raw == self.dtype and comp is not None and self.dtype.kind in "biufc"
+            and self.dtype.type.__module__ == "numpy"  # not an ml_dtypes type (no buffer format)
+        )
         self._one_call = comp if one_call else None
         self._transient = comp
         #: array→array codecs that may refuse values (``cast_value``, ``scale_offset``): a

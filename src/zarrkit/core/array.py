@@ -12,7 +12,7 @@ import numpy as np
 from ..errors import ArrayNotFoundError, ReadOnlyError, ShapeMismatchError, UnsupportedCodecError
 from ..metadata import io
 from ..metadata.codec_args import to_v2_codec
-from ..metadata.dtypes import normalize_fill_value
+from ..metadata.dtypes import ml_dtype_name, normalize_fill_value
 from ..metadata.normalize import normalize_chunks, normalize_path, normalize_shape
 from ..storage.base import Store
 from ..storage.coerce import coerce_store, user_store
@@ -668,7 +668,11 @@ class Array:
         array([0, 1, 2, 3], dtype=int32)
         """
         dtype = np.dtype(dtype)
-        filters = [numcodecs.AsType(encode_dtype=self.dtype.str, decode_dtype=dtype.str)]
+
+        def spelled(dt: np.dtype) -> str:  # ml_dtypes types have no distinct dtype.str
+            return dt.name if ml_dtype_name(dt) else dt.str
+
+        filters = [numcodecs.AsType(encode_dtype=spelled(self.dtype), decode_dtype=spelled(dtype))]
         filters.extend(self._meta.filters or ())
         return self.view(filters=filters, dtype=dtype, read_only=True)
 

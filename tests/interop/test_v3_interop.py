@@ -421,3 +421,20 @@ def test_datetime_nat_fill_value_both_spellings(tmp_path, dtype):
         doc["fill_value"] = spelling
         (path / "zarr.json").write_text(json.dumps(doc))
         assert np.isnat(zarrkit.open_array(str(path), mode="r")[:]).all()
+
+
+def test_variable_length_bytes_from_zarr_python(tmp_path):
+    """zarr-python 3.4 writes dtype=bytes as 'variable_length_bytes'; zarrkit reads and extends
+    it, and takes the v3 names 'string', 'bytes' and 'variable_length_bytes' as dtype=."""
+    values = np.array([b"a", b"", b"\x00\xffz", b"xyz"], dtype=object)
+    theirs = zarr.create_array(str(tmp_path / "t.zarr"), shape=(4,), chunks=(3,), dtype="variable_length_bytes")
+    theirs[...] = values
+    assert json.loads((tmp_path / "t.zarr" / "zarr.json").read_text())["data_type"] == "variable_length_bytes"
+    z = zarrkit.open_array(str(tmp_path / "t.zarr"), mode="r+")
+    assert list(z[...]) == list(values)
+    z[1] = b"new"
+    assert list(zarr.open_array(str(tmp_path / "t.zarr"))[...]) == [b"a", b"new", b"\x00\xffz", b"xyz"]
+    for name, data in (("string", ["x", "yz"]), ("bytes", [b"x", b"yz"]), ("variable_length_bytes", [b"x", b"yz"])):
+        a = zarrkit.create_array(str(tmp_path / f"{name}.zarr"), shape=(2,), chunks=(2,), dtype=name)
+        a[...] = np.array(data, dtype=object)
+        assert list(zarr.open_array(str(tmp_path / f"{name}.zarr"))[...]) == data

@@ -74,9 +74,9 @@ def _normalize_dtype(dtype: Any, object_codec: Any, filters: Any = None) -> tupl
     if dtype is None:
         dt, object_codec = np.dtype("f8"), _unneeded(object_codec)
         return dt, object_codec
-    if dtype is str:
+    if dtype is str or dtype == "string":  # zarr-python 3 and the v3 data type names
         dtype = "str"
-    elif dtype is bytes:
+    elif dtype is bytes or dtype == "variable_length_bytes":
         dtype = "bytes"
     if isinstance(dtype, str) and dtype.split(":", 1)[0] in _OBJECT_DTYPE_CODECS:
         key, *args = dtype.split(":", 1)

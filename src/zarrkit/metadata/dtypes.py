@@ -441,7 +441,7 @@ def parse_v3_data_type(obj: Any, key: str | None = None) -> np.dtype:
         return np.dtype(f"V{bits // 8}")
     if name == "string":
         return np.dtype("O")
-    if name == "bytes":
+    if name in ("bytes", "variable_length_bytes"):  # the latter as zarr-python 3.4 writes it
         return BYTES_DTYPE
     if name in ("numpy.datetime64", "numpy.timedelta64"):
         unit = config.get("unit")

@@ -37,7 +37,7 @@ from .api import (
     zeros,
     zeros_like,
 )
-from .api_zarr3 import create_group, from_array
+from .api_zarr3 import create_group, create_hierarchy, from_array
 from .codecs import (
     BZ2,
     CRC32,
@@ -103,6 +103,7 @@ def __getattr__(name: str):
 __all__ = [
     "Array",
     "create_group",
+    "create_hierarchy",
     "from_array",
     "Group",
     "array",

@@ -179,10 +179,11 @@ def group(
     Examples
     --------
     >>> import zarrkit
-    >>> g = zarrkit.group()
-    >>> g
+    >>> zarrkit.group(zarr_format=2)
     Group(/, 0)
       store: DictStore
+    >>> zarrkit.group()  # doctest: +ELLIPSIS
+    <Group memory://...>
     """
     zarr_format = legacy_format(kwargs, zarr_format, "group")
     attributes = kwargs.pop("attributes", None)  # zarr-python 3: the new group's attributes

@@ -1,5 +1,6 @@
-"""zarr-python 3's creation functions that zarr-python 2 did not have: ``create_group`` and
-``from_array`` (``create_array`` is in :mod:`zarrkit.api`, beside ``create``)."""
+"""zarr-python 3's creation functions that zarr-python 2 did not have: ``create_group``,
+``from_array`` and ``create_hierarchy`` (``create_array`` is in :mod:`zarrkit.api`, beside
+``create``)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ import numpy as np
 from .api import _open_store, create_array
 from .core.array import Array
 from .core.group import Group
+from .core.group_zarr3 import GroupMetadata
 from .core.initialize import _check_free, _check_zarr_format, init_group
 from .metadata.normalize import normalize_path
 from .storage.coerce import coerce_store, user_store
 
-__all__ = ["create_group", "from_array"]
+__all__ = ["create_group", "from_array", "create_hierarchy"]
 
 _KEEP = "keep"
 
@@ -47,6 +49,51 @@ def create_group(
     _check_free(s, path, overwrite)
     init_group(s, overwrite=overwrite, path=path, zarr_format=zarr_format, attributes=attributes)
     return Group(user_store(store, s), path=path)
+
+
+def create_hierarchy(
+    *, store: Any, nodes: dict[str, Any], overwrite: bool = False, storage_options: dict[str, Any] | None = None,
+) -> Any:
+    """Create the groups of ``nodes`` (paths → :class:`~zarrkit.core.group_zarr3.GroupMetadata`)
+    and the groups above them; yields ``(path, group)`` of the root, the groups made to hold
+    the others and those asked for, parents first.
+
+    Examples
+    --------
+    >>> import zarrkit
+    >>> from zarrkit.core.group import GroupMetadata
+    >>> nodes = dict(zarrkit.create_hierarchy(store={}, nodes={'a/b': GroupMetadata()}))
+    >>> sorted(nodes)
+    ['', 'a', 'a/b']
+    """
+    specs: dict[str, GroupMetadata] = {}
+    for raw, spec in nodes.items():
+        if not isinstance(spec, GroupMetadata):
+            raise TypeError(f"create_hierarchy: nodes[{raw!r}] must be a GroupMetadata, got {type(spec).__name__}")
+        specs[normalize_path(raw)] = spec
+    formats = {spec.zarr_format for spec in specs.values()}
+    if len(formats) > 1:
+        raise ValueError(f"create_hierarchy: the nodes mix Zarr formats {sorted(formats)}")
+    zarr_format = formats.pop() if formats else 3
+    opened = {} if store is None else _open_store(store, storage_options, read_only=False)
+    s = coerce_store(opened)
+    wanted = set(specs)
+    for path in list(specs):
+        parts = path.split("/") if path else []
+        wanted.update("/".join(parts[:i]) for i in range(len(parts)))
+    for path in sorted(wanted, key=lambda p: (p.count("/") + bool(p), p)):
+        spec = specs.get(path)
+        if path in specs or overwrite or not s.exists(_group_key(path, zarr_format)):
+            if path in specs:
+                _check_free(s, path, overwrite)
+            init_group(s, overwrite=overwrite and path in specs, path=path, zarr_format=zarr_format,
+                       attributes=dict(spec.attributes) if spec is not None else None)
+        yield path, Group(user_store(opened, s), path=path)
+
+
+def _group_key(path: str, zarr_format: int) -> str:
+    name = "zarr.json" if zarr_format == 3 else ".zgroup"
+    return f"{path}/{name}" if path else name
 
 
 def from_array(

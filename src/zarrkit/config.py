@@ -39,6 +39,19 @@ ZARR3_KEYS = {
     "threading.max_workers": "threads",
 }
 
+#: zarr-python 3's keys with nothing to choose here (one engine, rectilinear grids always read
+#: and written, ...): taken and kept, so code setting them runs, and given back by ``get``
+ZARR3_NO_EFFECT = {
+    "codec_pipeline.path": "zarr.core.codec_pipeline.BatchedCodecPipeline",
+    "codec_pipeline.max_workers": None,
+    "codec_pipeline.batch_size": 1,
+    "array.rectilinear_chunks": True,
+    "array.read_missing_chunks": True,
+    "array.target_shard_size_bytes": None,
+    "async.timeout": None,
+    "json_indent": 2,
+}
+
 
 def _default_threads() -> int:
     return max(os.cpu_count() or 1, 1)
@@ -87,9 +100,13 @@ class Config:
     order: str = "C"
     default_compressor: Any = field(default_factory=_default_compressor)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    _no_effect: dict = field(default_factory=lambda: dict(ZARR3_NO_EFFECT), repr=False, compare=False)
 
     def _resolve(self, changes: Mapping[str, object]) -> dict[str, object]:
         names = {f.name for f in fields(self) if not f.name.startswith("_")}
+        changes = dict(changes)
+        for key in [k for k in changes if k in ZARR3_NO_EFFECT]:
+            self._no_effect[key] = changes.pop(key)
         resolved = {ZARR3_KEYS.get(k, k): v for k, v in changes.items()}
         unknown = set(resolved) - names
         if unknown:
@@ -117,6 +134,8 @@ class Config:
 
     def get(self, key: str, default: Any = None) -> Any:
         """A setting by its name or zarr-python 3's dotted key (``'threading.max_workers'``)."""
+        if key in ZARR3_NO_EFFECT:
+            return self._no_effect[key]
         name = ZARR3_KEYS.get(key, key)
         if name.startswith("_") or name not in {f.name for f in fields(self)}:
             return default
@@ -129,10 +148,11 @@ class Config:
             for f in fields(self):
                 if not f.name.startswith("_"):
                     setattr(self, f.name, getattr(fresh, f.name))
+            self._no_effect = dict(ZARR3_NO_EFFECT)
 
-    def pprint(self) -> None:
-        """Print the settings."""
-        _pprint.pprint({f.name: getattr(self, f.name) for f in fields(self) if not f.name.startswith("_")})
+    def pprint(self, **kwargs: Any) -> None:
+        """Print the settings (keywords go to :func:`pprint.pprint`: ``stream``, ``width``...)."""
+        _pprint.pprint({f.name: getattr(self, f.name) for f in fields(self) if not f.name.startswith("_")}, **kwargs)
 
     @staticmethod
     def _validate(changes: dict[str, object]) -> None:

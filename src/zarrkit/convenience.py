@@ -71,9 +71,12 @@ def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: st
     >>> load(store)
     array([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
     """
+    mode = kwargs.pop("mode", "w")  # zarr-python 3 takes a mode; saving always replaces
+    if mode not in ("w", "w-", "a", "r+"):
+        raise ValueError(f"save_array: mode must be 'w', 'w-', 'a' or 'r+', got {mode!r}")
     s, close = _open_store(store, "w")
     try:
-        array(arr, store=s, overwrite=True, path=path, zarr_format=zarr_format,
+        array(arr, store=s, overwrite=mode != "w-", path=path, zarr_format=zarr_format,
               zarr_version=zarr_version, **kwargs)
     finally:
         if close:

@@ -47,6 +47,9 @@ class BytesCodec(ArrayBytesCodec):
     def configuration(self) -> dict[str, Any] | None:
         return None if self.endian is None else {"endian": self.endian}
 
+    def __repr__(self) -> str:
+        return f"BytesCodec(endian={self.endian!r})"
+
     def validate(self, spec: ChunkSpec) -> None:
         if spec.dtype.kind == "O" or spec.dtype.kind == "T":
             raise MetadataError(f"bytes codec cannot serialise variable-length dtype {spec.dtype}")
@@ -168,12 +171,18 @@ class TransposeCodec(ArrayArrayCodec):
 class NumcodecsArrayArrayCodec(ArrayArrayCodec):
     """A numcodecs filter (delta, fixedscaleoffset, quantize, bitround, packbits, astype)."""
 
-    def __init__(self, name: str, codec: Any):
+    def __init__(self, name: str, codec: Any, config: dict[str, Any] | None = None):
         self.name = name
         self.codec = codec
+        self._given = config  # the configuration as written in zarr.json (kept as it was)
 
     def configuration(self) -> dict[str, Any]:
+        if self._given is not None:
+            return dict(self._given)
         return {k: v for k, v in self.codec.get_config().items() if k != "id"}
+
+    def __repr__(self) -> str:
+        return _numcodecs_repr(self)
 
     def _out_dtype(self, spec: ChunkSpec) -> np.dtype:
         for attr in ("astype", "encode_dtype"):
@@ -243,6 +252,38 @@ class ZstdCodec(_NumcodecsBytes):
     def configuration(self) -> dict[str, Any]:
         return {"level": self.level, "checksum": self.checksum}
 
+    decodes_into = True
+
+    def declared_size(self, data: Any) -> int | None:
+        """The content size in the zstd frame header (None when the frame does not say)."""
+        head = bytes(memoryview(data).cast("B")[:18])
+        if len(head) < 5 or head[:4] != b"\x28\xb5\x2f\xfd":
+            raise ValueError("not a zstd frame")
+        fhd = head[4]
+        fcs_flag, single, dict_flag = fhd >> 6, (fhd >> 5) & 1, fhd & 3
+        pos = 5 + (0 if single else 1) + (0, 1, 2, 4)[dict_flag]
+        size = (1 if single else 0, 2, 4, 8)[fcs_flag]
+        if size == 0:
+            return None
+        if len(head) < pos + size:
+            raise ValueError("zstd frame header cut short")
+        value = int.from_bytes(head[pos : pos + size], "little")
+        return value + 256 if size == 2 else value
+
+    def decode_into(self, data: Any, out: np.ndarray) -> None:
+        target = out.reshape(-1).view(np.uint8)
+        size = self.declared_size(data)
+        if size is None:  # a frame without its size: decoded apart, then copied
+            decoded = memoryview(ensure_bytes(self.codec.decode(data))).cast("B")
+            if len(decoded) != target.nbytes:
+                raise ValueError(f"zstd: decoded {len(decoded)} bytes, expected {target.nbytes}")
+            target[...] = np.frombuffer(decoded, dtype=np.uint8)
+            return
+        if size != target.nbytes:
+            raise ValueError(f"zstd: the frame holds {size} bytes, expected {target.nbytes}")
+        if size:
+            self.codec.decode(data, out=target)
+
 
 _SHUFFLE_NAMES = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
 _SHUFFLE_BY_NUMBER = {v: k for k, v in _SHUFFLE_NAMES.items()}
@@ -281,6 +322,12 @@ class BloscCodec(_NumcodecsBytes):
         self.codec = numcodecs.Blosc(cname=cname, clevel=clevel, shuffle=_SHUFFLE_NAMES[shuffle], blocksize=blocksize)
         self._frame = (cname.encode(), clevel, _SHUFFLE_NAMES[shuffle], blocksize)
         self._typesize_arg = typesize or 1
+
+    def __repr__(self) -> str:  # zarr-python 3's form
+        return (
+            f"BloscCodec(_tunable_attrs=set(), typesize={self.typesize!r}, cname={self.cname!r}, "
+            f"clevel={self.clevel!r}, shuffle={self.shuffle!r}, blocksize={self.blocksize!r})"
+        )
 
     def configuration(self) -> dict[str, Any]:
         config: dict[str, Any] = {"cname": self.cname, "clevel": self.clevel, "shuffle": self.shuffle}
@@ -364,12 +411,24 @@ class Crc32cCodec(BytesBytesCodec):
 class NumcodecsBytesBytesCodec(_NumcodecsBytes):
     """A numcodecs compressor or checksum under its ``numcodecs.<id>`` name."""
 
-    def __init__(self, name: str, codec: Any):
+    def __init__(self, name: str, codec: Any, config: dict[str, Any] | None = None):
         self.name = name
         self.codec = codec
+        self._given = config  # the configuration as written in zarr.json (kept as it was)
 
     def configuration(self) -> dict[str, Any]:
+        if self._given is not None:
+            return dict(self._given)
         return {k: v for k, v in self.codec.get_config().items() if k != "id"}
+
+    def __repr__(self) -> str:
+        return _numcodecs_repr(self)
+
+
+def _numcodecs_repr(c: Any) -> str:
+    """A ``numcodecs.*`` codec as zarr-python 3 shows it: ``Delta(codec_name='numcodecs.delta',
+    codec_config={...})``."""
+    return f"{type(c.codec).__name__}(codec_name={c.name!r}, codec_config={c.configuration()!r})"
 
 
 #: numcodecs codecs that are array→array under their ``numcodecs.<id>`` v3 names

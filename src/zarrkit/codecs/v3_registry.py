@@ -75,8 +75,8 @@ def _numcodecs_factory(codec_id: str) -> Callable[[dict[str, Any], str | None], 
         codec = get_codec({"id": codec_id, **config}, key)
         name = f"numcodecs.{codec_id}"
         if codec_id in _NUMCODECS_ARRAY:
-            return NumcodecsArrayArrayCodec(name, codec)
-        return NumcodecsBytesBytesCodec(name, codec)
+            return NumcodecsArrayArrayCodec(name, codec, config)
+        return NumcodecsBytesBytesCodec(name, codec, config)
 
     return make
 
@@ -96,7 +96,14 @@ def _make_sharding(config: dict[str, Any], key: str | None) -> ShardingCodec:
         raise MetadataError(str(exc), key) from None
 
 
-register_v3_codec("bytes", _factory(BytesCodec, {"endian"}))
+def _bytes_codec(endian: str | None = None) -> BytesCodec:
+    """A ``bytes`` codec as a document declares it: without ``endian``, none (single-byte
+    types need none; a multi-byte type without one is refused when the chain is resolved)."""
+    return BytesCodec(endian)
+
+
+_bytes_codec.name = "bytes"  # type: ignore[attr-defined]
+register_v3_codec("bytes", _factory(_bytes_codec, {"endian"}))
 register_v3_codec("transpose", _factory(TransposeCodec, {"order"}))
 register_v3_codec("gzip", _factory(GzipCodec, {"level"}))
 register_v3_codec("zstd", _factory(ZstdCodec, {"level", "checksum"}))

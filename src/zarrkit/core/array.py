@@ -27,7 +27,15 @@ from .indexing import (
     make_indexer,
     pop_fields,
 )
-from .info import InfoReporter, array_digest, array_info_items, array_repr, tokenize_array
+from .array_zarr3 import Zarr3ArrayMethods
+from .info import (
+    InfoReporter,
+    array_digest,
+    array_info_items,
+    array_info_items_zarr3,
+    array_repr,
+    tokenize_array,
+)
 from .read import read_selection
 from .stored import check_stored, count_stored_chunks, iter_stored
 from .write import write_selection
@@ -35,7 +43,7 @@ from .write import write_selection
 __all__ = ["Array"]
 
 
-class Array:
+class Array(Zarr3ArrayMethods):
     """A chunked, compressed N-dimensional array stored in a Zarr store.
 
     Parameters
@@ -67,6 +75,9 @@ class Array:
     >>> int(z[1, 2])
     7
     """
+
+    #: the memory order reads return, set by ``with_config`` (None: the stored layout's)
+    _runtime_order: str | None = None
 
     def __init__(
         self,
@@ -423,6 +434,8 @@ class Array:
         self._refresh_metadata()
         indexer = make_indexer(selection, self._meta.shape, self._ctx.grid, kind)
         result = read_selection(self._ctx, indexer, out=out, fields=fields)
+        if self._runtime_order == "F" and out is None and result.ndim > 1:
+            result = np.asfortranarray(result)
         if out is None and result.shape == () and (
             kind in ("orthogonal", "coordinate", "mask")
             or (kind == "basic" and _is_scalar_selection(selection, self._meta.shape))
@@ -601,6 +614,19 @@ class Array:
             self[region] = data
         return new_shape
 
+    def _with_settings(self, order: str | None = None, write_empty_chunks: bool | None = None, **_: Any) -> Array:
+        """This array with other runtime settings (see ``with_config``): the memory ``order``
+        of what reads return, and ``write_empty_chunks``."""
+        if order not in (None, "C", "F"):
+            raise ValueError(f"order must be 'C' or 'F', got {order!r}")
+        other = Array(
+            self._store_arg, path=self._path, read_only=self._read_only, chunk_store=self._chunk_store_arg,
+            synchronizer=self._synchronizer, cache_metadata=self._cache_metadata, cache_attrs=self._cache_attrs,
+            write_empty_chunks=self._write_empty_chunks if write_empty_chunks is None else write_empty_chunks,
+        )
+        other._runtime_order = order or self._runtime_order
+        return other
+
     # -- views --------------------------------------------------------------------------------
     def view(
         self,
@@ -688,7 +714,9 @@ class Array:
     @property
     def info(self) -> InfoReporter:
         """A report of the array's configuration and storage (prints as a text table, renders
-        as HTML in Jupyter)."""
+        as HTML in Jupyter): zarr-python 3's report for a v3 array, zarr-python 2's for v2."""
+        if self._meta.zarr_format == 3:
+            return InfoReporter(self, lambda: array_info_items_zarr3(self), width=18)
         return InfoReporter(self)
 
     def info_items(self) -> list[tuple[str, str]]:
@@ -697,22 +725,6 @@ class Array:
 
     def __repr__(self) -> str:
         return array_repr(self)
-
-    # zarr-python 3's names
-    def info_complete(self) -> InfoReporter:
-        """:attr:`info` with the stored sizes and chunk counts (which :attr:`info` has already:
-        zarr-python 3's name)."""
-        return self.info
-
-    def update_attributes(self, new_attributes: dict[str, Any]) -> Array:
-        """Merge ``new_attributes`` into the attributes (one write); returns the array."""
-        self._attrs.update(new_attributes)
-        return self
-
-    @property
-    def serializer(self) -> Any:
-        """The array→bytes codec of a v3 array (``None`` for v2, whose dtype says the bytes)."""
-        return getattr(self._meta, "serializer", None)
 
     # -- identity and pickling ----------------------------------------------------------------
     def __eq__(self, other: object) -> bool:

@@ -15,8 +15,10 @@ from typing import Any
 import numcodecs
 import numpy as np
 
+from ..codecs.v3_builtin import ZstdCodec
 from ..config import config
 from ..config import config as _settings  # the name create_array's config= argument shadows
+from ..metadata.normalize import ZARR3_CHUNK_BASE, guess_chunks, normalize_shape
 from ..storage.coerce import coerce_store
 from .array import Array
 from .initialize import (
@@ -124,6 +126,10 @@ def create(
     compressor = _pop_h5py_kwargs(compressor, kwargs)
     fill_value = _pop_h5py_fillvalue(fill_value, kwargs, 0)
     attributes = kwargs.pop("attributes", None)
+    mode = kwargs.pop("mode", None)  # zarr-python 3's creation functions take one
+    if mode not in (None, "w", "w-", "x", "a"):
+        raise ValueError(f"mode must be 'w', 'w-', 'x' or 'a' to create an array, got {mode!r}")
+    overwrite = overwrite or mode == "w"
     v3_options = _pop_v3_options(kwargs)
     _reject_unknown(kwargs, "create")
     if store is None:
@@ -420,7 +426,8 @@ def create_array(
     if order is None:
         order = array_config.get("order") or _settings.order
     if write_empty_chunks is None:
-        write_empty_chunks = array_config.get("write_empty_chunks")
+        # zarr-python 3 leaves chunks that hold only the fill value unwritten by default
+        write_empty_chunks = array_config.get("write_empty_chunks", False)
     if codecs is not None and (filters is not None or shards is not None or compressors != "auto" or serializer != "auto"):
         raise TypeError("give either codecs= or filters=/serializer=/compressors=/shards=, not both")
     v3_options: dict[str, Any] = {}
@@ -439,12 +446,20 @@ def create_array(
             if len(compressor) > 1:
                 raise ValueError("zarr_format=2 arrays take at most one compressor")
             compressor = compressor[0] if compressor else None
+    if chunks == "auto":  # zarr-python 3's guess (larger chunks than zarr-python 2's)
+        try:
+            itemsize = np.dtype(dtype).itemsize
+        except TypeError:
+            itemsize = 0
+        chunks = guess_chunks(normalize_shape(shape), itemsize, ZARR3_CHUNK_BASE) if itemsize else True
+    if compressors == "auto" and zarr_format == 3 and codecs is None:
+        compressor = [ZstdCodec(level=0, checksum=False)]  # zarr-python 3's default
     kwargs: dict[str, Any] = {}
     if zarr_format == 2 and isinstance(chunk_key_encoding, dict):
         kwargs["dimension_separator"] = (chunk_key_encoding.get("configuration") or {}).get("separator")
     return create(
         shape,
-        chunks=True if chunks == "auto" else chunks,
+        chunks=chunks,
         dtype=dtype,
         compressor=compressor,
         fill_value=fill_value,

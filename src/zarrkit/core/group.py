@@ -24,8 +24,8 @@ from ..storage.coerce import coerce_store, user_store
 from . import creation
 from .array import Array
 from .attributes import Attributes
-from .group_zarr3 import Zarr3GroupMethods
-from .info import InfoReporter, group_info_items, store_name
+from .group_zarr3 import GroupMetadata, Zarr3GroupMethods  # noqa: F401  (zarr-python 3 imports it from here)
+from .info import InfoReporter, group_info_items, group_info_items_zarr3, node_url, store_name
 from .initialize import init_group, require_parent_groups
 from .tree import TreeView
 
@@ -411,7 +411,8 @@ class Group(Mapping, Zarr3GroupMethods):
         with box-drawing characters, ``bytes()`` in plain ASCII.
 
         ``level`` limits the depth shown; ``expand`` is accepted for zarr-python 2's HTML
-        widget and has no effect on the text.
+        widget and has no effect on the text.  A v3 group's tree is drawn as zarr-python 3
+        draws it.
 
         Examples
         --------
@@ -419,18 +420,20 @@ class Group(Mapping, Zarr3GroupMethods):
         >>> g = zarrkit.group()
         >>> _ = g.create_group('foo').zeros('baz', shape=(3,))
         >>> _ = g.create_group('quux')
-        >>> print(g.tree())
+        >>> print(g.tree(), end="")
         /
-         ├── foo
-         │   └── baz (3,) float64
-         └── quux
-        >>> print(bytes(g.tree()).decode())
+        ├── foo
+        │   └── baz (3,) float64
+        └── quux
+        >>> print(bytes(g.tree()).decode(), end="")
         /
-         +-- foo
-         |   +-- baz (3,) float64
-         +-- quux
+        +-- foo
+        |   +-- baz (3,) float64
+        +-- quux
+
+        A v2 group draws it as zarr-python 2 did (branches one space in, no final newline).
         """
-        return TreeView(self, level)
+        return TreeView(self, level, zarr3=self._zarr_format == 3)
 
     # -- creating members ----------------------------------------------------------------
     def _check_writable(self) -> None:
@@ -472,15 +475,18 @@ class Group(Mapping, Zarr3GroupMethods):
         )
         return self._open_member(path, "group")  # type: ignore[return-value]
 
-    def create_group(self, name: str, overwrite: bool = False) -> Group:
-        """Create a sub-group (and any missing intermediate groups).
+    def create_group(self, name: str, overwrite: bool = False, attributes: dict[str, Any] | None = None) -> Group:
+        """Create a sub-group (and any missing intermediate groups), with ``attributes``.
 
         A group or array already at ``name`` is an error (:class:`ContainsGroupError`,
         :class:`ContainsArrayError`, both ``ValueError``) unless ``overwrite``.
         """
         self._check_writable()
         with self._hierarchy_lock():
-            return self._create_group_nosync(name, overwrite)
+            group = self._create_group_nosync(name, overwrite)
+        if attributes:
+            group.attrs.update(attributes)
+        return group
 
     def require_group(self, name: str, overwrite: bool = False) -> Group:
         """Obtain a sub-group, creating it if it doesn't exist.
@@ -640,6 +646,8 @@ class Group(Mapping, Zarr3GroupMethods):
         on a high-latency store (object storage, HTTP) the repr reads nothing and leaves the
         members to :attr:`info`.
         """
+        if self._zarr_format == 3:  # zarr-python 3's form
+            return f"<Group {node_url(self._store, self._path)}>"
         if getattr(self._store, "high_latency", False):
             lines = [f"Group({self.name})"]
         else:
@@ -661,9 +669,18 @@ class Group(Mapping, Zarr3GroupMethods):
     def info(self) -> InfoReporter:
         """A report on the group: its type, store and members (one listing of the group).
 
-        ``print(g.info)`` shows a text table; Jupyter renders it as an HTML table.
+        ``print(g.info)`` shows a text table; Jupyter renders it as an HTML table.  A v3 group
+        shows zarr-python 3's report (``info_complete()`` adds the member counts).
         """
+        if self._zarr_format == 3:
+            return InfoReporter(self, lambda: group_info_items_zarr3(self), width=11)
         return InfoReporter(self)
+
+    def info_complete(self) -> InfoReporter:
+        """:attr:`info` with the counts of members (zarr-python 3's name; one listing)."""
+        if self._zarr_format == 3:
+            return InfoReporter(self, lambda: group_info_items_zarr3(self, self._member_names()), width=11)
+        return self.info
 
     def info_items(self) -> list[tuple[str, str]]:
         """The items of :attr:`info` as ``(name, value)`` pairs."""

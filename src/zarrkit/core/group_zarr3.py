@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ContainsGroupError
+from ..metadata.consolidated import ConsolidatedStore
 from . import creation
 
 __all__ = ["Zarr3GroupMethods", "GroupMetadata"]
@@ -24,9 +26,11 @@ class GroupMetadata:
     """A group's metadata as zarr-python 3 shows it: ``zarr_format``, ``attributes``,
     ``node_type``."""
 
-    zarr_format: int
+    zarr_format: int = 3
     attributes: dict[str, Any] = field(default_factory=dict)
     node_type: str = "group"
+    #: the consolidated metadata the group was opened with (None: read from the store)
+    consolidated_metadata: Any = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"zarr_format": self.zarr_format, "node_type": self.node_type,
@@ -82,10 +86,11 @@ class Zarr3GroupMethods:
         return self.require_dataset(name, shape=shape, dtype=dtype, exact=exact)  # type: ignore[attr-defined]
 
     def get_array(self, name: str) -> Any:
-        """The member array ``name`` (``KeyError`` if missing, ``TypeError`` for a group)."""
+        """The member array ``name`` (``KeyError`` if missing,
+        :class:`~zarrkit.errors.ContainsGroupError` for a group)."""
         member = self[name]  # type: ignore[index]
         if not hasattr(member, "dtype"):
-            raise TypeError(f"{name!r} is a group, not an array")
+            raise ContainsGroupError(f"A group exists in store {self._store} at path {member.path!r}.", member.path)  # type: ignore[attr-defined]
         return member
 
     def get_group(self, name: str) -> Any:
@@ -121,4 +126,6 @@ class Zarr3GroupMethods:
     @property
     def metadata(self) -> GroupMetadata:
         """The group's metadata: ``zarr_format``, ``attributes``, ``node_type``."""
-        return GroupMetadata(self.zarr_format, self.attrs.asdict())  # type: ignore[attr-defined]
+        store = self._store  # type: ignore[attr-defined]
+        consolidated = dict(store.docs) if isinstance(store, ConsolidatedStore) else None
+        return GroupMetadata(self.zarr_format, self.attrs.asdict(), consolidated_metadata=consolidated)  # type: ignore[attr-defined]

@@ -13,7 +13,10 @@ from typing import Any
 from ..codecs.registry import format_codec
 from ..metadata import io
 
-__all__ = ["InfoReporter", "human_readable_size", "array_info_items", "group_info_items"]
+__all__ = [
+    "InfoReporter", "human_readable_size", "array_info_items", "group_info_items", "array_info_items_zarr3",
+    "group_info_items_zarr3", "zarr3_store_type",
+]
 
 
 def human_readable_size(size: int) -> str:
@@ -57,15 +60,21 @@ class InfoReporter:
     Groups      : foo
     """
 
-    def __init__(self, obj: Any):
+    def __init__(self, obj: Any, items: Any = None, width: int | None = None):
         self.obj = obj
+        self._items = items
+        #: the names' column width (zarr-python 3's reports have a fixed one and do not wrap)
+        self._width = width
 
     def items(self) -> list[tuple[str, str]]:
         """The report's ``(name, value)`` pairs (the object's ``info_items()``)."""
-        return [(str(k), str(v)) for k, v in self.obj.info_items()]
+        items = self._items() if self._items is not None else self.obj.info_items()
+        return [(str(k), str(v)) for k, v in items]
 
     def __repr__(self) -> str:
         items = self.items()
+        if self._width is not None:
+            return "\n".join(f"{k:<{self._width}} : {v}" for k, v in items)
         width = max(len(k) for k, _ in items)
         lines = []
         for k, v in items:
@@ -84,6 +93,74 @@ class InfoReporter:
             for k, v in self.items()
         )
         return f'<table class="zarrkit-info"><tbody>{rows}</tbody></table>'
+
+
+_ZARR3_STORE_NAMES = {
+    "DirectoryStore": "LocalStore", "NestedDirectoryStore": "LocalStore", "KVStore": "MemoryStore",
+    "MappingStore": "MemoryStore", "DictStore": "MemoryStore",
+}
+
+
+def zarr3_store_type(store: Any) -> str:
+    """A store's class as zarr-python 3 names the same kind of store (the wrapped store's for a
+    wrapper)."""
+    for attr in ("inner", "store"):
+        inner = getattr(store, attr, None)
+        if inner is not None and inner is not store and hasattr(inner, "list_prefix"):
+            return zarr3_store_type(inner)
+    name = type(store).__name__
+    return _ZARR3_STORE_NAMES.get(name, name)
+
+
+def array_info_items_zarr3(a: Any, complete: bool = False) -> list[tuple[str, str]]:
+    """The items of a v3 array's ``info`` as zarr-python 3 shows them (with ``complete``,
+    those of ``info_complete()``: the stored sizes and counts too)."""
+    meta = a.metadata
+    items = [
+        ("Type", "Array"),
+        ("Zarr format", "3"),
+        ("Data type", repr(meta.data_type)),
+        ("Fill value", str(meta.fill_value)),
+        ("Shape", str(a.shape)),
+        *([("Shard shape", str(a.shards))] if a.shards else []),
+        ("Chunk shape", str(a.chunks)),
+        ("Order", a.order),
+        ("Read-only", str(a.read_only)),
+        ("Store type", zarr3_store_type(a._store)),
+        ("Filters", repr(tuple(meta.filters or ()))),
+        ("Serializer", repr(meta.serializer)),
+        ("Compressors", repr(tuple(meta.compressors))),
+        ("No. bytes", _bytes_text(a.nbytes)),
+    ]
+    if complete:
+        stored = a.nbytes_stored
+        items.append(("No. bytes stored", _bytes_text(stored)))
+        if stored:
+            items.append(("Storage ratio", f"{a.nbytes / stored:.1f}"))
+        if a.shards:
+            items.append(("Shards Initialized", str(a.nshards_initialized)))
+        else:
+            items.append(("Chunks Initialized", str(a.nchunks_initialized)))
+    return items
+
+
+def group_info_items_zarr3(g: Any, members: list[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
+    """The items of a v3 group's ``info`` as zarr-python 3 shows them (the member counts when
+    ``members`` are given: ``info_complete()``)."""
+    items = [
+        ("Name", g.path),
+        ("Type", "Group"),
+        ("Zarr format", "3"),
+        ("Read-only", str(g.read_only)),
+        ("Store type", zarr3_store_type(g._store)),
+    ]
+    if members is not None:
+        items += [
+            ("No. members", str(len(members))),
+            ("No. arrays", str(sum(1 for _, kind in members if kind == "array"))),
+            ("No. groups", str(sum(1 for _, kind in members if kind == "group"))),
+        ]
+    return items
 
 
 def array_info_items(a: Any) -> list[tuple[str, str]]:
@@ -155,13 +232,22 @@ def store_name(store: Any) -> str:
     return type(store).__name__
 
 
+def node_url(store: Any, path: str) -> str:
+    """Where a node is, as zarr-python 3's reprs show it: the store's ``str`` and the path."""
+    return f"{store}/{path}" if path else str(store)
+
+
 def array_repr(a: Any) -> str:
-    """An array's ``repr``: shape, dtype, chunks, order, sizes, codecs and store.
+    """An array's ``repr``: for a Zarr v3 array zarr-python 3's ``<Array <where> shape=..
+    dtype=..>``; for a v2 array zarr-python 2's shape, dtype, chunks, order, sizes, codecs and
+    store.
 
     On a high-latency store (object storage) it asks nothing of the store: the stored size and
     the count of stored chunks cost listings (and a sharded array's shard indexes) there, and
     :attr:`info` has them.
     """
+    if a._meta.zarr_format == 3:
+        return f"<Array {node_url(a._store, a._path)} shape={a.shape} dtype={a.dtype}>"
     nbytes = a.nbytes
     head = "Array("
     if a.name is not None:

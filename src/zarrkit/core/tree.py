@@ -13,9 +13,11 @@ class TreeView:
     """A printable tree of a hierarchy: ``str()`` draws it with box-drawing characters,
     ``bytes()`` with ASCII ones (``+--``, ``|``)."""
 
-    def __init__(self, group: Any, level: int | None = None):
+    def __init__(self, group: Any, level: int | None = None, zarr3: bool = False):
         self.group = group
         self.level = level
+        #: zarr-python 3's drawing (branches flush left, a newline at the end) instead of 2's
+        self.zarr3 = zarr3
 
     # what differs between kinds of hierarchy (zarrkit groups here; h5py groups elsewhere)
     def _root_name(self) -> str:
@@ -36,18 +38,19 @@ class TreeView:
             members = self._members(g)
             for i, (name, obj) in enumerate(members):
                 last = i == len(members) - 1
-                branch = " └── " if last else " ├── "
+                branch = ("└── " if last else "├── ") if self.zarr3 else (" └── " if last else " ├── ")
                 if self._is_array(obj):
                     out.append(f"{indent}{branch}{name} {obj.shape} {obj.dtype}")
                 else:
                     out.append(f"{indent}{branch}{name}")
-                    walk(obj, indent + ("    " if last else " │  "), depth + 1)
+                    below = ("    " if last else "│   ") if self.zarr3 else ("    " if last else " │  ")
+                    walk(obj, indent + below, depth + 1)
 
         walk(self.group, "", 0)
         return out
 
     def __str__(self) -> str:
-        return "\n".join(self.lines())
+        return "\n".join(self.lines()) + ("\n" if self.zarr3 else "")
 
     __repr__ = __str__
 

@@ -222,3 +222,6 @@ class ConsolidatedStore(ConsolidatedMetadataStore):
 
     def __repr__(self) -> str:
         return f"ConsolidatedStore({self.store!r})"
+
+    def __str__(self) -> str:
+        return str(self.store)

@@ -52,14 +52,20 @@ def normalize_shape(shape: Any, argument: str = "shape") -> tuple[int, ...]:
     return dims
 
 
-def guess_chunks(shape: tuple[int, ...], typesize: int) -> tuple[int, ...]:
-    """Guess a chunk shape of roughly 128 KiB–64 MiB by halving dimensions in turn."""
+#: the step zarr-python 3's chunk guess takes (``create_array``'s ``chunks='auto'``)
+ZARR3_CHUNK_BASE = 256 * 1024
+
+
+def guess_chunks(shape: tuple[int, ...], typesize: int, base: int = _CHUNK_BASE) -> tuple[int, ...]:
+    """Guess a chunk shape of roughly 128 KiB–64 MiB by halving dimensions in turn (the
+    target grows by ``base`` bytes per doubling of the array's size: zarr-python 2 took
+    64 KiB, zarr-python 3 takes :data:`ZARR3_CHUNK_BASE`)."""
     ndims = len(shape)
     if ndims == 0:
         return ()
     chunks = np.maximum(np.array(shape, dtype="=f8"), 1)
     dset_size = float(np.prod(chunks)) * typesize
-    target = _CHUNK_BASE * (2 ** np.log10(dset_size / (1024.0 * 1024)))
+    target = base * (2 ** np.log10(dset_size / (1024.0 * 1024)))
     target = min(max(target, _CHUNK_MIN), _CHUNK_MAX)
     idx = 0
     while True:

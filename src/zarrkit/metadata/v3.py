@@ -24,6 +24,7 @@ from .common import check_chunk_size, parse_chunks_field, parse_shape_field
 from .dtypes import parse_v3_data_type, parse_v3_fill_value, v3_data_type_json, v3_fill_value_json
 from . import value_codecs  # noqa: F401  (registers cast_value and scale_offset)
 from .grid import ChunkGrid, RectilinearGrid, RegularGrid, Runs
+from .zdtypes import ZDType, data_type_of
 
 __all__ = ["ArrayMetadataV3", "ChunkKeyEncoding", "ZARR_JSON", "json_bytes_v3", "parse_group_v3"]
 
@@ -381,6 +382,11 @@ class ArrayMetadataV3:
             e if isinstance(e, int) else tuple(d.length(c) for c in range(d.n))
             for e, d in zip(self.chunk_shapes, self.storage_grid.dims)
         )
+
+    @property
+    def data_type(self) -> ZDType:
+        """The data type as an object (zarr-python 3's ``metadata.data_type``)."""
+        return data_type_of(self.dtype)
 
     @property
     def chunks(self) -> tuple[Any, ...]:

@@ -729,6 +729,12 @@ class FsspecStore(Store):
         ro = ", read_only=True" if self.read_only else ""
         return f"{type(self).__name__}({self.url!r}{ro})"
 
+    def __str__(self) -> str:
+        """The store as zarr-python 3 shows it: the file system's class (a synchronous one
+        behind its asynchronous wrapper) and the root."""
+        fs_name = type(self.fs).__name__ if getattr(self.fs, "async_impl", False) else "AsyncFileSystemWrapper"
+        return f"<FsspecStore({fs_name}, {self.root})>"
+
 
 #: zarr-2's name of :class:`FsspecStore`.
 FSStore = FsspecStore

@@ -192,15 +192,24 @@ class DirectoryStore(Store):
 
     def __init__(
         self,
-        path: Any,
+        path: Any = None,
         normalize_keys: bool = False,
         dimension_separator: str | None = None,
         read_only: bool = False,
         fsync: bool = False,
+        *,
+        root: Any = None,
     ) -> None:
+        if root is not None:  # zarr-python 3's LocalStore(root=...)
+            if path is not None:
+                raise TypeError("give the directory as path or as root, not both")
+            path = root
+        if path is None:
+            raise TypeError("DirectoryStore needs the directory (path, or root=)")
         if isinstance(normalize_keys, str):  # DirectoryStore(path, '/') before normalize_keys
             normalize_keys, dimension_separator = False, normalize_keys
         self.path = os.path.abspath(os.fspath(path))
+        self._given = os.fspath(path)  # as given (for :meth:`__str__`)
         if os.path.exists(self.path) and not os.path.isdir(self.path):
             raise StoreError(f"DirectoryStore path {self.path!r} exists and is not a directory")
         if self._check_dimension_separator(dimension_separator) is not None:
@@ -674,6 +683,11 @@ class DirectoryStore(Store):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.path!r})"
+
+    def __str__(self) -> str:
+        """The store as zarr-python 3 names it in reprs: ``file://<root as given>``."""
+        given = getattr(self, "_given", self.path)
+        return "file://" + (given.decode() if isinstance(given, bytes) else given).replace(os.sep, "/")
 
     def __getstate__(self):
         return self.__dict__.copy()

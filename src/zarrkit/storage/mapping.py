@@ -69,6 +69,10 @@ class MappingStore(Store):
     def __repr__(self) -> str:
         return f"MappingStore({type(self.mapping).__name__})"
 
+    def __str__(self) -> str:
+        """As zarr-python 3 shows a store over a dict in reprs: ``memory://<id>``."""
+        return f"memory://{id(self.mapping)}"
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, MappingStore) and other.mapping is self.mapping
 

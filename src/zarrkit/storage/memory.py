@@ -75,6 +75,10 @@ class MemoryStore(Store):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({len(self._data)} keys)"
 
+    def __str__(self) -> str:
+        """The store as zarr-python 3 names it in reprs: ``memory://<id>``."""
+        return f"memory://{id(self._data)}"
+
     def __getstate__(self):
         return {"data": dict(self._data), "read_only": self.read_only,
                 "dimension_separator": self.dimension_separator}

@@ -68,6 +68,9 @@ class WrapperStore(Store):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.inner!r})"
 
+    def __str__(self) -> str:
+        return str(self.inner)
+
 
 class ReadOnlyStore(WrapperStore):
     """A read-only view of another store; every write raises :class:`~zarrkit.errors.ReadOnlyError`.

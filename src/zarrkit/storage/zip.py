@@ -104,7 +104,15 @@ class ZipStore(Store):
             self.dimension_separator = dimension_separator
         if mode not in ("a", "r", "w", "x"):
             raise ValueError(f"ZipStore mode must be 'a', 'r', 'w' or 'x', got {mode!r}")
-        self.path = os.path.abspath(os.fspath(path))
+        #: an open binary file holding the zip file (read only), instead of a path
+        self._file = path if hasattr(path, "read") and hasattr(path, "seek") else None
+        if self._file is not None:
+            if mode not in ("a", "r"):
+                raise ValueError(f"a ZipStore over an open file is read-only; mode {mode!r} needs a path")
+            mode = "r"
+            path = getattr(self._file, "name", "<file>")
+        self.path = os.path.abspath(os.fspath(path)) if isinstance(path, (str, bytes, os.PathLike)) else str(path)
+        self._given = os.fspath(path) if isinstance(path, (str, bytes, os.PathLike)) else str(path)
         self.compression = compression
         self.allowZip64 = allowZip64
         self.mode = mode
@@ -115,6 +123,8 @@ class ZipStore(Store):
         self._closed = False
 
     def _open(self, mode: str) -> zipfile.ZipFile:
+        if self._file is not None:
+            return zipfile.ZipFile(self._file, mode="r")
         path = self.path
         if mode == "a" and os.path.isfile(path) and os.path.getsize(path) > 0:
             # zipfile would append a new archive after whatever the file holds (a truncated
@@ -307,6 +317,10 @@ class ZipStore(Store):
 
     def __repr__(self) -> str:
         return f"ZipStore({self.path!r}, mode={self.mode!r})"
+
+    def __str__(self) -> str:
+        """The store as zarr-python 3 names it in reprs: ``zip://<path as given>``."""
+        return f"zip://{getattr(self, '_given', self.path)}"
 
     def __getstate__(self):
         if self.mode != "r":

@@ -438,3 +438,27 @@ def test_variable_length_bytes_from_zarr_python(tmp_path):
         a = zarrkit.create_array(str(tmp_path / f"{name}.zarr"), shape=(2,), chunks=(2,), dtype=name)
         a[...] = np.array(data, dtype=object)
         assert list(zarr.open_array(str(tmp_path / f"{name}.zarr"))[...]) == data
+
+
+@pytest.mark.parametrize("name,config", [("pcodec", {"level": 8}), ("zfpy", {"mode": 4, "tolerance": -1, "rate": -1, "precision": -1})])
+def test_numcodecs_serializers_both_ways(tmp_path, name, config):
+    """``numcodecs.pcodec`` and ``numcodecs.zfpy`` as zarr-python 3.4 registers them (array→bytes),
+    the same chunk bytes both ways."""
+    pytest.importorskip(name)
+    from zarr.codecs import numcodecs as zn
+
+    from zarrkit.codecs import numcodecs as kn
+
+    cls = {"pcodec": "PCodec", "zfpy": "ZFPY"}[name]
+    data = np.linspace(-1, 1, 300).reshape(3, 100)
+    theirs = zarr.create_array(str(tmp_path / "t.zarr"), shape=data.shape, chunks=(2, 50), dtype="f8",
+                               compressors=None, serializer=getattr(zn, cls)(**config))
+    theirs[:] = data
+    ours = zarrkit.create_array(str(tmp_path / "o.zarr"), shape=data.shape, chunks=(2, 50), dtype="f8",
+                                compressors=None, serializer=getattr(kn, cls)(**config))
+    ours[:] = data
+    assert json.loads((tmp_path / "o.zarr" / "zarr.json").read_text())["codecs"] == [{"name": f"numcodecs.{name}", "configuration": config}]
+    for key in ("c/0/0", "c/1/1"):
+        assert (tmp_path / "o.zarr" / key).read_bytes() == (tmp_path / "t.zarr" / key).read_bytes()
+    np.testing.assert_array_equal(zarrkit.open_array(str(tmp_path / "t.zarr"))[:], theirs[:])
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "o.zarr"))[:], ours[:])

@@ -16,6 +16,7 @@ from typing import Any
 import numcodecs as _numcodecs
 import numcodecs.registry
 
+from .extensions import NUMCODECS_SERIALIZERS, NumcodecsArrayBytesCodec
 from .v3_builtin import _NUMCODECS_ARRAY, NumcodecsArrayArrayCodec, NumcodecsBytesBytesCodec
 
 _NAMES = {
@@ -28,7 +29,11 @@ _NAMES = {
 
 
 def _codec_class(class_name: str, codec_id: str) -> type:
-    base = NumcodecsArrayArrayCodec if codec_id in _NUMCODECS_ARRAY else NumcodecsBytesBytesCodec
+    base: type = NumcodecsBytesBytesCodec
+    if codec_id in _NUMCODECS_ARRAY:
+        base = NumcodecsArrayArrayCodec
+    elif codec_id in NUMCODECS_SERIALIZERS:
+        base = NumcodecsArrayBytesCodec
 
     def __init__(self: Any, **config: Any) -> None:
         codec = _numcodecs.get_codec({"id": codec_id, **config})

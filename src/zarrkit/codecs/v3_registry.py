@@ -9,8 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numcodecs.registry
+
 from ..errors import MetadataError, UnknownCodecError
 from .base import V3Codec, parse_codec_json
+from .extensions import NUMCODECS_SERIALIZERS, BitroundCodec, NumcodecsArrayBytesCodec, PackBitsCodec, ReshapeCodec
 from .registry import get_codec
 from .sharding import ShardingCodec
 from .v3_builtin import (
@@ -72,8 +75,13 @@ def _factory(cls: Any, allowed: set[str]) -> Callable[[dict[str, Any], str | Non
 
 def _numcodecs_factory(codec_id: str) -> Callable[[dict[str, Any], str | None], V3Codec]:
     def make(config: dict[str, Any], key: str | None) -> V3Codec:
-        codec = get_codec({"id": codec_id, **config}, key)
         name = f"numcodecs.{codec_id}"
+        if codec_id in NUMCODECS_SERIALIZERS:
+            if codec_id not in numcodecs.registry.codec_registry:
+                package = NUMCODECS_SERIALIZERS[codec_id]
+                raise UnknownCodecError(f"codec {name!r} needs the {package} package (pip install {package})", key)
+            return NumcodecsArrayBytesCodec(name, get_codec({"id": codec_id, **config}, key), config)
+        codec = get_codec({"id": codec_id, **config}, key)
         if codec_id in _NUMCODECS_ARRAY:
             return NumcodecsArrayArrayCodec(name, codec, config)
         return NumcodecsBytesBytesCodec(name, codec, config)
@@ -104,6 +112,9 @@ def _bytes_codec(endian: str | None = None) -> BytesCodec:
 
 _bytes_codec.name = "bytes"  # type: ignore[attr-defined]
 register_v3_codec("bytes", _factory(_bytes_codec, {"endian"}))
+register_v3_codec("bitround", _factory(BitroundCodec, {"keepbits"}))
+register_v3_codec("reshape", _factory(ReshapeCodec, {"shape"}))
+register_v3_codec("packbits", _factory(PackBitsCodec, {"padding_encoding", "first_bit", "last_bit"}))
 register_v3_codec("transpose", _factory(TransposeCodec, {"order"}))
 register_v3_codec("gzip", _factory(GzipCodec, {"level"}))
 register_v3_codec("zstd", _factory(ZstdCodec, {"level", "checksum"}))
@@ -112,5 +123,5 @@ register_v3_codec("crc32c", _factory(Crc32cCodec, set()))
 register_v3_codec("vlen-utf8", _factory(VLenUTF8Codec, set()))
 register_v3_codec("vlen-bytes", _factory(VLenBytesCodec, set()))
 register_v3_codec("sharding_indexed", _make_sharding)
-for _id in sorted(_NUMCODECS_ARRAY | _NUMCODECS_BYTES):
+for _id in sorted(_NUMCODECS_ARRAY | _NUMCODECS_BYTES | set(NUMCODECS_SERIALIZERS)):
     register_v3_codec(f"numcodecs.{_id}", _numcodecs_factory(_id))

@@ -36,6 +36,15 @@ from .common import (
 
 
 # -- info ------------------------------------------------------------------------------------------
+
+def chunks_json(arr: Any) -> list[Any]:
+    """An array's chunk shape for reports; a rectilinear grid's edges in their stored
+    (run-length) form, whose size the metadata bounds."""
+    meta = getattr(arr, "metadata", None)
+    if getattr(meta, "chunk_shapes", None) is not None and not arr.shards:
+        return meta.chunk_grid_json()["configuration"]["chunk_shapes"]
+    return list(arr.chunks)
+
 def _array_info(arr: Array, loc: Location) -> dict[str, Any]:
     meta = arr.metadata
     info: dict[str, Any] = {
@@ -47,7 +56,7 @@ def _array_info(arr: Array, loc: Location) -> dict[str, Any]:
         "zarr_format": arr.zarr_format,
         "shape": list(arr.shape),
         "dtype": str(arr.dtype),
-        "chunks": list(arr.chunks),
+        "chunks": chunks_json(arr),
         "shards": list(arr.shards) if arr.shards else None,
         "order": arr.order,
         "fill_value": _metadata_doc(arr).get("fill_value"),
@@ -73,7 +82,7 @@ def _group_info(grp: Group, loc: Location) -> dict[str, Any]:
     for name, obj in grp.members():
         m: dict[str, Any] = {"name": name, "node_type": "array" if isinstance(obj, Array) else "group"}
         if isinstance(obj, Array):
-            m.update(shape=list(obj.shape), dtype=str(obj.dtype), chunks=list(obj.chunks))
+            m.update(shape=list(obj.shape), dtype=str(obj.dtype), chunks=chunks_json(obj))
         members.append(m)
     n_arrays = n_groups = 0
     nbytes = stored = 0
@@ -168,12 +177,12 @@ def cmd_ls(args: argparse.Namespace) -> int:
         entries: list[dict[str, Any]] = []
         if isinstance(node, Array):
             entries.append({"name": _display_name(node), "node_type": "array", "shape": list(node.shape),
-                            "dtype": str(node.dtype), "chunks": list(node.chunks)})
+                            "dtype": str(node.dtype), "chunks": chunks_json(node)})
         else:
             for name, obj in node.members():
                 if isinstance(obj, Array):
                     entries.append({"name": name, "node_type": "array", "shape": list(obj.shape),
-                                    "dtype": str(obj.dtype), "chunks": list(obj.chunks)})
+                                    "dtype": str(obj.dtype), "chunks": chunks_json(obj)})
                 else:
                     entries.append({"name": name, "node_type": "group", "members": len(obj)})
         if args.json:

@@ -116,14 +116,16 @@ def array_info_items_zarr3(a: Any, complete: bool = False) -> list[tuple[str, st
     """The items of a v3 array's ``info`` as zarr-python 3 shows them (with ``complete``,
     those of ``info_complete()``: the stored sizes and counts too)."""
     meta = a.metadata
+    rectilinear = meta.chunk_shapes is not None
     items = [
         ("Type", "Array"),
         ("Zarr format", "3"),
         ("Data type", repr(meta.data_type)),
         ("Fill value", str(meta.fill_value)),
         ("Shape", str(a.shape)),
-        *([("Shard shape", str(a.shards))] if a.shards else []),
-        ("Chunk shape", str(a.chunks)),
+        # a rectilinear grid's edges could be any number: "<variable>", as zarr-python shows it
+        *([("Shard shape", "<variable>" if rectilinear else str(a.shards))] if a.shards else []),
+        ("Chunk shape", "<variable>" if rectilinear and not a.shards else str(a.chunks)),
         ("Order", a.order),
         ("Read-only", str(a.read_only)),
         ("Store type", zarr3_store_type(a._store)),

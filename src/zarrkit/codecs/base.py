@@ -94,6 +94,12 @@ class ArrayBytesCodec(V3Codec):
         says so may decode straight into a caller's buffer."""
         return None
 
+    def max_encoded_size(self, spec: ChunkSpec) -> int | None:
+        """The most bytes a chunk of ``spec`` serialises to, when bounded (what a compressor
+        in front may inflate to at most); None when it is not."""
+        raw = self.raw_dtype(spec)
+        return None if raw is None else int(np.prod(spec.shape, dtype=np.int64)) * raw.itemsize
+
 
 class BytesBytesCodec(V3Codec):
     """Transforms bytes (compressors, checksums).
@@ -112,6 +118,12 @@ class BytesBytesCodec(V3Codec):
 
     def decode(self, data: Any) -> Any:
         raise NotImplementedError
+
+    def decode_limited(self, data: Any, limit: int) -> Any:
+        """:meth:`decode`, failing (``ValueError``) as soon as the output would exceed
+        ``limit`` bytes, for codecs that can stop early (deflate, bzip2, LZMA); others decode
+        whole."""
+        return self.decode(data)
 
     def decode_into(self, data: Any, out: np.ndarray) -> None:
         """Decode ``data`` into the C-contiguous array ``out``, whose size must be exactly the

@@ -118,6 +118,9 @@ class CodecChain:
         )
         self._one_call = comp if one_call else None
         self._transient = comp
+        #: the decoded size of a chunk when the serializer's bytes are its memory: what the
+        #: first compressor may inflate to at most (a small stored chunk cannot claim gigabytes)
+        self._decode_limit = self.ab.max_encoded_size(specs[-1])
         #: array→array codecs that may refuse values (``cast_value``, ``scale_offset``): a
         #: write checks all its values with :meth:`check_values` before storing any chunk
         self.refuses_values = any(getattr(c, "elementwise", False) for c in self.aa)
@@ -140,8 +143,12 @@ class CodecChain:
         """The chunk stored as ``raw``: a new array, or a read-only view of ``raw``."""
         try:
             data = raw
-            for c in reversed(self.bb):
-                data = c.decode(data)
+            last = len(self.bb) - 1
+            for i, c in enumerate(reversed(self.bb)):
+                if i == last and self._decode_limit is not None:
+                    data = c.decode_limited(data, self._decode_limit)
+                else:
+                    data = c.decode(data)
             arr = self.ab.decode(data, self.specs[-1])
             for c, s in zip(reversed(self.aa), reversed(self.specs[:-1])):
                 arr = c.decode(arr, s)

@@ -21,7 +21,7 @@ from ..errors import MetadataError
 from . import blosc_fast
 from .base import ArrayBytesCodec, BytesBytesCodec, ChunkSpec, V3Codec
 from .chain import check_vlen_count
-from .v3_builtin import TransposeCodec
+from .v3_builtin import TransposeCodec, decode_limited
 
 __all__ = ["V2Filters", "V2Compressor", "v2_codecs"]
 
@@ -46,6 +46,17 @@ class V2Filters(ArrayBytesCodec):
 
     def raw_dtype(self, spec: ChunkSpec) -> np.dtype | None:
         return None if self.filters or spec.dtype.kind == "O" else spec.dtype
+
+    def max_encoded_size(self, spec: ChunkSpec) -> int | None:
+        if not self.filters:
+            return super().max_encoded_size(spec)
+        if spec.dtype.kind == "O" or self._vlen is not None or any(
+            getattr(f, "codec_id", None) in ("json2", "msgpack2", "pickle") for f in self.filters
+        ):
+            return None
+        # numeric filters (delta, astype, fixedscaleoffset, quantize, packbits...) give at
+        # most 16 bytes per element (complex128), and a small header
+        return int(np.prod(spec.shape, dtype=np.int64)) * max(spec.dtype.itemsize, 16) + 1024
 
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> Any:
         data: Any = chunk.reshape(-1)
@@ -102,6 +113,9 @@ class V2Compressor(BytesBytesCodec):
 
     def decode(self, data: Any) -> Any:
         return self.codec.decode(data)
+
+    def decode_limited(self, data: Any, limit: int) -> Any:
+        return decode_limited(self.codec, data, limit)
 
     def declared_size(self, data: Any) -> int | None:
         if self._blosc:

@@ -6,8 +6,11 @@
 
 from __future__ import annotations
 
+import bz2
+import lzma
 import struct
 import sys
+import zlib
 from typing import Any
 
 import numcodecs
@@ -217,6 +220,41 @@ class _NumcodecsBytes(BytesBytesCodec):
 
     def decode(self, data: Any) -> Any:
         return self.codec.decode(data)
+
+    def decode_limited(self, data: Any, limit: int) -> Any:
+        return decode_limited(self.codec, data, limit)
+
+
+def decode_limited(codec: Any, data: Any, limit: int) -> Any:
+    """``codec.decode(data)``, stopped with a ``ValueError`` as soon as the output exceeds
+    ``limit`` bytes where the format allows it (deflate, bzip2, LZMA): a small stored chunk
+    cannot make the reader allocate gigabytes."""
+    decompressor = _bounded_decompressor(codec)
+    if decompressor is None:
+        return codec.decode(data)
+    out = decompressor.decompress(memoryview(data).cast("B"), limit + 1)
+    if len(out) > limit or getattr(decompressor, "unconsumed_tail", b""):
+        raise ValueError(f"{codec.codec_id}: the data inflates to more than the chunk's {limit} bytes")
+    if isinstance(decompressor, _ZLIB_DECOMPRESS):
+        out += decompressor.flush()
+    if not decompressor.eof:
+        raise ValueError(f"{codec.codec_id}: the compressed data is cut short")
+    return out
+
+
+_ZLIB_DECOMPRESS = type(zlib.decompressobj())
+
+
+def _bounded_decompressor(codec: Any) -> Any:
+    """A streaming decompressor that can stop at a size, for the codecs that have one."""
+    cid = getattr(codec, "codec_id", None)
+    if cid in ("zlib", "gzip"):
+        return zlib.decompressobj(47)  # zlib or gzip headers, detected
+    if cid == "bz2":
+        return bz2.BZ2Decompressor()
+    if cid == "lzma" and getattr(codec, "format", lzma.FORMAT_XZ) != lzma.FORMAT_RAW:
+        return lzma.LZMADecompressor(lzma.FORMAT_AUTO)
+    return None
 
 
 

@@ -1,0 +1,81 @@
+"""Decompression bombs: a small stored chunk that inflates far beyond the chunk's size fails
+with a ChunkDecodeError naming it, without the reader allocating what it claims."""
+
+from __future__ import annotations
+
+import bz2
+import lzma
+import tracemalloc
+import zlib
+
+import numcodecs
+import pytest
+
+import zarrkit
+from zarrkit.errors import ChunkDecodeError
+
+INFLATED = 64 * 2**20  # what each bomb decompresses to
+
+
+def bomb(kind: str) -> bytes:
+    if kind in ("zlib", "gzip"):
+        c = zlib.compressobj(9, zlib.DEFLATED, 15 if kind == "zlib" else 31)
+    elif kind == "bz2":
+        c = bz2.BZ2Compressor(9)
+    else:
+        c = lzma.LZMACompressor()
+    block = bytes(2**20)
+    return b"".join([*(c.compress(block) for _ in range(INFLATED // len(block))), c.flush()])
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("kind,codec", [
+    ("zlib", numcodecs.Zlib(1)), ("gzip", numcodecs.GZip(1)), ("bz2", numcodecs.BZ2(1)), ("lzma", numcodecs.LZMA()),
+])
+def test_bombs_fail_before_inflating(kind, codec, zarr_format):
+    store = {}
+    options = {"compressor": codec} if zarr_format == 2 else {"compressors": [codec]}
+    z = zarrkit.create(shape=(8,), chunks=(4,), dtype="f4", store=store, zarr_format=zarr_format, **options)
+    z[:] = 1.5
+    key = "1" if zarr_format == 2 else "c/1"
+    store[key] = bomb(kind)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ChunkDecodeError, match=f"chunk '{key}'.*inflates to more than the chunk's 16 bytes"):
+            z[:]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 2**20  # a fraction of the 64 MiB claimed
+    assert z[:4].tolist() == [1.5] * 4  # the other chunk still reads
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_a_cut_stream_is_an_error(zarr_format):
+    store = {}
+    options = {"compressor": numcodecs.Zlib(1)} if zarr_format == 2 else {"compressors": [numcodecs.Zlib(1)]}
+    z = zarrkit.create(shape=(1000,), chunks=(1000,), dtype="f8", store=store, zarr_format=zarr_format, **options)
+    z[:] = 2.0
+    key = "0" if zarr_format == 2 else "c/0"
+    store[key] = store[key][:-6]
+    with pytest.raises(ChunkDecodeError, match=key):
+        z[:]
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_a_bomb_behind_a_filter_is_bounded_too(zarr_format):
+    store = {}
+    filters = [numcodecs.Delta(dtype="<i4")]
+    z = zarrkit.create(shape=(8,), chunks=(4,), dtype="<i4", store=store, zarr_format=zarr_format,
+                       filters=filters, compressor=numcodecs.Zlib(1))
+    z[:] = 3
+    key = "1" if zarr_format == 2 else "c/1"
+    store[key] = bomb("zlib")
+    tracemalloc.start()
+    try:
+        with pytest.raises(ChunkDecodeError, match="inflates to more than"):
+            z[:]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 2**20

@@ -79,3 +79,22 @@ def test_a_bomb_behind_a_filter_is_bounded_too(zarr_format):
     finally:
         tracemalloc.stop()
     assert peak < 16 * 2**20
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_a_zstd_frame_declaring_more_than_the_chunk_is_refused(zarr_format):
+    store = {}
+    filters = [numcodecs.Delta(dtype="<i4")]  # not decoded into the output: the limited path
+    z = zarrkit.create(shape=(8,), chunks=(4,), dtype="<i4", store=store, zarr_format=zarr_format,
+                       filters=filters, compressor=numcodecs.Zstd(1))
+    z[:] = 3
+    key = "1" if zarr_format == 2 else "c/1"
+    store[key] = numcodecs.Zstd(1).encode(bytes(INFLATED))
+    tracemalloc.start()
+    try:
+        with pytest.raises(ChunkDecodeError, match=f"chunk '{key}'.*declares {INFLATED} bytes"):
+            z[:]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 2**20

@@ -227,8 +227,14 @@ class _NumcodecsBytes(BytesBytesCodec):
 
 def decode_limited(codec: Any, data: Any, limit: int) -> Any:
     """``codec.decode(data)``, stopped with a ``ValueError`` as soon as the output exceeds
-    ``limit`` bytes where the format allows it (deflate, bzip2, LZMA): a small stored chunk
-    cannot make the reader allocate gigabytes."""
+    ``limit`` bytes where the format allows it (deflate, bzip2, LZMA; a zstd frame by the
+    size its header declares): a small stored chunk cannot make the reader allocate
+    gigabytes."""
+    if getattr(codec, "codec_id", None) == "zstd":
+        size = zstd_frame_size(data)
+        if size is not None and size > limit:
+            raise ValueError(f"zstd: the frame declares {size} bytes, more than the chunk's {limit}")
+        return codec.decode(data)
     decompressor = _bounded_decompressor(codec)
     if decompressor is None:
         return codec.decode(data)
@@ -294,19 +300,7 @@ class ZstdCodec(_NumcodecsBytes):
 
     def declared_size(self, data: Any) -> int | None:
         """The content size in the zstd frame header (None when the frame does not say)."""
-        head = bytes(memoryview(data).cast("B")[:18])
-        if len(head) < 5 or head[:4] != b"\x28\xb5\x2f\xfd":
-            raise ValueError("not a zstd frame")
-        fhd = head[4]
-        fcs_flag, single, dict_flag = fhd >> 6, (fhd >> 5) & 1, fhd & 3
-        pos = 5 + (0 if single else 1) + (0, 1, 2, 4)[dict_flag]
-        size = (1 if single else 0, 2, 4, 8)[fcs_flag]
-        if size == 0:
-            return None
-        if len(head) < pos + size:
-            raise ValueError("zstd frame header cut short")
-        value = int.from_bytes(head[pos : pos + size], "little")
-        return value + 256 if size == 2 else value
+        return zstd_frame_size(data)
 
     def decode_into(self, data: Any, out: np.ndarray) -> None:
         target = out.reshape(-1).view(np.uint8)
@@ -321,6 +315,23 @@ class ZstdCodec(_NumcodecsBytes):
             raise ValueError(f"zstd: the frame holds {size} bytes, expected {target.nbytes}")
         if size:
             self.codec.decode(data, out=target)
+
+
+def zstd_frame_size(data: Any) -> int | None:
+    """The content size a zstd frame's header declares (None when it does not say)."""
+    head = bytes(memoryview(data).cast("B")[:18])
+    if len(head) < 5 or head[:4] != b"\x28\xb5\x2f\xfd":
+        raise ValueError("not a zstd frame")
+    fhd = head[4]
+    fcs_flag, single, dict_flag = fhd >> 6, (fhd >> 5) & 1, fhd & 3
+    pos = 5 + (0 if single else 1) + (0, 1, 2, 4)[dict_flag]
+    size = (1 if single else 0, 2, 4, 8)[fcs_flag]
+    if size == 0:
+        return None
+    if len(head) < pos + size:
+        raise ValueError("zstd frame header cut short")
+    value = int.from_bytes(head[pos : pos + size], "little")
+    return value + 256 if size == 2 else value
 
 
 _SHUFFLE_NAMES = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}

@@ -80,6 +80,8 @@ def is_all_fill(chunk: np.ndarray, fill_value: Any) -> bool:
         fv = np.asarray(fill_value, dtype=chunk.dtype)
         return np.ascontiguousarray(chunk).tobytes() == fv.tobytes() * chunk.size
     try:
+        if chunk.dtype.kind in "biu" and chunk.size and (chunk.flat[0] != fill_value or chunk.flat[-1] != fill_value):
+            return False  # as for floats: real data usually differs at once
         return bool(np.all(chunk == fill_value))
     except (TypeError, ValueError):
         return False

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import zarrkit
+from zarrkit.cli import main
 from zarrkit.errors import NodeExistsError, ReadOnlyError, StoreError
 from zarrkit.storage import ByteRange, CountingStore, ZipStore
 from zarrkit.testing import PublicAPISuite, StoreSuite
@@ -554,3 +555,27 @@ def test_clear_starts_the_zip_file_anew(tmp_path):
         assert list(ro) == ["d"]
         with pytest.raises(ReadOnlyError):
             ro.clear()
+
+
+def test_members_no_key_can_name_are_not_listed(tmp_path):
+    """A zip file written elsewhere may hold members named '/x', '//x', './x' or '../x': they
+    are left out of listings, so the root does not list itself and the valid arrays beside
+    them are listed, read, copied and verified."""
+    path = tmp_path / "h.zip"
+    with ZipStore(str(path), mode="w") as store:
+        zarrkit.group(store=store).create_array("a", shape=(4,), chunks=(2,), dtype="i4")[:] = 1
+    with zipfile.ZipFile(path, "a") as z:
+        for name in ("/x", "//x", "./y", "../z", "a//b"):
+            z.writestr(name, b"junk")
+    store = ZipStore(str(path), mode="r")
+    assert sorted(store.list_prefix("")) == ["a/c/0", "a/c/1", "a/zarr.json", "zarr.json"]
+    assert store.list_dir("") == ["a", "zarr.json"]
+    g = zarrkit.open_group(store, mode="r")
+    assert list(g) == ["a"] and g["a"][:].tolist() == [1, 1, 1, 1]
+    visited = []
+    g.visit(visited.append)
+    assert visited == ["a"]
+    store.close()
+    assert main(["verify", str(path)]) == 0
+    assert main(["cp", str(path), str(tmp_path / "copy.zarr")]) == 0
+    assert zarrkit.open_array(str(tmp_path / "copy.zarr"), path="a")[:].tolist() == [1, 1, 1, 1]

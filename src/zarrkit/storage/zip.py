@@ -13,6 +13,7 @@ from typing import Any
 
 from ..errors import NodeExistsError, ReadOnlyError, StoreError, StoreOperationNotSupported
 from .base import ByteRange, Store, validate_key, validate_prefix
+from .keys import is_valid_key
 
 __all__ = ["ZipStore"]
 
@@ -247,10 +248,11 @@ class ZipStore(Store):
             self._refuse_delete(keys)
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
-        # (no validation, as in MemoryStore: listings filter names and have nothing to escape to)
+        # members no key can name ('/x', './x', '../x', 'a//b') are not listed: a zip file
+        # written elsewhere may hold them, and they must not hide (or loop over) the others
         with self._lock:
             self._check_open()
-            names = list(dict.fromkeys(n for n in self._zf.namelist() if not n.endswith("/")))
+            names = list(dict.fromkeys(n for n in self._zf.namelist() if not n.endswith("/") and is_valid_key(n)))
         return iter(names) if not prefix else (n for n in names if n.startswith(prefix))
 
     def getsize(self, key: str) -> int:

@@ -83,11 +83,11 @@ def create_hierarchy(
         wanted.update("/".join(parts[:i]) for i in range(len(parts)))
     for path in sorted(wanted, key=lambda p: (p.count("/") + bool(p), p)):
         spec = specs.get(path)
-        if path in specs or overwrite or not s.exists(_group_key(path, zarr_format)):
-            if path in specs:
-                _check_free(s, path, overwrite)
-            init_group(s, overwrite=overwrite and path in specs, path=path, zarr_format=zarr_format,
-                       attributes=dict(spec.attributes) if spec is not None else None)
+        if spec is not None:  # asked for: replaced with overwrite, else a node there is an error
+            _check_free(s, path, overwrite)
+            init_group(s, overwrite=overwrite, path=path, zarr_format=zarr_format, attributes=dict(spec.attributes))
+        elif not s.exists(_group_key(path, zarr_format)):  # a parent: made only when missing
+            init_group(s, overwrite=False, path=path, zarr_format=zarr_format)
         yield path, Group(user_store(opened, s), path=path)
 
 

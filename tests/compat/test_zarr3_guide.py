@@ -194,3 +194,19 @@ def test_save_array_mode_zipstore_over_a_file(tmp_path):
         assert array[:].tolist() == [42.0, 42.0]
         with pytest.raises(ValueError, match="read-only"):
             ZipStore(f, mode="w")
+
+
+def test_with_config_refuses_settings_it_cannot_honour_and_create_hierarchy_keeps_parents():
+    a = zarr.create_array({}, shape=(4,), dtype="int8")
+    with pytest.raises(ValueError, match="read_missing_chunks is fixed"):
+        a.with_config({"read_missing_chunks": False})
+    from zarrkit.core.group import GroupMetadata
+
+    store = {}
+    root = zarr.create_group(store=store, attributes={"keep": 1})
+    root.create_group("a", attributes={"also": 2})
+    nodes = dict(zarr.create_hierarchy(store=store, nodes={"a/b": GroupMetadata(attributes={"new": 3})}, overwrite=True))
+    assert sorted(nodes) == ["", "a", "a/b"]
+    # the parents that were there are kept as they were; the node asked for is written
+    assert dict(nodes[""].attrs) == {"keep": 1} and dict(nodes["a"].attrs) == {"also": 2}
+    assert dict(nodes["a/b"].attrs) == {"new": 3}

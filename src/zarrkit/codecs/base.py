@@ -68,6 +68,12 @@ class V3Codec:
 class ArrayArrayCodec(V3Codec):
     """Transforms the chunk array (e.g. ``transpose``)."""
 
+    #: each element encoded on its own, and some values refused (``cast_value``,
+    #: ``scale_offset``): a write checks all its values first (``CodecChain.check_values``)
+    elementwise: bool = False
+    #: the elements only moved (``transpose``, ``reshape``): nothing a value check needs
+    moves_only: bool = False
+
     def resolve(self, spec: ChunkSpec) -> ChunkSpec:
         """The spec of the encoded array given the spec of the decoded one."""
         return spec

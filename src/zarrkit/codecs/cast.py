@@ -9,7 +9,7 @@ of the array's own data type, failing where a result is not representable there.
 Both work on NumPy's numeric types and on the ML types of the ``ml_dtypes`` package (bfloat16,
 the float8/float6/float4 variants, int2/int4/uint2/uint4).  The data type names and scalars of
 their configurations are parsed by the metadata layer, which gives these codecs the functions
-to do it with (``parse_dtype``, ``parse_scalar``, ``scalar_json``, ``dtype_json``).
+to do it with (``parse_dtype``, ``parse_scalar``, ``dtype_json``).
 """
 
 from __future__ import annotations
@@ -275,7 +275,6 @@ class CastValueCodec(ArrayArrayCodec):
         self._encode_map = _scalar_map((scalar_map or {}).get("encode"), "encode")
         self._decode_map = _scalar_map((scalar_map or {}).get("decode"), "decode")
         self._parse_scalar = parse_scalar
-        self._helpers = {"parse_dtype": parse_dtype, "parse_scalar": parse_scalar, "dtype_json": dtype_json}
         self._casters: dict[np.dtype, tuple[_Caster, _Caster]] = {}
 
     def configuration(self) -> dict[str, Any]:
@@ -347,12 +346,10 @@ class ScaleOffsetCodec(ArrayArrayCodec):
     name = "scale_offset"
     elementwise = True
 
-    def __init__(self, offset: Any = None, scale: Any = None, *, parse_scalar: Callable[..., Any],
-                 scalar_json: Callable[[Any, np.dtype], Any]):
+    def __init__(self, offset: Any = None, scale: Any = None, *, parse_scalar: Callable[..., Any]):
         self.offset_json = offset
         self.scale_json = scale
         self._parse_scalar = parse_scalar
-        self._scalar_json = scalar_json
 
     def configuration(self) -> dict[str, Any] | None:
         config = {k: v for k, v in (("offset", self.offset_json), ("scale", self.scale_json)) if v is not None}

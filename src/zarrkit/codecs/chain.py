@@ -123,19 +123,19 @@ class CodecChain:
         self._decode_limit = self.ab.max_encoded_size(specs[-1])
         #: array→array codecs that may refuse values (``cast_value``, ``scale_offset``): a
         #: write checks all its values with :meth:`check_values` before storing any chunk
-        self.refuses_values = any(getattr(c, "elementwise", False) for c in self.aa)
+        self.refuses_values = any(c.elementwise for c in self.aa)
 
     def check_values(self, values: np.ndarray, key: str) -> None:
         """Run the elementwise array→array codecs on ``values`` (any shape) and raise
         :class:`~zarrkit.errors.ValueEncodeError` naming ``key`` when one refuses a value."""
         arr = values
         for c, s in zip(self.aa, self.specs[:-1]):
-            if getattr(c, "elementwise", False):
+            if c.elementwise:
                 try:
                     arr = c.encode(arr, s)
                 except (ValueError, TypeError, OverflowError) as exc:
                     raise ValueEncodeError(f"{c.name}: {exc}", key) from None
-            elif getattr(c, "order", None) is None:
+            elif not c.moves_only:
                 return  # not elementwise (delta, ...): chunks are checked as they encode
 
     # -- decoding ---------------------------------------------------------------------------

@@ -22,10 +22,7 @@ from ..errors import MetadataError
 from .base import ArrayArrayCodec, ArrayBytesCodec, ChunkSpec
 from .cast import numeric_kind
 
-__all__ = ["BitroundCodec", "ReshapeCodec", "PackBitsCodec", "NumcodecsArrayBytesCodec", "NUMCODECS_SERIALIZERS"]
-
-#: numcodecs codecs that serialise an array themselves (array→bytes), with the package each needs
-NUMCODECS_SERIALIZERS = {"pcodec": "pcodec", "zfpy": "zfpy"}
+__all__ = ["BitroundCodec", "ReshapeCodec", "PackBitsCodec"]
 
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 #: explicit mantissa bits of the floating-point types bitround rounds
@@ -104,6 +101,7 @@ class ReshapeCodec(ArrayArrayCodec):
     input dimensions whose sizes multiply, or one ``-1``)."""
 
     name = "reshape"
+    moves_only = True
 
     def __init__(self, shape: list[Any]):
         if not isinstance(shape, list) or not shape:
@@ -254,29 +252,3 @@ class PackBitsCodec(ArrayBytesCodec):
         out = field.astype(width).view(comp) if comp.name not in ("bool",) else field.astype(bool)
         return out.view(spec.dtype).reshape(spec.shape) if comps == 2 else out.reshape(spec.shape)
 
-
-class NumcodecsArrayBytesCodec(ArrayBytesCodec):
-    """A numcodecs codec that turns arrays into bytes itself (``numcodecs.pcodec``,
-    ``numcodecs.zfpy``), as zarr-python registers them: the chunk's serializer."""
-
-    def __init__(self, name: str, codec: Any, config: dict[str, Any] | None = None):
-        self.name = name
-        self.codec = codec
-        self._given = config
-
-    def configuration(self) -> dict[str, Any]:
-        if self._given is not None:
-            return dict(self._given)
-        return {k: v for k, v in self.codec.get_config().items() if k != "id"}
-
-    def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> bytes:
-        return bytes(memoryview(self.codec.encode(np.ascontiguousarray(chunk, dtype=spec.dtype))).cast("B"))
-
-    def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
-        out = np.asarray(self.codec.decode(bytes(memoryview(data).cast("B"))))
-        if out.size != math.prod(spec.shape):
-            raise ValueError(f"{self.name}: decoded {out.size} elements, expected {math.prod(spec.shape)}")
-        return out.reshape(-1).view(spec.dtype).reshape(spec.shape) if out.dtype != spec.dtype else out.reshape(spec.shape)
-
-    def __repr__(self) -> str:
-        return f"{type(self.codec).__name__}(codec_name={self.name!r}, codec_config={self.configuration()!r})"

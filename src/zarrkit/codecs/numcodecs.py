@@ -16,8 +16,13 @@ from typing import Any
 import numcodecs as _numcodecs
 import numcodecs.registry
 
-from .extensions import NUMCODECS_SERIALIZERS, NumcodecsArrayBytesCodec
-from .v3_builtin import _NUMCODECS_ARRAY, NumcodecsArrayArrayCodec, NumcodecsBytesBytesCodec
+from .v3_builtin import (
+    _NUMCODECS_ARRAY,
+    NUMCODECS_SERIALIZERS,
+    NumcodecsArrayArrayCodec,
+    NumcodecsArrayBytesCodec,
+    NumcodecsBytesBytesCodec,
+)
 
 _NAMES = {
     "Delta": "delta", "BitRound": "bitround", "FixedScaleOffset": "fixedscaleoffset", "Quantize": "quantize",

@@ -142,6 +142,7 @@ class TransposeCodec(ArrayArrayCodec):
     """Permutes the chunk's dimensions: the encoded array is ``chunk.transpose(order)``."""
 
     name = "transpose"
+    moves_only = True
 
     def __init__(self, order: Any):
         if isinstance(order, str):
@@ -171,13 +172,17 @@ class TransposeCodec(ArrayArrayCodec):
         return chunk.transpose(self.inverse)
 
 
-class NumcodecsArrayArrayCodec(ArrayArrayCodec):
-    """A numcodecs filter (delta, fixedscaleoffset, quantize, bitround, packbits, astype)."""
+class _NumcodecsWrapper:
+    """What the ``numcodecs.<id>`` codecs share: a numcodecs codec under its v3 name, with the
+    configuration kept as written in ``zarr.json`` (or as given), shown as zarr-python 3 shows
+    it: ``Delta(codec_name='numcodecs.delta', codec_config={...})``."""
+
+    name: str
 
     def __init__(self, name: str, codec: Any, config: dict[str, Any] | None = None):
         self.name = name
         self.codec = codec
-        self._given = config  # the configuration as written in zarr.json (kept as it was)
+        self._given = config
 
     def configuration(self) -> dict[str, Any]:
         if self._given is not None:
@@ -185,7 +190,11 @@ class NumcodecsArrayArrayCodec(ArrayArrayCodec):
         return {k: v for k, v in self.codec.get_config().items() if k != "id"}
 
     def __repr__(self) -> str:
-        return _numcodecs_repr(self)
+        return f"{type(self.codec).__name__}(codec_name={self.name!r}, codec_config={self.configuration()!r})"
+
+
+class NumcodecsArrayArrayCodec(_NumcodecsWrapper, ArrayArrayCodec):
+    """A numcodecs filter (delta, fixedscaleoffset, quantize, bitround, packbits, astype)."""
 
     def _out_dtype(self, spec: ChunkSpec) -> np.dtype:
         for attr in ("astype", "encode_dtype"):
@@ -457,31 +466,29 @@ class Crc32cCodec(BytesBytesCodec):
         return size + 4
 
 
-class NumcodecsBytesBytesCodec(_NumcodecsBytes):
+class NumcodecsBytesBytesCodec(_NumcodecsWrapper, _NumcodecsBytes):
     """A numcodecs compressor or checksum under its ``numcodecs.<id>`` name."""
 
-    def __init__(self, name: str, codec: Any, config: dict[str, Any] | None = None):
-        self.name = name
-        self.codec = codec
-        self._given = config  # the configuration as written in zarr.json (kept as it was)
 
-    def configuration(self) -> dict[str, Any]:
-        if self._given is not None:
-            return dict(self._given)
-        return {k: v for k, v in self.codec.get_config().items() if k != "id"}
+class NumcodecsArrayBytesCodec(_NumcodecsWrapper, ArrayBytesCodec):
+    """A numcodecs codec that turns arrays into bytes itself (``numcodecs.pcodec``,
+    ``numcodecs.zfpy``), as zarr-python registers them: the chunk's serializer."""
 
-    def __repr__(self) -> str:
-        return _numcodecs_repr(self)
+    def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> bytes:
+        return bytes(memoryview(self.codec.encode(np.ascontiguousarray(chunk, dtype=spec.dtype))).cast("B"))
 
-
-def _numcodecs_repr(c: Any) -> str:
-    """A ``numcodecs.*`` codec as zarr-python 3 shows it: ``Delta(codec_name='numcodecs.delta',
-    codec_config={...})``."""
-    return f"{type(c.codec).__name__}(codec_name={c.name!r}, codec_config={c.configuration()!r})"
+    def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
+        out = np.asarray(self.codec.decode(bytes(memoryview(data).cast("B"))))
+        n = int(np.prod(spec.shape, dtype=np.int64))
+        if out.size != n:
+            raise ValueError(f"{self.name}: decoded {out.size} elements, expected {n}")
+        return out.reshape(-1).view(spec.dtype).reshape(spec.shape) if out.dtype != spec.dtype else out.reshape(spec.shape)
 
 
 #: numcodecs codecs that are array→array under their ``numcodecs.<id>`` v3 names
 _NUMCODECS_ARRAY = {"delta", "bitround", "fixedscaleoffset", "quantize", "packbits", "astype", "categorize"}
+#: numcodecs codecs that serialise an array themselves (array→bytes), with the package each needs
+NUMCODECS_SERIALIZERS = {"pcodec": "pcodec", "zfpy": "zfpy"}
 #: numcodecs codecs that are bytes→bytes under their ``numcodecs.<id>`` v3 names
 _NUMCODECS_BYTES = {
     "blosc", "lz4", "zstd", "zlib", "gzip", "bz2", "lzma", "shuffle",

@@ -13,7 +13,7 @@ import numcodecs.registry
 
 from ..errors import MetadataError, UnknownCodecError
 from .base import V3Codec, parse_codec_json
-from .extensions import NUMCODECS_SERIALIZERS, BitroundCodec, NumcodecsArrayBytesCodec, PackBitsCodec, ReshapeCodec
+from .extensions import BitroundCodec, PackBitsCodec, ReshapeCodec
 from .registry import get_codec
 from .sharding import ShardingCodec
 from .v3_builtin import (
@@ -23,7 +23,9 @@ from .v3_builtin import (
     BytesCodec,
     Crc32cCodec,
     GzipCodec,
+    NUMCODECS_SERIALIZERS,
     NumcodecsArrayArrayCodec,
+    NumcodecsArrayBytesCodec,
     NumcodecsBytesBytesCodec,
     TransposeCodec,
     VLenBytesCodec,
@@ -31,7 +33,7 @@ from .v3_builtin import (
     ZstdCodec,
 )
 
-__all__ = ["register_v3_codec", "parse_v3_codec", "registered_v3_codecs"]
+__all__ = ["register_v3_codec", "parse_v3_codec", "registered_v3_codecs", "codec_factory"]
 
 _REGISTRY: dict[str, Callable[[dict[str, Any], str | None], V3Codec]] = {}
 
@@ -60,17 +62,23 @@ def parse_v3_codec(obj: Any, key: str | None = None) -> V3Codec:
         raise MetadataError(f"codec {name!r}: invalid configuration {config!r}: {exc}", key) from None
 
 
-def _factory(cls: Any, allowed: set[str]) -> Callable[[dict[str, Any], str | None], V3Codec]:
-    def make(config: dict[str, Any], key: str | None) -> V3Codec:
+def codec_factory(
+    make: Callable[..., V3Codec], allowed: set[str], name: str | None = None
+) -> Callable[[dict[str, Any], str | None], V3Codec]:
+    """A registry factory calling ``make(**configuration)`` (a codec class, or a function
+    given its codec's ``name``): other configuration fields are refused, errors name ``key``."""
+    name = name or make.name  # type: ignore[attr-defined]
+
+    def factory(config: dict[str, Any], key: str | None) -> V3Codec:
         extra = set(config) - allowed
         if extra:
-            raise MetadataError(f"codec {cls.name!r}: unexpected configuration field(s) {sorted(extra)}", key)
+            raise MetadataError(f"codec {name!r}: unexpected configuration field(s) {sorted(extra)}", key)
         try:
-            return cls(**config)
+            return make(**config)
         except MetadataError as exc:
             raise MetadataError(str(exc), key) from None
 
-    return make
+    return factory
 
 
 def _numcodecs_factory(codec_id: str) -> Callable[[dict[str, Any], str | None], V3Codec]:
@@ -110,18 +118,17 @@ def _bytes_codec(endian: str | None = None) -> BytesCodec:
     return BytesCodec(endian)
 
 
-_bytes_codec.name = "bytes"  # type: ignore[attr-defined]
-register_v3_codec("bytes", _factory(_bytes_codec, {"endian"}))
-register_v3_codec("bitround", _factory(BitroundCodec, {"keepbits"}))
-register_v3_codec("reshape", _factory(ReshapeCodec, {"shape"}))
-register_v3_codec("packbits", _factory(PackBitsCodec, {"padding_encoding", "first_bit", "last_bit"}))
-register_v3_codec("transpose", _factory(TransposeCodec, {"order"}))
-register_v3_codec("gzip", _factory(GzipCodec, {"level"}))
-register_v3_codec("zstd", _factory(ZstdCodec, {"level", "checksum"}))
-register_v3_codec("blosc", _factory(BloscCodec, {"cname", "clevel", "shuffle", "typesize", "blocksize"}))
-register_v3_codec("crc32c", _factory(Crc32cCodec, set()))
-register_v3_codec("vlen-utf8", _factory(VLenUTF8Codec, set()))
-register_v3_codec("vlen-bytes", _factory(VLenBytesCodec, set()))
+register_v3_codec("bytes", codec_factory(_bytes_codec, {"endian"}, "bytes"))
+register_v3_codec("bitround", codec_factory(BitroundCodec, {"keepbits"}))
+register_v3_codec("reshape", codec_factory(ReshapeCodec, {"shape"}))
+register_v3_codec("packbits", codec_factory(PackBitsCodec, {"padding_encoding", "first_bit", "last_bit"}))
+register_v3_codec("transpose", codec_factory(TransposeCodec, {"order"}))
+register_v3_codec("gzip", codec_factory(GzipCodec, {"level"}))
+register_v3_codec("zstd", codec_factory(ZstdCodec, {"level", "checksum"}))
+register_v3_codec("blosc", codec_factory(BloscCodec, {"cname", "clevel", "shuffle", "typesize", "blocksize"}))
+register_v3_codec("crc32c", codec_factory(Crc32cCodec, set()))
+register_v3_codec("vlen-utf8", codec_factory(VLenUTF8Codec, set()))
+register_v3_codec("vlen-bytes", codec_factory(VLenBytesCodec, set()))
 register_v3_codec("sharding_indexed", _make_sharding)
 for _id in sorted(_NUMCODECS_ARRAY | _NUMCODECS_BYTES | set(NUMCODECS_SERIALIZERS)):
     register_v3_codec(f"numcodecs.{_id}", _numcodecs_factory(_id))

@@ -614,7 +614,7 @@ class Array(Zarr3ArrayMethods):
             self[region] = data
         return new_shape
 
-    def _with_settings(self, order: str | None = None, write_empty_chunks: bool | None = None, **_: Any) -> Array:
+    def _with_settings(self, order: str | None = None, write_empty_chunks: bool | None = None) -> Array:
         """This array with other runtime settings (see ``with_config``): the memory ``order``
         of what reads return, and ``write_empty_chunks``."""
         if order not in (None, "C", "F"):

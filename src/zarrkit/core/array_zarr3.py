@@ -8,6 +8,7 @@ import dataclasses
 from typing import Any
 
 from ..codecs.shard_store import COALESCE_GAP
+from ..metadata.v3 import edge_lengths
 from .info import InfoReporter, array_info_items_zarr3
 
 __all__ = ["Zarr3ArrayMethods", "ArrayConfig"]
@@ -16,15 +17,13 @@ __all__ = ["Zarr3ArrayMethods", "ArrayConfig"]
 @dataclasses.dataclass(frozen=True)
 class ArrayConfig:
     """An array's runtime settings, as zarr-python 3 names them: the memory ``order`` of what
-    it reads, whether all-fill chunks are written, whether missing chunks read as the fill
-    value, and how the chunks of a shard are fetched together (ranges at most
-    ``sharding_coalesce_max_gap_bytes`` apart)."""
+    it reads, whether all-fill chunks are written, that missing chunks read as the fill value,
+    and how far apart the chunks of a shard may be to be fetched together (fixed here)."""
 
     order: str = "C"
     write_empty_chunks: bool = False
     read_missing_chunks: bool = True
     sharding_coalesce_max_gap_bytes: int = COALESCE_GAP
-    sharding_coalesce_max_bytes: int = 16 * 1024 * 1024
 
 
 class Zarr3ArrayMethods:
@@ -55,13 +54,13 @@ class Zarr3ArrayMethods:
     def read_chunk_sizes(self) -> tuple[tuple[int, ...], ...]:
         """The lengths of the chunks read by (inner chunks of a sharded array) along each
         dimension, the last ones cut at the array's edge."""
-        return _sizes(self._meta.grid)
+        return edge_lengths(self._meta.grid)
 
     @property
     def write_chunk_sizes(self) -> tuple[tuple[int, ...], ...]:
         """The lengths of what is stored (shards of a sharded array, else chunks) along each
         dimension, the last ones cut at the array's edge."""
-        return _sizes(self._meta.storage_grid)
+        return edge_lengths(self._meta.storage_grid)
 
     @property
     def config(self) -> ArrayConfig:
@@ -76,8 +75,8 @@ class Zarr3ArrayMethods:
         unknown = set(settings) - {f.name for f in dataclasses.fields(ArrayConfig)}
         if unknown:
             raise TypeError(f"with_config: unknown setting(s) {sorted(unknown)}")
+        fixed = ArrayConfig()
+        for name in ("read_missing_chunks", "sharding_coalesce_max_gap_bytes"):
+            if settings.pop(name, getattr(fixed, name)) != getattr(fixed, name):
+                raise ValueError(f"with_config: {name} is fixed at {getattr(fixed, name)!r} here")
         return self._with_settings(**settings)  # type: ignore[attr-defined]
-
-
-def _sizes(grid: Any) -> tuple[tuple[int, ...], ...]:
-    return tuple(tuple(d.stop(c) - d.start(c) for c in range(d.n)) for d in grid.dims)

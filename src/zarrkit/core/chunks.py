@@ -69,6 +69,7 @@ class ChunkContext:
             )
         chunk_key = None if sharding is None else chunks.key_of
         grid = meta.grid
+        largest = grid.max_chunk_shape
         codec_at = None
         if not grid.regular:
             chunk_shape_of = grid.chunk_shape
@@ -85,11 +86,11 @@ class ChunkContext:
             chunks=chunks,
             grid=grid,
             shape=tuple(meta.shape),
-            chunk_shape=grid.max_chunk_shape,
+            chunk_shape=largest,
             dtype=meta.dtype,
             fill_value=meta.fill_value,
             chunk_key=chunk_key,
-            ragged=not grid.regular or any(s % c for s, c in zip(meta.shape, grid.max_chunk_shape)),
+            ragged=not grid.regular or any(s % c for s, c in zip(meta.shape, largest)),
             codec_at=codec_at,
             missing=(
                 np.zeros((), dtype=meta.dtype)[()]

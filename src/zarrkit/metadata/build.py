@@ -22,6 +22,7 @@ from ..config import config
 from ..errors import MetadataError, UnsupportedCodecError, UnsupportedDtypeError
 from .codec_args import to_v2_codec, to_v2_codecs, to_v3_codec, to_v3_codecs
 from .dtypes import BYTES_DTYPE, is_bytes_dtype, normalize_fill_value
+from .grid import longest_edges
 from .normalize import normalize_chunks, normalize_order, normalize_shape, rectilinear_chunks
 from .v2 import ArrayMetadataV2
 from .v3 import ArrayMetadataV3, ChunkKeyEncoding
@@ -250,12 +251,12 @@ def build_array_metadata_v3(
         chain = to_v3_codecs(codecs, "codecs")
         grid = () if edges is not None else normalize_chunks(chunks, shape, dt.itemsize)
     else:
-        inner = _longest(edges) if edges is not None else normalize_chunks(chunks, shape, dt.itemsize)
+        inner = longest_edges(edges) if edges is not None else normalize_chunks(chunks, shape, dt.itemsize)
         chain = _v3_chain(shape, inner, dt, order, filters, serializer, compressors, object_codec)
         grid = inner
         if shards is not None:
             edges = rectilinear_chunks(shards, shape, "shards")
-            grid = _longest(edges) if edges is not None else normalize_shape(shards, "shards")
+            grid = longest_edges(edges) if edges is not None else normalize_shape(shards, "shards")
             _check_shards(edges, grid, inner, shape)
             chain = [ShardingCodec(inner, chain)]
     if dt.kind == "O" and isinstance(_last_serializer(chain), VLenBytesCodec):
@@ -288,11 +289,6 @@ def build_array_metadata_v3(
         return ArrayMetadataV3(shape, grid, dt, fill, tuple(chain), cke, dimension_names, chunk_shapes=edges)
     except MetadataError as exc:
         raise ValueError(str(exc)) from None
-
-
-def _longest(edges: tuple[Any, ...]) -> tuple[int, ...]:
-    """The longest edge along each dimension of a rectilinear grid."""
-    return tuple(e if isinstance(e, int) else max(n for n, _ in e) for e in edges)
 
 
 def _check_shards(edges: Any, grid: tuple[int, ...], inner: tuple[int, ...], shape: tuple[int, ...]) -> None:

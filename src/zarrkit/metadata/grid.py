@@ -32,10 +32,31 @@ import bisect
 
 import numpy as np
 
-__all__ = ["RegularDim", "RectilinearDim", "ChunkGrid", "RegularGrid", "RectilinearGrid", "Runs"]
+__all__ = [
+    "RegularDim", "RectilinearDim", "ChunkGrid", "RegularGrid", "RectilinearGrid", "Runs", "runs_total",
+    "longest_edges", "merge_run",
+]
 
 #: the edge lengths of one rectilinear dimension: ``(length, count)`` runs
 Runs = tuple[tuple[int, int], ...]
+
+
+def runs_total(runs: Runs) -> int:
+    """The sum of the edge lengths of ``runs``."""
+    return sum(length * count for length, count in runs)
+
+
+def merge_run(runs: list[tuple[int, int]], length: int, count: int) -> tuple[int, int]:
+    """The run to append for ``count`` edges of ``length``: the last run of ``runs`` (removed)
+    extended when it has the same length."""
+    if runs and runs[-1][0] == length:
+        count += runs.pop()[1]
+    return length, count
+
+
+def longest_edges(chunk_shapes: Sequence[int | Runs]) -> tuple[int, ...]:
+    """The longest edge along each dimension of a rectilinear grid's ``chunk_shapes``."""
+    return tuple(e if isinstance(e, int) else max((n for n, _ in e), default=1) for e in chunk_shapes)
 
 
 class RegularDim:
@@ -84,7 +105,7 @@ class RectilinearDim:
     ``(length, count)``) over ``size``.  Their sum may exceed ``size``; chunks that begin at or
     after ``size`` are not part of the array."""
 
-    __slots__ = ("size", "runs", "n", "total", "_first", "_offset")
+    __slots__ = ("size", "runs", "n", "total", "_first", "_offset", "_arrays")
 
     def __init__(self, size: int, runs: Runs):
         self.size = int(size)
@@ -97,6 +118,12 @@ class RectilinearDim:
         self.total = offset[-1]
         self._first = first
         self._offset = offset
+        #: what :meth:`indices` looks up: run offsets, lengths and first chunks
+        self._arrays = (
+            np.asarray(offset[:-1], dtype=np.int64),
+            np.asarray([length for length, _ in runs], dtype=np.int64),
+            np.asarray(first[:-1], dtype=np.int64),
+        )
         #: the number of chunks along the dimension that hold part of the array
         self.n = self.index(self.size - 1) + 1 if self.size else 0
 
@@ -105,10 +132,8 @@ class RectilinearDim:
         return self._first[r] + (i - self._offset[r]) // self.runs[r][0]
 
     def indices(self, arr: np.ndarray) -> np.ndarray:
-        offsets = np.asarray(self._offset[:-1], dtype=np.int64)
+        offsets, lengths, first = self._arrays
         r = np.searchsorted(offsets, arr, side="right") - 1
-        lengths = np.asarray([length for length, _ in self.runs], dtype=np.int64)
-        first = np.asarray(self._first[:-1], dtype=np.int64)
         return (first[r] + (arr - offsets[r]) // lengths[r]).astype(np.intp, copy=False)
 
     def _run(self, c: int) -> int:

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidPathError
+from .grid import merge_run, runs_total
 
 __all__ = [
     "normalize_shape", "normalize_chunks", "rectilinear_chunks", "guess_chunks", "normalize_path", "normalize_order",
@@ -146,11 +147,8 @@ def rectilinear_chunks(
             n = _as_index(edge, argument)
             if n < 1:
                 raise ValueError(f"{argument}[{dim}]: edge lengths must be positive, got {list(entry)}")
-            if runs and runs[-1][0] == n:
-                runs[-1] = (n, runs[-1][1] + 1)
-            else:
-                runs.append((n, 1))
-        total = sum(n * k for n, k in runs)
+            runs.append(merge_run(runs, n, 1))
+        total = runs_total(tuple(runs))
         if total < size or not runs:
             raise ValueError(
                 f"{argument}[{dim}]: the edge lengths {list(entry)} sum to {total}, less than the "

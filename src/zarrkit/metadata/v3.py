@@ -23,7 +23,7 @@ from ..errors import MetadataError
 from .common import check_chunk_size, parse_chunks_field, parse_shape_field
 from .dtypes import parse_v3_data_type, parse_v3_fill_value, v3_data_type_json, v3_fill_value_json
 from . import value_codecs  # noqa: F401  (registers cast_value and scale_offset)
-from .grid import ChunkGrid, RectilinearGrid, RegularGrid, Runs
+from .grid import ChunkGrid, RectilinearGrid, RegularGrid, Runs, longest_edges, merge_run, runs_total
 from .zdtypes import ZDType, data_type_of
 
 __all__ = ["ArrayMetadataV3", "ChunkKeyEncoding", "ZARR_JSON", "json_bytes_v3", "parse_group_v3"]
@@ -163,14 +163,6 @@ def parse_chunk_shapes(value: Any, ndim: int, key: str | None = None) -> tuple[i
     return tuple(out)
 
 
-def merge_run(runs: list[tuple[int, int]], length: int, count: int) -> tuple[int, int]:
-    """The run to append for ``count`` edges of ``length``: the last run of ``runs`` (removed)
-    extended when it has the same length."""
-    if runs and runs[-1][0] == length:
-        count += runs.pop()[1]
-    return length, count
-
-
 def chunk_shapes_json(chunk_shapes: tuple[int | Runs, ...]) -> list[Any]:
     """``chunk_shapes`` as stored: runs of one edge as the bare length, longer runs as
     ``[length, count]`` (what zarr-python writes)."""
@@ -184,7 +176,7 @@ def _check_grid_covers(shape: tuple[int, ...], chunk_shapes: tuple[int | Runs, .
     for dim, (size, e) in enumerate(zip(shape, chunk_shapes)):
         if isinstance(e, int):
             continue
-        total = sum(length * count for length, count in e)
+        total = runs_total(e)
         if total < size:
             raise MetadataError(
                 f"chunk_grid.chunk_shapes[{dim}]: the edge lengths sum to {total}, less than the "
@@ -223,8 +215,7 @@ class ArrayMetadataV3:
                     f"chunk_shapes must have one entry per dimension of {self.shape}, got {len(self.chunk_shapes)}"
                 )
             _check_grid_covers(self.shape, self.chunk_shapes)
-            longest = tuple(e if isinstance(e, int) else max((n for n, _ in e), default=1) for e in self.chunk_shapes)
-            object.__setattr__(self, "grid_chunks", longest)
+            object.__setattr__(self, "grid_chunks", longest_edges(self.chunk_shapes))
         if len(self.grid_chunks) != len(self.shape):
             raise MetadataError(f"chunk shape {self.grid_chunks} must have as many dimensions as shape {self.shape}")
         if self.dimension_names is not None and len(self.dimension_names) != len(self.shape):
@@ -486,7 +477,7 @@ def grown_chunk_shapes(
     out: list[int | Runs] = []
     for size, e, u in zip(shape, chunk_shapes, unit):
         if not isinstance(e, int):
-            total = sum(length * count for length, count in e)
+            total = runs_total(e)
             if size > total:
                 runs = list(e)
                 runs.append(merge_run(runs, -(-(size - total) // u) * u, 1))

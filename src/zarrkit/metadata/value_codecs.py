@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 
 from ..codecs.cast import CastValueCodec, ScaleOffsetCodec
-from ..codecs.v3_registry import register_v3_codec
+from ..codecs.v3_registry import codec_factory, register_v3_codec
 from ..errors import MetadataError
-from .dtypes import parse_v3_data_type, parse_v3_fill_value, v3_data_type_json, v3_fill_value_json
+from .dtypes import parse_v3_data_type, parse_v3_fill_value, v3_data_type_json
 
 __all__ = ["cast_value", "scale_offset"]
 
@@ -47,21 +47,8 @@ def cast_value(data_type: Any, rounding: str = "nearest-even", out_of_range: str
 
 def scale_offset(offset: Any = None, scale: Any = None) -> ScaleOffsetCodec:
     """A ``scale_offset`` codec: ``(x - offset) * scale`` on write."""
-    return ScaleOffsetCodec(offset, scale, parse_scalar=_parse_scalar, scalar_json=v3_fill_value_json)
+    return ScaleOffsetCodec(offset, scale, parse_scalar=_parse_scalar)
 
 
-def _factory(make: Any, allowed: set[str], name: str) -> Any:
-    def factory(config: dict[str, Any], key: str | None) -> Any:
-        extra = set(config) - allowed
-        if extra:
-            raise MetadataError(f"codec {name!r}: unexpected configuration field(s) {sorted(extra)}", key)
-        try:
-            return make(**config)
-        except MetadataError as exc:
-            raise MetadataError(str(exc), key) from None
-
-    return factory
-
-
-register_v3_codec("cast_value", _factory(cast_value, {"data_type", "rounding", "out_of_range", "scalar_map"}, "cast_value"))
-register_v3_codec("scale_offset", _factory(scale_offset, {"offset", "scale"}, "scale_offset"))
+register_v3_codec("cast_value", codec_factory(cast_value, {"data_type", "rounding", "out_of_range", "scalar_map"}, "cast_value"))
+register_v3_codec("scale_offset", codec_factory(scale_offset, {"offset", "scale"}, "scale_offset"))

@@ -87,6 +87,10 @@ class Config:
     order : str
         Memory layout (``'C'`` or ``'F'``) of arrays made by :func:`zarrkit.create_array` when
         it is not given (zarr-python 3's ``array.order``); zarr-2 style functions keep ``'C'``.
+    max_chunk_bytes : int
+        The largest chunk (decoded), or shard index, an array may declare: opening one that
+        declares more raises :class:`~zarrkit.errors.MetadataError` instead of letting one
+        read allocate what a single metadata document claims (4 GiB by default).
     default_compressor : numcodecs codec or None
         The compressor of new arrays when none is given (Blosc LZ4, level 5, byte shuffle);
         zarr-python 2 code sets it as ``zarr.storage.default_compressor``, which is this.
@@ -98,6 +102,7 @@ class Config:
     zarr_format: int = 3
     write_empty_chunks: bool = True
     order: str = "C"
+    max_chunk_bytes: int = 4 * 2**30
     default_compressor: Any = field(default_factory=_default_compressor)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     _no_effect: dict = field(default_factory=lambda: dict(ZARR3_NO_EFFECT), repr=False, compare=False)
@@ -161,9 +166,10 @@ class Config:
                 v = changes[name]
                 if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                     raise ValueError(f"config {name} must be an int >= 1, got {v!r}")
-        v = changes.get("parallel_min_chunk_bytes", 0)
-        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-            raise ValueError(f"config parallel_min_chunk_bytes must be an int >= 0, got {v!r}")
+        for name in ("parallel_min_chunk_bytes", "max_chunk_bytes"):
+            v = changes.get(name, 0)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise ValueError(f"config {name} must be an int >= 0, got {v!r}")
         if "zarr_format" in changes and changes["zarr_format"] not in (2, 3):
             raise ValueError(f"config zarr_format must be 2 or 3, got {changes['zarr_format']!r}")
         if "order" in changes and changes["order"] not in ("C", "F"):

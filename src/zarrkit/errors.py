@@ -152,16 +152,25 @@ class InvalidPathError(ZarrkitError, ValueError):
 
 
 class ChunkDecodeError(ZarrkitError, ValueError):
-    """Stored chunk bytes could not be decoded; ``key`` names the chunk.
+    """Stored chunk bytes could not be decoded; ``key`` names the chunk, ``store`` the store
+    holding it.
 
-    The message starts with the key (``chunk 'c/0/1': ...``) once; ``reason`` is the message
-    without it, for re-raising under another key.
+    The message starts with both, once (``chunk 'c/0/1' in LocalStore('/data/a.zarr'): ...``);
+    ``reason`` is the message without them, for re-raising under another key.
     """
 
-    def __init__(self, message: str, key: str | None = None):
+    def __init__(self, message: str, key: str | None = None, store: object = None):
         self.reason = message
         self.key = key
-        super().__init__(message if key is None else f"chunk {key!r}: {message}")
+        self.store = store
+        where = "" if key is None else f"chunk {key!r}"
+        if store is not None:
+            where = f"{where} in {store!r}" if where else f"in {store!r}"
+        super().__init__(f"{where}: {message}" if where else message)
+
+    def in_store(self, store: object) -> ChunkDecodeError:
+        """The same error, naming the store the chunk was read from."""
+        return ChunkDecodeError(self.reason, self.key, store)
 
 
 class ChunkEncodeError(ZarrkitError, ValueError):

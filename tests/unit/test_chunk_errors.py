@@ -1,4 +1,5 @@
-"""Chunk errors name the chunk once, at the start of the message, whatever the key's text."""
+"""Chunk errors name the chunk and its store once, at the start of the message, whatever the
+key's text."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ def test_a_one_dimensional_chunk_key_is_named_even_when_its_text_is_in_the_messa
     with pytest.raises(ChunkDecodeError) as info:
         z[15]
     message = str(info.value)
-    assert message.startswith(f"chunk {key!r}: ") and info.value.key == key
+    assert message.startswith(f"chunk {key!r} in {store!r}: ") and info.value.key == key
+    assert info.value.store is store
     assert message.count("cannot decode") == 1 and message.count("ChunkDecodeError") == 0
 
 
@@ -37,6 +39,19 @@ def test_an_error_raised_by_a_codec_is_wrapped_once():
         with pytest.raises(ChunkDecodeError) as info:
             read()
         message = str(info.value)
-        assert message.startswith("chunk 'c/0': ") and message.count("chunk 'c/0'") == 1
+        assert message.startswith(f"chunk 'c/0' in {store!r}: ") and message.count("chunk 'c/0'") == 1
+        assert message.count("MemoryStore") == 1
         assert "checksum mismatch" in message and "ChunkDecodeError" not in message
     assert np.array_equal(z[4:], [3] * 4)  # the other chunk still reads
+
+
+def test_a_directory_store_is_named_by_its_path(tmp_path):
+    path = tmp_path / "a.zarr"
+    z = zarrkit.create_array(str(path), shape=(8,), chunks=(4,), dtype="u1", compressors=[numcodecs.Zlib(1)])
+    z[:] = 3
+    (path / "c" / "1").write_bytes(b"not zlib")
+    for action in (lambda: z[:], lambda z2=zarrkit.open_array(str(path), mode="r+"): z2.__setitem__(5, 1)):
+        with pytest.raises(ChunkDecodeError) as info:
+            action()
+        assert str(info.value).startswith(f"chunk 'c/1' in ") and str(path) in str(info.value)
+        assert str(info.value).count(str(path)) == 1

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from numcodecs.compat import ensure_bytes, ensure_contiguous_ndarray
 
+from ..config import config
 from ..errors import ChunkDecodeError, ChunkEncodeError, MetadataError, ValueEncodeError
 from .base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, V3Codec
 from .buffers import is_view, scratch, selection_span
@@ -125,6 +126,18 @@ class CodecChain:
         #: write checks all its values with :meth:`check_values` before storing any chunk
         self.refuses_values = any(c.elementwise for c in self.aa)
 
+    def fixed_encoded_size(self) -> int | None:
+        """The size every chunk encodes to, when the chain fixes it (a serializer of raw
+        memory followed only by checksums, as a shard index is); None otherwise."""
+        if self.ab.raw_dtype(self.specs[-1]) is None:
+            return None
+        size = self.ab.max_encoded_size(self.specs[-1])
+        for c in self.bb:
+            size = c.encoded_size(size)
+            if size is None:
+                return None
+        return size
+
     def check_values(self, values: np.ndarray, key: str) -> None:
         """Run the elementwise array→array codecs on ``values`` (any shape) and raise
         :class:`~zarrkit.errors.ValueEncodeError` naming ``key`` when one refuses a value."""
@@ -143,12 +156,15 @@ class CodecChain:
         """The chunk stored as ``raw``: a new array, or a read-only view of ``raw``."""
         try:
             data = raw
-            last = len(self.bb) - 1
-            for i, c in enumerate(reversed(self.bb)):
-                if i == last and self._decode_limit is not None:
-                    data = c.decode_limited(data, self._decode_limit)
-                else:
-                    data = c.decode(data)
+            if self.bb:
+                # every stage bounded: the last by what the serializer may take (the chunk's
+                # size), earlier ones (and serializers of unbounded size: variable-length
+                # items) by the largest chunk allowed at all
+                cap = config.max_chunk_bytes
+                last = len(self.bb) - 1
+                for i, c in enumerate(reversed(self.bb)):
+                    limit = self._decode_limit if i == last and self._decode_limit is not None else cap
+                    data = c.decode_limited(data, limit)
             arr = self.ab.decode(data, self.specs[-1])
             for c, s in zip(reversed(self.aa), reversed(self.specs[:-1])):
                 arr = c.decode(arr, s)

@@ -100,8 +100,14 @@ class _ResolvedSharding:
         self.index_codec = index
         self.chunk_shape = codec.chunk_shape
         self.grid = tuple(s // c for s, c in zip(spec.shape, codec.chunk_shape))
-        empty = np.full(self.grid + (2,), EMPTY, dtype="<u8")
-        self.index_nbytes = len(index.encode(empty, "index"))
+        nbytes = index.fixed_encoded_size()
+        if nbytes is None:
+            raise MetadataError(
+                "sharding_indexed: index_codecs must encode the index to a fixed size (a "
+                f"serializer of raw memory and checksums such as crc32c), got {index.to_json()}"
+            )
+        #: computed, not measured: an index is allocated only when a shard is read or written
+        self.index_nbytes = nbytes
         self.index_at_end = codec.index_location == "end"
 
     # -- index -------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from ..errors import MetadataError
 from . import blosc_fast
 from .base import ArrayBytesCodec, BytesBytesCodec, ChunkSpec, V3Codec
 from .chain import check_vlen_count
-from .v3_builtin import TransposeCodec, decode_limited
+from .v3_builtin import TransposeCodec, declared_decoded_size, decode_limited
 
 __all__ = ["V2Filters", "V2Compressor", "v2_codecs"]
 
@@ -118,13 +118,7 @@ class V2Compressor(BytesBytesCodec):
         return decode_limited(self.codec, data, limit)
 
     def declared_size(self, data: Any) -> int | None:
-        if self._blosc:
-            return blosc_fast.frame_sizes(data)[0]
-        if self._id == "lz4":
-            if len(data) < 4:
-                raise ValueError(f"lz4 frame of {len(data)} bytes is shorter than its 4-byte header")
-            return int.from_bytes(bytes(data[:4]), "little", signed=True)
-        return None
+        return declared_decoded_size(self.codec, data) if self.decodes_into else None
 
     def decode_into(self, data: Any, out: np.ndarray) -> None:
         size = self.declared_size(data)

@@ -236,13 +236,13 @@ class _NumcodecsBytes(BytesBytesCodec):
 
 def decode_limited(codec: Any, data: Any, limit: int) -> Any:
     """``codec.decode(data)``, stopped with a ``ValueError`` as soon as the output exceeds
-    ``limit`` bytes where the format allows it (deflate, bzip2, LZMA; a zstd frame by the
-    size its header declares): a small stored chunk cannot make the reader allocate
-    gigabytes."""
-    if getattr(codec, "codec_id", None) == "zstd":
-        size = zstd_frame_size(data)
-        if size is not None and size > limit:
-            raise ValueError(f"zstd: the frame declares {size} bytes, more than the chunk's {limit}")
+    ``limit`` bytes where the format allows it (deflate, bzip2, LZMA), or before decoding
+    when a header declares more (zstd, Blosc, LZ4): a small stored chunk cannot make the
+    reader allocate gigabytes."""
+    size = declared_decoded_size(codec, data)
+    if size is not None:
+        if size > limit:
+            raise ValueError(f"{codec.codec_id}: the frame declares {size} bytes, more than the chunk's {limit}")
         return codec.decode(data)
     decompressor = _bounded_decompressor(codec)
     if decompressor is None:
@@ -258,6 +258,22 @@ def decode_limited(codec: Any, data: Any, limit: int) -> Any:
 
 
 _ZLIB_DECOMPRESS = type(zlib.decompressobj())
+
+
+def declared_decoded_size(codec: Any, data: Any) -> int | None:
+    """The decoded size the header of ``data`` declares, for the numcodecs codecs whose frames
+    have one (zstd when the frame says, Blosc, LZ4); None for the others (ValueError when the
+    header itself is cut short)."""
+    cid = getattr(codec, "codec_id", None)
+    if cid == "zstd":
+        return zstd_frame_size(data)
+    if cid == "blosc":
+        return blosc_fast.frame_sizes(data)[0]
+    if cid == "lz4":
+        if len(data) < 4:
+            raise ValueError(f"lz4 frame of {len(data)} bytes is shorter than its 4-byte header")
+        return int.from_bytes(bytes(data[:4]), "little", signed=True)
+    return None
 
 
 def _bounded_decompressor(codec: Any) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -319,7 +320,7 @@ class Array(Zarr3ArrayMethods):
     @property
     def size(self) -> int:
         """The total number of elements."""
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     @property
     def itemsize(self) -> int:
@@ -352,7 +353,7 @@ class Array(Zarr3ArrayMethods):
     @property
     def nchunks(self) -> int:
         """Total number of chunks."""
-        return int(np.prod(self.cdata_shape, dtype=np.int64))
+        return math.prod(self.cdata_shape)
 
     @property
     def nchunks_initialized(self) -> int:
@@ -364,7 +365,7 @@ class Array(Zarr3ArrayMethods):
     def nshards(self) -> int:
         """Number of shards of a sharded array (its number of chunks otherwise)."""
         self._refresh_metadata()
-        return int(np.prod(self._meta.storage_grid.grid_shape, dtype=np.int64))
+        return math.prod(self._meta.storage_grid.grid_shape)
 
     @property
     def nshards_initialized(self) -> int:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -11,10 +13,29 @@ from ..codecs.buffers import filled, is_all_fill, scratch
 from ..codecs.chain import CodecChain
 from ..codecs.shard_store import ShardedStore
 from ..metadata.grid import ChunkGrid
+from ..errors import ChunkDecodeError
 from ..storage.base import Store
 from .pool import run_tasks
 
-__all__ = ["ChunkContext", "filled", "is_all_fill", "scratch"]
+__all__ = ["ChunkContext", "filled", "is_all_fill", "names_store", "scratch"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def names_store(fn: F) -> F:
+    """Make a chunk operation ``fn(ctx, ...)`` name ``ctx.store`` in the
+    :class:`~zarrkit.errors.ChunkDecodeError` it raises (the codecs know only the key)."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx: ChunkContext, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(ctx, *args, **kwargs)
+        except ChunkDecodeError as exc:
+            if exc.store is not None:
+                raise
+            raise exc.in_store(ctx.store) from exc.__cause__
+
+    return wrapper  # type: ignore[return-value]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..config import config
 from ..errors import ShapeMismatchError
-from .chunks import ChunkContext, filled, scratch
+from .chunks import ChunkContext, filled, names_store, scratch
 from .indexing import ChunkProjection
 from .pool import run_tasks, threads_for
 
@@ -37,6 +37,7 @@ ROW_MIN_CHUNK_BYTES = 64 * 1024
 ROW_OUTPUT_FACTOR = 8
 
 
+@names_store
 def read_selection(
     ctx: ChunkContext,
     indexer: Any,

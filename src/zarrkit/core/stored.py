@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .chunks import ChunkContext
+from .chunks import ChunkContext, names_store
 
 __all__ = ["iter_stored", "count_stored_chunks", "check_stored"]
 
@@ -22,6 +22,7 @@ def iter_stored(ctx: ChunkContext, meta: Any, within: bool = True) -> Iterator[t
             yield coords, key
 
 
+@names_store
 def count_stored_chunks(ctx: ChunkContext, meta: Any) -> int:
     """How many chunks are stored (the inner chunks of a sharded array, from its indexes)."""
     if ctx.chunks is ctx.store:
@@ -29,6 +30,7 @@ def count_stored_chunks(ctx: ChunkContext, meta: Any) -> int:
     return sum(1 for _ in ctx.chunks.list_prefix(""))
 
 
+@names_store
 def check_stored(ctx: ChunkContext, key: str) -> int:
     """Decode every chunk stored at ``key`` (a chunk, or the inner chunks of a shard) and
     return how many there are; raises :class:`~zarrkit.errors.ChunkDecodeError` naming the

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ShapeMismatchError
-from .chunks import ChunkContext, is_all_fill, scratch
+from .chunks import ChunkContext, is_all_fill, names_store, scratch
 from .indexing import ChunkProjection
 from .pool import run_pipelined, run_tasks, threads_for
 
@@ -56,6 +56,7 @@ def prepare_value(value: Any, shape: tuple[int, ...], dtype: np.dtype) -> tuple[
     return arr, scalar
 
 
+@names_store
 def write_selection(
     ctx: ChunkContext,
     indexer: Any,

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+from ..codecs.sharding import ShardingCodec
+from ..config import config
 from ..errors import MetadataError
 
-# A single chunk larger than this is refused: decoding it would need absurd memory, and no
-# real-world writer produces one.  (Arrays themselves may be arbitrarily large.)
-MAX_CHUNK_BYTES = 1 << 36
 MAX_NDIM = 64
 MAX_DIM_LENGTH = (1 << 63) - 1
 
@@ -41,12 +41,25 @@ def parse_chunks_field(value: Any, ndim: int, key: str | None, field: str = "chu
     return tuple(value)
 
 
-def check_chunk_size(chunks: tuple[int, ...], itemsize: int, key: str | None = None) -> None:
-    n = max(itemsize, 1)
-    for c in chunks:
-        n *= c
-        if n > MAX_CHUNK_BYTES:
+def check_declared_sizes(meta: Any) -> None:
+    """Refuse metadata declaring a chunk (decoded), or a shard index, larger than
+    ``config.max_chunk_bytes``: what reading or writing one of them would allocate, decided by
+    the metadata alone before any data proves it.  (Arrays themselves, and shards, may be
+    arbitrarily large: a shard is read and written an inner chunk at a time.)"""
+    cap = config.max_chunk_bytes
+    sizes = [("a chunk", math.prod(meta.grid.max_chunk_shape) * max(meta.dtype.itemsize, 1))]
+    sharding = getattr(meta, "sharding", None)
+    if sharding is not None:
+        inner = math.prod(
+            -(-s // c) for s, c in zip(meta.storage_grid.max_chunk_shape, sharding.chunk_shape)
+        )
+        sizes.append(("a shard's index", inner * 16))
+    chain = sharding.inner if sharding is not None else meta.codec
+    if isinstance(chain.ab, ShardingCodec):
+        sizes.append(("an inner shard's index", chain.ab.resolved(chain.specs[-1]).index_nbytes))
+    for what, nbytes in sizes:
+        if nbytes > cap:
             raise MetadataError(
-                f"chunk shape {tuple(chunks)} describes chunks of more than {MAX_CHUNK_BYTES} bytes",
-                key,
+                f"{what} declares {nbytes} bytes, more than max_chunk_bytes ({cap}); raise it "
+                "with zarrkit.config.set(max_chunk_bytes=...) if the data is meant to be so large"
             )

@@ -19,7 +19,7 @@ from ..codecs.chain import CodecChain
 from ..codecs.registry import codec_config, get_codec
 from ..codecs.v2 import v2_codecs
 from ..errors import MetadataError
-from .common import check_chunk_size, parse_chunks_field, parse_shape_field
+from .common import check_declared_sizes, parse_chunks_field, parse_shape_field
 from .dtypes import (
     BYTES_DTYPE,
     parse_v2_dtype,
@@ -88,8 +88,8 @@ class ArrayMetadataV2:
             raise MetadataError(
                 "an object array needs an object codec (e.g. VLenUTF8) as its first filter"
             )
-        check_chunk_size(self.chunks, self.dtype.itemsize)
         _ = self.codec  # resolve (and validate) the codec chain now
+        check_declared_sizes(self)
 
     # -- parsing / serialising -------------------------------------------------------------
     @classmethod

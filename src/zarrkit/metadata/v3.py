@@ -20,7 +20,7 @@ from ..codecs.sharding import ShardingCodec
 from ..codecs.v3_builtin import NumcodecsArrayArrayCodec, TransposeCodec
 from ..codecs.v3_registry import parse_v3_codec
 from ..errors import MetadataError
-from .common import check_chunk_size, parse_chunks_field, parse_shape_field
+from .common import check_declared_sizes, parse_chunks_field, parse_shape_field
 from .dtypes import parse_v3_data_type, parse_v3_fill_value, v3_data_type_json, v3_fill_value_json
 from . import value_codecs  # noqa: F401  (registers cast_value and scale_offset)
 from .grid import ChunkGrid, RectilinearGrid, RegularGrid, Runs, longest_edges, merge_run, runs_total
@@ -222,8 +222,8 @@ class ArrayMetadataV3:
             raise MetadataError(
                 f"dimension_names {list(self.dimension_names)} must have one entry per dimension of {self.shape}"
             )
-        check_chunk_size(self.grid_chunks, self.dtype.itemsize)
         _ = self.codec  # resolve (and validate) the codec chain now
+        check_declared_sizes(self)
         s = self.sharding
         if s is not None and self.chunk_shapes is not None:
             for dim, (e, c) in enumerate(zip(self.chunk_shapes, s.chunk_shape)):

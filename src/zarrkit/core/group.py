@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import keyword
+import warnings
 from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
 from typing import Any
 
@@ -188,13 +189,45 @@ class Group(Mapping, Zarr3GroupMethods):
             return path
         return join_path(self._path, path)
 
-    def _member_names(self) -> list[tuple[str, str]]:
-        """``(name, kind)`` of every member, sorted: one listing of the group and one batched
-        read of the candidates' metadata."""
-        prefix = f"{self._path}/" if self._path else ""
-        names = [n for n in self._store.list_dir(prefix) if n not in _METADATA_NAMES]
+    def _member_names(self, path: str | None = None) -> list[tuple[str, str]]:
+        """``(name, kind)`` of every member of this group (or of the group at ``path`` in the
+        same store), sorted: one listing of the group and one batched read of the candidates'
+        metadata.  A listed name no node can have (empty, ``.``, ``..``, with a ``/``) is left
+        out with a warning naming it."""
+        path = self._path if path is None else path
+        prefix = f"{path}/" if path else ""
+        names = []
+        for n in self._store.list_dir(prefix):
+            if n in _METADATA_NAMES:
+                continue
+            if not n or n in (".", "..") or "/" in n:
+                warnings.warn(f"{describe_store(self._store_arg)}: skipping {prefix + n!r}, which no node can be named",
+                              stacklevel=3)
+                continue
+            names.append(n)
         kinds = io.node_kinds(self._store, [prefix + n for n in names])
         return sorted((n, kinds[prefix + n]) for n in names if kinds[prefix + n] is not None)  # type: ignore[misc]
+
+    def _walk(self, max_depth: int | None = None) -> Iterator[tuple[str, str, str]]:
+        """``(name relative to this group, kind, path)`` of every descendant, depth first (a
+        group before its members, each group's members sorted); the members of groups
+        ``max_depth`` levels below are not listed (0: this group's members only).  Iterative,
+        so a hierarchy of any depth is walked without recursion."""
+        stack = [iter(self._member_names())]
+        bases = [""]
+        while stack:
+            item = next(stack[-1], None)
+            if item is None:
+                stack.pop()
+                bases.pop()
+                continue
+            name, kind = item
+            rel = bases[-1] + name
+            path = join_path(self._path, rel)
+            yield rel, kind, path
+            if kind == "group" and (max_depth is None or len(stack) <= max_depth):
+                stack.append(iter(self._member_names(path)))
+                bases.append(rel + "/")
 
     def _open_member(self, path: str, kind: str) -> Array | Group:
         if kind == "array":
@@ -338,12 +371,9 @@ class Group(Mapping, Zarr3GroupMethods):
                 yield name, self._open_member(join_path(self._path, name), kind)  # type: ignore[misc]
 
     def _array_members(self, recurse: bool) -> Iterator[tuple[str, str]]:
-        for name, kind in self._member_names():
-            path = join_path(self._path, name)
+        for rel, kind, path in self._walk(None if recurse else 0):
             if kind == "array":
-                yield name, path
-            elif recurse:
-                yield from self._open_member(path, kind)._array_members(True)  # type: ignore[union-attr]
+                yield rel.rpartition("/")[2], path
 
     def array_keys(self, recurse: bool = False) -> Iterator[str]:
         """Names of member arrays, sorted.
@@ -372,26 +402,15 @@ class Group(Mapping, Zarr3GroupMethods):
         """``(name, member)`` pairs of the members, in name order; with ``max_depth`` > 0 (or
         None: all) the members of member groups too, named by their path from this group
         (zarr-python 3's ``members(max_depth=)``)."""
-        out: list[tuple[str, Array | Group]] = []
-        for name, kind in self._member_names():
-            member = self._open_member(join_path(self._path, name), kind)
-            out.append((name, member))
-            if isinstance(member, Group) and (max_depth is None or max_depth > 0):
-                deeper = member.members(None if max_depth is None else max_depth - 1)
-                out.extend((f"{name}/{sub}", m) for sub, m in deeper)
-        return out
+        return [(rel, self._open_member(path, kind)) for rel, kind, path in self._walk(max_depth)]
 
     # -- walking ----------------------------------------------------------------------------
     def visitvalues(self, func: Callable[[Any], Any]) -> Any:
         """Call ``func(member)`` on every descendant, depth first; stop at a non-None result."""
-        for _, obj in self.members():
-            result = func(obj)
+        for _, kind, path in self._walk():
+            result = func(self._open_member(path, kind))
             if result is not None:
                 return result
-            if isinstance(obj, Group):
-                result = obj.visitvalues(func)
-                if result is not None:
-                    return result
         return None
 
     def visit(self, func: Callable[[str], Any]) -> Any:

@@ -31,22 +31,26 @@ class TreeView:
 
     def lines(self) -> list[str]:
         out = [self._root_name()]
-
-        def walk(g: Any, indent: str, depth: int) -> None:
-            if self.level is not None and depth >= self.level:
-                return
-            members = self._members(g)
-            for i, (name, obj) in enumerate(members):
-                last = i == len(members) - 1
-                branch = ("└── " if last else "├── ") if self.zarr3 else (" └── " if last else " ├── ")
-                if self._is_array(obj):
-                    out.append(f"{indent}{branch}{name} {obj.shape} {obj.dtype}")
-                else:
-                    out.append(f"{indent}{branch}{name}")
-                    below = ("    " if last else "│   ") if self.zarr3 else ("    " if last else " │  ")
-                    walk(obj, indent + below, depth + 1)
-
-        walk(self.group, "", 0)
+        # depth first without recursion (a hierarchy may be thousands of levels deep): a stack
+        # of (members, next position, indent) per open group
+        stack: list[tuple[list[tuple[str, Any]], int, str]] = []
+        if self.level is None or self.level > 0:
+            stack.append((self._members(self.group), 0, ""))
+        while stack:
+            members, i, indent = stack.pop()
+            if i == len(members):
+                continue
+            stack.append((members, i + 1, indent))
+            name, obj = members[i]
+            last = i == len(members) - 1
+            branch = ("└── " if last else "├── ") if self.zarr3 else (" └── " if last else " ├── ")
+            if self._is_array(obj):
+                out.append(f"{indent}{branch}{name} {obj.shape} {obj.dtype}")
+                continue
+            out.append(f"{indent}{branch}{name}")
+            if self.level is None or len(stack) < self.level:
+                below = ("    " if last else "│   ") if self.zarr3 else ("    " if last else " │  ")
+                stack.append((self._members(obj), 0, indent + below))
         return out
 
     def __str__(self) -> str:

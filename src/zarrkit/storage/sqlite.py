@@ -53,7 +53,12 @@ class SQLiteStore(Store):
     read-only store then creates or updates the ``-shm`` (and an empty ``-wal``) file beside
     the database, never the database itself.  SQLite's ``immutable=1`` would avoid that but is
     not used: it ignores the write-ahead log (committed writes still in the log would be
-    missing) and gives wrong results when another process writes while it reads.
+    missing) and gives wrong results when another process writes while it reads.  A writer
+    killed while switching journal modes (as it opens or closes) may leave a *hot* rollback
+    journal (``-journal``), which only a writable connection may roll back: a read-only store
+    then raises :class:`~zarrkit.errors.StoreError` saying so, and opening the database for
+    writing once (``SQLiteStore(path).close()``) repairs it.  Writes that had returned are
+    never lost.
 
     Partial reads cut the range out of the BLOB inside SQLite (``substr``), so only the
     requested bytes are passed to Python; listings are range scans of the primary-key index.
@@ -149,6 +154,13 @@ class SQLiteStore(Store):
                     )
         except sqlite3.Error as exc:
             conn.close()
+            if self.read_only and os.path.exists(self.path + "-journal"):
+                raise StoreError(
+                    f"cannot read SQLite database {self.path!r} read-only: a writer was killed "
+                    f"in a transaction, and its rollback journal {self.path + '-journal'!r} must "
+                    "be rolled back first, which writes; open the database for writing once "
+                    f"(SQLiteStore(path).close()), then read it ({exc})"
+                ) from None
             raise StoreError(f"cannot use SQLite database {self.path!r}: {exc}") from None
         except BaseException:
             conn.close()

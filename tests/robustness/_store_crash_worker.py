@@ -8,7 +8,8 @@ number alone (:func:`kv_ops`, :func:`zip_payload`), so the parent rebuilds it to
 Modes
 -----
 kv    SQLiteStore / LMDBStore: single sets, ``set_many`` batches and deletes over 40 keys,
-      values of 100 B to 150 kB; prints the operation number after each one
+      values of 100 B to 150 kB; prints the operation number after each one, and closes
+      and reopens the store after every tenth
 zip   ZipStore(mode='w'): one new member after another, printing ``wrote N``, and
       ``flushed N`` after each :meth:`~zarrkit.storage.ZipStore.flush` (every 4 members)
 """
@@ -66,6 +67,9 @@ def run_kv(args: dict) -> None:
         else:
             store.delete(next(iter(items)))
         print(i, flush=True)
+        if i % 10 == 9:  # kills also fall while the store closes (SQLite leaves WAL mode)
+            store.close()
+            store = open_kv(args["kind"], args["path"])
 
 
 def zip_payload(i: int) -> bytes:

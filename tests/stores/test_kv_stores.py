@@ -114,9 +114,15 @@ def test_sqlite_file_layout_is_zarr2s(tmp_path):
     path = tmp_path / "z.sqlite"
     with SQLiteStore(path) as store:
         store["a/b"] = b"123"
+        probe = sqlite3.connect(path)
+        assert probe.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        probe.close()
+    # the last writer to close returns the database to rollback-journal mode (read-only
+    # connections then need no -shm/-wal files)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["z.sqlite"]
     conn = sqlite3.connect(path)
     try:
-        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
         assert conn.execute("SELECT k, v FROM zarr").fetchall() == [("a/b", b"123")]
         # a database written by zarr-python 2 (same table) is readable
         conn.execute("INSERT INTO zarr (k, v) VALUES (?, ?)", ("other", b"xyz"))

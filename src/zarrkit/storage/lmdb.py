@@ -5,6 +5,11 @@ from __future__ import annotations
 import os
 import sys
 import threading
+
+try:
+    import fcntl
+except ImportError:  # Windows: LMDB's lock file is always used there
+    fcntl = None  # type: ignore[assignment]
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -38,6 +43,40 @@ def _encode(key: str) -> bytes:
     return key.encode("utf-8")
 
 
+def _lock_in_use(path: str, subdir: bool) -> bool:
+    """Whether a process may be using the LMDB database at ``path`` through its lock file.
+
+    Every process with an LMDB environment open holds a POSIX lock on the first byte of the
+    lock file; taking (and at once releasing) an exclusive lock on that byte tells whether any
+    does, without changing the file.  True when it cannot be told.  Called only while this
+    process has no environment open on ``path`` (closing a descriptor drops every POSIX lock
+    the process holds on the file, LMDB's own included).
+    """
+    if fcntl is None:
+        return True
+    lock_file = os.path.join(path, "lock.mdb") if subdir else path + "-lock"
+    real = os.path.realpath(path)
+    if any(
+        pid == os.getpid() and os.path.realpath(other) == real for pid, other in _ENVS
+    ):  # the same database under another name: its locks must not be dropped
+        return True
+    try:
+        fd = os.open(lock_file, os.O_RDWR)
+    except FileNotFoundError:
+        return False  # no process has used the lock file
+    except OSError:
+        return True
+    try:
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0, os.SEEK_SET)
+        except OSError:
+            return True  # another process holds it
+        fcntl.lockf(fd, fcntl.LOCK_UN, 1, 0, os.SEEK_SET)
+        return False
+    finally:
+        os.close(fd)
+
+
 class LMDBStore(Store):
     """Keys and values in an LMDB memory-mapped database.
 
@@ -58,9 +97,25 @@ class LMDBStore(Store):
         Largest size the database may reach; address space is reserved, the file grows as
         needed.
     read_only : bool, default False
-        Open the database read-only (it must exist) and refuse every write.
+        Open the database read-only (it must exist) and refuse every write.  See *Read-only
+        opening* below.
     **kwargs
         Passed to :func:`lmdb.open` (e.g. ``subdir``, ``sync``, ``lock``, ``max_readers``).
+        Writes are durable by default (``sync=True``: a write that returned survives the
+        writer being killed or the machine losing power).
+
+    Notes
+    -----
+    **Read-only opening.**  LMDB readers normally register in the database's lock file
+    (``lock.mdb``, or ``<path>-lock`` with ``subdir=False``), which rewrites it.  When no
+    other process has the database open (no process holds a lock on that file), a read-only
+    store opens it with ``lock=False``: nothing on disk is created or changed.  That is safe
+    as long as no process writes while the store is open: a writer that opens the database
+    afterwards cannot see an unregistered reader and may reuse the pages it is reading, so
+    its reads could return wrong bytes.  Pass ``lock=True`` to a read-only store that must
+    read while another process may start writing (the lock file is then updated, as LMDB
+    requires).  When another process already has the database open, and on systems without
+    ``fcntl`` (Windows), read-only stores use the lock file.
 
     Raises
     ------
@@ -120,6 +175,8 @@ class LMDBStore(Store):
         with _ENVS_LOCK:
             self._env_key = (os.getpid(), self.path)
             shared = _ENVS.get(self._env_key)
+            if shared is None and self.read_only and "lock" not in options:
+                options["lock"] = _lock_in_use(self.path, options.get("subdir", True))
             if shared is not None:
                 if shared[2] and not self.read_only:
                     raise StoreError(

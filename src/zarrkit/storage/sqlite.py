@@ -36,10 +36,29 @@ class SQLiteStore(Store):
     """Keys and values as rows of a table in an SQLite database file.
 
     Every value is a row of the table ``zarr(k TEXT PRIMARY KEY, v BLOB)`` (the layout of
-    zarr-python 2's ``SQLiteStore``, whose files this store reads and writes).  The database
-    runs in WAL mode, so readers never wait for a writer; every write is one transaction.
-    Each thread gets its own connection (reads run in parallel), writes of this store are
-    serialized by a lock, and other processes may use the same file at the same time.
+    zarr-python 2's ``SQLiteStore``, whose files this store reads and writes).  While a
+    writable store is open the database runs in WAL mode, so readers never wait for a writer;
+    every write is one transaction, committed with ``synchronous=FULL`` (a write that returned
+    survives the writer being killed, or the machine losing power).  Each thread gets its own
+    connection (reads run in parallel), writes of this store are serialized by a lock, and
+    other processes may use the same file at the same time.
+
+    **Read-only opening changes nothing on disk.**  ``read_only=True`` connects through a
+    ``file:...?mode=ro`` URI.  A writable store that is the last user of the database returns
+    it to SQLite's rollback-journal mode when it closes (the write-ahead log checkpointed
+    into the database and removed), and such a database is read without creating, changing
+    or removing any file.  While the write-ahead log is in use -- another process has the
+    database open for writing, or a writer was killed before closing it, or it closed while
+    another process still had the file open -- SQLite needs the log's shared-memory index: a
+    read-only store then creates or updates the ``-shm`` (and an empty ``-wal``) file beside
+    the database, never the database itself.  SQLite's ``immutable=1`` would avoid that but is
+    not used: it ignores the write-ahead log (committed writes still in the log would be
+    missing) and gives wrong results when another process writes while it reads.  A writer
+    killed while switching journal modes (as it opens or closes) may leave a *hot* rollback
+    journal (``-journal``), which only a writable connection may roll back: a read-only store
+    then raises :class:`~zarrkit.errors.StoreError` saying so, and opening the database for
+    writing once (``SQLiteStore(path).close()``) repairs it.  Writes that had returned are
+    never lost.
 
     Partial reads cut the range out of the BLOB inside SQLite (``substr``), so only the
     requested bytes are passed to Python; listings are range scans of the primary-key index.
@@ -123,6 +142,7 @@ class SQLiteStore(Store):
         try:
             if not self.read_only:
                 conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=FULL")
                 conn.execute(_SCHEMA)
             else:
                 found = conn.execute(
@@ -134,6 +154,13 @@ class SQLiteStore(Store):
                     )
         except sqlite3.Error as exc:
             conn.close()
+            if self.read_only and os.path.exists(self.path + "-journal"):
+                raise StoreError(
+                    f"cannot read SQLite database {self.path!r} read-only: a writer was killed "
+                    f"in a transaction, and its rollback journal {self.path + '-journal'!r} must "
+                    "be rolled back first, which writes; open the database for writing once "
+                    f"(SQLiteStore(path).close()), then read it ({exc})"
+                ) from None
             raise StoreError(f"cannot use SQLite database {self.path!r}: {exc}") from None
         except BaseException:
             conn.close()
@@ -314,11 +341,14 @@ class SQLiteStore(Store):
                 conns.append(self._shared)
             self._holders = weakref.WeakSet()
             self._shared = None
+        if conns and not self.read_only and not self._memory:
+            last = conns.pop()
+            for conn in conns:
+                _close_quietly(conn)
+            _leave_wal_mode(last)
+            conns = [last]
         for conn in conns:
-            try:
-                conn.close()
-            except sqlite3.Error:
-                pass
+            _close_quietly(conn)
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -350,3 +380,26 @@ def _as_bytes(value: Any) -> bytes:
     if isinstance(value, str):  # a TEXT value written by another tool
         return value.encode("utf-8")
     return bytes(value)
+
+
+def _close_quietly(conn: sqlite3.Connection) -> None:
+    try:
+        conn.close()
+    except sqlite3.Error:
+        pass
+
+
+def _leave_wal_mode(conn: sqlite3.Connection) -> None:
+    """Return the database to rollback-journal mode when ``conn`` is its last user.
+
+    The log is checkpointed into the database and removed, so a later read-only connection
+    reads the file without creating the ``-shm``/``-wal`` files WAL mode needs.  SQLite allows
+    the switch only to the single connection of the database: while another process has it
+    open the switch fails at once (no waiting) and the database stays in WAL mode, to be
+    switched by whichever writer closes last.
+    """
+    try:
+        conn.execute("PRAGMA busy_timeout=0")
+        conn.execute("PRAGMA journal_mode=DELETE")
+    except sqlite3.Error:
+        pass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import struct
 import threading
 import time
 import warnings
@@ -19,7 +20,26 @@ __all__ = ["ZipStore"]
 
 #: What reading a damaged member raises inside :mod:`zipfile` (bad CRC or header, truncated or
 #: corrupt deflate data, an unsupported compression method or encryption).
-_MEMBER_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError)
+_MEMBER_ERRORS = (
+    zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, struct.error
+)
+#: What opening a damaged zip file raises inside :mod:`zipfile`.
+_ARCHIVE_ERRORS = (zipfile.BadZipFile, EOFError, struct.error)
+
+
+def _unfinished(path: str) -> str:
+    """A note for a file that is not a readable zip file but starts as one."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except OSError:
+        return ""
+    if head != b"PK\x03\x04":
+        return ""
+    return (
+        " (it starts with a zip member but has no valid central directory, as a zip file "
+        "whose writer was killed, or did not close or flush it, has)"
+    )
 
 
 class ZipStore(Store):
@@ -132,8 +152,8 @@ class ZipStore(Store):
             # zip file's members would be lost to readers)
             if not zipfile.is_zipfile(path):
                 raise StoreError(
-                    f"{path!r} is not a zip file (or lacks its central directory, as a zip file "
-                    "whose writer did not close it does); mode='a' adds only to a zip file"
+                    f"{path!r} is not a zip file{_unfinished(path) or ''}; mode='a' adds only "
+                    "to a zip file"
                 )
         try:
             return zipfile.ZipFile(
@@ -151,8 +171,10 @@ class ZipStore(Store):
                 "(mode='a' adds to it, mode='w' replaces it)",
                 path=path,
             ) from None
-        except (zipfile.BadZipFile, EOFError) as exc:
-            raise StoreError(f"{path!r} is not a valid zip file: {exc}") from None
+        except _ARCHIVE_ERRORS as exc:
+            raise StoreError(
+                f"{path!r} is not a valid zip file: {exc}{_unfinished(path)}"
+            ) from None
         except (NotImplementedError, RuntimeError, ValueError) as exc:
             # e.g. an unsupported compression method
             raise StoreError(f"cannot open zip file {path!r}: {exc}") from None

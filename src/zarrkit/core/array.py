@@ -566,14 +566,31 @@ class Array(Zarr3ArrayMethods):
             self._set_meta(io.load_array_metadata(self._store, self._path))
         return self._meta
 
-    def _resize_locked(self, new_shape: tuple[int, ...]) -> None:
+    def _resize_locked(self, new_shape: tuple[int, ...], appended: Any = None) -> None:
+        """Write the metadata of ``new_shape``, in an order a writer killed at any point
+        leaves readable and consistent: stored objects outside the current grid (left by a
+        resize that was interrupted, invisible until the array grows over them) are deleted
+        first; then ``appended`` (``(region, data)``) is written, out of sight beyond the
+        current shape; then the new metadata makes it all visible at once; and last the
+        objects outside a shrunk grid are deleted."""
         old = self._load_for_update()
         new = old.evolve(shape=new_shape)
+        old_grid, new_grid = old.storage_grid.grid_shape, new.storage_grid.grid_shape
+        leftovers, shrunk = [], []
+        for c, key in iter_stored(self._ctx, old, within=False):
+            if any(i >= m for i, m in zip(c, old_grid)):
+                leftovers.append(key)
+            elif any(i >= m for i, m in zip(c, new_grid)):
+                shrunk.append(key)
+        for key in leftovers:
+            self._chunk_store.delete(key)
+        if appended is not None:
+            region, data = appended
+            ctx = ChunkContext.build(self._chunk_store, self._path, new)
+            write_selection(ctx, make_indexer(region, new.shape, ctx.grid, "basic"), data,
+                            write_empty_chunks=self._write_empty_chunks, synchronizer=self._synchronizer)
         self._write_metadata(new)
-        new_cdata = new.storage_grid.grid_shape
-        stale = [key for c, key in iter_stored(self._ctx, old, within=False)
-                 if any(i >= m for i, m in zip(c, new_cdata))]
-        for key in stale:
+        for key in shrunk:
             self._chunk_store.delete(key)
 
     def _check_resizable(self) -> None:
@@ -607,12 +624,12 @@ class Array(Zarr3ArrayMethods):
                     f"shape {shape}; all dimensions must match except dimension {axis}"
                 )
             new_shape = tuple(s + data.shape[axis] if i == axis else s for i, s in enumerate(shape))
-            self._resize_locked(new_shape)
             region = tuple(
                 slice(shape[axis], new_shape[axis]) if i == axis else slice(None)
                 for i in range(len(shape))
             )
-            self[region] = data
+            # the rows are written before the shape that shows them: an append is all or nothing
+            self._resize_locked(new_shape, appended=(region, data))
         return new_shape
 
     def _with_settings(self, order: str | None = None, write_empty_chunks: bool | None = None) -> Array:

@@ -50,7 +50,11 @@ def pages() -> list[Path]:
 
 def parse(path: Path) -> list[Block]:
     """The fenced blocks of a page, each ``text`` block attached to the code block before it."""
-    lines = path.read_text(encoding="utf-8").splitlines()
+    return parse_text(path.read_text(encoding="utf-8"), str(path))
+
+
+def parse_text(text: str, path: str = "<text>") -> list[Block]:
+    lines = text.splitlines()
     blocks: list[Block] = []
     previous_end = -10
     i = 0
@@ -143,6 +147,7 @@ def scratch(tmp_path, monkeypatch):
         zarrkit.storage.default_compressor = default_compressor
 
 
+@pytest.mark.filterwarnings("error")
 @pytest.mark.parametrize("page", pages(), ids=lambda p: p.relative_to(DOCS).as_posix())
 def test_page_examples(page, scratch):
     ran = run_page(page)
@@ -162,3 +167,20 @@ def test_guide_pages_exist():
     names = {p.relative_to(DOCS).as_posix() for p in pages()}
     assert {"index.md", "getting-started.md"} <= names
     assert len([n for n in names if n.startswith("guide/")]) >= 10
+
+
+def test_cli_reference_is_current(monkeypatch):
+    """The --help texts quoted at the end of the command-line page are what the parser prints."""
+    from zarrkit.cli import build_parser
+
+    monkeypatch.setenv("COLUMNS", "96")
+    text = (DOCS / "guide" / "cli.md").read_text(encoding="utf-8")
+    reference = text.split("## Reference", 1)[1]
+    quoted = next(b for b in parse_text(reference) if b.lang == "text").code
+    parser = build_parser()
+    for command in [[]] + [[c] for c in
+                           ("info", "tree", "ls", "cp", "convert", "verify", "consolidate", "rm")]:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+            parser.parse_args(command + ["--help"])
+        assert out.getvalue().strip() in quoted, f"`zarrkit {' '.join(command)} --help` changed"

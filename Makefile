@@ -9,7 +9,7 @@ PYTHON  ?= $(shell for p in python3.12 "$$(pyenv root 2>/dev/null)/versions/3.12
            done)
 JOBS    ?= 2
 
-.PHONY: demo test test-quick bench bench-quick lint clean compat-zarr2
+.PHONY: demo test test-quick bench bench-quick lint clean compat-zarr2 docs docs-check
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "error: Python 3.12 not found (install it or pass PYTHON=...)" >&2; exit 1; }
@@ -43,9 +43,27 @@ compat-zarr2: $(STAMP)
 	$(PY) tools/zarr2_suite.py --format 2
 	$(PY) tools/zarr2_suite.py --format 3
 
+# the documentation site: mkdocs-material + mkdocstrings, built with --strict into site/
+DOCS_STAMP := $(VENV)/.installed-docs
+
+# (mkdocstrings reads src/ without importing it, so the docs need only the docs extra)
+$(DOCS_STAMP): pyproject.toml
+	@test -x $(PY) || test -n "$(PYTHON)" || { echo "error: Python 3.12 not found (install it or pass PYTHON=...)" >&2; exit 1; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
+
+# builds the site, serves it on 127.0.0.1 and screenshots it with headless chromium
+docs-check: docs
+	$(PY) tools/docs_check.py --site site --out docs/screenshots
+
 lint: $(STAMP)
 	$(PY) -m pip install -q ruff
 	$(PY) -m ruff check src tests
 
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build dist site src/*.egg-info .pytest_cache .hypothesis

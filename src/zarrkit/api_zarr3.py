@@ -148,6 +148,14 @@ def from_array(
         attributes = dict(source.attrs.asdict()) if attributes is None else attributes
         if zarr_format != source.zarr_format:  # codecs of one format need not exist in the other
             options = {k: v for k, v in options.items() if k in ("chunks", "shards")}
+        elif kwargs.get("chunk_key_encoding") is None:  # the source's keys, as zarr-python 3
+            meta = source.metadata
+            kwargs["chunk_key_encoding"] = (
+                meta.chunk_key_encoding if zarr_format == 3
+                else {"name": "v2", "separator": meta.dimension_separator}
+            )
+        if kwargs.get("dimension_names") is None and source.zarr_format == 3:
+            kwargs["dimension_names"] = source.metadata.dimension_names
     if zarr_format == 2:
         options.pop("shards", None)
         options.pop("serializer", None)

@@ -150,3 +150,25 @@ def test_group_attributes_and_open_group_use_consolidated():
     c = zarr.open_group(store, mode="r", use_consolidated=True)
     assert isinstance(c.store, zarr.storage.ConsolidatedMetadataStore) and list(c) == ["x"]
     assert list(zarr.open_group(store, mode="r", use_consolidated=False)) == ["x"]
+
+
+@pytest.mark.parametrize("zarr_format, encoding", [
+    (3, {"name": "default", "separator": "."}), (2, {"name": "v2", "separator": "/"}),
+])
+def test_from_array_keeps_dimension_names_and_chunk_keys_as_zarr_python(zarr_format, encoding):
+    """zarr-python 3's flat ``{"name", "separator"}`` form is honoured, and ``from_array``
+    keeps a source's dimension names and chunk key encoding: the same keys as zarr-python."""
+    import zarr as zarr_python  # the reference library (this module's ``zarr`` is zarrkit)
+
+    names = {"dimension_names": ["x", "y"]} if zarr_format == 3 else {}
+    stores = []
+    for lib in (zarr, zarr_python):
+        src = lib.create_array({}, shape=(4, 4), chunks=(2, 2), dtype="i4", zarr_format=zarr_format,
+                               chunk_key_encoding=encoding, **names)
+        src[:] = np.arange(16).reshape(4, 4)
+        out = {}
+        copy = lib.from_array(out if lib is zarr else zarr_python.storage.MemoryStore(out), data=src)
+        if zarr_format == 3:
+            assert tuple(copy.metadata.dimension_names) == ("x", "y")
+        stores.append(sorted(k for k in out if not k.startswith((".", "zarr.json"))))
+    assert stores[0] == stores[1] and stores[0][0] == ("c.0.0" if zarr_format == 3 else "0/0")

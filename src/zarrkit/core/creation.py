@@ -18,6 +18,7 @@ import numpy as np
 from ..codecs.v3_builtin import ZstdCodec
 from ..config import config
 from ..config import config as _settings  # the name create_array's config= argument shadows
+from ..metadata.build import chunk_key_encoding_arg
 from ..metadata.normalize import ZARR3_CHUNK_BASE, guess_chunks, normalize_shape
 from ..storage.coerce import coerce_store
 from .array import Array
@@ -455,8 +456,8 @@ def create_array(
     if compressors == "auto" and zarr_format == 3 and codecs is None:
         compressor = [ZstdCodec(level=0, checksum=False)]  # zarr-python 3's default
     kwargs: dict[str, Any] = {}
-    if zarr_format == 2 and isinstance(chunk_key_encoding, dict):
-        kwargs["dimension_separator"] = (chunk_key_encoding.get("configuration") or {}).get("separator")
+    if zarr_format == 2 and chunk_key_encoding is not None:
+        kwargs["dimension_separator"] = chunk_key_encoding_arg(chunk_key_encoding).separator
     return create(
         shape,
         chunks=chunks,

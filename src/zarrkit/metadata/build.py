@@ -27,7 +27,22 @@ from .normalize import normalize_chunks, normalize_order, normalize_shape, recti
 from .v2 import ArrayMetadataV2
 from .v3 import ArrayMetadataV3, ChunkKeyEncoding
 
-__all__ = ["build_array_metadata", "build_array_metadata_v3", "h5py_compressor", "default_compressor"]
+__all__ = [
+    "build_array_metadata", "build_array_metadata_v3", "chunk_key_encoding_arg", "h5py_compressor",
+    "default_compressor",
+]
+
+
+def chunk_key_encoding_arg(value: Any) -> ChunkKeyEncoding:
+    """A creation function's ``chunk_key_encoding=``: None (the default encoding), an object,
+    its JSON form, or zarr-python 3's ``{"name": ..., "separator": ...}``."""
+    if value is None:
+        return ChunkKeyEncoding()
+    if isinstance(value, ChunkKeyEncoding):
+        return value
+    if isinstance(value, dict) and "configuration" not in value and set(value) <= {"name", "separator"}:
+        value = {"name": value.get("name"), "configuration": {k: v for k, v in value.items() if k == "separator"}}
+    return ChunkKeyEncoding.from_json(value, "chunk_key_encoding")
 
 
 def default_compressor() -> Any:
@@ -277,12 +292,7 @@ def build_array_metadata_v3(
             fill = b"" if is_bytes else ""
         else:
             fill = np.zeros((), dtype=dt)[()]
-    if chunk_key_encoding is None:
-        cke = ChunkKeyEncoding()
-    elif isinstance(chunk_key_encoding, ChunkKeyEncoding):
-        cke = chunk_key_encoding
-    else:
-        cke = ChunkKeyEncoding.from_json(chunk_key_encoding, "chunk_key_encoding")
+    cke = chunk_key_encoding_arg(chunk_key_encoding)
     if dimension_names is not None:
         dimension_names = tuple(dimension_names)
     try:

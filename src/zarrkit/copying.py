@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from .api import init_group
 from .config import config
 from .core.array import Array
 from .core.group import Group
 from .errors import CopyError, ZarrkitError
+from .metadata import io
 from .metadata.dtypes import is_bytes_dtype
 from .metadata.normalize import normalize_path
 from .storage.base import Store
@@ -508,9 +508,10 @@ def _copy_group(
             del dest[name]
         attrs = {} if without_attrs else _attrs_dict(source)
         if isinstance(dest, Group) and name not in dest:
-            # the group and its attributes in one metadata write
-            init_group(dest._store, path=dest._item_path(name), zarr_format=dest.zarr_format,
-                       attributes=attrs or None)
+            # the group and its attributes in one metadata write; its parent is ``dest``, so
+            # there are no parents to look for (which, at every level of a deep hierarchy,
+            # would cost the depth in reads)
+            io.write_group_metadata(dest._store, dest._item_path(name), dest.zarr_format, attrs or None)
             grp = dest[name]
         else:
             grp = dest.require_group(name)

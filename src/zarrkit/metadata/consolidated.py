@@ -19,8 +19,14 @@ from ..storage.coerce import coerce_store
 from . import io, v2, v3
 
 __all__ = [
-    "ConsolidatedStore", "ConsolidatedMetadataStore", "consolidate", "consolidated_document_v2",
-    "consolidated_document_v3", "iter_nodes", "load_consolidated", "ZMETADATA",
+    "ZMETADATA",
+    "ConsolidatedMetadataStore",
+    "ConsolidatedStore",
+    "consolidate",
+    "consolidated_document_v2",
+    "consolidated_document_v3",
+    "iter_nodes",
+    "load_consolidated",
 ]
 
 ZMETADATA = ".zmetadata"

@@ -2,15 +2,33 @@
 
 Chunks are never touched: a converted v3 array uses the ``v2`` chunk key encoding so its chunk
 keys stay valid, and its codec chain reproduces the v2 filters/compressor/order byte for byte.
-All new documents are built and validated before anything is written; the new metadata is
-written before the old is removed, and readers prefer ``zarr.json``, so an interrupted
-conversion leaves a readable hierarchy.  Consolidated metadata is kept: a consolidated group
-is consolidated again in the new format, and a hierarchy with nothing to convert is left
-untouched.
+All new documents are built and validated before anything is written.  Consolidated metadata
+is kept: a consolidated group is consolidated again in the new format, and a hierarchy with
+nothing to convert is left untouched.
+
+A conversion killed at any point leaves a hierarchy that reads correctly, and running it again
+finishes it.  Readers (zarrkit and zarr-python alike) use ``zarr.json`` when a node holds both
+formats' documents, and each document is stored with one atomic write, so the order of writes
+is what keeps every intermediate state readable:
+
+* v2 → v3: every node's ``zarr.json`` is written children first, so a group reads as v3 only
+  once everything below it does; a consolidated group's ``zarr.json`` is written once, with its
+  consolidated metadata.  Then the v2 documents are removed (``.zarray``/``.zgroup`` before
+  ``.zattrs``, so a node whose v2 description is left is complete; ``.zmetadata`` last).
+* v3 → v2: every node's v2 documents are written, then each consolidated group's
+  ``.zmetadata``; readers go on using ``zarr.json`` meanwhile.  Then the ``zarr.json``
+  documents are removed, parents first, so a reader that takes a group's format for its
+  members (zarr-python) finds the v2 documents there.
+
+A re-run knows what is left from the store alone: documents of the old format still present
+(a node holding both keeps its ``zarr.json``, the one readers were using; a v3 node still
+holding ``zarr.json`` is converted from it again), and a group was consolidated if it holds
+consolidated metadata of either format.  Only the last removal makes the hierarchy look done.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -29,13 +47,22 @@ from .codecs.v3_builtin import (
 from .errors import MetadataError, NodeNotFoundError
 from .metadata import io, v2, v3
 from .metadata.codec_args import to_v3_codec
-from .metadata.consolidated import ZMETADATA, consolidate, load_consolidated
+from .metadata.consolidated import (
+    ZMETADATA,
+    consolidate,
+    consolidated_document_v2,
+    consolidated_document_v3,
+    iter_nodes,
+    load_consolidated,
+)
 from .metadata.dtypes import BYTES_DTYPE
 from .metadata.normalize import normalize_path
 from .storage.base import Store, join_path
 from .storage.coerce import coerce_store
 
-__all__ = ["convert", "v2_to_v3_metadata", "v3_to_v2_metadata"]
+__all__ = [
+    "convert", "leftover_documents", "mixed_documents", "v2_to_v3_metadata", "v3_to_v2_metadata",
+]
 
 
 def v2_to_v3_metadata(meta: v2.ArrayMetadataV2, key: str = "") -> v3.ArrayMetadataV3:
@@ -120,20 +147,65 @@ def v3_to_v2_metadata(meta: v3.ArrayMetadataV3, key: str = "") -> v2.ArrayMetada
     )
 
 
-def _nodes(store: Store, path: str) -> list[tuple[str, str]]:
-    kind = io.node_kind(store, path)
-    if kind is None:
-        return []
-    out = [(path, kind)]
-    if kind == "group":
-        prefix = f"{path}/" if path else ""
-        for name in store.list_dir(prefix):
-            out += _nodes(store, prefix + name)
+#: the documents of each format a node may hold (v2's consolidated document included)
+_V2_NAMES = (v2.ARRAY_KEY, v2.GROUP_KEY, v2.ATTRS_KEY, ZMETADATA)
+_V3_NAMES = (v3.ZARR_JSON,)
+
+
+def _old_names(zarr_format: int) -> tuple[str, ...]:
+    return _V2_NAMES if zarr_format == 3 else _V3_NAMES
+
+
+def leftover_documents(store: Any, zarr_format: int, path: str | None = None) -> dict[str, list[str]]:
+    """The documents of the other format a conversion of the hierarchy at ``path`` to
+    ``zarr_format`` would remove, by node path (only nodes holding some): empty when the
+    hierarchy is fully in ``zarr_format``, even after an interrupted conversion whose nodes
+    all read in the new format already."""
+    s = coerce_store(store)
+    names = _old_names(zarr_format)
+    out: dict[str, list[str]] = {}
+    for node_path, _, _, _ in iter_nodes(s, normalize_path(path)):
+        keys = [n for n in names if s.exists(join_path(node_path, n))]
+        if keys:
+            out[node_path] = keys
     return out
+
+
+def mixed_documents(store: Store, path: str) -> tuple[list[str], bool] | None:
+    """For a node holding documents of both formats (a conversion interrupted, or metadata
+    written beside the other format's), the v2 document names it holds beside ``zarr.json``
+    and whether the two formats describe the same node; None for a node in one format."""
+    key = join_path(path, v3.ZARR_JSON)
+    doc = io.read_json(store, key)
+    if doc is None:
+        return None
+    names = [n for n in _V2_NAMES if store.exists(join_path(path, n))]
+    if not names:
+        return None
+    kind = io.node_info(store, path)[0]
+    try:
+        attrs = io.read_attributes(store, path, 2)
+        if kind == "array" and v2.ARRAY_KEY in names:
+            v2meta = v2.ArrayMetadataV2.from_json(io.read_json(store, join_path(path, v2.ARRAY_KEY)))
+            mine = json.loads(v2_to_v3_metadata(v2meta, key).to_bytes(attrs))
+        elif kind == "group" and v2.GROUP_KEY in names:
+            mine = {"attributes": attrs, "zarr_format": 3, "node_type": "group"}
+        else:
+            return names, False  # a v2 document of the other kind of node, or attributes alone
+    except (MetadataError, ValueError, TypeError):
+        return names, False
+    doc = dict(doc)
+    doc.pop("consolidated_metadata", None)
+    return names, mine == doc
 
 
 def convert(store: Any, zarr_format: int, path: str | None = None) -> None:
     """Convert the hierarchy at ``path`` to ``zarr_format`` (2 or 3) in place, metadata only.
+
+    The conversion survives being killed at any point: documents are written in an order in
+    which every intermediate state reads correctly (see the module documentation), and
+    running the same conversion again finishes it (documents of the old format removed,
+    consolidated metadata rewritten), ending in the state an uninterrupted conversion leaves.
 
     Examples
     --------
@@ -149,52 +221,90 @@ def convert(store: Any, zarr_format: int, path: str | None = None) -> None:
         raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
     s = coerce_store(store)
     path = normalize_path(path)
-    nodes = _nodes(s, path)
-    if not nodes:
+    infos = [(p, kind, fmt, doc) for p, kind, fmt, doc in iter_nodes(s, path)]
+    if not infos:
         raise NodeNotFoundError(f"nothing to convert at path {path!r}", path)
-    if all(io.node_info(s, p)[1] == zarr_format for p, _ in nodes):
+    names = _old_names(zarr_format)
+    old = {p: [n for n in names if s.exists(join_path(p, n))] for p, _, _, _ in infos}
+    if not any(old.values()):
         return  # nothing to convert: nothing is written (consolidated metadata stays as it is)
-    consolidated = _consolidated_groups(s, path, nodes, zarr_format)
-    plan: list[tuple[str, str, Any, dict[str, Any]]] = []
-    for node_path, kind in nodes:
-        kind_, fmt, _ = io.node_info(s, node_path)
-        attrs = io.read_attributes(s, node_path, fmt or 2)
+    consolidated = {p for p, kind, _, doc in infos if kind == "group" and _was_consolidated(s, p, doc)}
+    above = _consolidated_above(s, path, zarr_format)
+    # every new document is built (and so validated) before anything is written
+    plan: dict[str, tuple[Any, dict[str, Any]]] = {}
+    for node_path, kind, fmt, doc in infos:
         if fmt == zarr_format:
-            continue
+            continue  # zarr.json (v3) is what readers already use: it is kept as it is
+        attrs = io.read_attributes(s, node_path, fmt or 2)
+        new = None
         if kind == "array":
             meta = io.load_array_metadata(s, node_path)
             key = io.meta_key(node_path, meta.metadata_key)
             new = v2_to_v3_metadata(meta, key) if zarr_format == 3 else v3_to_v2_metadata(meta, key)
-            plan.append((node_path, kind, new, attrs))
-        else:
-            plan.append((node_path, kind, None, attrs))
-    for node_path, kind, new, attrs in plan:
-        if kind == "array":
-            io.write_array_metadata(s, node_path, new, attributes=attrs)
-            if zarr_format == 2:
-                io.write_attributes(s, node_path, attrs, 2)
-        else:
-            io.write_group_metadata(s, node_path, zarr_format, attrs)
-    for node_path, kind, _, _ in plan:
-        if zarr_format == 3:
-            for name in (v2.ARRAY_KEY, v2.GROUP_KEY, v2.ATTRS_KEY):
-                s.delete(join_path(node_path, name))
-        else:
-            s.delete(join_path(node_path, v3.ZARR_JSON))
-    # consolidated metadata is rewritten in the new format (v2: .zmetadata, v3: inline in the
-    # group's zarr.json), deepest group first so that no document is left stale
-    for group_path in consolidated:
-        if zarr_format == 3:
-            s.delete(join_path(group_path, ZMETADATA))
+        plan[node_path] = (new, attrs)
+    if zarr_format == 3:
+        _write_v3(s, infos, plan, consolidated)
+    else:
+        _write_v2(s, infos, plan, consolidated)
+    for group_path in above:
         consolidate(s, group_path)
+    # only now are the old documents removed, parents first: until the last one goes, a
+    # re-run sees work left and finishes it
+    for node_path, _, _, _ in infos:
+        for name in old[node_path]:
+            s.delete(join_path(node_path, name))
 
 
-def _consolidated_groups(store: Store, path: str, nodes: list[tuple[str, str]], zarr_format: int) -> list[str]:
-    """The groups whose consolidated metadata a conversion of ``nodes`` must rewrite: the
-    consolidated groups of the subtree and above it, deepest first.  A consolidated group
-    above the subtree that stays in the other format could not describe the converted
-    subtree: the conversion is refused before anything is written."""
-    found = [p for p, kind in nodes if kind == "group" and _is_consolidated(store, p)]
+def _write_v3(s: Store, infos: list[Any], plan: dict[str, Any], consolidated: set[str]) -> None:
+    # children before parents, so a group's zarr.json (which readers prefer) appears only
+    # once every node below has one, and a consolidated group's zarr.json is written once,
+    # with its consolidated metadata
+    for node_path, kind, _, doc in reversed(infos):
+        if node_path in plan:
+            new, attrs = plan[node_path]
+            if kind == "array":
+                io.write_array_metadata(s, node_path, new, attributes=attrs)
+                continue
+            doc = {"attributes": attrs, "zarr_format": 3, "node_type": "group"}
+        elif node_path not in consolidated:
+            continue
+        if node_path in consolidated:
+            s.set(join_path(node_path, v3.ZARR_JSON), consolidated_document_v3(s, node_path, doc))
+        else:
+            io.write_group_metadata(s, node_path, 3, doc["attributes"])
+
+
+def _write_v2(s: Store, infos: list[Any], plan: dict[str, Any], consolidated: set[str]) -> None:
+    # zarr.json stays (and readers keep using it) until every v2 document, consolidated
+    # ones included, is written
+    for node_path, kind, _, _ in infos:
+        if node_path not in plan:
+            continue
+        new, attrs = plan[node_path]
+        if kind == "array":
+            io.write_array_metadata(s, node_path, new)
+            io.write_attributes(s, node_path, attrs, 2)
+        else:
+            io.write_group_metadata(s, node_path, 2, attrs)
+    for node_path, _, _, _ in reversed(infos):
+        if node_path in consolidated:
+            s.set(join_path(node_path, ZMETADATA), consolidated_document_v2(s, node_path))
+
+
+def _was_consolidated(store: Store, path: str, doc: Any) -> bool:
+    """Whether the group at ``path`` has consolidated metadata in either format (an
+    interrupted conversion may have left the old one, or already written the new one)."""
+    if isinstance(doc, dict) and doc.get("consolidated_metadata"):
+        return True
+    return store.exists(join_path(path, ZMETADATA))
+
+
+def _consolidated_above(store: Store, path: str, zarr_format: int) -> list[str]:
+    """The consolidated groups above the subtree at ``path``, deepest first, whose consolidated
+    metadata the conversion must rewrite.  A consolidated group above the subtree that stays
+    in the other format could not describe the converted subtree: the conversion is refused
+    before anything is written."""
+    found = []
     parts = path.split("/") if path else []
     for i in range(len(parts) - 1, -1, -1):
         above = "/".join(parts[:i])
@@ -209,7 +319,7 @@ def _consolidated_groups(store: Store, path: str, nodes: list[tuple[str, str]], 
                 join_path(above, ZMETADATA if fmt == 2 else v3.ZARR_JSON),
             )
         found.append(above)
-    return sorted(found, key=lambda p: -len(p.split("/")) if p else 0)
+    return found
 
 
 def _is_consolidated(store: Store, path: str) -> bool:
@@ -217,4 +327,3 @@ def _is_consolidated(store: Store, path: str) -> bool:
         return load_consolidated(store, path) is not None
     except MetadataError:
         return True  # a malformed consolidated document is rewritten, not dropped
-

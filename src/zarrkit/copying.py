@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from .api import init_group
 from .config import config
 from .core.array import Array
 from .core.group import Group
 from .errors import CopyError, ZarrkitError
+from .metadata import io
 from .metadata.dtypes import is_bytes_dtype
 from .metadata.normalize import normalize_path
 from .storage.base import Store
@@ -443,10 +443,56 @@ def _copy(
             raise TypeError(
                 "source has no name, please provide the `name` parameter to indicate a name to copy to"
             )
-    if hasattr(source, "shape"):
-        return _copy_array(log, source, dest, name, without_attrs, if_exists, dry_run, create_kws)
-    if not (root or not shallow):
-        return 0, 0, 0
+    opts = (shallow, without_attrs, if_exists, dry_run, create_kws)
+    return _copy_tree(log, [(lambda: source, dest, name, root)], opts)
+
+
+def _copy_members(
+    log: _LogWriter, source: Any, dest: Any, shallow: bool, without_attrs: bool, if_exists: str,
+    dry_run: bool, create_kws: dict[str, Any],
+) -> tuple[int, int, int]:
+    """Copy every member of the group ``source`` into ``dest``; the totals of :func:`_copy`."""
+    opts = (shallow, without_attrs, if_exists, dry_run, create_kws)
+    return _copy_tree(log, _member_items(source, dest), opts)
+
+
+def _member_items(source: Any, dest: Any) -> list[tuple[Callable[[], Any], Any, str, bool]]:
+    # members are opened when their turn comes, not all at once
+    return [((lambda k=k: source[k]), dest, k, False) for k in _members(source)]
+
+
+def _copy_tree(
+    log: _LogWriter, items: list[tuple[Callable[[], Any], Any, str, bool]], opts: tuple[Any, ...]
+) -> tuple[int, int, int]:
+    """Copy ``items`` (``(open source, dest group, name, is the copy's root)``) and every group
+    member below them, parents before members, in member order.  The walk keeps its own stack:
+    a hierarchy of any depth is copied without recursion."""
+    shallow, without_attrs, if_exists, dry_run, create_kws = opts
+    n_copied = n_skipped = n_bytes_copied = 0
+    stack = list(reversed(items))
+    while stack:
+        get_source, dest, name, root = stack.pop()
+        source = get_source()
+        if hasattr(source, "shape"):
+            c, s, b = _copy_array(log, source, dest, name, without_attrs, if_exists, dry_run, create_kws)
+        elif not (root or not shallow):
+            continue
+        else:
+            grp, c, s = _copy_group(log, source, dest, name, without_attrs, if_exists, dry_run)
+            b = 0
+            if c:
+                stack.extend(reversed(_member_items(source, grp)))
+        n_copied += c
+        n_skipped += s
+        n_bytes_copied += b
+    return n_copied, n_skipped, n_bytes_copied
+
+
+def _copy_group(
+    log: _LogWriter, source: Any, dest: Any, name: str, without_attrs: bool, if_exists: str, dry_run: bool,
+) -> tuple[Any, int, int]:
+    """Create the copy of the group ``source`` (not its members); ``(the copy, copied,
+    skipped)`` (in a dry run the copy is the existing group or None)."""
     dest_name = getattr(dest, "name", None) if dest is not None else None
     exists_array = dest is not None and name in dest and hasattr(dest[name], "shape")
     if exists_array:
@@ -454,7 +500,7 @@ def _copy(
             raise CopyError(f"an array {name!r} already exists in destination {dest_name!r}")
         if if_exists == "skip":
             log(f"skip {source.name}")
-            return 0, 1, 0
+            return None, 0, 1
     log(f"copy {source.name}")
     grp: Any
     if not dry_run:
@@ -462,9 +508,10 @@ def _copy(
             del dest[name]
         attrs = {} if without_attrs else _attrs_dict(source)
         if isinstance(dest, Group) and name not in dest:
-            # the group and its attributes in one metadata write
-            init_group(dest._store, path=dest._item_path(name), zarr_format=dest.zarr_format,
-                       attributes=attrs or None)
+            # the group and its attributes in one metadata write; its parent is ``dest``, so
+            # there are no parents to look for (which, at every level of a deep hierarchy,
+            # would cost the depth in reads)
+            io.write_group_metadata(dest._store, dest._item_path(name), dest.zarr_format, attrs or None)
             grp = dest[name]
         else:
             grp = dest.require_group(name)
@@ -474,25 +521,7 @@ def _copy(
                 grp.attrs.update(attrs)
     else:
         grp = dest[name] if dest is not None and name in dest else None
-    c, s, b = _copy_members(log, source, grp, shallow, without_attrs, if_exists, dry_run, create_kws)
-    return c + 1, s, b
-
-
-def _copy_members(
-    log: _LogWriter, source: Any, dest: Any, shallow: bool, without_attrs: bool, if_exists: str,
-    dry_run: bool, create_kws: dict[str, Any],
-) -> tuple[int, int, int]:
-    """Copy every member of the group ``source`` into ``dest``; the totals of :func:`_copy`."""
-    n_copied = n_skipped = n_bytes_copied = 0
-    for k in _members(source):
-        c, s, b = _copy(
-            log, source[k], dest, name=k, root=False, shallow=shallow, without_attrs=without_attrs,
-            if_exists=if_exists, dry_run=dry_run, **create_kws,
-        )
-        n_copied += c
-        n_skipped += s
-        n_bytes_copied += b
-    return n_copied, n_skipped, n_bytes_copied
+    return grp, 1, 0
 
 
 def _copy_array(

@@ -17,7 +17,7 @@ from ..core.array import Array
 from ..core.group import Group
 from ..errors import MetadataError
 from ..metadata import io
-from ..metadata.consolidated import load_consolidated
+from ..metadata.consolidated import iter_nodes, load_consolidated
 from ..metadata.normalize import normalize_path
 from ..storage.base import Store, join_path
 from ..storage.coerce import coerce_store
@@ -208,15 +208,10 @@ def _note_interrupted(store: Store, loc: Location) -> None:
 
 
 def _walk(store: Store, path: str) -> Iterator[tuple[str, str]]:
-    """``(path, kind)`` of the node at ``path`` and of every node below it."""
-    kind = io.node_kind(store, path)
-    if kind is None:
-        return
-    yield path, kind
-    if kind == "group":
-        prefix = f"{path}/" if path else ""
-        for name in store.list_dir(prefix):
-            yield from _walk(store, prefix + name)
+    """``(path, kind)`` of the node at ``path`` and of every node below it, parents first
+    (an explicit stack: no depth of hierarchy makes the walk recurse)."""
+    for node_path, kind, _, _ in iter_nodes(store, path):
+        yield node_path, kind
 
 
 # -- formatting helpers ------------------------------------------------------------------------------

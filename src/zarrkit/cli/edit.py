@@ -8,7 +8,7 @@ import os
 import shutil
 import sys
 
-from ..convert import convert
+from ..convert import convert, leftover_documents
 from ..metadata import io
 from ..metadata.consolidated import consolidate
 from ..storage.base import join_path
@@ -29,18 +29,21 @@ def cmd_convert(args: argparse.Namespace) -> int:
     loc = locate(args.path_arg, args.path)
     with contextlib.closing(_open_store(loc, write=True)) as store:
         _node_kind(store, loc.path, loc)
-        nodes = list(_walk(store, loc.path))
-        todo = [p for p, _ in nodes if io.node_info(store, p)[1] != args.to]
+        # what is left of the old format (all of it, or what an interrupted conversion left)
+        todo = leftover_documents(store, args.to, loc.path)
         if not todo:
             print(f"{loc.arg} is already in Zarr v{args.to}")
             return EXIT_OK
-        parts = loc.path.split("/") if loc.path else []
-        groups = [p for p, kind in nodes if kind == "group"] + ["/".join(parts[:i]) for i in range(len(parts))]
-        consolidated = [p for p in groups if _is_consolidated(store, p)]
+        resumed = any(io.node_info(store, p)[1] == args.to for p in todo)
         # convert() rewrites consolidated metadata in the new format (and refuses a subtree
         # below a consolidated group of the other format)
         convert(store, zarr_format=args.to, path=loc.path)
-        msg = f"converted {len(todo)} node{'s' if len(todo) != 1 else ''} of {loc.arg} to Zarr v{args.to}"
+        parts = loc.path.split("/") if loc.path else []
+        groups = [p for p, kind in _walk(store, loc.path) if kind == "group"]
+        groups += ["/".join(parts[:i]) for i in range(len(parts))]
+        consolidated = any(_is_consolidated(store, p) for p in groups)
+        n = len(todo)
+        msg = f"{'finished converting' if resumed else 'converted'} {n} node{'s' if n != 1 else ''} of {loc.arg} to Zarr v{args.to}"
         if consolidated:
             msg += " (metadata consolidated again)"
         print(msg)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import json
 from typing import Any
 
 import numpy as np
 
+from ..convert import mixed_documents
 from ..core.array import Array
 from ..core.group import Group
 from ..core.info import human_readable_size
@@ -33,7 +35,6 @@ from .common import (
     _walk,
     locate,
 )
-
 
 # -- info ------------------------------------------------------------------------------------------
 
@@ -249,10 +250,23 @@ def cmd_verify(args: argparse.Namespace) -> int:
             print(f"corrupt: {exc}")
             print("1 corrupt metadata document")
             return EXIT_FAILED
-        n_arrays = n_objects = n_chunks = n_corrupt = n_missing = 0
-        pending = [loc.path]
+        n_arrays = n_objects = n_chunks = n_corrupt = n_missing = n_mixed = 0
+        pending = collections.deque([loc.path])
+        seen: set[str] = set()
         while pending:
-            path = pending.pop(0)
+            path = pending.popleft()
+            if path in seen:
+                continue
+            seen.add(path)
+            mixed = mixed_documents(store, path)
+            if mixed is not None:
+                n_mixed += 1
+                names, agree = mixed
+                print(
+                    f"half-converted: node {path or '/'} holds both Zarr v3 (zarr.json) and Zarr v2 "
+                    f"({', '.join(names)}) metadata{'' if agree else ', which disagree'}; readers use "
+                    "zarr.json; run 'zarrkit convert' with --to 3 or --to 2 again to finish"
+                )
             try:
                 kind = io.node_kind(store, path)
                 if kind == "array":
@@ -265,7 +279,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 continue
             if kind == "group":
                 prefix = f"{path}/" if path else ""
-                pending.extend(prefix + name for name in store.list_dir(prefix))
+                names = [n for n in store.list_dir(prefix) if n not in ("", ".", "..") and "/" not in n]
+                pending.extend(prefix + name for name in names)
             elif kind == "array":
                 n_arrays += 1
                 objects, chunks, corrupt, missing, lines = _verify_array(
@@ -283,4 +298,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
             f"verified {n_arrays} array{'s' if n_arrays != 1 else ''}: {n_chunks} chunks decoded "
             f"in {n_objects} stored objects, {n_corrupt} corrupt, {n_missing} missing"
         )
-    return EXIT_FAILED if n_corrupt or incomplete else EXIT_OK
+        if n_mixed:
+            print(f"{n_mixed} half-converted node{'s' if n_mixed != 1 else ''}")
+    return EXIT_FAILED if n_corrupt or incomplete or n_mixed else EXIT_OK

@@ -18,7 +18,16 @@ from ..storage.base import ByteRange, Store, join_path
 from ..storage.coerce import coerce_store
 from . import io, v2, v3
 
-__all__ = ["ConsolidatedStore", "ConsolidatedMetadataStore", "consolidate", "load_consolidated", "ZMETADATA"]
+__all__ = [
+    "ZMETADATA",
+    "ConsolidatedMetadataStore",
+    "ConsolidatedStore",
+    "consolidate",
+    "consolidated_document_v2",
+    "consolidated_document_v3",
+    "iter_nodes",
+    "load_consolidated",
+]
 
 ZMETADATA = ".zmetadata"
 _META_NAMES = (v2.ARRAY_KEY, v2.GROUP_KEY, v2.ATTRS_KEY, v3.ZARR_JSON)
@@ -28,49 +37,80 @@ def _is_meta_key(key: str) -> bool:
     return key.rsplit("/", 1)[-1] in _META_NAMES
 
 
-def _walk(store: Store, path: str) -> Iterator[tuple[str, str, int | None, Any]]:
-    """Yield ``(path, kind, zarr_format, v3 document)`` for the node at ``path`` and below."""
-    kind, fmt, doc = io.node_info(store, path)
-    if kind is None:
-        return
-    yield path, kind, fmt, doc
-    if kind == "group":
-        prefix = f"{path}/" if path else ""
-        for name in store.list_dir(prefix):
-            yield from _walk(store, prefix + name)
+def iter_nodes(store: Store, path: str) -> Iterator[tuple[str, str, int | None, Any]]:
+    """Yield ``(path, kind, zarr_format, v3 document)`` for the node at ``path`` and every node
+    below it, parents before children, members in sorted order.
+
+    The walk keeps its own stack, so a hierarchy of any depth is walked without recursion; a
+    path is visited once, and member names that cannot extend a key (``''``, ``'.'``,
+    ``'..'``, names holding ``'/'``, as a store with unusual listings might return) are
+    skipped, so no listing can make the walk loop.
+    """
+    stack = [path]
+    seen: set[str] = set()
+    while stack:
+        node_path = stack.pop()
+        if node_path in seen:
+            continue
+        seen.add(node_path)
+        kind, fmt, doc = io.node_info(store, node_path)
+        if kind is None:
+            continue
+        yield node_path, kind, fmt, doc
+        if kind == "group":
+            prefix = f"{node_path}/" if node_path else ""
+            names = [n for n in store.list_dir(prefix) if n not in ("", ".", "..") and "/" not in n]
+            stack.extend(prefix + n for n in reversed(names))
 
 
-def consolidate(store: Store, path: str = "") -> None:
-    """Gather the metadata of the hierarchy at ``path`` into one document in the root node."""
-    kind, fmt, root_doc = io.node_info(store, path)
-    if kind != "group":
-        raise NodeNotFoundError(f"no group found at path {path!r} to consolidate", path)
-    if fmt == 3:
-        metadata: dict[str, Any] = {}
-        base = len(path) + 1 if path else 0
-        for node_path, _, node_fmt, doc in _walk(store, path):
-            if node_path == path:
-                continue
-            if node_fmt != 3:
-                raise MetadataError(f"cannot consolidate the v2 node {node_path!r} into a v3 hierarchy")
-            doc = dict(doc)
-            doc.pop("consolidated_metadata", None)
-            metadata[node_path[base:]] = doc
-        root = dict(root_doc)
-        root["consolidated_metadata"] = {"kind": "inline", "must_understand": False, "metadata": metadata}
-        store.set(join_path(path, v3.ZARR_JSON), v3.json_bytes_v3(root))
-        return
+def consolidated_document_v3(store: Store, path: str, root_doc: dict[str, Any]) -> bytes:
+    """The ``zarr.json`` of the v3 group at ``path``: ``root_doc`` with the inline consolidated
+    metadata of every node the store holds below it."""
+    metadata: dict[str, Any] = {}
+    base = len(path) + 1 if path else 0
+    for node_path, _, node_fmt, doc in iter_nodes(store, path):
+        if node_path == path:
+            continue
+        if node_fmt != 3:
+            raise MetadataError(f"cannot consolidate the v2 node {node_path!r} into a v3 hierarchy")
+        doc = dict(doc)
+        doc.pop("consolidated_metadata", None)
+        metadata[node_path[base:]] = doc
+    root = dict(root_doc)
+    root["consolidated_metadata"] = {"kind": "inline", "must_understand": False, "metadata": metadata}
+    return v3.json_bytes_v3(root)
+
+
+def consolidated_document_v2(store: Store, path: str) -> bytes:
+    """The ``.zmetadata`` document of the v2 hierarchy at ``path``: the v2 documents of every
+    node the store holds there and below."""
     docs: dict[str, Any] = {}
     base = len(path) + 1 if path else 0
-    for node_path, node_kind, _, _ in _walk(store, path):
+    for node_path, node_kind, _, _ in iter_nodes(store, path):
         rel = node_path[base:]
         names = (v2.ARRAY_KEY, v2.ATTRS_KEY) if node_kind == "array" else (v2.GROUP_KEY, v2.ATTRS_KEY)
         for name in names:
             doc = io.read_json(store, join_path(node_path, name))
             if doc is not None:
                 docs[join_path(rel, name)] = doc
-    document = {"metadata": docs, "zarr_consolidated_format": 1}
-    store.set(join_path(path, ZMETADATA), v2.json_bytes(document))
+    return v2.json_bytes({"metadata": docs, "zarr_consolidated_format": 1})
+
+
+def consolidate(store: Store, path: str = "") -> None:
+    """Gather the metadata of the hierarchy at ``path`` into one document in the root node.
+
+    The document is built whole in memory and stored with one write, which the stores make
+    atomic (a file is written aside and renamed): a process killed meanwhile leaves the
+    previous consolidated document or the new one, never part of one, and consolidating again
+    finishes the job.
+    """
+    kind, fmt, root_doc = io.node_info(store, path)
+    if kind != "group":
+        raise NodeNotFoundError(f"no group found at path {path!r} to consolidate", path)
+    if fmt == 3:
+        store.set(join_path(path, v3.ZARR_JSON), consolidated_document_v3(store, path, root_doc))
+    else:
+        store.set(join_path(path, ZMETADATA), consolidated_document_v2(store, path))
 
 
 def load_consolidated(

@@ -24,11 +24,13 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import select
 import signal
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -251,3 +253,23 @@ def test_every_prefix_of_a_zip_file_is_readable_or_a_typed_error(tmp_path):
                     assert str(cut) in str(exc) and repr(name) in str(exc), (n, exc)
         outcomes["readable"] += 1
     assert outcomes["readable"] >= 1 and outcomes["refused"] >= len(data) // 2, outcomes
+
+
+def test_a_stale_end_record_before_a_lost_central_directory_is_refused_for_appending(tmp_path):
+    """A writer killed while appending after a flush overwrites the old central directory with
+    member data and may leave the old end record in the last bytes: an end record is found,
+    the directory it points to is gone.  Appending to that file would hide its members."""
+    path = tmp_path / "stale.zip"
+    with ZipStore(path, mode="w") as store:
+        for i in range(3):
+            store[f"m/{i}"] = zip_payload(i)
+    data = bytearray(path.read_bytes())
+    end = data.rindex(b"PK\x05\x06")
+    start = data.index(b"PK\x01\x02")  # the central directory, replaced by member bytes
+    data[start:end] = bytes(end - start)
+    path.write_bytes(bytes(data))
+    assert zipfile.is_zipfile(path)  # the end record alone says zip
+    for mode in ("r", "a"):
+        with pytest.raises(StoreError, match=re.escape(str(path))):
+            ZipStore(path, mode=mode)
+    assert path.read_bytes() == bytes(data)

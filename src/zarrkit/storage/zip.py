@@ -149,12 +149,16 @@ class ZipStore(Store):
         path = self.path
         if mode == "a" and os.path.isfile(path) and os.path.getsize(path) > 0:
             # zipfile would append a new archive after whatever the file holds (a truncated
-            # zip file's members would be lost to readers)
-            if not zipfile.is_zipfile(path):
+            # zip file's members would be lost to readers): the file must read as a whole zip
+            # file first (an end record alone is not enough: a killed writer may leave a stale
+            # one in the last bytes, before a central directory that is gone)
+            try:
+                zipfile.ZipFile(path, mode="r").close()
+            except _ARCHIVE_ERRORS as exc:
                 raise StoreError(
-                    f"{path!r} is not a zip file{_unfinished(path) or ''}; mode='a' adds only "
-                    "to a zip file"
-                )
+                    f"{path!r} is not a zip file ({exc}){_unfinished(path) or ''}; mode='a' adds "
+                    "only to a zip file"
+                ) from None
         try:
             return zipfile.ZipFile(
                 path, mode=mode, compression=self.compression, allowZip64=self.allowZip64

@@ -5,6 +5,7 @@ and ``if_exists`` arguments."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Callable
@@ -568,7 +569,7 @@ def _copy_array(
         _set_h5py_attrs(ds, attrs)
     elif attrs and not isinstance(dest, Group):
         ds.attrs.update(attrs)
-    return 1, 0, int(np.prod(ds.shape, dtype=np.int64)) * np.dtype(ds.dtype).itemsize
+    return 1, 0, math.prod(ds.shape) * np.dtype(ds.dtype).itemsize
 
 
 def copy_all(

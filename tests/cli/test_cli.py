@@ -327,6 +327,20 @@ def test_verify_clean_missing_and_corrupt(v2):
     assert proc.stdout.count("corrupt: ") == 1
 
 
+def test_verify_counts_the_missing_chunks_of_a_huge_grid_and_shows_the_first(tmp_path):
+    path = tmp_path / "huge.zarr"
+    path.mkdir()
+    (path / ".zarray").write_text(json.dumps({
+        "zarr_format": 2, "shape": [2**62, 2**62], "chunks": [1, 1], "dtype": "<f8", "compressor": None,
+        "filters": None, "fill_value": 3.0, "order": "C"}))
+    (path / "0.1").write_bytes(bytes(8))
+    out = run("verify", path, "--max-missing", "3").stdout
+    assert [ln for ln in out.splitlines() if ln.startswith("missing: 0.")] == ["missing: 0.0", "missing: 0.2",
+                                                                                "missing: 0.3"]
+    assert f"and {2**124 - 4} more in /" in out
+    assert f"1 chunks decoded in 1 stored objects, 0 corrupt, {2**124 - 1} missing" in out
+
+
 def test_verify_sharded_and_corrupt_metadata(tmp_path):
     path = tmp_path / "sh.zarr"
     z = zarrkit.create_array(str(path), shape=(40, 40), chunks=(10, 10), shards=(20, 20), dtype="i2", zarr_format=3)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import itertools
 import json
+import math
 from typing import Any
-
-import numpy as np
 
 from ..convert import mixed_documents
 from ..core.array import Array
@@ -202,6 +202,25 @@ def cmd_ls(args: argparse.Namespace) -> int:
 
 
 # -- verify ----------------------------------------------------------------------------------------
+def _grid_coords(grid: tuple[int, ...]) -> Any:
+    """Every coordinate of ``grid`` in C order, one at a time (``itertools.product`` would
+    first make a tuple of each dimension's range, which a huge grid cannot hold)."""
+    if any(n == 0 for n in grid):
+        return
+    coords = [0] * len(grid)
+    while True:
+        yield tuple(coords)
+        i = len(grid) - 1
+        while i >= 0:
+            coords[i] += 1
+            if coords[i] < grid[i]:
+                break
+            coords[i] = 0
+            i -= 1
+        if i < 0:
+            return
+
+
 def _verify_array(store: Store, path: str, max_missing: int | None) -> tuple[int, int, int, int, list[str]]:
     """``(stored objects, decoded chunks, corrupt, missing, report lines)`` of one array."""
     arr = Array(store, path=path, read_only=True)
@@ -229,12 +248,14 @@ def _verify_array(store: Store, path: str, max_missing: int | None) -> tuple[int
             lines.append(f"corrupt: {key}: {reason}")
     grid = meta.storage_grid.grid_shape
     stored_set = {coords for coords, _ in stored}
-    missing = 0
-    for coords in np.ndindex(*grid) if grid else [()]:
-        if tuple(coords) not in stored_set:
-            missing += 1
-            if max_missing is None or missing <= max_missing:
-                lines.append(f"missing: {prefix}{meta.chunk_key(tuple(coords))}")
+    # counted, not enumerated: the grid may hold more chunks than could ever be listed; only
+    # those reported are looked for (at most the stored ones plus max_missing coordinates)
+    missing = math.prod(grid) - len(stored_set)
+    shown = missing if max_missing is None else min(missing, max_missing)
+    if shown:
+        absent = (c for c in _grid_coords(grid) if c not in stored_set)
+        for coords in itertools.islice(absent, shown):
+            lines.append(f"missing: {prefix}{meta.chunk_key(coords)}")
     if max_missing is not None and missing > max_missing:
         lines.append(f"missing: ... and {missing - max_missing} more in {path or '/'} (--all lists them)")
     return len(stored), decoded, corrupt, missing, lines

@@ -433,3 +433,19 @@ def test_convert_keeps_consolidated_metadata(v2):
     assert "consolidated again" in run("convert", v2, "--to", "2").stdout
     assert json.loads((v2 / ".zmetadata").read_text())["metadata"]["grp/a/.zarray"]["shape"] == [100, 80]
     np.testing.assert_array_equal(zarrkit.open_consolidated(str(v2))["grp/a"][:], A)
+
+
+@pytest.mark.parametrize("args, suggestion", [
+    (("verfy", "x.zarr"), "did you mean 'verify'?"),
+    (("cp", "a", "b", "--compressor", "zsdt"), "did you mean 'zstd'?"),
+    (("consolidte", "x.zarr"), "did you mean 'consolidate'?"),
+])
+def test_a_mistyped_choice_gets_a_suggestion(args, suggestion):
+    proc = run(*args, expect=2)
+    assert_one_line_error(proc, "invalid choice", suggestion)
+
+
+def test_a_choice_nothing_resembles_gets_no_suggestion():
+    proc = run("frobnicate", "x.zarr", expect=2)
+    assert_one_line_error(proc, "invalid choice: 'frobnicate'")
+    assert "did you mean" not in proc.stderr

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import json
 import os
+import re
 import sys
 import zipfile
 from collections.abc import Iterator
@@ -47,9 +49,22 @@ class CopyStopped(Exception):
     """A copy stopped on purpose (``ZARRKIT_CP_FAIL_AFTER``)."""
 
 
+_INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)$")
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise CLIError(f"{message} (see '{self.prog} --help')")
+        raise CLIError(f"{message}{_did_you_mean(message)} (see '{self.prog} --help')")
+
+
+def _did_you_mean(message: str) -> str:
+    """``", did you mean 'verify'?"`` for argparse's message about a mistyped choice."""
+    found = _INVALID_CHOICE.search(message)
+    if found is None:
+        return ""
+    choices = [c.strip().strip("'\"") for c in found.group(2).split(",")]
+    close = difflib.get_close_matches(found.group(1), choices, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 # -- locating stores and nodes ----------------------------------------------------------------------

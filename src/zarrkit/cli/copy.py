@@ -19,6 +19,7 @@ from typing import Any
 
 import numcodecs
 import numpy as np
+from tqdm import tqdm
 
 from .. import __version__
 from ..api import create, require_parent_groups
@@ -193,12 +194,7 @@ class _Progress:
     def __init__(self, total: int, enabled: bool, unit: str = "chunk"):
         self.bar = None
         if enabled:
-            try:
-                from tqdm import tqdm
-            except ImportError:
-                tqdm = None
-            if tqdm is not None:
-                self.bar = tqdm(total=total, unit=unit, file=sys.stderr, dynamic_ncols=True, leave=False)
+            self.bar = tqdm(total=total, unit=unit, file=sys.stderr, dynamic_ncols=True, leave=False)
 
     def describe(self, text: str) -> None:
         if self.bar is not None:

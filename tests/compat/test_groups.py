@@ -215,8 +215,9 @@ def test_ipython_hooks(fmt):
     g.zeros("xxx", shape=3)
     g.zeros("asdf;", shape=3)
     g.zeros("class", shape=3)
-    for name in ("html", "markdown", "svg", "png", "jpeg", "latex", "json", "javascript", "pdf"):
+    for name in ("markdown", "svg", "png", "jpeg", "latex", "json", "javascript", "pdf"):
         assert getattr(g, f"_repr_{name}_")() is None  # IPython falls back to the text repr
+    assert g._repr_html_() == g.tree()._repr_html_()  # none is looked up among the members
     assert g._repr_mimebundle_() is None
     with pytest.raises(AttributeError):
         g._ipython_display_

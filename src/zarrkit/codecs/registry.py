@@ -1,7 +1,7 @@
 """Codec lookup by v2 ``id``: numcodecs' registry is the v2 codec vocabulary.
 
 zarrkit adds only what numcodecs lacks (a ``Categorize`` that also takes bytes labels, as the
-seed documents); everything else is numcodecs' own class.
+zarr-python 2's documentation shows); everything else is numcodecs' own class.
 """
 
 from __future__ import annotations

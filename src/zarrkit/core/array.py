@@ -160,7 +160,7 @@ class Array(Zarr3ArrayMethods):
         self._refresh_metadata()
         return self._meta
 
-    # -- properties of the seed's API ----------------------------------------------------------
+    # -- properties of zarr-python 2's API -------------------------------------------------------
     @property
     def store(self) -> Any:
         """The store holding the array's metadata (as given by the user)."""
@@ -567,12 +567,10 @@ class Array(Zarr3ArrayMethods):
         return self._meta
 
     def _resize_locked(self, new_shape: tuple[int, ...], appended: Any = None) -> None:
-        """Write the metadata of ``new_shape``, in an order a writer killed at any point
-        leaves readable and consistent: stored objects outside the current grid (left by a
-        resize that was interrupted, invisible until the array grows over them) are deleted
-        first; then ``appended`` (``(region, data)``) is written, out of sight beyond the
-        current shape; then the new metadata makes it all visible at once; and last the
-        objects outside a shrunk grid are deleted."""
+        """Write the metadata of ``new_shape`` in an order a writer killed at any point leaves
+        consistent: stored objects outside the current grid (left by an interrupted resize,
+        invisible until the array grows over them) deleted first, ``appended`` (``(region,
+        data)``) written out of sight, the new metadata, then a shrunk grid's objects deleted."""
         old = self._load_for_update()
         new = old.evolve(shape=new_shape)
         old_grid, new_grid = old.storage_grid.grid_shape, new.storage_grid.grid_shape
@@ -743,6 +741,9 @@ class Array(Zarr3ArrayMethods):
 
     def __repr__(self) -> str:
         return array_repr(self)
+
+    def _repr_html_(self) -> str:  # Jupyter shows the info table
+        return self.info._repr_html_()
 
     # -- identity and pickling ----------------------------------------------------------------
     def __eq__(self, other: object) -> bool:

@@ -705,10 +705,10 @@ class Group(Mapping, Zarr3GroupMethods):
         """The items of :attr:`info` as ``(name, value)`` pairs."""
         return group_info_items(self, self._member_names())
 
-    # IPython asks for these rich displays; None makes it use the text repr (and a group has no
-    # attribute of these names to look up among its members).
-    def _repr_html_(self) -> None:
-        return None
+    # IPython asks for these rich displays: the tree for HTML, None (the text repr) for the
+    # others (and a group has no attribute of these names to look up among its members)
+    def _repr_html_(self) -> str:
+        return self.tree()._repr_html_()
 
     def _repr_markdown_(self) -> None:
         return None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+from collections.abc import Iterator
 from typing import Any
 
 from .array import Array
@@ -11,7 +13,7 @@ __all__ = ["TreeView"]
 
 class TreeView:
     """A printable tree of a hierarchy: ``str()`` draws it with box-drawing characters,
-    ``bytes()`` with ASCII ones (``+--``, ``|``)."""
+    ``bytes()`` with ASCII ones (``+--``, ``|``); Jupyter shows it as collapsible lists."""
 
     def __init__(self, group: Any, level: int | None = None, zarr3: bool = False):
         self.group = group
@@ -29,29 +31,55 @@ class TreeView:
     def _is_array(self, obj: Any) -> bool:
         return isinstance(obj, Array)
 
-    def lines(self) -> list[str]:
-        out = [self._root_name()]
-        # depth first without recursion (a hierarchy may be thousands of levels deep): a stack
-        # of (members, next position, indent) per open group
-        stack: list[tuple[list[tuple[str, Any]], int, str]] = []
+    def _walk(self) -> Iterator[tuple[int, str, Any, bool, bool]]:
+        """``(depth, name, node, last among its siblings, its members follow)`` for every
+        member shown, depth first, without recursion (a hierarchy may be thousands of levels
+        deep): a stack of (members, next position) per open group."""
+        stack: list[tuple[list[tuple[str, Any]], int]] = []
         if self.level is None or self.level > 0:
-            stack.append((self._members(self.group), 0, ""))
+            stack.append((self._members(self.group), 0))
         while stack:
-            members, i, indent = stack.pop()
+            members, i = stack.pop()
             if i == len(members):
                 continue
-            stack.append((members, i + 1, indent))
+            stack.append((members, i + 1))
             name, obj = members[i]
-            last = i == len(members) - 1
+            expand = not self._is_array(obj) and (self.level is None or len(stack) < self.level)
+            yield len(stack) - 1, name, obj, i == len(members) - 1, expand
+            if expand:
+                stack.append((self._members(obj), 0))
+
+    def _label(self, name: str, obj: Any) -> str:
+        return f"{name} {obj.shape} {obj.dtype}" if self._is_array(obj) else name
+
+    def lines(self) -> list[str]:
+        out = [self._root_name()]
+        indents: list[str] = []  # what each open group's members are indented by
+        for depth, name, obj, last, expand in self._walk():
+            del indents[depth:]
             branch = ("└── " if last else "├── ") if self.zarr3 else (" └── " if last else " ├── ")
-            if self._is_array(obj):
-                out.append(f"{indent}{branch}{name} {obj.shape} {obj.dtype}")
-                continue
-            out.append(f"{indent}{branch}{name}")
-            if self.level is None or len(stack) < self.level:
-                below = ("    " if last else "│   ") if self.zarr3 else ("    " if last else " │  ")
-                stack.append((self._members(obj), 0, indent + below))
+            out.append(f"{''.join(indents)}{branch}{self._label(name, obj)}")
+            if expand:
+                indents.append(("    " if last else "│   ") if self.zarr3 else ("    " if last else " │  "))
         return out
+
+    def _repr_html_(self) -> str:
+        """The tree as nested collapsible lists (what Jupyter shows for ``tree()``)."""
+        out = ['<div class="zarrkit-tree"><details open><summary>', html.escape(self._root_name()),
+               "</summary><ul>"]
+        open_groups = 0
+        for depth, name, obj, _, expand in self._walk():
+            out.append("</ul></details></li>" * (open_groups - depth))
+            open_groups = depth
+            label = html.escape(self._label(name, obj))
+            if expand:
+                out.append(f"<li><details><summary>{label}</summary><ul>")
+                open_groups += 1
+            else:
+                out.append(f"<li>{label}</li>")
+        out.append("</ul></details></li>" * open_groups)
+        out.append("</ul></details></div>")
+        return "".join(out)
 
     def __str__(self) -> str:
         return "\n".join(self.lines()) + ("\n" if self.zarr3 else "")

@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 # Chunk-shape guessing follows the HDF5/PyTables heuristic zarr-python 2 used, so that arrays
-# created without ``chunks=`` get the same chunk shapes as there (the seed's (10000, 10000) i4
+# created without ``chunks=`` get the same chunk shapes as there (the tutorial's (10000, 10000) i4
 # guesses (313, 313)).
 _CHUNK_BASE = 64 * 1024
 _CHUNK_MIN = 128 * 1024

@@ -1,0 +1,81 @@
+"""What Jupyter shows: an array's info table, a group's hierarchy (and ``tree()``'s) as
+collapsible nested lists, names escaped; checked by parsing the HTML."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+
+import pytest
+
+import zarrkit
+
+
+class Outline(HTMLParser):
+    """The nesting of an HTML fragment: (depth of <ul>, text) per <li>/<summary>/<td> text,
+    and whether every tag opened was closed."""
+
+    def __init__(self):
+        super().__init__()
+        self.stack: list[str] = []
+        self.items: list[tuple[int, str, str]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        assert self.stack and self.stack[-1] == tag, (tag, self.stack)
+        self.stack.pop()
+
+    def handle_data(self, data):
+        if data.strip() and self.stack:
+            self.items.append((self.stack.count("ul"), self.stack[-1], data))
+
+
+def outline(fragment: str) -> list[tuple[int, str, str]]:
+    parser = Outline()
+    parser.feed(fragment)
+    parser.close()
+    assert parser.stack == []  # well formed
+    return parser.items
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_a_group_shows_its_hierarchy_as_nested_lists(zarr_format):
+    g = zarrkit.group(zarr_format=zarr_format)
+    g.create_group("foo").zeros("baz", shape=3, dtype="i2")
+    g.create_group("quux").create_group("deep")
+    g.zeros("a<b&c", shape=(2, 2))
+    items = outline(g._repr_html_())
+    assert items == [
+        (0, "summary", "/"),
+        (1, "li", "a<b&c (2, 2) float64"),
+        (1, "summary", "foo"),
+        (2, "li", "baz (3,) int16"),
+        (1, "summary", "quux"),
+        (2, "summary", "deep"),
+    ]
+    assert g._repr_html_() == g.tree()._repr_html_()
+    # ``level`` limits the depth, as in the text tree: groups below are named, not opened
+    assert outline(g.tree(level=1)._repr_html_()) == [
+        (0, "summary", "/"), (1, "li", "a<b&c (2, 2) float64"), (1, "li", "foo"), (1, "li", "quux"),
+    ]
+    text = str(g.tree())
+    assert all(label in text for _, _, label in items if label != "/")
+
+
+def test_a_deep_hierarchy_renders_without_recursion():
+    store = zarrkit.MemoryStore()
+    path = ""
+    for _ in range(1501):  # deeper than Python's recursion limit
+        store[path + ".zgroup"] = b'{"zarr_format": 2}'
+        path += "g/"
+    items = outline(zarrkit.open_group(store, mode="r")._repr_html_())
+    assert len(items) == 1501 and items[-1] == (1500, "summary", "g")
+
+
+def test_an_array_shows_its_info_table():
+    z = zarrkit.zeros((4, 6), chunks=(2, 3), dtype="u1", zarr_format=3)
+    items = outline(z._repr_html_())
+    pairs = dict(zip([t for _, tag, t in items if tag == "th"], [t for _, tag, t in items if tag == "td"]))
+    assert dict(z.info.items()) == pairs
+    assert pairs["Shape"] == "(4, 6)"

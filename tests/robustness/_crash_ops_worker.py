@@ -24,18 +24,18 @@ from zarrkit.storage.base import Store
 
 
 class KillingStore(Store):
-    """A directory store that kills its process just before its ``kill_at``-th change."""
+    """Passes everything to ``inner``; counts the changes (``set``/``delete``) and SIGKILLs its
+    own process before making change number ``limit + 1`` (never when ``limit`` is None)."""
 
-    def __init__(self, path: str, kill_at: int):
-        super().__init__()
-        self.inner = DirectoryStore(path)
-        self.kill_at = kill_at
+    def __init__(self, inner: Store, limit: int | None = None):
+        self.inner = inner
+        self.limit = limit
         self.changes = 0
 
     def _change(self) -> None:
-        self.changes += 1
-        if self.changes == self.kill_at:
+        if self.limit is not None and self.changes >= self.limit:
             os.kill(os.getpid(), signal.SIGKILL)
+        self.changes += 1
 
     def _get(self, key, byte_range):
         return self.inner.get(key, byte_range)
@@ -71,7 +71,8 @@ def run_steps(z: zarrkit.Array, steps: list[tuple[str, object]]) -> None:
 
 
 def run_resize(args: dict) -> None:
-    store = KillingStore(args["path"], args["kill_at"])
+    kill_at = args["kill_at"]
+    store = KillingStore(DirectoryStore(args["path"]), kill_at - 1 if kill_at else None)
     z = zarrkit.open_array(store, mode="r+")
     run_steps(z, resize_steps(list(z.shape)))
     print(store.changes, flush=True)

@@ -31,7 +31,7 @@ import pytest
 import zarrkit
 from zarrkit.cli import main
 from zarrkit.errors import ZarrkitError
-from zarrkit.storage.base import Store
+from _crash_ops_worker import KillingStore
 
 zarr = pytest.importorskip("zarr")
 
@@ -45,38 +45,6 @@ A = np.arange(8 * 6, dtype="<i4").reshape(8, 6)
 B = np.linspace(0, 1, 7 * 5).reshape(7, 5)
 C = np.arange(10, dtype="u2")
 ARRAYS = {"a": A, "grp/b": B, "grp/sub/c": C}
-
-
-class KillingStore(Store):
-    """Passes everything to ``inner``; counts the changes (``set``/``delete``) and SIGKILLs its
-    own process before making change number ``limit + 1`` (never when ``limit`` is None)."""
-
-    def __init__(self, inner: Store, limit: int | None = None):
-        self.inner = inner
-        self.limit = limit
-        self.changes = 0
-
-    def _change(self) -> None:
-        if self.limit is not None and self.changes >= self.limit:
-            os.kill(os.getpid(), signal.SIGKILL)
-        self.changes += 1
-
-    def _get(self, key, byte_range):
-        return self.inner.get(key, byte_range)
-
-    def _set(self, key, value):
-        self._change()
-        self.inner.set(key, value)
-
-    def _delete(self, key):
-        self._change()
-        self.inner.delete(key)
-
-    def list_prefix(self, prefix):
-        return self.inner.list_prefix(prefix)
-
-    def list_dir(self, prefix=""):
-        return self.inner.list_dir(prefix)
 
 
 def build(path: Path, zarr_format: int, consolidated: bool) -> None:

@@ -17,7 +17,7 @@ from ..core.info import human_readable_size
 from ..core.pool import run_tasks, threads_for
 from ..errors import MetadataError
 from ..metadata import io
-from ..storage.base import Store
+from ..storage.base import Store, is_node_name
 from .common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -300,7 +300,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 continue
             if kind == "group":
                 prefix = f"{path}/" if path else ""
-                names = [n for n in store.list_dir(prefix) if n not in ("", ".", "..") and "/" not in n]
+                names = [n for n in store.list_dir(prefix) if is_node_name(n)]
                 pending.extend(prefix + name for name in names)
             elif kind == "array":
                 n_arrays += 1

@@ -20,7 +20,7 @@ from ..errors import (
 )
 from ..metadata import io
 from ..metadata.normalize import normalize_path, normalize_shape
-from ..storage.base import Store, describe_location, describe_store, join_path
+from ..storage.base import Store, describe_location, describe_store, is_node_name, join_path
 from ..storage.coerce import coerce_store, user_store
 from . import creation
 from .array import Array
@@ -200,7 +200,7 @@ class Group(Mapping, Zarr3GroupMethods):
         for n in self._store.list_dir(prefix):
             if n in _METADATA_NAMES:
                 continue
-            if not n or n in (".", "..") or "/" in n:
+            if not is_node_name(n):
                 warnings.warn(f"{describe_store(self._store_arg)}: skipping {prefix + n!r}, which no node can be named",
                               stacklevel=3)
                 continue

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import MetadataError, NodeNotFoundError
-from ..storage.base import ByteRange, Store, join_path
+from ..storage.base import ByteRange, Store, is_node_name, join_path
 from ..storage.coerce import coerce_store
 from . import io, v2, v3
 
@@ -59,7 +59,7 @@ def iter_nodes(store: Store, path: str) -> Iterator[tuple[str, str, int | None, 
         yield node_path, kind, fmt, doc
         if kind == "group":
             prefix = f"{node_path}/" if node_path else ""
-            names = [n for n in store.list_dir(prefix) if n not in ("", ".", "..") and "/" not in n]
+            names = [n for n in store.list_dir(prefix) if is_node_name(n)]
             stack.extend(prefix + n for n in reversed(names))
 
 

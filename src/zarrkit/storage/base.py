@@ -34,6 +34,7 @@ from .keys import (
     ByteRange,
     describe_location,
     describe_store,
+    is_node_name,
     is_valid_key,
     join_path,
     normalize_key,
@@ -43,7 +44,7 @@ from .keys import (
 
 __all__ = [
     "ByteRange", "Store", "normalize_key", "validate_key", "validate_prefix", "join_path",
-    "describe_store", "describe_location", "is_valid_key",
+    "describe_store", "describe_location", "is_node_name", "is_valid_key",
 ]
 
 

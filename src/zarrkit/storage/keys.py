@@ -11,7 +11,7 @@ from ..errors import InvalidPathError
 
 __all__ = [
     "ByteRange", "normalize_key", "validate_key", "validate_prefix", "join_path",
-    "describe_store", "describe_location", "is_valid_key",
+    "describe_store", "describe_location", "is_node_name", "is_valid_key",
 ]
 
 
@@ -74,6 +74,12 @@ def _is_clean(key: str) -> bool:
         or key.startswith(("/", "./", "../")) or key.endswith(("/", "/.", "/.."))
         or key in ("", ".", "..") or key[1:2] == ":"
     )
+
+
+def is_node_name(name: object) -> bool:
+    """Whether a listed ``name`` can be one segment of a key (a node's name in its group):
+    what walks of a hierarchy follow, so that no listing can make them loop or escape."""
+    return isinstance(name, str) and "/" not in name and _is_clean(name)
 
 
 def is_valid_key(key: object) -> bool:

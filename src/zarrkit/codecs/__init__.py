@@ -47,6 +47,7 @@ from .v3_builtin import (
     VLenUTF8Codec,
     ZstdCodec,
 )
+from .zfp import ZfpCodec
 
 try:  # optional: needs the msgpack package
     from numcodecs import MsgPack
@@ -91,5 +92,5 @@ __all__ = [
 # Zarr v3 codecs (as named in zarr.json)
 __all__ += [
     "BytesCodec", "TransposeCodec", "GzipCodec", "ZstdCodec", "BloscCodec", "Crc32cCodec",
-    "VLenUTF8Codec", "VLenBytesCodec", "ShardingCodec",
+    "VLenUTF8Codec", "VLenBytesCodec", "ShardingCodec", "ZfpCodec",
 ]

@@ -16,6 +16,8 @@ from .base import V3Codec, parse_codec_json
 from .extensions import BitroundCodec, PackBitsCodec, ReshapeCodec
 from .registry import get_codec
 from .sharding import ShardingCodec
+from .zfp import _MODES as _ZFP_MODES
+from .zfp import ZfpCodec
 from .v3_builtin import (
     _NUMCODECS_ARRAY,
     _NUMCODECS_BYTES,
@@ -130,5 +132,6 @@ register_v3_codec("crc32c", codec_factory(Crc32cCodec, set()))
 register_v3_codec("vlen-utf8", codec_factory(VLenUTF8Codec, set()))
 register_v3_codec("vlen-bytes", codec_factory(VLenBytesCodec, set()))
 register_v3_codec("sharding_indexed", _make_sharding)
+register_v3_codec("zfp", codec_factory(ZfpCodec, {"mode", *(p for ps in _ZFP_MODES.values() for p in ps)}))
 for _id in sorted(_NUMCODECS_ARRAY | _NUMCODECS_BYTES | set(NUMCODECS_SERIALIZERS)):
     register_v3_codec(f"numcodecs.{_id}", _numcodecs_factory(_id))

@@ -190,3 +190,38 @@ def test_rates_too_low_for_the_type_are_refused(dtype, shape, rate, ok):
     else:
         with pytest.raises(ValueError, match="too low"):
             _array({}, data, shape, {"mode": "fixed_rate", "rate": rate})
+
+
+def _numcodecs_zfpy(fmt: int, store: dict):
+    numcodecs = pytest.importorskip("numcodecs")
+    if fmt == 3:
+        z = zarrkit.create_array(store=store, shape=(8, 8), chunks=(4, 4), dtype="f8", compressors=None,
+                                 serializer={"name": "numcodecs.zfpy", "configuration": {"mode": 2, "rate": 16}})
+    else:
+        z = zarrkit.create(store=store, shape=(8, 8), chunks=(4, 4), dtype="f8", zarr_format=2,
+                           compressor=numcodecs.ZFPY(mode=2, rate=16))
+    z[...] = np.arange(64.0).reshape(8, 8)
+    return "c/0/0" if fmt == 3 else "0.0"
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_numcodecs_zfpy_frames_are_checked_before_zfp_reads_them(fmt):
+    """numcodecs.zfpy frames carry zfp's header: the shape it declares is checked against the
+    chunk before anything is allocated, and a cut frame is never read past its end."""
+    store: dict = {}
+    key = _numcodecs_zfpy(fmt, store)
+    good = store[key]
+    np.testing.assert_array_equal(zarrkit.open_array(store, mode="r")[...], np.arange(64.0).reshape(8, 8))
+    cases = {
+        "declares 32000000 bytes": zfpy.compress_numpy(np.zeros((2000, 2000)), rate=16),
+        "unreadable zfp header": b"",
+        "at most": good + bytes(4096),
+    }
+    for match, frame in cases.items():
+        store[key] = frame
+        with pytest.raises(ChunkDecodeError, match=match) as info:
+            zarrkit.open_array(store, mode="r")[...]
+        assert key in str(info.value)
+    for cut in range(24, len(good), 8):  # past the header, cut short: read from a zero-filled frame
+        store[key] = good[:cut]
+        assert zarrkit.open_array(store, mode="r")[:4, :4].shape == (4, 4)

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import bz2
+import math
 import lzma
 import struct
 import sys
@@ -21,6 +22,7 @@ from ..errors import ChunkDecodeError, MetadataError
 from . import blosc_fast
 from .base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec
 from .chain import check_vlen_count
+from .zfp import zfpy_frame
 
 __all__ = [
     "BytesCodec",
@@ -239,7 +241,10 @@ def decode_limited(codec: Any, data: Any, limit: int) -> Any:
     ``limit`` bytes where the format allows it (deflate, bzip2, LZMA), or before decoding
     when a header declares more (zstd, Blosc, LZ4): a small stored chunk cannot make the
     reader allocate gigabytes."""
-    size = declared_decoded_size(codec, data)
+    if getattr(codec, "codec_id", None) == "zfpy":
+        data, size = zfpy_frame(data)
+    else:
+        size = declared_decoded_size(codec, data)
     if size is not None:
         if size > limit:
             raise ValueError(f"{codec.codec_id}: the frame declares {size} bytes, more than the chunk's {limit}")
@@ -494,8 +499,8 @@ class NumcodecsArrayBytesCodec(_NumcodecsWrapper, ArrayBytesCodec):
         return bytes(memoryview(self.codec.encode(np.ascontiguousarray(chunk, dtype=spec.dtype))).cast("B"))
 
     def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
-        out = np.asarray(self.codec.decode(bytes(memoryview(data).cast("B"))))
-        n = int(np.prod(spec.shape, dtype=np.int64))
+        n = math.prod(spec.shape)
+        out = np.asarray(decode_limited(self.codec, bytes(memoryview(data).cast("B")), n * spec.dtype.itemsize))
         if out.size != n:
             raise ValueError(f"{self.name}: decoded {out.size} elements, expected {n}")
         return out.reshape(-1).view(spec.dtype).reshape(spec.shape) if out.dtype != spec.dtype else out.reshape(spec.shape)

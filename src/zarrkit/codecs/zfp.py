@@ -211,3 +211,39 @@ def _demote(field: np.ndarray, dtype: np.dtype) -> np.ndarray:
     if name in ("uint32", "uint64"):
         return np.maximum(field, 0).astype(dtype)
     return field.astype(dtype, copy=False)
+
+
+#: the most bits a zfp header takes (magic, meta and the longest mode), rounded up to a word
+_HEADER_BYTES = 24
+
+
+def zfpy_frame(data: Any) -> tuple[bytes, int]:
+    """A ``numcodecs.zfpy`` frame (zfp header, then the stream) checked before zfp reads it:
+    the frame zero-filled to the largest size a stream of its header's shape and mode can take
+    (zfp reads whole words without checking the end, so a cut frame is never read past), and
+    the number of bytes its header declares the decoded array takes.  ``ValueError`` for a
+    header zfp cannot read or one declaring a stream the library cannot write safely."""
+    zfpy = _zfpy()
+    raw = bytes(memoryview(data).cast("B"))
+    head = raw[:_HEADER_BYTES].ljust(_HEADER_BYTES, b"\0")
+    try:
+        header = zfpy.header(head)
+    except Exception as exc:  # zfpy raises a bare Exception/ValueError for a bad magic
+        raise ValueError(f"zfpy: unreadable zfp header ({exc})") from None
+    shape = tuple(int(header[k]) for k in ("nw", "nz", "ny", "nx") if header[k])
+    native = np.dtype(header["type"])
+    if not shape or native.name not in _BLOCK_OVERHEAD:
+        raise ValueError(f"zfpy: the zfp header declares no array ({header['type']}, shape {shape})")
+    values = 1 << (2 * len(shape))
+    largest_block = _BLOCK_OVERHEAD[native.name] + values - 1 + values * 8 * native.itemsize
+    # the header's bits per block mean something in fixed-rate and expert modes only
+    rated = header["mode"] in ("rate", "expert")
+    maxbits = int(header["config"]["expert"]["maxbits"]) if rated else largest_block
+    if maxbits < _MIN_FLOAT_BLOCK.get(native.name, 1):
+        raise ValueError(f"zfpy: the zfp header declares {maxbits} bits per block, too few for {native}")
+    per_block = min(maxbits, largest_block)
+    blocks = math.prod((n + 3) // 4 for n in shape)
+    largest = _HEADER_BYTES + -(-blocks * per_block // 64) * 8
+    if len(raw) > largest:
+        raise ValueError(f"zfpy: a frame of shape {shape} is at most {largest} bytes, got {len(raw)}")
+    return raw.ljust(largest, b"\0"), math.prod(shape) * native.itemsize

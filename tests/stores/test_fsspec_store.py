@@ -28,6 +28,8 @@ from zarrkit.storage.base import ByteRange
 from zarrkit.storage.fsspec import TEMP_MARKER, FsspecStore, FSStore
 from zarrkit.testing import PublicAPISuite, StoreSuite
 
+from moto_s3 import BUCKET  # noqa: E402  (tests/stores is on sys.path; the s3 fixture is in conftest.py)
+
 FAST = {"retries": 3, "retry_delay": 0.001, "max_retry_delay": 0.01}
 
 
@@ -172,99 +174,6 @@ def test_fsspec_is_imported_lazily():
 # =================================================================================================
 # S3 through moto's server
 # =================================================================================================
-
-BUCKET = "zarrkit-test"
-
-
-class _Recorder:
-    """WSGI middleware: record every request; optionally slow down object GETs."""
-
-    def __init__(self, app):
-        self.app = app
-        self.lock = threading.Lock()
-        self.requests: list[tuple[str, str, str, str | None]] = []
-        self.get_delay = 0.0
-        self.in_flight = 0
-        self.max_in_flight = 0  # most slowed-down GETs the server was answering at once
-
-    def __call__(self, environ, start_response):
-        method = environ["REQUEST_METHOD"]
-        path = environ.get("PATH_INFO", "")
-        query = environ.get("QUERY_STRING", "")
-        with self.lock:
-            self.requests.append((method, path, query, environ.get("HTTP_RANGE")))
-            delay = self.get_delay
-        if delay and method == "GET" and path.count("/") >= 2 and not query:
-            with self.lock:
-                self.in_flight += 1
-                self.max_in_flight = max(self.max_in_flight, self.in_flight)
-            try:
-                time.sleep(delay)
-            finally:
-                with self.lock:
-                    self.in_flight -= 1
-        return self.app(environ, start_response)
-
-    def object_gets(self, prefix: str) -> list[tuple[str, str, str, str | None]]:
-        """GetObject requests below ``/BUCKET/prefix``."""
-        with self.lock:
-            return [r for r in self.requests
-                    if r[0] == "GET" and r[1].startswith(f"/{BUCKET}/{prefix}") and not r[2]]
-
-    def below(self, prefix: str) -> list[tuple[str, str, str, str | None]]:
-        with self.lock:
-            return [r for r in self.requests
-                    if r[1].startswith(f"/{BUCKET}/{prefix}") or prefix in r[2]]
-
-    def reset(self) -> None:
-        with self.lock:
-            self.requests.clear()
-            self.max_in_flight = 0
-
-
-@pytest.fixture(scope="session")
-def s3():
-    pytest.importorskip("s3fs")
-    moto_server = pytest.importorskip("moto.server")
-    from werkzeug.serving import make_server
-
-    class RecordingMotoServer(moto_server.ThreadedMotoServer):
-        def _server_entry(self) -> None:
-            from moto.moto_server.werkzeug_app import (
-                DomainDispatcherApplication,
-                MotoRequestHandler,
-                create_backend_app,
-            )
-
-            class QuietHandler(MotoRequestHandler):
-                def log_request(self, *args, **kwargs):
-                    pass
-
-            self.recorder = _Recorder(DomainDispatcherApplication(create_backend_app))
-            self._server = make_server(self._ip_address, self._port, self.recorder, True,
-                                       request_handler=QuietHandler)
-            self._server_ready_event.set()
-            self._server.serve_forever()
-
-    port = _free_port()
-    server = RecordingMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    endpoint = f"http://127.0.0.1:{port}"
-    options = {
-        "key": "testing", "secret": "testing", "anon": False,
-        "client_kwargs": {"endpoint_url": endpoint},
-    }
-    fs = fsspec.filesystem("s3", **options)
-    fs.mkdir(BUCKET)
-
-    class S3:
-        pass
-
-    info = S3()
-    info.endpoint, info.options, info.fs, info.recorder = endpoint, options, fs, server.recorder
-    yield info
-    server.stop()
-
 
 def _s3_store(s3, prefix=None, **kw) -> FsspecStore:
     prefix = prefix or _uid()

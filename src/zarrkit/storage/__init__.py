@@ -21,6 +21,7 @@ from .dbm import DBMStore
 from .fsspec import FsspecStore, FSStore
 from .lmdb import LMDBStore
 from .mapping import KVStore, MappingStore
+from .obstore import ObjectStore
 from .memory import DictStore, MemoryStore
 from .redis import RedisStore
 from .sqlite import SQLiteStore
@@ -51,6 +52,7 @@ __all__ = [
     "ZipStore",
     "FsspecStore",
     "FSStore",
+    "ObjectStore",
     "SQLiteStore",
     "DBMStore",
     "LMDBStore",

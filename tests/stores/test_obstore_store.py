@@ -216,3 +216,148 @@ def test_zarr_python_writes_zarrkit_reads(s3, layout):
     # the same objects, byte for byte, through either store
     key = "a/c/0/0" if kw["zarr_format"] == 3 else "a/0.0"
     assert _store(s3, prefix)[key] == bytes(obstore.get(_s3(s3, prefix), key).bytes())
+
+
+# -- URLs, storage options, configuration -----------------------------------------------------------
+
+
+def test_urls_open_with_obstore_or_fsspec_as_configured(s3):
+    prefix = _uid()
+    url = f"s3://{BUCKET}/{prefix}"
+    data = np.arange(100, dtype="u2").reshape(10, 10)
+    assert zarrkit.config.remote == "obstore"  # obstore is installed
+    root = zarrkit.open_group(url, mode="w", storage_options=s3.options, zarr_format=3)
+    assert type(root.store) is ObjectStore and root.store.url == url
+    root.create_array("x", shape=(10, 10), chunks=(5, 5), dtype="u2")[:] = data
+    with zarrkit.config.set(remote="fsspec"):
+        again = zarrkit.open_group(url, mode="r", storage_options=s3.options)
+        assert type(again.store) is FsspecStore
+        np.testing.assert_array_equal(again["x"][:], data)
+        assert type(coerce_store(url, storage_options=s3.options)) is FsspecStore
+    with zarrkit.config.set({"remote": "obstore"}):
+        assert type(coerce_store(url, storage_options=s3.options)) is ObjectStore
+    with pytest.raises(ValueError, match="remote"):
+        zarrkit.config.set(remote="boto")
+    # options obstore has no equivalent for: the URL goes to fsspec
+    fs_only = {**s3.options, "config_kwargs": {"max_pool_connections": 20}}
+    store = coerce_store(url, storage_options=fs_only, read_only=True)
+    assert type(store) is FsspecStore and store.read_only
+    np.testing.assert_array_equal(zarrkit.open_array(store, path="x")[:], data)
+    # asked for explicitly, obstore says which options it cannot take
+    with pytest.raises(zarrkit.errors.StorageOptionsError, match="config_kwargs"):
+        ObjectStore.from_url(url, storage_options=fs_only)
+    # memory:// and chained URLs stay with fsspec
+    assert type(coerce_store(f"memory://zk-{_uid()}")) is FsspecStore
+
+
+def test_storage_options_are_mapped():
+    from zarrkit.storage.obstore_options import obstore_kwargs
+
+    assert obstore_kwargs("s3://b/x", {"key": "K", "secret": "S", "token": "T", "anon": False,
+                                       "endpoint_url": "https://minio.example:9000"}) == {
+        "access_key_id": "K", "secret_access_key": "S", "session_token": "T",
+        "skip_signature": False, "endpoint": "https://minio.example:9000"}
+    assert obstore_kwargs("s3://b/x", {"anon": True, "client_kwargs": {
+        "endpoint_url": "http://127.0.0.1:9000", "region_name": "eu-west-1"}}) == {
+        "skip_signature": True, "endpoint": "http://127.0.0.1:9000", "region": "eu-west-1",
+        "client_options": {"allow_http": True}}
+    # obstore's own keys, client options and retry configuration pass through
+    retry = {"max_retries": 2}
+    assert obstore_kwargs("s3://b/x", {"aws_region": "us-west-2", "retry_config": retry,
+                                       "client_options": {"timeout": "5s"}}) == {
+        "aws_region": "us-west-2", "retry_config": retry, "client_options": {"timeout": "5s"}}
+    assert obstore_kwargs("gcs://b/x", {"token": "anon", "project": "p"}) == {"skip_signature": True}
+    assert obstore_kwargs("abfs://c@acct.dfs.core.windows.net/x", {
+        "account_name": "acct", "sas_token": "sv=1", "anon": False}) == {
+        "account_name": "acct", "sas_key": "sv=1", "skip_signature": False}
+    assert obstore_kwargs("https://h/x", {"headers": {"A": "1"}}) == {
+        "client_options": {"default_headers": {"A": "1"}}}
+    for url, bad in [("s3://b/x", {"client_kwargs": {"aws_session_token": "t"}}),
+                     ("https://h/x", {"client_kwargs": {"trust_env": True}}),
+                     ("gs://b/x", {"token": {"type": "authorized_user"}})]:
+        with pytest.raises(zarrkit.errors.StorageOptionsError):
+            obstore_kwargs(url, bad)
+    # the stores they make, named by their URLs (nothing is requested yet)
+    assert repr(ObjectStore.from_url("gcs://bkt/a/b", {"token": "anon"})) == "ObjectStore('gs://bkt/a/b')"
+    az = ObjectStore.from_url("az://cont/data.zarr", {"account_name": "acct", "anon": True})
+    assert az.url == "az://cont@acct.blob.core.windows.net/data.zarr" and az.high_latency
+    with pytest.raises(zarrkit.errors.StorageOptionsError, match="no_such_key"):
+        ObjectStore.from_url("s3://b/x", {"no_such_key": "1"})
+
+
+# -- errors ---------------------------------------------------------------------------------------
+
+
+def test_missing_bucket(s3):
+    store = ObjectStore(S3Store(f"no-such-bucket-{_uid()}", prefix="x", endpoint=s3.endpoint,
+                                access_key_id="testing", secret_access_key="testing",
+                                region="us-east-1", client_options={"allow_http": True}))
+    assert store.get("k") is None and store.get("k", ByteRange(0, 4)) is None
+    assert store.get_many(["a", "b/c"]) == {"a": None, "b/c": None}
+    assert list(store) == [] and store.list_dir("") == []
+    with pytest.raises(zarrkit.errors.NodeNotFoundError):
+        zarrkit.open_array(store, mode="r")
+    with pytest.raises(zarrkit.errors.StoreError, match=r"'a/b'.*no-such-bucket"):
+        store["a/b"] = b"1"
+
+
+@pytest.fixture
+def s3_auth(s3):
+    """moto checking credentials and IAM policies: a user allowed to read only."""
+    import json
+    import urllib.request
+
+    boto3 = pytest.importorskip("boto3")
+    iam = boto3.client("iam", endpoint_url=s3.endpoint, region_name="us-east-1",
+                       aws_access_key_id="testing", aws_secret_access_key="testing")
+    user = f"reader-{_uid()}"
+    iam.create_user(UserName=user)
+    policy = {"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Action": ["s3:GetObject", "s3:ListBucket"], "Resource": "*"}]}
+    iam.put_user_policy(UserName=user, PolicyName="read", PolicyDocument=json.dumps(policy))
+    key = iam.create_access_key(UserName=user)["AccessKey"]
+    prefix = _uid()
+    s3.fs.pipe_file(f"{BUCKET}/{prefix}/x", b"hello")  # (before moto checks credentials)
+
+    def enforce(count: str) -> None:
+        req = urllib.request.Request(f"{s3.endpoint}/moto-api/reset-auth", data=count.encode(),
+                                     method="POST", headers={"Content-Type": "text/plain"})
+        urllib.request.urlopen(req).read()
+
+    enforce("0")
+    try:
+        yield key["AccessKeyId"], key["SecretAccessKey"], prefix
+    finally:
+        enforce("inf")
+
+
+def test_permission_errors_name_store_and_key(s3, s3_auth):
+    key, secret, prefix = s3_auth
+    reader = ObjectStore(_s3(s3, prefix, access_key_id=key, secret_access_key=secret))
+    assert reader["x"] == b"hello" and list(reader) == ["x"]
+    with pytest.raises(zarrkit.errors.StoreError, match=r"write of key 'y' in ObjectStore\('s3://.*permission denied"):
+        reader["y"] = b"1"
+    wrong = ObjectStore(_s3(s3, prefix, access_key_id="AKIAWRONGWRONG", secret_access_key="no"))
+    with pytest.raises(zarrkit.errors.StoreError, match=r"read of key 'x' .*permission denied"):
+        wrong.get("x")
+    with pytest.raises(zarrkit.errors.StoreError, match=r"list .*permission denied.*403"):
+        wrong.list_dir("")
+    assert reader.get_many(["x", "y"]) == {"x": b"hello", "y": None}
+
+
+def test_read_only_refusal(s3):
+    prefix = _uid()
+    store = _store(s3, prefix)
+    z = zarrkit.create_array(store, shape=(4,), chunks=(2,), dtype="i2", zarr_format=3)
+    z[:] = 5
+    ro = _store(s3, prefix, read_only=True)
+    assert repr(ro).endswith("read_only=True)")
+    for write in (lambda: ro.set("a", b"1"), lambda: ro.delete("zarr.json"),
+                  lambda: ro.delete_prefix(""), lambda: zarrkit.open_array(ro, mode="r+").__setitem__(0, 1)):
+        with pytest.raises(zarrkit.errors.ReadOnlyError):
+            write()
+    url_ro = zarrkit.open_array(f"s3://{BUCKET}/{prefix}", mode="r", storage_options=s3.options)
+    assert type(url_ro.store) is ObjectStore and url_ro.store.read_only
+    with pytest.raises(zarrkit.errors.ReadOnlyError):
+        url_ro[:] = 1
+    np.testing.assert_array_equal(zarrkit.open_array(store)[:], 5)

@@ -11,13 +11,12 @@ import numpy as np
 import pytest
 
 obstore = pytest.importorskip("obstore")
-from obstore.store import LocalStore, MemoryStore, S3Store  # noqa: E402
+from moto_s3 import BUCKET
+from obstore.store import LocalStore, MemoryStore, S3Store
 
-import zarrkit  # noqa: E402
-from zarrkit.storage import ByteRange, FsspecStore, ObjectStore, coerce_store  # noqa: E402
-from zarrkit.testing import PublicAPISuite, StoreSuite  # noqa: E402
-
-from moto_s3 import BUCKET  # noqa: E402  (tests/stores is on sys.path; the s3 fixture is in conftest.py)
+import zarrkit
+from zarrkit.storage import ByteRange, FsspecStore, ObjectStore, coerce_store
+from zarrkit.testing import PublicAPISuite, StoreSuite
 
 
 def _uid() -> str:
@@ -173,9 +172,9 @@ def _zarr_store(s3, prefix, read_only=False):
 
 
 LAYOUTS = {
-    "v2": dict(zarr_format=2, chunks=(7, 9), compressors={"id": "zstd", "level": 1}),
-    "v3": dict(zarr_format=3, chunks=(7, 9), compressors=[{"name": "zstd", "configuration": {"level": 1}}]),
-    "sharded": dict(zarr_format=3, chunks=(5, 5), shards=(10, 20)),
+    "v2": {"zarr_format": 2, "chunks": (7, 9), "compressors": {"id": "zstd", "level": 1}},
+    "v3": {"zarr_format": 3, "chunks": (7, 9), "compressors": [{"name": "zstd", "configuration": {"level": 1}}]},
+    "sharded": {"zarr_format": 3, "chunks": (5, 5), "shards": (10, 20)},
 }
 
 
@@ -270,6 +269,7 @@ def test_storage_options_are_mapped():
     assert obstore_kwargs("abfs://c@acct.dfs.core.windows.net/x", {
         "account_name": "acct", "sas_token": "sv=1", "anon": False}) == {
         "account_name": "acct", "sas_key": "sv=1", "skip_signature": False}
+    assert obstore_kwargs("http://h/x", {}) == {"client_options": {"allow_http": True}}
     assert obstore_kwargs("https://h/x", {"headers": {"A": "1"}}) == {
         "client_options": {"default_headers": {"A": "1"}}}
     for url, bad in [("s3://b/x", {"client_kwargs": {"aws_session_token": "t"}}),
@@ -361,3 +361,71 @@ def test_read_only_refusal(s3):
     with pytest.raises(zarrkit.errors.ReadOnlyError):
         url_ro[:] = 1
     np.testing.assert_array_equal(zarrkit.open_array(store)[:], 5)
+
+
+# -- HTTP: reads, ranges and obstore's retries ---------------------------------------------------
+
+
+def _fast_retries(n: int) -> dict:
+    from datetime import timedelta
+
+    return {"max_retries": n, "backoff": {"init_backoff": timedelta(milliseconds=1),
+                                          "max_backoff": timedelta(milliseconds=5)}}
+
+
+def test_http_urls_read_arrays(http_serve, served_data):
+    root, data, big = served_data
+    base, log = http_serve(root)
+    z = zarrkit.open_array(f"{base}/v3.zarr", mode="r")
+    assert type(z.store) is ObjectStore and z.store.read_only and not z.store.supports_writes
+    assert repr(z.store) == f"ObjectStore('{base}/v3.zarr')"
+    expected = data.copy()
+    expected[14:, 14:] = -5  # the missing chunk (a 404)
+    np.testing.assert_array_equal(z[:], expected)
+    with pytest.raises(zarrkit.errors.ReadOnlyError):
+        z.store["x"] = b"1"
+    del log[:]
+    sharded = zarrkit.open_array(f"{base}/sharded.zarr", mode="r")
+    np.testing.assert_array_equal(sharded[0:8, 0:16], big[0:8, 0:16])
+    ranges = [r[2] for r in log if "/c/" in r[1]]
+    assert ranges[0] == "bytes=-260"  # the index of 4 x 4 inner chunks, and its checksum
+    assert len(ranges) == 2 and ranges[1].startswith("bytes=0-")  # two chunks, one request
+
+
+@pytest.mark.parametrize("drop", [False, True], ids=["503", "dropped"])
+def test_http_transient_failures_are_retried_by_obstore(http_serve, served_data, drop):
+    from http_serve import FaultyHandler
+    from obstore.store import HTTPStore
+
+    root, data, _ = served_data
+    base, log = http_serve(root, FaultyHandler, fail_first=2, drop=drop)
+    store = ObjectStore(HTTPStore.from_url(f"{base}/v2.zarr", retry_config=_fast_retries(3),
+                                           client_options={"allow_http": True}))
+    np.testing.assert_array_equal(zarrkit.open_array(store, mode="r")[:], data)
+    assert len([r for r in log if r[3] == (0 if drop else 503)]) >= 2 * 9  # each chunk twice
+    # retry_config in storage_options reaches obstore
+    url_store = coerce_store(f"{base}/v3.zarr", storage_options={"retry_config": _fast_retries(3)})
+    assert url_store.get("zarr.json") == (root / "v3.zarr" / "zarr.json").read_bytes()
+
+
+def test_http_persistent_and_client_errors(http_serve, served_data):
+    from http_serve import FaultyHandler
+    from obstore.store import HTTPStore
+
+    root, _, _ = served_data
+    base, log = http_serve(root, FaultyHandler, fail_first=-1)
+    store = ObjectStore(HTTPStore.from_url(f"{base}/v2.zarr", retry_config=_fast_retries(2),
+                                           client_options={"allow_http": True}))
+    with pytest.raises(zarrkit.errors.StoreError, match=rf"read of key '0.0' in ObjectStore\('{base}/v2.zarr'\) failed.*503"):
+        store.get("0.0")
+    assert len([r for r in log if r[1] == "/v2.zarr/0.0"]) == 3  # 2 retries
+    with pytest.raises(zarrkit.errors.StoreError, match="'1.1'"):
+        store.get_many(["1.1", "0.0"])
+    with pytest.raises(zarrkit.errors.StoreError, match=r"'\.zarray'"):
+        store.get(".zarray", ByteRange(0, 4))
+    base403, log403 = http_serve(root, FaultyHandler, fail_first=-1, status=403)
+    store = ObjectStore(HTTPStore.from_url(f"{base403}/v2.zarr", retry_config=_fast_retries(2),
+                                           client_options={"allow_http": True}))
+    with pytest.raises(zarrkit.errors.StoreError, match="'0.0'.*permission denied"):
+        store.get("0.0")
+    assert len([r for r in log403 if r[1] == "/v2.zarr/0.0"]) == 1  # not retried

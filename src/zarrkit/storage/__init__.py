@@ -21,8 +21,8 @@ from .dbm import DBMStore
 from .fsspec import FsspecStore, FSStore
 from .lmdb import LMDBStore
 from .mapping import KVStore, MappingStore
-from .obstore import ObjectStore
 from .memory import DictStore, MemoryStore
+from .obstore import ObjectStore
 from .redis import RedisStore
 from .sqlite import SQLiteStore
 from .wrappers import CountingStore, LatencyStore, LRUStoreCache, ReadOnlyStore, WrapperStore

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from .base import Store
 from ..errors import StorageOptionsError
+from .base import Store
 from .fsspec import FsspecStore
 from .local import DirectoryStore
 from .mapping import KVStore, MappingStore

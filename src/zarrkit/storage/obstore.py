@@ -282,7 +282,7 @@ class ObjectStore(Store):
                 self.store, key, starts=[o for o, _ in wanted], lengths=[n for _, n in wanted],
                 coalesce=self.coalesce,
             ) if wanted else []
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - missing, or a range past the end?
             if _is_missing(exc):
                 return None
             return [self.get(key, r) or b"" for r in ranges] if self._size(key) is not None else None

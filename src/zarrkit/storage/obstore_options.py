@@ -24,7 +24,7 @@ from typing import Any
 from ..config import config
 from ..errors import StorageOptionsError
 
-__all__ = ["obstore_kwargs", "use_obstore", "OBSTORE_SCHEMES"]
+__all__ = ["OBSTORE_SCHEMES", "obstore_kwargs", "use_obstore"]
 
 #: URL schemes opened with obstore, and the service family their options belong to
 OBSTORE_SCHEMES = {
@@ -114,7 +114,7 @@ def obstore_kwargs(url: str, options: dict[str, Any]) -> dict[str, Any]:
         if v is not None:
             out[renames.get(k, k)] = v
     endpoint = str(out.get("endpoint", out.get("aws_endpoint", "")))
-    if endpoint.startswith("http://"):
+    if endpoint.startswith("http://") or scheme_of(url) == "http":
         client.setdefault("allow_http", True)
     if client:
         out["client_options"] = client

@@ -384,6 +384,13 @@ def test_http_urls_read_arrays(http_serve, served_data):
     np.testing.assert_array_equal(z[:], expected)
     with pytest.raises(zarrkit.errors.ReadOnlyError):
         z.store["x"] = b"1"
+    # no WebDAV on a plain web server: listings are refused at once, naming what to do instead
+    n = len(log)
+    with pytest.raises(zarrkit.errors.StoreOperationNotSupported, match="remote='fsspec'"):
+        z.store.list_dir("")
+    with pytest.raises(zarrkit.errors.StoreOperationNotSupported, match="consolidated"):
+        list(z.store.list_prefix("c/"))
+    assert len(log) == n
     del log[:]
     sharded = zarrkit.open_array(f"{base}/sharded.zarr", mode="r")
     np.testing.assert_array_equal(sharded[0:8, 0:16], big[0:8, 0:16])

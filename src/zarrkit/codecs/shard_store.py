@@ -220,8 +220,9 @@ class ShardedStore(Store):
         spans = [ByteRange(g[0][0], max(o + n for o, n, _ in g) - g[0][0]) for g in groups]
 
         def checked(span: ByteRange, raw: Any) -> memoryview:
-            if raw is None or len(raw) < span.length:
-                stop = span.offset + span.length
+            n = span.length or 0
+            if raw is None or len(raw) < n:
+                stop = span.offset + n
                 raise ChunkDecodeError(f"shard index points to bytes {span.offset}..{stop} beyond the shard's end", shard)
             return memoryview(raw)
 

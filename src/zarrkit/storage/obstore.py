@@ -45,7 +45,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..config import config
-from ..errors import StorageOptionsError, StoreError
+from ..errors import StorageOptionsError, StoreError, StoreOperationNotSupported
 from .base import ByteRange, Store, validate_key, validate_prefix
 from .obstore_options import obstore_kwargs, obstore_url
 
@@ -88,6 +88,8 @@ def _executor() -> ThreadPoolExecutor:
     size = config.io_threads
     with _pool_lock:
         if _pool[0] is None or _pool[1] != size:
+            if _pool[0] is not None:  # io_threads changed: the old pool's threads end when idle
+                _pool[0].shutdown(wait=False)
             _pool[0], _pool[1] = ThreadPoolExecutor(size, thread_name_prefix="zarrkit-obstore"), size
         return _pool[0]
 
@@ -130,7 +132,10 @@ class ObjectStore(Store):
         ``LocalStore``, ``MemoryStore`` or ``obstore.store.from_url(...)``; its prefix is the
         root of the zarrkit store.
     read_only : bool, default False
-        Refuse every write.  Stores on ``http(s)://`` (``HTTPStore``) are always read-only.
+        Refuse every write.  Stores on ``http(s)://`` (``HTTPStore``) are always read-only,
+        and cannot be listed (obstore lists web servers through WebDAV only, and retries the
+        501 a plain server answers): listing raises
+        :class:`~zarrkit.errors.StoreOperationNotSupported` at once.
     coalesce : int, default 256 KiB
         Ranges of one object at most this many bytes apart are fetched with one request by
         :meth:`get_ranges`.
@@ -162,7 +167,8 @@ class ObjectStore(Store):
             raise TypeError(f"ObjectStore needs an obstore store, got {type(store).__name__}")
         self.store = store
         kind = type(store).__name__
-        self.supports_writes = kind != "HTTPStore"
+        # a web server: read-only, and not listed (obstore would need WebDAV for that)
+        self.supports_writes = self.supports_listing = kind != "HTTPStore"
         self.read_only = bool(read_only) or not self.supports_writes
         self.high_latency = kind not in _LOCAL_CLASSES
         # a MemoryStore keeps the buffer it is given: values it stores are copied first
@@ -255,7 +261,7 @@ class ObjectStore(Store):
     #: :meth:`get_ranges` reads several ranges of one object together
     batched_ranges = True
 
-    def get_ranges(self, key: str, ranges: Sequence[ByteRange]) -> list[bytes] | None:
+    def get_ranges(self, key: str, ranges: Sequence[ByteRange]) -> list[bytes | None] | None:
         """The bytes of each of ``ranges`` (offsets and lengths, no suffixes) of the object at
         ``key``, fetched in one ``obstore.get_ranges`` call: ranges closer than ``coalesce``
         bytes share a request, and the requests run concurrently.  None when the object is
@@ -318,7 +324,17 @@ class ObjectStore(Store):
         return self._size(key) or 0
 
     # -- listing ------------------------------------------------------------------------------
+    def _check_listing(self, prefix: str) -> None:
+        if not self.supports_listing:
+            raise StoreOperationNotSupported(
+                f"cannot list {prefix or '/'!r} in {self!r}: obstore lists web servers only "
+                "through WebDAV, which plain web servers do not speak; open the data with "
+                "consolidated metadata, or with zarrkit.config.set(remote='fsspec') (fsspec "
+                "reads the server's HTML index pages)"
+            )
+
     def _list(self, head: str) -> list[dict[str, Any]]:
+        self._check_listing(head)
         try:
             return list(self._obs.list(self.store, head or None).collect())
         except Exception as exc:
@@ -341,6 +357,7 @@ class ObjectStore(Store):
     def list_dir(self, prefix: str = "") -> list[str]:
         validate_prefix(prefix)
         p = prefix.strip("/")
+        self._check_listing(p)
         try:
             result = self._obs.list_with_delimiter(self.store, p or None)
         except Exception as exc:

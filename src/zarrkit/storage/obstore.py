@@ -225,14 +225,31 @@ class ObjectStore(Store):
         return StoreError(f"{op} of key {key!r} in {self!r} {why}: {kind}: {first}")
 
     # -- reads --------------------------------------------------------------------------------
+    def _whole(self, key: str) -> Any:
+        """The object at ``key`` as obstore's ``Bytes`` (a buffer), or None when missing."""
+        try:
+            return self._obs.get(self.store, key).bytes()
+        except Exception as exc:
+            if _is_missing(exc):
+                return None
+            raise self._error("read", key, exc) from exc
+
+    def get_transient(self, key: str, byte_range: ByteRange | None = None) -> bytes | memoryview | None:
+        """A whole object as a view of the buffer obstore read it into (no copy)."""
+        if byte_range is not None:
+            return self.get(key, byte_range)
+        value = self._whole(self._checked(key))
+        return None if value is None else memoryview(value)
+
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         obs = self._obs
+        if byte_range is None:
+            value = self._whole(key)
+            return None if value is None else bytes(value)
+        offset, length = byte_range.offset, byte_range.length
+        if length == 0:
+            return b"" if self._size(key) is not None else None
         try:
-            if byte_range is None:
-                return bytes(obs.get(self.store, key).bytes())
-            offset, length = byte_range.offset, byte_range.length
-            if length == 0:
-                return b"" if self._size(key) is not None else None
             if offset < 0:
                 return bytes(obs.get(self.store, key, options={"range": {"suffix": -offset}}).bytes())
             if length is None:
@@ -241,12 +258,11 @@ class ObjectStore(Store):
         except Exception as exc:
             if _is_missing(exc):
                 return None
-            if byte_range is not None:  # a range beyond the end, or a real failure?
-                size = self._size(key)
-                if size is None:
-                    return None
-                if byte_range.offset >= size or size == 0:  # (S3 answers 200 for an empty one)
-                    return b""
+            size = self._size(key)  # a range beyond the end, or a real failure?
+            if size is None:
+                return None
+            if offset >= size or size == 0:  # (S3 answers 200 for an empty one)
+                return b""
             raise self._error("read", key, exc) from exc
 
     def _size(self, key: str) -> int | None:

@@ -436,3 +436,33 @@ def test_http_persistent_and_client_errors(http_serve, served_data):
     with pytest.raises(zarrkit.errors.StoreError, match="'0.0'.*permission denied"):
         store.get("0.0")
     assert len([r for r in log403 if r[1] == "/v2.zarr/0.0"]) == 1  # not retried
+
+
+def test_http_time_out_raises_store_error(http_serve, served_data):
+    import time
+
+    from http_serve import RangeHandler
+    from obstore.store import HTTPStore
+
+    class SlowHandler(RangeHandler):
+        def do_GET(self):
+            time.sleep(0.5)
+            super().do_GET()
+
+    root, _, _ = served_data
+    base, log = http_serve(root, SlowHandler)
+    store = ObjectStore(HTTPStore.from_url(f"{base}/v2.zarr", retry_config=_fast_retries(1),
+                                           client_options={"allow_http": True, "timeout": "100ms"}))
+    with pytest.raises(zarrkit.errors.StoreError, match=r"read of key '\.zarray' in ObjectStore\('http://.*failed"):
+        store.get(".zarray")
+    patient = ObjectStore(HTTPStore.from_url(f"{base}/v2.zarr", client_options={"allow_http": True}))
+    assert patient.get(".zarray") == (root / "v2.zarr" / ".zarray").read_bytes()
+
+
+def test_obstore_is_imported_lazily():
+    import subprocess
+    import sys
+
+    code = ("import sys, zarrkit, zarrkit.storage; assert zarrkit.config.remote == 'obstore'; "
+            "assert 'obstore' not in sys.modules, 'zarrkit imports obstore eagerly'")
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -450,7 +450,7 @@ def test_http_time_out_raises_store_error(http_serve, served_data):
             super().do_GET()
 
     root, _, _ = served_data
-    base, log = http_serve(root, SlowHandler)
+    base, _log = http_serve(root, SlowHandler)
     store = ObjectStore(HTTPStore.from_url(f"{base}/v2.zarr", retry_config=_fast_retries(1),
                                            client_options={"allow_http": True, "timeout": "100ms"}))
     with pytest.raises(zarrkit.errors.StoreError, match=r"read of key '\.zarray' in ObjectStore\('http://.*failed"):

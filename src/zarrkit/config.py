@@ -18,6 +18,7 @@ False
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import pprint as _pprint
 import threading
@@ -57,6 +58,10 @@ def _default_threads() -> int:
     return max(os.cpu_count() or 1, 1)
 
 
+def _default_remote() -> str:
+    return "obstore" if importlib.util.find_spec("obstore") is not None else "fsspec"
+
+
 def _default_compressor() -> Any:
     return numcodecs.Blosc(cname="lz4", clevel=5, shuffle=numcodecs.Blosc.SHUFFLE)
 
@@ -94,6 +99,11 @@ class Config:
     default_compressor : numcodecs codec or None
         The compressor of new arrays when none is given (Blosc LZ4, level 5, byte shuffle);
         zarr-python 2 code sets it as ``zarr.storage.default_compressor``, which is this.
+    remote : {'obstore', 'fsspec'}
+        What opens ``s3://``, ``gs://``, ``az://``/``abfs://`` and ``http(s)://`` URLs:
+        :class:`~zarrkit.storage.obstore.ObjectStore` (the default when obstore is installed)
+        or :class:`~zarrkit.storage.fsspec.FsspecStore` (the default otherwise).  Other URLs
+        (``memory://``, chained ``a::b`` URLs) always go through fsspec.
     """
 
     threads: int = field(default_factory=_default_threads)
@@ -104,6 +114,7 @@ class Config:
     order: str = "C"
     max_chunk_bytes: int = 4 * 2**30
     default_compressor: Any = field(default_factory=_default_compressor)
+    remote: str = field(default_factory=_default_remote)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     _no_effect: dict = field(default_factory=lambda: dict(ZARR3_NO_EFFECT), repr=False, compare=False)
 
@@ -172,6 +183,8 @@ class Config:
                 raise ValueError(f"config {name} must be an int >= 0, got {v!r}")
         if "zarr_format" in changes and changes["zarr_format"] not in (2, 3):
             raise ValueError(f"config zarr_format must be 2 or 3, got {changes['zarr_format']!r}")
+        if "remote" in changes and changes["remote"] not in ("obstore", "fsspec"):
+            raise ValueError(f"config remote must be 'obstore' or 'fsspec', got {changes['remote']!r}")
         if "order" in changes and changes["order"] not in ("C", "F"):
             raise ValueError(f"config order must be 'C' or 'F', got {changes['order']!r}")
 

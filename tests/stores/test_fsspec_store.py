@@ -28,6 +28,10 @@ from zarrkit.storage.base import ByteRange
 from zarrkit.storage.fsspec import TEMP_MARKER, FsspecStore, FSStore
 from zarrkit.testing import PublicAPISuite, StoreSuite
 
+from http_serve import FaultyHandler  # noqa: E402  (tests/stores is on sys.path)
+
+from moto_s3 import BUCKET  # noqa: E402  (tests/stores is on sys.path; the s3 fixture is in conftest.py)
+
 FAST = {"retries": 3, "retry_delay": 0.001, "max_retry_delay": 0.01}
 
 
@@ -172,99 +176,6 @@ def test_fsspec_is_imported_lazily():
 # =================================================================================================
 # S3 through moto's server
 # =================================================================================================
-
-BUCKET = "zarrkit-test"
-
-
-class _Recorder:
-    """WSGI middleware: record every request; optionally slow down object GETs."""
-
-    def __init__(self, app):
-        self.app = app
-        self.lock = threading.Lock()
-        self.requests: list[tuple[str, str, str, str | None]] = []
-        self.get_delay = 0.0
-        self.in_flight = 0
-        self.max_in_flight = 0  # most slowed-down GETs the server was answering at once
-
-    def __call__(self, environ, start_response):
-        method = environ["REQUEST_METHOD"]
-        path = environ.get("PATH_INFO", "")
-        query = environ.get("QUERY_STRING", "")
-        with self.lock:
-            self.requests.append((method, path, query, environ.get("HTTP_RANGE")))
-            delay = self.get_delay
-        if delay and method == "GET" and path.count("/") >= 2 and not query:
-            with self.lock:
-                self.in_flight += 1
-                self.max_in_flight = max(self.max_in_flight, self.in_flight)
-            try:
-                time.sleep(delay)
-            finally:
-                with self.lock:
-                    self.in_flight -= 1
-        return self.app(environ, start_response)
-
-    def object_gets(self, prefix: str) -> list[tuple[str, str, str, str | None]]:
-        """GetObject requests below ``/BUCKET/prefix``."""
-        with self.lock:
-            return [r for r in self.requests
-                    if r[0] == "GET" and r[1].startswith(f"/{BUCKET}/{prefix}") and not r[2]]
-
-    def below(self, prefix: str) -> list[tuple[str, str, str, str | None]]:
-        with self.lock:
-            return [r for r in self.requests
-                    if r[1].startswith(f"/{BUCKET}/{prefix}") or prefix in r[2]]
-
-    def reset(self) -> None:
-        with self.lock:
-            self.requests.clear()
-            self.max_in_flight = 0
-
-
-@pytest.fixture(scope="session")
-def s3():
-    pytest.importorskip("s3fs")
-    moto_server = pytest.importorskip("moto.server")
-    from werkzeug.serving import make_server
-
-    class RecordingMotoServer(moto_server.ThreadedMotoServer):
-        def _server_entry(self) -> None:
-            from moto.moto_server.werkzeug_app import (
-                DomainDispatcherApplication,
-                MotoRequestHandler,
-                create_backend_app,
-            )
-
-            class QuietHandler(MotoRequestHandler):
-                def log_request(self, *args, **kwargs):
-                    pass
-
-            self.recorder = _Recorder(DomainDispatcherApplication(create_backend_app))
-            self._server = make_server(self._ip_address, self._port, self.recorder, True,
-                                       request_handler=QuietHandler)
-            self._server_ready_event.set()
-            self._server.serve_forever()
-
-    port = _free_port()
-    server = RecordingMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    endpoint = f"http://127.0.0.1:{port}"
-    options = {
-        "key": "testing", "secret": "testing", "anon": False,
-        "client_kwargs": {"endpoint_url": endpoint},
-    }
-    fs = fsspec.filesystem("s3", **options)
-    fs.mkdir(BUCKET)
-
-    class S3:
-        pass
-
-    info = S3()
-    info.endpoint, info.options, info.fs, info.recorder = endpoint, options, fs, server.recorder
-    yield info
-    server.stop()
-
 
 def _s3_store(s3, prefix=None, **kw) -> FsspecStore:
     prefix = prefix or _uid()
@@ -524,141 +435,6 @@ def test_s3_write_failure_is_clean(s3, s3_faulty):
 # =================================================================================================
 
 
-class RangeHandler(http.server.SimpleHTTPRequestHandler):
-    """Static files with single-range ``Range`` support (incl. suffix ranges), quiet logs."""
-
-    log: list[tuple[str, str, str | None, int]]  # set per server
-
-    def log_message(self, format, *args):
-        pass
-
-    def _record(self, status: int) -> None:
-        self.log.append((self.command, self.path, self.headers.get("Range"), status))
-
-    def send_response(self, code, message=None):
-        self._record(code)
-        super().send_response(code, message)
-
-    def send_head(self):
-        rng = self.headers.get("Range")
-        path = self.translate_path(self.path)
-        if rng is None or os.path.isdir(path):
-            return super().send_head()
-        if not os.path.isfile(path):
-            self.send_error(404, "File not found")
-            return None
-        m = re.fullmatch(r"bytes=(\d*)-(\d*)", rng.strip())
-        if not m or m.groups() == ("", ""):
-            return super().send_head()
-        size = os.path.getsize(path)
-        first, last = m.groups()
-        if first == "":
-            n = int(last)
-            start, end = max(size - n, 0), size - 1
-            ok = n > 0 and size > 0
-        else:
-            start = int(first)
-            end = min(int(last), size - 1) if last else size - 1
-            ok = start < size and end >= start
-        if not ok:
-            self.send_response(416)
-            self.send_header("Content-Range", f"bytes */{size}")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return None
-        with open(path, "rb") as f:
-            f.seek(start)
-            body = f.read(end - start + 1)
-        self.send_response(206)
-        self.send_header("Content-Type", "application/octet-stream")
-        self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        return io.BytesIO(body)
-
-
-class FaultyHandler(RangeHandler):
-    """Fails the first ``fail_first`` requests of each path (``fail_first < 0``: always), with a
-    503 or (``drop=True``) by closing the connection without an answer."""
-
-    fail_first = 0
-    drop = False
-    status = 503
-    only = ""  # a regex: fail only paths it matches
-    counts: dict[str, int]
-
-    def _maybe_fail(self) -> bool:
-        if self.only and not re.search(self.only, self.path):
-            return False
-        with self.lock:
-            n = self.counts.get(self.path, 0)
-            self.counts[self.path] = n + 1
-        if self.fail_first >= 0 and n >= self.fail_first:
-            return False
-        if self.drop:
-            self._record(0)
-            self.close_connection = True
-            try:
-                self.connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            return True
-        self.send_error(self.status)
-        return True
-
-    def do_GET(self):
-        if not self._maybe_fail():
-            super().do_GET()
-
-    def do_HEAD(self):
-        if not self._maybe_fail():
-            super().do_HEAD()
-
-
-class _QuietServer(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request, client_address):  # dropped connections are on purpose
-        pass
-
-
-@pytest.fixture
-def http_serve():
-    servers = []
-
-    def serve(directory, handler=RangeHandler, **attrs):
-        log: list = []
-        cls = type("Handler", (handler,), {"log": log, "counts": {}, "lock": threading.Lock(),
-                                           **attrs})
-        server = _QuietServer(("127.0.0.1", 0), functools.partial(cls, directory=str(directory)))
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return f"http://127.0.0.1:{server.server_address[1]}", log
-
-    yield serve
-    for s in servers:
-        s.shutdown()
-        s.server_close()
-
-
-@pytest.fixture
-def served_data(tmp_path):
-    """A directory zarrkit wrote: v2 and v3 arrays, a sharded array, with a missing chunk."""
-    root = tmp_path / "site"
-    data = np.arange(20 * 20, dtype="i4").reshape(20, 20)
-    for fmt in (2, 3):
-        z = zarrkit.create(shape=(20, 20), chunks=(7, 7), dtype="i4", fill_value=-5,
-                           store=DirectoryStore(root / f"v{fmt}.zarr"), zarr_format=fmt)
-        z[:] = data
-    store = DirectoryStore(root / "v3.zarr")
-    store.delete("c/2/2")  # a missing chunk: reads as the fill value
-    sharded = zarrkit.create_array(DirectoryStore(root / "sharded.zarr"), shape=(64, 64),
-                                   chunks=(8, 8), shards=(32, 32), dtype="i4", zarr_format=3)
-    big = np.arange(64 * 64, dtype="i4").reshape(64, 64)
-    sharded[:] = big
-    return root, data, big
-
-
 @pytest.mark.parametrize("zarr_format", [2, 3])
 def test_http_read_arrays(http_serve, served_data, zarr_format):
     root, data, _ = served_data
@@ -667,7 +443,9 @@ def test_http_read_arrays(http_serve, served_data, zarr_format):
     expected = data.copy()
     if zarr_format == 3:
         expected[14:, 14:] = -5
-    z = zarrkit.open_array(url, mode="r")  # a URL string goes through FsspecStore
+    with zarrkit.config.set(remote="fsspec"):
+        z = zarrkit.open_array(url, mode="r")  # a URL string goes through FsspecStore
+    assert type(z.store) is FsspecStore
     np.testing.assert_array_equal(z[:], expected)
     store = FsspecStore(url)
     assert store.read_only and not store.supports_writes

@@ -217,16 +217,21 @@ class ShardedStore(Store):
             if off != EMPTY:
                 wanted.append((int(off), int(n), key))
         groups = coalesce(wanted)
+        spans = [ByteRange(g[0][0], max(o + n for o, n, _ in g) - g[0][0]) for g in groups]
 
-        def fetch(group: list[tuple[int, int, Any]]) -> memoryview:
-            start = group[0][0]
-            stop = max(o + n for o, n, _ in group)
-            raw = self.base.get(shard, ByteRange(start, stop - start))
-            if raw is None or len(raw) < stop - start:
-                raise ChunkDecodeError(f"shard index points to bytes {start}..{stop} beyond the shard's end", shard)
+        def checked(span: ByteRange, raw: Any) -> memoryview:
+            n = span.length or 0
+            if raw is None or len(raw) < n:
+                stop = span.offset + n
+                raise ChunkDecodeError(f"shard index points to bytes {span.offset}..{stop} beyond the shard's end", shard)
             return memoryview(raw)
 
-        for group, view in zip(groups, self._map(fetch, groups, None)):
+        if self.base.batched_ranges:  # every span in one call to the store
+            raws = self.base.get_ranges(shard, spans) or [None] * len(spans)
+            views = [checked(span, raw) for span, raw in zip(spans, raws)]
+        else:
+            views = self._map(lambda span: checked(span, self.base.get(shard, span)), spans, None)
+        for group, view in zip(groups, views):
             start = group[0][0]
             for o, n, key in group:
                 found[key] = view[o - start : o - start + n]

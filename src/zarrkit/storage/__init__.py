@@ -22,6 +22,7 @@ from .fsspec import FsspecStore, FSStore
 from .lmdb import LMDBStore
 from .mapping import KVStore, MappingStore
 from .memory import DictStore, MemoryStore
+from .obstore import ObjectStore
 from .redis import RedisStore
 from .sqlite import SQLiteStore
 from .wrappers import CountingStore, LatencyStore, LRUStoreCache, ReadOnlyStore, WrapperStore
@@ -51,6 +52,7 @@ __all__ = [
     "ZipStore",
     "FsspecStore",
     "FSStore",
+    "ObjectStore",
     "SQLiteStore",
     "DBMStore",
     "LMDBStore",

@@ -13,7 +13,9 @@ zarr-2 style code that treats a store as a dict keeps working.
 * Capability flags: ``supports_writes``, ``supports_deletes`` (``False``: deleting a stored key
   raises :class:`~zarrkit.errors.StoreError`, as in a zip file), ``supports_partial_reads``,
   ``supports_listing``, ``high_latency`` (keep many requests in flight),
-  ``concurrent_small_writes`` (store small values from several threads at once).
+  ``concurrent_small_writes`` (store small values from several threads at once),
+  ``batched_ranges`` (``get_ranges(key, ranges)`` reads several ranges of one value in one
+  call, as the shard reader wants them).
 """
 
 from __future__ import annotations
@@ -74,6 +76,9 @@ class Store(StoreConveniences):
     #: ``key_groups(keys)`` how to group them, reads a group with :meth:`get_many` and writes it
     #: through ``transaction(key)`` under the lock of ``lock_key(key)``.
     groups_keys: bool = False
+    #: :meth:`get_ranges` reads several ranges of one value together (coalesced, concurrent),
+    #: so the shard reader asks for the ranges of a shard's chunks in one call.
+    batched_ranges: bool = False
     #: Separator between chunk indices in the keys of new v2 arrays created in this store
     #: (``'.'`` when None); zarr-python 2's stores took it as ``dimension_separator=``.
     dimension_separator: str | None = None
@@ -139,6 +144,12 @@ class Store(StoreConveniences):
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
         """Return ``{key: value or None}`` for several keys."""
         return {k: self.get(k) for k in keys}
+
+    def get_ranges(self, key: str, ranges: Sequence[ByteRange]) -> list[bytes | None] | None:
+        """The bytes of each of ``ranges`` of the value at ``key`` (None when it is missing);
+        stores with ``batched_ranges`` fetch them together."""
+        values = [self.get(key, r) for r in ranges]
+        return None if any(v is None for v in values) else values
 
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
         """Store ``value`` at ``key``, replacing any previous value atomically where possible."""

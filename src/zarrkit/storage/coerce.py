@@ -8,11 +8,14 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from ..errors import StorageOptionsError
 from .base import Store
 from .fsspec import FsspecStore
 from .local import DirectoryStore
 from .mapping import KVStore, MappingStore
 from .memory import MemoryStore
+from .obstore import ObjectStore
+from .obstore_options import fsspec_available, use_obstore
 from .zip import ZipStore
 
 __all__ = ["coerce_store"]
@@ -25,9 +28,14 @@ def coerce_store(
 
     * a :class:`Store` is returned as is;
     * ``None`` gives a new :class:`MemoryStore`;
-    * a URL (a ``str`` with ``://``: ``s3://``, ``gs://``, ``az://``, ``http(s)://``,
-      ``memory://``, chained URLs such as ``simplecache::s3://...``) gives an
-      :class:`~zarrkit.storage.fsspec.FsspecStore` made with ``storage_options``;
+    * an ``s3://``, ``gs://``, ``az://``/``abfs://`` or ``http(s)://`` URL gives an
+      :class:`~zarrkit.storage.obstore.ObjectStore` when ``zarrkit.config.remote`` is
+      ``'obstore'`` (the default when obstore is installed; fsspec-style ``storage_options``
+      are translated, and options obstore has no equivalent for send the URL to fsspec), else
+      an :class:`~zarrkit.storage.fsspec.FsspecStore`;
+    * any other URL (a ``str`` with ``://``: ``memory://``, chained URLs such as
+      ``simplecache::s3://...``) gives an :class:`~zarrkit.storage.fsspec.FsspecStore` made
+      with ``storage_options``;
     * a ``file://`` URL without ``storage_options`` names a local directory and gives a
       :class:`DirectoryStore` (same files, but zarrkit's native local store, without fsspec);
       with ``storage_options`` it goes through fsspec like any other URL;
@@ -58,7 +66,7 @@ def coerce_store(
                 elif len(local) > 2 and local[0] == "/" and local[2] == ":":  # file:///C:/x
                     local = local[1:]
                 return DirectoryStore(local, read_only=read_only)
-            return FsspecStore.from_url(path, storage_options=storage_options, read_only=read_only)
+            return _remote_store(path, storage_options, read_only)
     if storage_options:
         raise TypeError(
             f"storage_options apply only to URLs (with '://'), not to {type(store).__name__} "
@@ -89,6 +97,17 @@ def coerce_store(
     raise TypeError(
         f"store must be a Store, a mapping, a path or None, not {type(store).__name__}"
     )
+
+
+def _remote_store(url: str, storage_options: dict[str, Any] | None, read_only: bool) -> Store:
+    """The store of a URL: obstore's or fsspec's, as ``config.remote`` and the options say."""
+    if use_obstore(url):
+        try:
+            return ObjectStore.from_url(url, storage_options=storage_options, read_only=read_only)
+        except StorageOptionsError:
+            if not fsspec_available():
+                raise
+    return FsspecStore.from_url(url, storage_options=storage_options, read_only=read_only)
 
 
 def _is_fsspec_object(obj: Any) -> bool:

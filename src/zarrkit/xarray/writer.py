@@ -31,7 +31,7 @@ from ..storage.coerce import coerce_store
 from ..storage.memory import MemoryStore
 from .backend import DIMENSION_KEY, ZarrkitDataStore, encode_fill_value
 
-__all__ = ["to_zarr"]
+__all__ = ["finish_writes", "to_zarr", "write_dataset"]
 
 _MODES = ("w", "w-", "a", "a-", "r+")
 _SAFE_TO_DROP = {"source", "original_shape", "preferred_chunks"}
@@ -333,6 +333,21 @@ def to_zarr(
         The written group (the pending dask store when ``compute=False`` and there is dask
         data).
     """
+    grp, pending = write_dataset(
+        ds, store, mode, group, append_dim, region, encoding, zarr_format, align=safe_chunks or align_chunks,
+        storage_options=storage_options, chunk_store=chunk_store, synchronizer=synchronizer,
+        write_empty_chunks=write_empty_chunks,
+    )
+    return finish_writes(grp, pending, consolidated, compute)
+
+
+def write_dataset(
+    ds: Any, store: Any, mode: str | None, group: str | None, append_dim: Any, region: Any,
+    encoding: Mapping[Hashable, Mapping[str, Any]] | None, zarr_format: int | None, *, align: bool,
+    storage_options: dict[str, Any] | None, chunk_store: Any, synchronizer: Any, write_empty_chunks: bool | None,
+) -> tuple[Group, list[tuple[Any, Array, tuple[slice, ...]]]]:
+    """The metadata and numpy-backed data of :func:`to_zarr`: returns the group written and
+    the ``(dask array, target, region)`` writes still to do (see :func:`finish_writes`)."""
     import xarray as xr
 
     if isinstance(ds, xr.DataArray):
@@ -356,13 +371,20 @@ def to_zarr(
         grp.attrs.put(attrs)
     if mode == "a-" and append_dim is not None:
         encoded = {k: v for k, v in encoded.items() if k not in existing or append_dim in v.dims}
-    target = _Target(grp, mode, existing, write_region, append_dim, write_empty_chunks, safe_chunks or align_chunks)
+    target = _Target(grp, mode, existing, write_region, append_dim, write_empty_chunks, align)
     pending = [
         p for vn, v in encoded.items()
         if (p := target.write(str(vn), v, raise_on_invalid=vn in check_encoding)) is not None
     ]
+    return grp, pending
+
+
+def finish_writes(grp: Group, pending: list[Any], consolidated: bool | None, compute: bool) -> Any:
+    """Consolidate the metadata of ``grp``'s store (unless ``consolidated=False``) and store
+    the dask-backed data of ``pending`` in one :func:`dask.array.store`; returns ``grp``, or
+    the pending dask object when ``compute=False`` and there is dask data."""
     if consolidated or consolidated is None:
-        api.consolidate_metadata(store)
+        api.consolidate_metadata(grp.store)
     if pending:
         import dask.array as da
 

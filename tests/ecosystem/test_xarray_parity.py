@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import warnings
 
 import numpy as np
@@ -27,19 +26,11 @@ pytest.importorskip("zarr")
 pytest.importorskip("dask.array")
 numcodecs = pytest.importorskip("numcodecs")
 
+from test_xarray import FORMATS, META_NAMES, pytestmark  # noqa: F401 - the same warnings filters
+
 import zarrkit
 import zarrkit.xarray as zx
 from zarrkit.storage import DirectoryStore
-
-pytestmark = [
-    pytest.mark.filterwarnings("ignore:.*[Cc]onsolidated metadata.*"),
-    pytest.mark.filterwarnings("ignore::UserWarning:zarr"),
-    pytest.mark.filterwarnings("ignore:.*does not have a Zarr V3 specification.*"),
-    pytest.mark.filterwarnings("ignore:.*not part in the Zarr format 3 specification.*"),
-]
-
-FORMATS = [2, 3]
-META_NAMES = {".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json"}
 ENCODING_KEYS = ("dtype", "units", "calendar", "scale_factor", "add_offset", "_FillValue", "chunks",
                  "preferred_chunks", "fill_value", "shards")
 
@@ -218,21 +209,16 @@ def test_chunk_store(tmp_path, zarr_format, consolidated):
     assert np.isnan(bare.temp.values).all()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def s3():
     """(storage options, bucket URL) of a fresh bucket on a moto S3 server on 127.0.0.1."""
     s3fs = pytest.importorskip("s3fs")
     moto_server = pytest.importorskip("moto.server")
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=_free_port(), verbose=False)
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
+    host, port = server.get_host_and_port()
     options = {"key": "testing", "secret": "testing", "anon": False,
-               "client_kwargs": {"endpoint_url": f"http://127.0.0.1:{server._port}"}}
+               "client_kwargs": {"endpoint_url": f"http://{host}:{port}"}}
     try:
         s3fs.S3FileSystem(**options).mkdir("parity")
         yield options, "s3://parity"

@@ -28,13 +28,8 @@ def datatree_to_zarr(
     write_inherited_coords: bool = False,
     zarr_format: int | None = None,
     *,
-    safe_chunks: bool = True,
-    align_chunks: bool = False,
-    storage_options: dict[str, Any] | None = None,
-    chunk_store: Any = None,
-    synchronizer: Any = None,
-    write_empty_chunks: bool | None = None,
     compute: bool = True,
+    **options: Any,
 ) -> Any:
     """Write the DataTree ``dt`` to a Zarr hierarchy with zarrkit (``DataTree.to_zarr``'s layout).
 
@@ -55,8 +50,11 @@ def datatree_to_zarr(
     write_inherited_coords : bool
         Also write in each node the coordinates it inherits from its parents (the root writes
         its own in any case).
-    zarr_format, safe_chunks, align_chunks, storage_options, chunk_store, synchronizer, write_empty_chunks, compute
+    zarr_format, compute
         As in :func:`zarrkit.xarray.to_zarr`.
+    **options
+        ``safe_chunks``, ``align_chunks``, ``storage_options``, ``chunk_store``,
+        ``synchronizer``, ``write_empty_chunks``: as in :func:`zarrkit.xarray.to_zarr`.
 
     Returns
     -------
@@ -81,12 +79,11 @@ def datatree_to_zarr(
         ds = node.to_dataset(inherit=write_inherited_coords or at_root)
         grp, writes = write_dataset(
             ds, store, mode if at_root else child_mode, join_path(base, "" if at_root else rel_path) or None,
-            None, None, encoding.get(node.path), zarr_format, align=safe_chunks or align_chunks,
-            storage_options=storage_options, chunk_store=chunk_store, synchronizer=synchronizer,
-            write_empty_chunks=write_empty_chunks,
+            None, None, encoding.get(node.path), zarr_format, **options,
         )
         if root is None:
             # the nodes below go to the store the root was opened on, in the root's format
-            root, store, storage_options, zarr_format = grp, grp.store, None, grp.zarr_format
+            root, store, zarr_format = grp, grp.store, grp.zarr_format
+            options["storage_options"] = None
         pending += writes
     return finish_writes(root, pending, consolidated, compute)

@@ -334,17 +334,18 @@ def to_zarr(
         data).
     """
     grp, pending = write_dataset(
-        ds, store, mode, group, append_dim, region, encoding, zarr_format, align=safe_chunks or align_chunks,
-        storage_options=storage_options, chunk_store=chunk_store, synchronizer=synchronizer,
-        write_empty_chunks=write_empty_chunks,
+        ds, store, mode, group, append_dim, region, encoding, zarr_format, safe_chunks=safe_chunks,
+        align_chunks=align_chunks, storage_options=storage_options, chunk_store=chunk_store,
+        synchronizer=synchronizer, write_empty_chunks=write_empty_chunks,
     )
     return finish_writes(grp, pending, consolidated, compute)
 
 
 def write_dataset(
     ds: Any, store: Any, mode: str | None, group: str | None, append_dim: Any, region: Any,
-    encoding: Mapping[Hashable, Mapping[str, Any]] | None, zarr_format: int | None, *, align: bool,
-    storage_options: dict[str, Any] | None, chunk_store: Any, synchronizer: Any, write_empty_chunks: bool | None,
+    encoding: Mapping[Hashable, Mapping[str, Any]] | None, zarr_format: int | None, *, safe_chunks: bool = True,
+    align_chunks: bool = False, storage_options: dict[str, Any] | None = None, chunk_store: Any = None,
+    synchronizer: Any = None, write_empty_chunks: bool | None = None,
 ) -> tuple[Group, list[tuple[Any, Array, tuple[slice, ...]]]]:
     """The metadata and numpy-backed data of :func:`to_zarr`: returns the group written and
     the ``(dask array, target, region)`` writes still to do (see :func:`finish_writes`)."""
@@ -371,7 +372,7 @@ def write_dataset(
         grp.attrs.put(attrs)
     if mode == "a-" and append_dim is not None:
         encoded = {k: v for k, v in encoded.items() if k not in existing or append_dim in v.dims}
-    target = _Target(grp, mode, existing, write_region, append_dim, write_empty_chunks, align)
+    target = _Target(grp, mode, existing, write_region, append_dim, write_empty_chunks, safe_chunks or align_chunks)
     pending = [
         p for vn, v in encoded.items()
         if (p := target.write(str(vn), v, raise_on_invalid=vn in check_encoding)) is not None

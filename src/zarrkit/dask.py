@@ -17,6 +17,8 @@ and metadata instead of pickling them (which would copy a whole in-memory store)
 
 from __future__ import annotations
 
+import itertools
+import math
 from typing import Any
 
 import numpy as np
@@ -74,7 +76,7 @@ def check_aligned(
 
 def _check_known(dask_chunks: tuple[tuple[float, ...], ...]) -> None:
     for dim, sizes in enumerate(dask_chunks):
-        if any(s != s for s in sizes):  # NaN: unknown block sizes
+        if any(math.isnan(s) for s in sizes):  # unknown block sizes
             raise ValueError(
                 f"dask chunks {dask_chunks} have unknown sizes along dimension {dim}; call "
                 "x.compute_chunk_sizes() first, so the blocks can be grouped by stored chunk"
@@ -115,7 +117,7 @@ def aligned_chunks(
                 if ends:
                     cuts.append(min(ends, key=lambda e: abs(e - pos)))
         cuts.append(stop)
-        out.append(tuple(b - a for a, b in zip(cuts, cuts[1:])) or (0,))
+        out.append(tuple(b - a for a, b in itertools.pairwise(cuts)) or (0,))
     return tuple(out)
 
 

@@ -31,6 +31,7 @@ from test_xarray import FORMATS, META_NAMES, pytestmark  # noqa: F401 - the same
 import zarrkit
 import zarrkit.xarray as zx
 from zarrkit.storage import DirectoryStore
+
 ENCODING_KEYS = ("dtype", "units", "calendar", "scale_factor", "add_offset", "_FillValue", "chunks",
                  "preferred_chunks", "fill_value", "shards")
 
@@ -86,7 +87,8 @@ def stored(root: str) -> dict[str, object]:
     for d, _, files in os.walk(root):
         for f in files:
             p = os.path.join(d, f)
-            raw = open(p, "rb").read()
+            with open(p, "rb") as fh:
+                raw = fh.read()
             key = os.path.relpath(p, root).replace(os.sep, "/")
             out[key] = _normalized(json.loads(raw)) if f in META_NAMES else raw
     return out

@@ -9,7 +9,7 @@ engine="zarrkit")`` (or ``engine="zarr"``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 from ..storage.base import join_path
@@ -22,7 +22,7 @@ def datatree_to_zarr(
     dt: Any,
     store: Any = None,
     mode: str = "w-",
-    encoding: Mapping[str, Mapping[str, Any]] | None = None,
+    encoding: Mapping[str, Mapping[Hashable, Mapping[str, Any]]] | None = None,
     consolidated: bool | None = True,
     group: str | None = None,
     write_inherited_coords: bool = False,
@@ -71,7 +71,7 @@ def datatree_to_zarr(
     if unknown:
         raise ValueError(f"unexpected encoding group name(s) provided: {sorted(unknown)}")
     base = (group or "").strip("/")
-    root = None
+    root: Any = None
     pending: list[Any] = []
     child_mode = "a" if mode in ("w", "w-") else mode
     for rel_path, node in dt.subtree_with_keys:

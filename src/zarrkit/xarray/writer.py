@@ -366,8 +366,8 @@ def write_dataset(
     if region is not None:
         ds, write_region = _prepare_region(ds, grp, region)
     existing: dict[str, Array] = {} if mode == "w" else dict(grp.arrays())
-    encoding = {k: dict(v) for k, v in (encoding or {}).items()}
-    encoded, attrs, check_encoding = _encode_dataset(ds, grp, existing, encoding, mode, fmt, write_region, append_dim)
+    var_encoding: dict[Any, dict[str, Any]] = {k: dict(v) for k, v in (encoding or {}).items()}
+    encoded, attrs, check_encoding = _encode_dataset(ds, grp, existing, var_encoding, mode, fmt, write_region, append_dim)
     if mode not in ("r", "r+"):
         grp.attrs.put(attrs)
     if mode == "a-" and append_dim is not None:

@@ -8,7 +8,8 @@ exactly one task, without any lock.  Checked against NumPy after every write:
   processes, each round a fresh random block layout written into a random region of a
   pre-filled sharded array (regular and rectilinear shards): no element lost;
 * each write unit the region touches is stored exactly once (counted on the store);
-* random block layouts, grids and regions (hypothesis) on the threaded scheduler.
+* random block layouts, grids (v2 and v3 chunks, shards, rectilinear chunks and shards) and
+  regions (hypothesis) on the threaded scheduler.
 """
 
 from __future__ import annotations
@@ -158,7 +159,7 @@ def setups(draw):
     ndim = draw(st.integers(1, 2))
     shape = tuple(draw(st.integers(1, 30)) for _ in range(ndim))
     inner = tuple(draw(st.integers(1, 6)) for _ in range(ndim))
-    kind = draw(st.sampled_from(["chunks", "shards", "rectilinear", "rectilinear-shards"]))
+    kind = draw(st.sampled_from(["v2-chunks", "chunks", "shards", "rectilinear", "rectilinear-shards"]))
     shards = tuple(c * draw(st.integers(1, 4)) for c in inner)
     grid = []
     for n, c in zip(shape, inner):
@@ -193,7 +194,7 @@ def test_random_layouts_threads(setup):
         kwargs["chunks"] = grid
     elif kind == "rectilinear-shards":
         kwargs["shards"] = grid
-    z = zarrkit.create_array(store, shape=shape, dtype="i4", fill_value=-1, zarr_format=3,
+    z = zarrkit.create_array(store, shape=shape, dtype="i4", fill_value=-1, zarr_format=2 if kind == "v2-chunks" else 3,
                              write_empty_chunks=True, **kwargs)
     rng = np.random.default_rng(seed)
     expected = rng.integers(0, 1000, size=shape, dtype="i4")

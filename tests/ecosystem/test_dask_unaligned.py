@@ -15,6 +15,7 @@ exactly one task, without any lock.  Checked against NumPy after every write:
 from __future__ import annotations
 
 import math
+import os
 import time
 
 import numpy as np
@@ -80,10 +81,31 @@ def units_touched(z, region: tuple[slice, ...]) -> int:
     return count
 
 
+class LoggingDirectoryStore(DirectoryStore):
+    """A directory store that appends the key of every write, with the writing process's id,
+    to a log file (one ``O_APPEND`` line per write, so worker processes can share it)."""
+
+    def __init__(self, path: str, log: str):
+        super().__init__(path)
+        self.log = log
+
+    def set(self, key, value):  # set_parts and set_many come here too in a subclass
+        super().set(key, value)
+        with open(self.log, "a") as f:
+            f.write(f"{os.getpid()} {key}\n")
+
+    def writes(self) -> list[tuple[int, str]]:
+        with open(self.log) as f:
+            lines = [line.split() for line in f.read().splitlines()]
+        open(self.log, "w").close()
+        return [(int(pid), key) for pid, key in lines]
+
+
 def write_rounds(store, seed: int, **compute_kwargs) -> tuple[int, int]:
     """ROUNDS random unaligned writes into ``store``; returns (lost updates, rounds whose
-    blocks cut the storage grid).  On a :class:`CountingStore`, also checks that every shard
-    the region touches is stored exactly once (no two tasks wrote the same one)."""
+    blocks cut the storage grid).  On a :class:`CountingStore` or a
+    :class:`LoggingDirectoryStore`, also checks that every shard the region touches is stored
+    exactly once (no two tasks wrote the same one)."""
     rng = np.random.default_rng(seed)
     lost = unaligned = 0
     for rnd in range(ROUNDS):
@@ -95,9 +117,14 @@ def write_rounds(store, seed: int, **compute_kwargs) -> tuple[int, int]:
         unaligned += bool(zd.check_aligned(x.chunks, z, region))
         if isinstance(store, CountingStore):
             store.reset()
+        if isinstance(store, LoggingDirectoryStore):
+            store.writes()
         zd.store(x, z, region=region, **compute_kwargs)
         if isinstance(store, CountingStore):
             assert store.counts["set"] == units_touched(z, region), (rnd, x.chunks, z.shards, region)
+        if isinstance(store, LoggingDirectoryStore):
+            keys = [key for pid, key in store.writes() if pid != os.getpid()]
+            assert len(keys) == len(set(keys)) == units_touched(z, region), (rnd, x.chunks, z.shards, region)
         expected[region] = new
         lost += int((zarrkit.open_array(store, path=f"r{rnd}", mode="r")[...] != expected).sum())
     return lost, unaligned
@@ -121,11 +148,13 @@ def client():
 
 def test_rounds_distributed_processes(client, tmp_path):
     """Two worker processes (two threads each) write unaligned blocks into shared shards of a
-    directory store: no update lost in any round."""
+    directory store: each shard the region touches is written once, by a worker, and no
+    update is lost in any round."""
     pids = set(client.run(lambda: __import__("os").getpid()).values())
     assert len(pids) == 2
     t0 = time.perf_counter()
-    lost, unaligned = write_rounds(DirectoryStore(str(tmp_path / "rounds.zarr")), seed=11)
+    store = LoggingDirectoryStore(str(tmp_path / "rounds.zarr"), str(tmp_path / "writes.log"))
+    lost, unaligned = write_rounds(store, seed=11)
     elapsed = time.perf_counter() - t0
     print(f"{ROUNDS} rounds on 2 worker processes: {lost} lost updates, {unaligned} unaligned layouts, "
           f"{elapsed:.1f}s")

@@ -140,7 +140,7 @@ def test_rounds_threads_each_shard_written_once():
 def client():
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(
-        processes=True, n_workers=2, threads_per_worker=2, dashboard_address=None,
+        processes=True, n_workers=2, threads_per_worker=2, dashboard_address=":0",
         worker_dashboard_address=None,
     ) as cluster, distributed.Client(cluster) as c:
         yield c

@@ -3,9 +3,9 @@
 * :func:`to_dask` — a dask array whose blocks are the Zarr chunks (``da.from_array(z,
   chunks=z.chunks)`` works too: a zarrkit array is array-like, and each block is the ndarray
   zarrkit returns, with no extra copy);
-* :func:`store` — ``dask.array.store`` into a zarrkit array, lock-free when every dask block
-  covers whole chunks (whole shards of a sharded array), refused otherwise unless the array
-  has a synchronizer;
+* :func:`store` — ``dask.array.store`` into a zarrkit array, lock-free: blocks that do not
+  cover whole chunks (whole shards of a sharded array) are first regrouped by
+  :func:`align_blocks` so that every stored chunk or shard is written by exactly one task;
 * :func:`from_dask` — create a zarrkit array shaped like a dask array and store it.
 
 Arrays pickle (by store and path), so all of this works with ``dask.distributed`` as long as
@@ -17,6 +17,8 @@ and metadata instead of pickling them (which would copy a whole in-memory store)
 
 from __future__ import annotations
 
+import itertools
+import math
 from typing import Any
 
 import numpy as np
@@ -25,7 +27,7 @@ from .core.array import Array
 from .core.creation import create_array
 from .core.info import tokenize_array
 
-__all__ = ["check_aligned", "from_dask", "store", "to_dask", "tokenize_array"]
+__all__ = ["align_blocks", "aligned_chunks", "check_aligned", "from_dask", "store", "to_dask", "tokenize_array"]
 
 
 def _register_tokenizer() -> None:
@@ -40,10 +42,10 @@ def _register_tokenizer() -> None:
 _register_tokenizer()
 
 
-def _grid(array: Array) -> tuple[Any, ...]:
-    """The unit of storage: shards of a sharded array, else chunks (per dimension, the edge
-    lengths on a rectilinear grid)."""
-    return tuple(array.shards) if array.shards else tuple(array.chunks)
+def _starts(array: Array, region: tuple[slice, ...] | None) -> tuple[int, ...]:
+    if region is None:
+        return (0,) * array.ndim
+    return tuple(r.indices(n)[0] for r, n in zip(region, array.shape))
 
 
 def check_aligned(
@@ -57,13 +59,8 @@ def check_aligned(
     the storage grid, so concurrent block writes never touch the same stored object).
     """
     dims = array.metadata.storage_grid.dims  # the unit of storage: shards, else chunks
-    shape = array.shape
-    if region is None:
-        starts = (0,) * len(shape)
-    else:
-        starts = tuple(r.indices(n)[0] for r, n in zip(region, shape))
     problems = []
-    for dim, (sizes, d, start) in enumerate(zip(dask_chunks, dims, starts)):
+    for dim, (sizes, d, start) in enumerate(zip(dask_chunks, dims, _starts(array, region))):
         pos = start
         for size in sizes[:-1]:
             pos += size
@@ -75,6 +72,61 @@ def check_aligned(
                 )
                 break
     return problems
+
+
+def _check_known(dask_chunks: tuple[tuple[float, ...], ...]) -> None:
+    for dim, sizes in enumerate(dask_chunks):
+        if any(math.isnan(s) for s in sizes):  # unknown block sizes
+            raise ValueError(
+                f"dask chunks {dask_chunks} have unknown sizes along dimension {dim}; call "
+                "x.compute_chunk_sizes() first, so the blocks can be grouped by stored chunk"
+            )
+
+
+def aligned_chunks(
+    dask_chunks: tuple[tuple[int, ...], ...],
+    array: Array,
+    region: tuple[slice, ...] | None = None,
+) -> tuple[tuple[int, ...], ...]:
+    """Dask chunks close to ``dask_chunks`` whose block boundaries all lie on the storage grid
+    of ``array`` (shards of a sharded array, else chunks, rectilinear grids included).
+
+    Each boundary between two blocks moves to the nearer end of the stored chunk it cuts (and
+    disappears when two meet), so every block covers whole write units — but the partial
+    units at the edges of ``region`` — and no unit is shared by two blocks.
+
+    Examples
+    --------
+    >>> import zarrkit
+    >>> z = zarrkit.zeros((20,), chunks=(5,))
+    >>> aligned_chunks(((3, 3, 3, 3, 3, 5),), z)
+    ((5, 5, 5, 5),)
+    >>> aligned_chunks(((7, 6),), z, region=(slice(2, 15),))   # partial units at both ends
+    ((8, 5),)
+    """
+    _check_known(dask_chunks)
+    out = []
+    for sizes, d, start in zip(dask_chunks, array.metadata.storage_grid.dims, _starts(array, region)):
+        stop = start + sum(sizes)
+        cuts, pos = [start], start
+        for size in sizes[:-1]:
+            pos += size
+            if start < pos < stop and pos < d.size:
+                c = d.index(pos)
+                ends = [e for e in (d.start(c), d.stop(c)) if start < e < stop and e > cuts[-1]]
+                if ends:
+                    cuts.append(min(ends, key=lambda e: abs(e - pos)))
+        cuts.append(stop)
+        out.append(tuple(b - a for a, b in itertools.pairwise(cuts)) or (0,))
+    return tuple(out)
+
+
+def align_blocks(x: Any, array: Array, region: tuple[slice, ...] | None = None) -> Any:
+    """The dask array ``x`` regrouped so that each of its blocks writes whole stored chunks
+    (shards) of ``array`` at ``region``: ``x`` itself when it already does, else
+    ``x.rechunk(aligned_chunks(...))`` (dask gathers the pieces of a unit into one task)."""
+    chunks = aligned_chunks(x.chunks, array, region)
+    return x if chunks == tuple(x.chunks) else x.rechunk(chunks)
 
 
 def to_dask(arr: Array, chunks: Any = None, name: str | None = None, **kwargs: Any):
@@ -117,12 +169,15 @@ def store(
 ):
     """Store the dask array ``x`` into the zarrkit array ``arr`` (in ``region`` if given).
 
-    When every boundary between dask blocks lies on a chunk boundary (a shard boundary for a
-    sharded array), the blocks are written in parallel without any lock.  Otherwise two blocks
-    would read-modify-write the same stored object concurrently, so this raises
-    :class:`ValueError` — unless ``arr`` has a synchronizer (``ThreadSynchronizer`` for
-    threads, ``ProcessSynchronizer`` for processes), which serializes those writes per chunk.
-    ``lock`` is passed to :func:`dask.array.store` (default: no lock).
+    The blocks are written in parallel without any lock, each stored chunk (each shard of a
+    sharded array) by exactly one task: dask blocks that do not cover whole chunks are first
+    regrouped along the array's grid (:func:`align_blocks`), and a partial chunk at an edge
+    of ``region`` is read, completed and rewritten by the one task that owns it.  This holds
+    on every dask scheduler, ``dask.distributed`` clusters of processes included (the store
+    must then be shared by the workers, e.g. a directory on a common file system).
+    Blocks of unknown size (``nan`` chunks) raise :class:`ValueError`.
+    ``lock`` is passed to :func:`dask.array.store` (default: no lock); other keyword
+    arguments too (``return_stored``, ...).
 
     Examples
     --------
@@ -131,10 +186,14 @@ def store(
     >>> zarrkit.dask.store(da.ones((4, 4), chunks=2), z)
     >>> float(z[:].sum())
     16.0
+    >>> zarrkit.dask.store(da.full((3, 4), 2.0, chunks=1), z, region=(slice(1, 4),))  # unaligned
+    >>> z[:, 0]
+    array([1., 2., 2., 2.])
     """
     import dask.array as da
 
     x = da.asarray(x)
+    _check_known(x.chunks)
     if region is None:
         if tuple(x.shape) != tuple(arr.shape):
             raise ValueError(f"cannot store a dask array of shape {x.shape} into a zarrkit array of shape {arr.shape}")
@@ -143,17 +202,8 @@ def store(
         want = tuple(len(range(*r.indices(n))) for r, n in zip(region, arr.shape))
         if tuple(x.shape) != want:
             raise ValueError(f"region {region} has shape {want}, the dask array {x.shape}")
-    problems = check_aligned(x.chunks, arr, region)
-    if problems and arr.synchronizer is None:
-        unit = "shards" if arr.shards else "chunks"
-        raise ValueError(
-            f"dask chunks {x.chunks} are not aligned with the zarrkit array's {unit} "
-            f"{_grid(arr)}: {'; '.join(problems)}.  Concurrent writes to a shared chunk would "
-            f"lose data.  Rechunk the dask array (x.rechunk({_grid(arr)})) or give the array a "
-            "synchronizer (zarrkit.ThreadSynchronizer / zarrkit.ProcessSynchronizer)."
-        )
     return da.store(
-        x,
+        align_blocks(x, arr, region),
         arr,
         lock=False if lock is None else lock,
         regions=region,
@@ -172,7 +222,8 @@ def from_dask(x: Any, store: Any = None, path: str | None = None, **create_kwarg
     Without ``chunks=`` the Zarr chunks are the dask blocks (the first block along each
     dimension; irregular dask chunks are rechunked to that).  Other keyword arguments go to
     :func:`zarrkit.create_array` (``dtype``, ``compressors``, ``fill_value``, ``shards``,
-    ``zarr_format``, ``overwrite``, ...).
+    ``zarr_format``, ``overwrite``, ...).  Blocks that do not fit the chunks (or shards) are
+    regrouped as in :func:`store`.
 
     Examples
     --------
@@ -191,8 +242,5 @@ def from_dask(x: Any, store: Any = None, path: str | None = None, **create_kwarg
         path = create_kwargs.pop("name")
     create_kwargs.setdefault("dtype", x.dtype)
     arr = create_array({} if store is None else store, name=path, shape=x.shape, chunks=chunks, **create_kwargs)
-    grid = _grid(arr)
-    if check_aligned(x.chunks, arr):
-        x = x.rechunk(grid)
     _store(x, arr)
     return arr

@@ -93,25 +93,37 @@ def test_store_aligned_lock_free(zarr_format, tmp_path):
 
 
 @pytest.mark.parametrize("zarr_format", FORMATS)
-def test_store_unaligned_refused_unless_synchronized(zarr_format):
+def test_store_unaligned_regrouped(zarr_format):
+    """Blocks cutting chunks are regrouped so each chunk is written by one task; with a
+    synchronizer too (it is then not needed)."""
     z = zarrkit.create_array({}, shape=(40, 30), chunks=(10, 15), dtype="f8", zarr_format=zarr_format)
     x = da.from_array(data(), chunks=(7, 15))
-    with pytest.raises(ValueError, match="not aligned"):
-        zd.store(x, z)
-    with pytest.raises(ValueError, match="not aligned"):
-        zd.store(da.from_array(data((30, 30)), chunks=(10, 15)), z, region=(slice(5, 35),))
-    assert z.nchunks_initialized == 0  # nothing written
+    zd.store(x, z)
+    np.testing.assert_array_equal(z[:], data())
+    zd.store(da.from_array(-data((30, 30)), chunks=(10, 15)), z, region=(slice(5, 35),))
+    np.testing.assert_array_equal(z[5:35], -data((30, 30)))
+    np.testing.assert_array_equal(z[:5], data()[:5])
+    np.testing.assert_array_equal(z[35:], data()[35:])
     zs = zarrkit.create_array({}, shape=(40, 30), chunks=(10, 15), dtype="f8", zarr_format=zarr_format,
                               synchronizer=zarrkit.ThreadSynchronizer())
     zd.store(x, zs)
     np.testing.assert_array_equal(zs[:], data())
 
 
-def test_store_sharded_needs_shard_alignment():
+def test_store_unknown_block_sizes_refused():
+    z = zarrkit.create_array({}, shape=(40,), chunks=(10,), dtype="f8", zarr_format=3)
+    x = da.from_array(np.arange(80.0), chunks=7)
+    x = x[x % 2 == 0]  # 40 elements, block sizes unknown
+    with pytest.raises(ValueError, match="unknown sizes"):
+        zd.store(x, z)
+    assert z.nchunks_initialized == 0  # nothing written
+
+
+def test_store_sharded_regrouped_by_shard():
     z = zarrkit.create_array({}, shape=(40, 40), chunks=(10, 10), shards=(20, 20), dtype="f8", zarr_format=3)
-    with pytest.raises(ValueError, match="shards"):
-        zd.store(da.from_array(data((40, 40)), chunks=(10, 10)), z)  # chunk- but not shard-aligned
-    zd.store(da.from_array(data((40, 40)), chunks=(20, 40)), z)
+    x = da.from_array(data((40, 40)), chunks=(10, 10))  # chunk- but not shard-aligned
+    assert zd.align_blocks(x, z).chunks == ((20, 20), (20, 20))
+    zd.store(x, z)
     np.testing.assert_array_equal(z[:], data((40, 40)))
     np.testing.assert_array_equal(zd.to_dask(z).compute(), data((40, 40)))
 

@@ -1,5 +1,6 @@
-"""xarray integration: read with ``xr.open_dataset(path, engine="zarrkit")``, write with
-:func:`zarrkit.xarray.to_zarr`.
+"""xarray integration: read with ``xr.open_dataset(path, engine="zarrkit")`` (and
+``xr.open_datatree``), write with :func:`zarrkit.xarray.to_zarr` (a DataTree with
+:func:`zarrkit.xarray.datatree_to_zarr`).
 
 Both follow xarray's Zarr encoding convention (``_ARRAY_DIMENSIONS`` for v2, ``dimension_names``
 for v3, CF encoding by xarray itself), so stores move freely between zarrkit and
@@ -11,9 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from .backend import ZarrkitBackendEntrypoint
+from .datatree import datatree_to_zarr
 from .writer import to_zarr
 
-__all__ = ["ZarrkitBackendEntrypoint", "open_dataset", "open_datatree", "to_zarr"]
+__all__ = ["ZarrkitBackendEntrypoint", "datatree_to_zarr", "open_dataset", "open_datatree", "to_zarr"]
 
 
 def open_dataset(store: Any, **kwargs: Any):

@@ -150,13 +150,19 @@ def open_zarrkit_group(
     consolidated: bool | None = None,
     mode: str = "r",
     zarr_format: int | None = None,
+    storage_options: dict[str, Any] | None = None,
+    chunk_store: Any = None,
 ) -> Group:
-    """Open the group at ``group`` of ``store`` (a path, mapping, zarrkit store or Group).
+    """Open the group at ``group`` of ``store`` (a path, URL, mapping, zarrkit store or Group).
 
     ``consolidated=True`` requires consolidated metadata at the root of the store, ``None``
-    uses it when it is there, ``False`` ignores it.
+    uses it when it is there, ``False`` ignores it.  ``storage_options`` go to the fsspec file
+    system of a URL; ``chunk_store`` holds the chunks when they are kept apart from the
+    metadata.
     """
     if isinstance(store, Group):
+        if storage_options is not None or chunk_store is not None:
+            raise ValueError("storage_options and chunk_store cannot be given with an open zarrkit Group")
         sub = (group or "").strip("/")
         node = store[sub] if sub else store
         if not isinstance(node, Group):
@@ -167,15 +173,17 @@ def open_zarrkit_group(
     path = normalize_path((group or "").strip("/") or None)
     if mode not in ("r", "r+"):
         raise ValueError(f"mode must be 'r' or 'r+' for reading, got {mode!r}")
+    if storage_options is not None:
+        store = coerce_store(store, read_only=(mode == "r"), storage_options=storage_options)
     if consolidated is False:
-        return api.open_group(store, mode=mode, path=path)
+        return api.open_group(store, mode=mode, path=path, chunk_store=chunk_store)
     s = coerce_store(store)
     docs = load_consolidated(s, "", zarr_format)
     if docs is None:
         if consolidated:
             raise MetadataError(f"no consolidated metadata found in {store!r} (consolidated=True)")
-        return api.open_group(store, mode=mode, path=path)
-    root = Group(ConsolidatedStore(s, docs), read_only=(mode == "r"))
+        return api.open_group(store, mode=mode, path=path, chunk_store=chunk_store)
+    root = Group(ConsolidatedStore(s, docs), read_only=(mode == "r"), chunk_store=chunk_store)
     if not path:
         return root
     node = root[path]
@@ -285,7 +293,8 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
     """Open Zarr v2/v3 stores (written by xarray, zarr-python or zarrkit) with zarrkit.
 
     ``xr.open_dataset(path, engine="zarrkit", group=..., consolidated=None|True|False,
-    chunks=None|{}, ...)`` and ``xr.open_datatree(path, engine="zarrkit")``.
+    chunks=None|{}, storage_options=..., chunk_store=..., ...)``,
+    ``xr.open_datatree(path, engine="zarrkit")`` and ``xr.open_groups(path, engine="zarrkit")``.
     """
 
     description = "Open Zarr v2/v3 stores with zarrkit"
@@ -294,16 +303,13 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
     open_dataset_parameters = (
         "filename_or_obj", "mask_and_scale", "decode_times", "concat_characters",
         "decode_coords", "drop_variables", "use_cftime", "decode_timedelta", "group", "mode",
-        "consolidated", "zarr_format", "use_zarr_fill_value_as_mask",
+        "consolidated", "zarr_format", "use_zarr_fill_value_as_mask", "storage_options", "chunk_store",
     )
 
     def guess_can_open(self, filename_or_obj: Any) -> bool:
         # only claim zarrkit's own objects: paths ending in .zarr belong to engine="zarr"
         return isinstance(filename_or_obj, (Store, Group))
 
-    def _store(self, filename_or_obj, group, mode, consolidated, zarr_format, use_zarr_fill_value_as_mask):
-        g = open_zarrkit_group(filename_or_obj, group=group, consolidated=consolidated, mode=mode, zarr_format=zarr_format)
-        return ZarrkitDataStore(g, use_zarr_fill_value_as_mask=use_zarr_fill_value_as_mask)
 
     def open_dataset(  # type: ignore[override]
         self,
@@ -321,8 +327,12 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
         consolidated: bool | None = None,
         zarr_format: int | None = None,
         use_zarr_fill_value_as_mask: bool | None = None,
+        storage_options: dict[str, Any] | None = None,
+        chunk_store: Any = None,
     ):
-        store = self._store(filename_or_obj, group, mode, consolidated, zarr_format, use_zarr_fill_value_as_mask)
+        g = open_zarrkit_group(filename_or_obj, group=group, consolidated=consolidated, mode=mode,
+                               zarr_format=zarr_format, storage_options=storage_options, chunk_store=chunk_store)
+        store = ZarrkitDataStore(g, use_zarr_fill_value_as_mask=use_zarr_fill_value_as_mask)
         return StoreBackendEntrypoint().open_dataset(
             store,
             mask_and_scale=mask_and_scale,
@@ -350,12 +360,18 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
         consolidated: bool | None = None,
         zarr_format: int | None = None,
         use_zarr_fill_value_as_mask: bool | None = None,
+        storage_options: dict[str, Any] | None = None,
+        chunk_store: Any = None,
     ) -> dict[str, Any]:
-        root = open_zarrkit_group(filename_or_obj, group=group, consolidated=consolidated, mode=mode, zarr_format=zarr_format)
+        """Every group under ``group`` as a Dataset, keyed as xarray's zarr engine keys them:
+        absolute paths (``"/"``, ``"/child"``) from the root, else paths relative to ``group``
+        (``"."``, ``"child"``)."""
+        root = open_zarrkit_group(filename_or_obj, group=group, consolidated=consolidated, mode=mode,
+                                  zarr_format=zarr_format, storage_options=storage_options, chunk_store=chunk_store)
         out = {}
         for path, g in _iter_groups(root):
             store = ZarrkitDataStore(g, use_zarr_fill_value_as_mask=use_zarr_fill_value_as_mask)
-            out[path] = StoreBackendEntrypoint().open_dataset(
+            out[path if not group else path.strip("/") or "."] = StoreBackendEntrypoint().open_dataset(
                 store,
                 mask_and_scale=mask_and_scale,
                 decode_times=decode_times,

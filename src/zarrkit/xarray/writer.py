@@ -22,7 +22,7 @@ import pandas as pd
 from .. import api
 from ..core.array import Array
 from ..core.group import Group
-from ..dask import check_aligned
+from ..dask import align_blocks
 from ..errors import ContainsGroupError, GroupNotFoundError
 from ..metadata import io
 from ..metadata.normalize import normalize_path
@@ -31,7 +31,7 @@ from ..storage.coerce import coerce_store
 from ..storage.memory import MemoryStore
 from .backend import DIMENSION_KEY, ZarrkitDataStore, encode_fill_value
 
-__all__ = ["to_zarr"]
+__all__ = ["finish_writes", "to_zarr", "write_dataset"]
 
 _MODES = ("w", "w-", "a", "a-", "r+")
 _SAFE_TO_DROP = {"source", "original_shape", "preferred_chunks"}
@@ -226,8 +226,11 @@ def _is_dask(data: Any) -> bool:
     return isinstance(data, DaskArray)
 
 
-def _open_target_group(store: Any, path: str, mode: str, zarr_format: int | None) -> Group:
+def _open_target_group(
+    store: Any, path: str, mode: str, zarr_format: int | None, chunk_store: Any = None, synchronizer: Any = None
+) -> Group:
     s = coerce_store(store)
+    nodes = {"chunk_store": chunk_store, "synchronizer": synchronizer}
     if zarr_format is None:
         # new nodes follow the format of the hierarchy they join
         for p in ([path, ""] if path else [""]):
@@ -237,16 +240,16 @@ def _open_target_group(store: Any, path: str, mode: str, zarr_format: int | None
                 break
     kind = io.node_kind(s, path)
     if mode == "w":
-        return api.open_group(store, mode="w", path=path or None, zarr_format=zarr_format)
+        return api.open_group(store, mode="w", path=path or None, zarr_format=zarr_format, **nodes)
     if mode == "w-":
         if kind is not None:
             raise ContainsGroupError(f"a node already exists at {path or '/'!r} (mode='w-'); use mode='w' or 'a'", path)
-        return api.open_group(store, mode="w-", path=path or None, zarr_format=zarr_format)
+        return api.open_group(store, mode="w-", path=path or None, zarr_format=zarr_format, **nodes)
     if mode == "r+":
         if kind != "group":
             raise GroupNotFoundError(f"no group at {path or '/'!r} to write to with mode='r+'", path)
-        return api.open_group(store, mode="r+", path=path or None)
-    return api.open_group(store, mode="a", path=path or None, zarr_format=zarr_format)
+        return api.open_group(store, mode="r+", path=path or None, **nodes)
+    return api.open_group(store, mode="a", path=path or None, zarr_format=zarr_format, **nodes)
 
 
 # -- the writer ------------------------------------------------------------------------------
@@ -262,6 +265,10 @@ def to_zarr(
     zarr_format: int | None = None,
     *,
     safe_chunks: bool = True,
+    align_chunks: bool = False,
+    storage_options: dict[str, Any] | None = None,
+    chunk_store: Any = None,
+    synchronizer: Any = None,
     write_empty_chunks: bool | None = None,
     compute: bool = True,
 ) -> Any:
@@ -298,8 +305,23 @@ def to_zarr(
     zarr_format : {2, 3}, optional
         Format of a new hierarchy (default: that of an existing one, else zarrkit's default).
     safe_chunks : bool
-        Refuse dask blocks that would share a Zarr chunk (or shard) — concurrent partial
-        writes could lose data.
+        Never let two dask tasks write one Zarr chunk (one shard of a sharded array), which
+        could lose data: dask blocks that do not cover whole chunks are regrouped along the
+        Zarr grid before writing (see :func:`zarrkit.dask.store`); a partial chunk at the edge
+        of ``region`` is completed by the one task that owns it.  ``False`` writes the dask
+        blocks as they are (right only with a ``synchronizer`` or a single-threaded scheduler).
+    align_chunks : bool
+        xarray's option: rechunk the dask arrays to whole Zarr chunks (shards) before writing,
+        keeping the original blocks as far as possible.  With ``safe_chunks=True`` zarrkit
+        does this whenever it is needed, so it only changes anything with
+        ``safe_chunks=False``.
+    storage_options : dict, optional
+        Options of the fsspec file system when ``store`` is a URL (``s3://``, ``file://``, ...).
+    chunk_store : MutableMapping or zarrkit store, optional
+        A separate store for the chunks (metadata stays in ``store``); read it back with
+        ``open_dataset(..., chunk_store=...)``.
+    synchronizer : zarrkit.ThreadSynchronizer or zarrkit.ProcessSynchronizer, optional
+        Serializes writes to one chunk; the arrays written (and returned) carry it.
     compute : bool
         With ``False`` and dask data, metadata (and numpy-backed variables) are written now
         and the dask object of :func:`dask.array.store` is returned: ``.compute()`` it to
@@ -311,6 +333,22 @@ def to_zarr(
         The written group (the pending dask store when ``compute=False`` and there is dask
         data).
     """
+    grp, pending = write_dataset(
+        ds, store, mode, group, append_dim, region, encoding, zarr_format, safe_chunks=safe_chunks,
+        align_chunks=align_chunks, storage_options=storage_options, chunk_store=chunk_store,
+        synchronizer=synchronizer, write_empty_chunks=write_empty_chunks,
+    )
+    return finish_writes(grp, pending, consolidated, compute)
+
+
+def write_dataset(
+    ds: Any, store: Any, mode: str | None, group: str | None, append_dim: Any, region: Any,
+    encoding: Mapping[Hashable, Mapping[str, Any]] | None, zarr_format: int | None, *, safe_chunks: bool = True,
+    align_chunks: bool = False, storage_options: dict[str, Any] | None = None, chunk_store: Any = None,
+    synchronizer: Any = None, write_empty_chunks: bool | None = None,
+) -> tuple[Group, list[tuple[Any, Array, tuple[slice, ...]]]]:
+    """The metadata and numpy-backed data of :func:`to_zarr`: returns the group written and
+    the ``(dask array, target, region)`` writes still to do (see :func:`finish_writes`)."""
     import xarray as xr
 
     if isinstance(ds, xr.DataArray):
@@ -318,14 +356,9 @@ def to_zarr(
     if not isinstance(ds, xr.Dataset):
         raise TypeError(f"to_zarr writes an xarray Dataset or DataArray, got {type(ds).__name__}")
     mode = _check_arguments(ds, mode, append_dim, region, zarr_format)
-    if store is None:
-        store = MemoryStore()
-    if isinstance(store, os.PathLike):
-        store = os.fspath(store)
-    if not isinstance(store, Mapping):
-        store = coerce_store(store)
+    store = _writable_store(store, storage_options)
     gpath = normalize_path((group or "").strip("/") or None)
-    grp = _open_target_group(store, gpath, mode, zarr_format)
+    grp = _open_target_group(store, gpath, mode, zarr_format, chunk_store, synchronizer)
     fmt = grp.zarr_format
     if zarr_format is not None and zarr_format != fmt:
         raise ValueError(f"zarr_format={zarr_format} given but the group at {gpath or '/'!r} is v{fmt}")
@@ -333,19 +366,26 @@ def to_zarr(
     if region is not None:
         ds, write_region = _prepare_region(ds, grp, region)
     existing: dict[str, Array] = {} if mode == "w" else dict(grp.arrays())
-    encoding = {k: dict(v) for k, v in (encoding or {}).items()}
-    encoded, attrs, check_encoding = _encode_dataset(ds, grp, existing, encoding, mode, fmt, write_region, append_dim)
+    var_encoding: dict[Any, dict[str, Any]] = {k: dict(v) for k, v in (encoding or {}).items()}
+    encoded, attrs, check_encoding = _encode_dataset(ds, grp, existing, var_encoding, mode, fmt, write_region, append_dim)
     if mode not in ("r", "r+"):
         grp.attrs.put(attrs)
     if mode == "a-" and append_dim is not None:
         encoded = {k: v for k, v in encoded.items() if k not in existing or append_dim in v.dims}
-    target = _Target(store, gpath, fmt, mode, existing, write_region, append_dim, write_empty_chunks, safe_chunks)
+    target = _Target(grp, mode, existing, write_region, append_dim, write_empty_chunks, safe_chunks or align_chunks)
     pending = [
         p for vn, v in encoded.items()
         if (p := target.write(str(vn), v, raise_on_invalid=vn in check_encoding)) is not None
     ]
+    return grp, pending
+
+
+def finish_writes(grp: Group, pending: list[Any], consolidated: bool | None, compute: bool) -> Any:
+    """Consolidate the metadata of ``grp``'s store (unless ``consolidated=False``) and store
+    the dask-backed data of ``pending`` in one :func:`dask.array.store`; returns ``grp``, or
+    the pending dask object when ``compute=False`` and there is dask data."""
     if consolidated or consolidated is None:
-        api.consolidate_metadata(store)
+        api.consolidate_metadata(grp.store)
     if pending:
         import dask.array as da
 
@@ -354,6 +394,20 @@ def to_zarr(
         if not compute:
             return delayed
     return grp
+
+
+def _writable_store(store: Any, storage_options: dict[str, Any] | None) -> Any:
+    """The store to write to: a new in-memory one for ``None``, a URL opened with
+    ``storage_options``, a mapping used as it is."""
+    if store is None:
+        if storage_options:
+            raise ValueError("storage_options need a URL store, got store=None")
+        return MemoryStore()
+    if isinstance(store, os.PathLike):
+        store = os.fspath(store)
+    if storage_options is not None:
+        return coerce_store(store, storage_options=storage_options)
+    return store if isinstance(store, Mapping) else coerce_store(store)
 
 
 def _check_arguments(ds: Any, mode: str | None, append_dim: Any, region: Any, zarr_format: Any) -> str:
@@ -441,15 +495,15 @@ class _Target:
     appending) or new ones."""
 
     def __init__(
-        self, store: Any, gpath: str, fmt: int, mode: str, existing: dict[str, Array],
-        write_region: dict[str, slice], append_dim: Any, write_empty_chunks: Any, safe_chunks: bool,
+        self, grp: Group, mode: str, existing: dict[str, Array], write_region: dict[str, slice],
+        append_dim: Any, write_empty_chunks: Any, align: bool,
     ):
-        self.store, self.gpath, self.fmt, self.mode = store, gpath, fmt, mode
+        self.grp, self.fmt, self.mode = grp, grp.zarr_format, mode
         self.existing = existing
         self.write_region = write_region
         self.append_dim = append_dim
         self.write_empty_chunks = write_empty_chunks
-        self.safe_chunks = safe_chunks
+        self.align = align
 
     def _fill_and_encoding(self, v: Any, name: Any, raise_on_invalid: bool) -> tuple[Any, dict[str, Any], Any]:
         """The variable's fill value, attributes and Zarr encoding, in this format's way."""
@@ -486,25 +540,20 @@ class _Target:
                 var_region[self.append_dim] = slice(old[axis], old[axis] + v.shape[axis])
                 arr.resize(old[:axis] + (old[axis] + v.shape[axis],) + old[axis + 1 :])
         else:
-            arr = _create_array(self.store, self.gpath, name, v, dims, vattrs, fill_value, zenc, self.fmt,
-                                self.mode, self.write_empty_chunks)
+            arr = _create_array(self.grp, name, v, dims, vattrs, fill_value, zenc, self.mode,
+                                self.write_empty_chunks)
         sel = tuple(var_region[d] for d in dims)
         data = v.data
         if not _is_dask(data):
             arr[_resolve(sel, arr.shape) or Ellipsis] = np.asarray(v.values)
             return None
-        if self.safe_chunks:
-            problems = check_aligned(data.chunks, arr, sel)
-            if problems and arr.synchronizer is None:
-                grid = arr.shards or arr.chunks
-                raise ValueError(
-                    f"Specified Zarr chunks encoding['chunks']={tuple(arr.chunks)!r} for variable "
-                    f"named {name!r} would overlap multiple Dask chunks {data.chunks}: "
-                    f"{'; '.join(problems)}. Writing this array in parallel with dask could lead "
-                    f"to corrupted data. Consider rechunking using `chunk()` to {tuple(grid)}, "
-                    "or specifying different chunks in encoding, or set safe_chunks=False."
-                )
-        return data, arr, tuple(s if isinstance(s, slice) else slice(None) for s in _resolve(sel, arr.shape))
+        region = _resolve(sel, arr.shape)
+        if self.align:
+            try:
+                data = align_blocks(data, arr, region)
+            except ValueError as e:
+                raise ValueError(f"variable {name!r}: {e}") from None
+        return data, arr, region
 
 
 def _resolve(sel: tuple[slice, ...], shape: tuple[int, ...]) -> tuple[slice, ...]:
@@ -512,20 +561,21 @@ def _resolve(sel: tuple[slice, ...], shape: tuple[int, ...]) -> tuple[slice, ...
 
 
 def _create_array(
-    store: Any,
-    gpath: str,
+    grp: Group,
     name: str,
     v: Any,
     dims: tuple[Hashable, ...],
     vattrs: dict[str, Any],
     fill_value: Any,
     zenc: dict[str, Any],
-    fmt: int,
     mode: str,
     write_empty_chunks: bool | None,
 ) -> Array:
+    """A new array ``name`` in ``grp`` for the encoded variable ``v`` (with the group's chunk
+    store and synchronizer)."""
     from xarray import coding
 
+    fmt = grp.zarr_format
     dtype = v.dtype
     if coding.strings.check_vlen_dtype(dtype) is str:
         dtype = str
@@ -554,9 +604,9 @@ def _create_array(
     if fill_value is not None and not isinstance(fill_value, (str, bytes)):
         fill_value = np.asarray(fill_value).item() if np.ndim(fill_value) == 0 else fill_value
     chunks = zenc.get("chunks")
-    return api.create_array(
-        store,
-        name=join_path(gpath, name),
+    arr = api.create_array(
+        grp.store,
+        name=join_path(grp.path, name),
         shape=v.shape,
         dtype=dtype,
         chunks="auto" if chunks is None else chunks,
@@ -567,3 +617,7 @@ def _create_array(
         write_empty_chunks=wec,
         **kwargs,
     )
+    if grp.chunk_store is grp.store and grp.synchronizer is None:
+        return arr
+    return Array(grp.store, path=arr.path, chunk_store=grp.chunk_store, synchronizer=grp.synchronizer,
+                 write_empty_chunks=bool(wec))

@@ -44,6 +44,7 @@ import sys
 import tarfile
 import tempfile
 import textwrap
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -227,6 +228,7 @@ def run_page(blocks: list[Block], library: str, work: Path, src: str, timeout: f
 
 
 ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+MEMORY_STORE = re.compile(r"memory://\d+")  # an unnamed memory store is named by its dict's id()
 SECONDS = re.compile(r"\b\d+\.\d+(?:e-?\d+)?(?=\s*(?:s|ms|seconds)\b)")
 TIMED = re.compile(r"(?i)\b(took|speedup|elapsed|time)\b")
 FLOAT = re.compile(r"\b\d+\.\d+(?:e-?\d+)?")
@@ -236,6 +238,7 @@ def normalise(text: str, names: list[tuple[str, str]]) -> str:
     for old, new in names:
         text = text.replace(os.path.realpath(old), new).replace(old, new)
     text = ADDRESS.sub("0x…", text)
+    text = MEMORY_STORE.sub("memory://<id>", text)
     text = SECONDS.sub("<t>", text)
     lines = [FLOAT.sub("<t>", line) if TIMED.search(line) else line for line in text.split("\n")]
     return "\n".join(lines)
@@ -247,15 +250,20 @@ def classify(block: Block) -> tuple[str, str]:
     if block.excluded:
         return "excluded", block.excluded
     if ref["error"]:
-        return "raises-ref", ref["error"].splitlines()[-1]
+        return "raises-ref", ref["error"].splitlines()[0]
     if got["error"]:
-        return "raises", got["error"].splitlines()[-1]
+        return "raises", got["error"].splitlines()[0]
     if ref["stdout"] == got["stdout"]:
         return "identical", ""
-    for a, b in zip(ref["stdout"].splitlines() + [""] * 999, got["stdout"].splitlines() + [""] * 999):
+    expected, output = ref["stdout"].splitlines(), got["stdout"].splitlines()
+    n = max(len(expected), len(output))
+    for a, b in zip(expected + [""] * n, output + [""] * n):
         if a != b:
-            return "differs", f"expected {a!r}, got {b!r}"
-    return "differs", "whitespace"
+            # from a little before the first differing character
+            start = max(0, next(i for i, (x, y) in enumerate(zip(a + "\0", b + "\1")) if x != y) - 40)
+            cut = "…" if start else ""
+            return "differs", f"expected {cut + a[start:start + 90]!r}, got {cut + b[start:start + 90]!r}"
+    return "differs", "in whitespace only"
 
 
 def report(pages: dict[str, list[Block]], verbose: bool) -> None:
@@ -278,7 +286,7 @@ def report(pages: dict[str, list[Block]], verbose: bool) -> None:
             else:
                 counts["comparable"] += 1
                 if category != "identical":
-                    details.append(f"  {block.id} [{category}] {first}"[:220])
+                    details.append(f"  {block.id} [{category}] {first}")
                     if verbose:
                         details.append(textwrap.indent(diff(block), "      "))
         for key in totals:
@@ -327,7 +335,9 @@ def main() -> None:
             if not blocks:
                 continue
             for library in ("zarr", "zarrkit"):
+                started = time.perf_counter()
                 run_page(blocks, library, work, os.path.abspath(args.src), args.timeout)
+                print(f"{path.name} with {library}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
             pages[path.name] = blocks
         report(pages, args.verbose)
 

@@ -53,7 +53,8 @@ VERSION = "3.4.2"
 # what zarrkit leaves out by design; a block using any of it is run but not counted
 EXCLUSIONS = [
     ("asynchronous API", re.compile(
-        r"\basyncio\b|\bawait\b|\basync\s+(def|with|for)\b|\bAsync[A-Z]\w*|api\.asynchronous|\w_async\(")),
+        r"\basyncio\b|\bawait\b|\basync\s+(def|with|for)\b|\bAsync[A-Z]\w*"
+        r"|api\.asynchronous|\w_async\(")),
     ("GPU buffers", re.compile(r"\bcupy\b|enable_gpu|\bgpu\b", re.IGNORECASE)),
     ("codec-pipeline classes", re.compile(r"CodecPipeline|codec_pipeline")),
 ]
@@ -154,7 +155,7 @@ def parse_page(path: Path) -> list[Block]:
         body = []
         i += 1
         while i < len(lines) and lines[i].strip() != "```":
-            body.append(lines[i][len(indent):] if lines[i].startswith(indent) else lines[i])
+            body.append(lines[i].removeprefix(indent))
             i += 1
         i += 1
         if settings.get("exec") != "true" and settings.get("test") != "true":
@@ -176,8 +177,9 @@ def parse_page(path: Path) -> list[Block]:
 def download(work: Path) -> Path:
     """zarr-python's user guide pages, from its sdist."""
     dist = work / "sdist"
-    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-                    f"zarr=={VERSION}", "-d", str(dist)], check=True, stderr=subprocess.DEVNULL)
+    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
+                    "--no-binary", ":all:", f"zarr=={VERSION}", "-d", str(dist)],
+                   check=True, stderr=subprocess.DEVNULL)
     sdist = next(dist.glob("zarr-*.tar.gz"))
     guide = work / "user-guide"
     guide.mkdir()
@@ -207,9 +209,10 @@ def run_page(blocks: list[Block], library: str, work: Path, src: str, timeout: f
         env.pop("PYTHONPATH", None)
     failure = None
     try:
-        proc = subprocess.run([sys.executable, str(work / "runner.py"), str(run_dir / "blocks.json"),
-                               str(results), library], cwd=cwd, env=env, timeout=timeout,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.run(
+            [sys.executable, str(work / "runner.py"), str(run_dir / "blocks.json"), str(results),
+             library], check=False, cwd=cwd, env=env, timeout=timeout,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if proc.returncode:
             failure = f"the page's process ended with code {proc.returncode}: " + \
                 (proc.stderr.strip().splitlines() or [""])[-1]
@@ -222,7 +225,9 @@ def run_page(blocks: list[Block], library: str, work: Path, src: str, timeout: f
             done[record["id"]] = record
     for block in blocks:
         record = done.get(block.id) or {"stdout": "", "error": failure or "not run"}
-        names = [(str(cwd), "<cwd>"), (str(tmp), "<tmp>")] + [("zarrkit", "zarr")] * (library == "zarrkit")
+        names = [(str(cwd), "<cwd>"), (str(tmp), "<tmp>")]
+        if library == "zarrkit":
+            names.append(("zarrkit", "zarr"))
         record["stdout"] = normalise(record["stdout"], names)
         block.results[library] = record
 
@@ -260,21 +265,30 @@ def classify(block: Block) -> tuple[str, str]:
     for a, b in zip(expected + [""] * n, output + [""] * n):
         if a != b:
             # from a little before the first differing character
-            start = max(0, next(i for i, (x, y) in enumerate(zip(a + "\0", b + "\1")) if x != y) - 40)
+            first = next(i for i, (x, y) in enumerate(zip(a + "\0", b + "\1")) if x != y)
+            start = max(0, first - 40)
             cut = "…" if start else ""
-            return "differs", f"expected {cut + a[start:start + 90]!r}, got {cut + b[start:start + 90]!r}"
+            a, b = cut + a[start:start + 90], cut + b[start:start + 90]
+            return "differs", f"expected {a!r}, got {b!r}"
     return "differs", "in whitespace only"
 
 
+COLUMNS = {"run": "run", "excluded": "excl", "raises-ref": "ref err", "comparable": "compared",
+           "identical": "same", "raises": "raises", "differs": "differs"}
+
+
+def row(name: str, counts: dict[str, int | str]) -> str:
+    cells = (f"{counts[key]:>{len(title) + 2}}" for key, title in COLUMNS.items())
+    return f"{name:<26}" + "".join(cells)
+
+
 def report(pages: dict[str, list[Block]], verbose: bool) -> None:
-    totals = {"run": 0, "excluded": 0, "raises-ref": 0, "comparable": 0, "identical": 0, "raises": 0,
-              "differs": 0}
+    totals = dict.fromkeys(COLUMNS, 0)
     details: list[str] = []
     excluded: list[str] = []
-    print(f"{'page':<26}{'run':>5}{'excl':>6}{'ref err':>8}{'compared':>9}{'same':>6}{'raises':>7}"
-          f"{'differs':>8}")
+    print(row("page", COLUMNS))
     for page, blocks in pages.items():
-        counts = dict.fromkeys(totals, 0)
+        counts = dict.fromkeys(COLUMNS, 0)
         for block in blocks:
             category, first = classify(block)
             counts["run"] += 1
@@ -291,13 +305,10 @@ def report(pages: dict[str, list[Block]], verbose: bool) -> None:
                         details.append(textwrap.indent(diff(block), "      "))
         for key in totals:
             totals[key] += counts[key]
-        print(f"{page:<26}{counts['run']:>5}{counts['excluded']:>6}{counts['raises-ref']:>8}"
-              f"{counts['comparable']:>9}{counts['identical']:>6}{counts['raises']:>7}{counts['differs']:>8}")
-    t = totals
-    print(f"{'total':<26}{t['run']:>5}{t['excluded']:>6}{t['raises-ref']:>8}{t['comparable']:>9}"
-          f"{t['identical']:>6}{t['raises']:>7}{t['differs']:>8}")
-    print(f"\nidentical: {t['identical']} / {t['comparable']} comparable blocks "
-          f"({t['identical'] / max(t['comparable'], 1):.1%})")
+        print(row(page, counts))
+    print(row("total", totals))
+    print(f"\nidentical: {totals['identical']} / {totals['comparable']} comparable blocks "
+          f"({totals['identical'] / max(totals['comparable'], 1):.1%})")
     if excluded:
         print("\nexcluded blocks:")
         print("\n".join(excluded))
@@ -315,11 +326,13 @@ def diff(block: Block) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--src", default=str(Path(__file__).resolve().parents[1] / "src"),
                     help="the zarrkit sources to measure (default: this checkout's src/)")
     ap.add_argument("--page", action="append", help="only these pages (e.g. arrays or arrays.md)")
-    ap.add_argument("--timeout", type=float, default=600, help="seconds allowed per page and library")
+    ap.add_argument("--timeout", type=float, default=600,
+                    help="seconds allowed per page and library")
     ap.add_argument("--verbose", action="store_true", help="show every difference in full")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="zarr3-guide-") as tmp:
@@ -337,7 +350,8 @@ def main() -> None:
             for library in ("zarr", "zarrkit"):
                 started = time.perf_counter()
                 run_page(blocks, library, work, os.path.abspath(args.src), args.timeout)
-                print(f"{path.name} with {library}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
+                elapsed = time.perf_counter() - started
+                print(f"{path.name} with {library}: {elapsed:.0f} s", file=sys.stderr)
             pages[path.name] = blocks
         report(pages, args.verbose)
 

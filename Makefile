@@ -9,7 +9,7 @@ PYTHON  ?= $(shell for p in python3.12 "$$(pyenv root 2>/dev/null)/versions/3.12
            done)
 JOBS    ?= 2
 
-.PHONY: demo test test-quick bench bench-quick lint clean compat-zarr2 docs docs-check
+.PHONY: demo test test-quick bench bench-quick lint clean compat-zarr2 compat-zarr3 docs docs-check
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "error: Python 3.12 not found (install it or pass PYTHON=...)" >&2; exit 1; }
@@ -42,6 +42,11 @@ bench-quick: $(STAMP)
 compat-zarr2: $(STAMP)
 	$(PY) tools/zarr2_suite.py --format 2
 	$(PY) tools/zarr2_suite.py --format 3
+
+# zarr-python 3.4.2's user guide, each page's code run with zarr-python and with zarrkit and the
+# outputs compared block by block (downloads the zarr 3 sdist to a temp dir; VERBOSE=1 shows diffs)
+compat-zarr3: $(STAMP)
+	$(PY) tools/zarr3_guide.py $(if $(VERBOSE),--verbose)
 
 # the documentation site: mkdocs-material + mkdocstrings, built with --strict into site/
 DOCS_STAMP := $(VENV)/.installed-docs

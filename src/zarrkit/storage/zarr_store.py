@@ -168,6 +168,9 @@ class ZarrStoreAdapter(Store):
                 f"{self.store_description} does not support {op}{_of(key)}"
             ) from exc
         except Exception as exc:
+            if any(c.__name__ == "ReadOnlyError" for c in type(exc).__mro__):
+                # the store turned read-only (a committed Icechunk session)
+                raise ReadOnlyError(f"{self.store_description} is read-only: {exc}") from exc
             raise StoreError(
                 f"{op}{_of(key)} failed in {self.store_description}: {type(exc).__name__}: {exc}"
             ) from exc
@@ -283,12 +286,22 @@ class ZarrStoreAdapter(Store):
     # -- listing -------------------------------------------------------------------------------
     def list_prefix(self, prefix: str) -> Iterator[str]:
         validate_prefix(prefix)
-        # zarr-python's stores list below a "directory"; the contract is a string prefix
-        parent = prefix[: prefix.rfind("/") + 1]
+        store = self.zarr_store
 
         async def collect() -> list[str]:
-            listing = self.zarr_store.list_prefix(parent) if parent else self.zarr_store.list()
-            return [k async for k in listing]
+            # zarr-python's stores list below a "directory" (the contract is a string
+            # prefix), and some only below a node (Icechunk): the nearest one that lists
+            parent = prefix[: prefix.rfind("/") + 1]
+            while True:
+                try:
+                    listing = store.list_prefix(parent) if parent else store.list()
+                    return [k async for k in listing]
+                except (NotImplementedError, ZarrkitError):
+                    raise
+                except Exception:
+                    if not parent:
+                        raise
+                    parent = parent[: parent.rstrip("/").rfind("/") + 1]
 
         keys = self._run("listing", prefix, collect())
         return iter([k for k in self._visible(keys) if k.startswith(prefix)])

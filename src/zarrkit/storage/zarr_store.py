@@ -120,6 +120,9 @@ class ZarrStoreAdapter(Store):
         self.supports_deletes = bool(store.supports_deletes)
         self.supports_listing = bool(store.supports_listing)
         self.high_latency = type(store).__name__ not in _LOW_LATENCY
+        #: the store reads and writes as well without the loop (zarr-python's LocalStore and
+        #: MemoryStore): single requests run on the calling thread
+        self._sync_io = _synchronous(store)
         self._temp_files = _LOCAL_STORE_TEMP if any(
             c.__name__ == "LocalStore" and c.__module__.startswith("zarr.")
             for c in type(store).__mro__
@@ -156,39 +159,43 @@ class ZarrStoreAdapter(Store):
         """Nothing to release: the zarr-python store stays open (it belongs to the caller)."""
 
     # -- running coroutines ------------------------------------------------------------------------
-    def _run(self, op: str, key: str, coro: Any) -> Any:
-        """Run ``coro`` on zarr-python's event-loop thread and return its result; a failure of
-        the store becomes :class:`StoreError` naming ``op``, ``key`` and the store."""
+    def _run(
+        self, op: str, key: str, coro: Any, what: str = "key", direct: bool = False
+    ) -> Any:
+        """Run ``coro`` on zarr-python's event-loop thread (``direct``: on this thread, for a
+        coroutine whose store calls are synchronous) and return its result; a failure of the
+        store becomes :class:`StoreError` naming ``op``, the ``key`` (or prefix: ``what``) and
+        the store."""
+        of = f" of {what} {key!r}" if key else ""
         try:
-            return _z().sync(coro)
+            return _drive(coro) if direct else _z().sync(coro)
         except ZarrkitError:
             raise
         except NotImplementedError as exc:
             raise StoreOperationNotSupported(
-                f"{self.store_description} does not support {op}{_of(key)}"
+                f"{self.store_description} does not support {op}{of}"
             ) from exc
         except Exception as exc:
             if any(c.__name__ == "ReadOnlyError" for c in type(exc).__mro__):
                 # the store turned read-only (a committed Icechunk session)
                 raise ReadOnlyError(f"{self.store_description} is read-only: {exc}") from exc
             raise StoreError(
-                f"{op}{_of(key)} failed in {self.store_description}: {type(exc).__name__}: {exc}"
+                f"{op}{of} failed in {self.store_description}: {type(exc).__name__}: {exc}"
             ) from exc
 
     # -- reading -------------------------------------------------------------------------------
     async def _aget(self, key: str, byte_range: ByteRange | None) -> Any:
         """The store's Buffer for ``key`` (None: missing), ``byte_range`` applied."""
-        store, z = self.zarr_store, _z()
-        request = _request(byte_range, z)
+        request = _request(byte_range, _z())
         try:
             if request is None:
-                return await store.get(key, z.prototype)
+                return await self._fetch(key, None)
             try:
-                value = await store.get(key, z.prototype, request)
+                value = await self._fetch(key, request)
             except (FileNotFoundError, ZarrkitError):
                 raise
             except Exception:  # noqa: BLE001 - a range past the end: some stores refuse it
-                value = await store.get(key, z.prototype)
+                value = await self._fetch(key, None)
                 return None if value is None else byte_range.slice(value.as_numpy_array())  # type: ignore[union-attr]
         except FileNotFoundError:
             return None
@@ -196,13 +203,21 @@ class ZarrStoreAdapter(Store):
             return b""
         return value
 
+    async def _fetch(self, key: str, request: Any) -> Any:
+        z = _z()
+        if self._sync_io:
+            return self.zarr_store.get_sync(key, prototype=z.prototype, byte_range=request)
+        return await self.zarr_store.get(key, z.prototype, request)
+
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
-        return _to_bytes(self._run("read", key, self._aget(key, byte_range)))
+        return _to_bytes(self._run("read", key, self._aget(key, byte_range), direct=self._sync_io))
 
     def get_transient(
         self, key: str, byte_range: ByteRange | None = None
     ) -> bytes | memoryview | None:
-        value = self._run("read", key, self._aget(self._checked(key), byte_range))
+        value = self._run(
+            "read", key, self._aget(self._checked(key), byte_range), direct=self._sync_io
+        )
         if value is None or isinstance(value, bytes):
             return value
         return memoryview(value.as_numpy_array()).cast("B")
@@ -212,6 +227,8 @@ class ZarrStoreAdapter(Store):
         keys = [self._checked(k) for k in keys]
         if not keys:
             return {}
+        if self._sync_io:  # quicker one after the other than through the loop
+            return {k: self._get(k, None) for k in keys}
 
         async def gather() -> list[Any]:
             return await asyncio.gather(*(self._aget(k, None) for k in keys))
@@ -247,8 +264,14 @@ class ZarrStoreAdapter(Store):
         # a copy of a caller's buffer: an in-memory store keeps the object it is given
         return _z().prototype.buffer.from_bytes(value if isinstance(value, bytes) else bytes(value))
 
+    async def _put(self, key: str, buffer: Any) -> None:
+        if self._sync_io:
+            self.zarr_store.set_sync(key, buffer)
+        else:
+            await self.zarr_store.set(key, buffer)
+
     def _set(self, key: str, value: bytes | memoryview) -> None:
-        self._run("write", key, self.zarr_store.set(key, self._buffer(value)))
+        self._run("write", key, self._put(key, self._buffer(value)), direct=self._sync_io)
 
     def set_many(self, items: Mapping[str, bytes | bytearray | memoryview]) -> None:
         """Store several values, every request in flight at once."""
@@ -260,7 +283,7 @@ class ZarrStoreAdapter(Store):
             return
 
         async def gather() -> None:
-            await asyncio.gather(*(self.zarr_store.set(k, b) for k, b in buffers))
+            await asyncio.gather(*(self._put(k, b) for k, b in buffers))
 
         self._run("write", buffers[0][0] if len(buffers) == 1 else "", gather())
 
@@ -281,7 +304,7 @@ class ZarrStoreAdapter(Store):
             await asyncio.gather(*(self.zarr_store.delete(k) for k in keys))
 
         if keys:
-            self._run("delete", prefix, gather())
+            self._run("delete", prefix, gather(), what="prefix")
 
     # -- listing -------------------------------------------------------------------------------
     def list_prefix(self, prefix: str) -> Iterator[str]:
@@ -303,7 +326,7 @@ class ZarrStoreAdapter(Store):
                         raise
                     parent = parent[: parent.rstrip("/").rfind("/") + 1]
 
-        keys = self._run("listing", prefix, collect())
+        keys = self._run("listing", prefix, collect(), what="prefix")
         return iter([k for k in self._visible(keys) if k.startswith(prefix)])
 
     def list_dir(self, prefix: str = "") -> list[str]:
@@ -313,7 +336,7 @@ class ZarrStoreAdapter(Store):
         async def collect() -> list[str]:
             return [k async for k in self.zarr_store.list_dir(path)]
 
-        return sorted({name.rstrip("/") for name in self._visible(self._run("listing", prefix, collect()))})
+        return sorted({name.rstrip("/") for name in self._visible(self._run("listing", prefix, collect(), what="prefix"))})
 
     def _visible(self, names: list[str]) -> list[str]:
         temp = self._temp_files
@@ -334,23 +357,47 @@ def _request(byte_range: ByteRange | None, z: _Zarr) -> Any:
     return z.Range(offset, offset + max(length, 1))
 
 
+def _synchronous(store: Any) -> bool:
+    """Whether ``store`` serves reads, writes and deletes synchronously too (zarr-python's
+    ``get_sync``, ``set_sync``, ``delete_sync``), each from the class that implements the
+    coroutine (a wrapper that changes ``get`` and inherits ``get_sync`` must be awaited)."""
+    if not getattr(store, "_supports_sync_io", True):
+        return False
+    for name in ("get", "set", "delete"):
+        owner = _owner(type(store), name)
+        if owner is None or owner is not _owner(type(store), f"{name}_sync"):
+            return False
+    return True
+
+
+def _owner(cls: type, name: str) -> type | None:
+    return next((c for c in cls.__mro__ if name in c.__dict__), None)
+
+
+def _drive(coro: Any) -> Any:
+    """The result of a coroutine that never waits (its store calls are synchronous), run on
+    the calling thread."""
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return done.value
+    coro.close()
+    raise RuntimeError("a synchronous store call waited for the event loop")
+
+
 def _to_bytes(value: Any) -> bytes | None:
     if value is None or isinstance(value, bytes):
         return value
     return value.to_bytes()
 
 
-def _of(key: str) -> str:
-    return f" of key {key!r}" if key else ""
-
-
 def _describe(store: Any) -> str:
-    """A one-line name of a zarr-python store: its repr when that is one line (``LocalStore(
-    'file:///data/x.zarr')``), else its class and what identifies it (an Icechunk store's
-    branch or snapshot)."""
+    """A one-line name of a zarr-python store: its repr when that is one line and says more
+    than the class (``LocalStore('file:///data/x.zarr')``), else its class and what
+    identifies it (an Icechunk store's branch or snapshot)."""
     text = repr(store)
-    if "\n" not in text and not text.startswith("<") and len(text) < 200:
-        return text
+    if "\n" not in text and len(text) < 200 and " object at 0x" not in text:
+        return text[1:-1] if text.startswith("<") and text.endswith(">") else text
     name = type(store).__name__
     session = getattr(type(store), "session", None)
     if session is not None:  # Icechunk: the session's branch or snapshot

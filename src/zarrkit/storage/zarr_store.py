@@ -123,10 +123,12 @@ class ZarrStoreAdapter(Store):
         #: the store reads and writes as well without the loop (zarr-python's LocalStore and
         #: MemoryStore): single requests run on the calling thread
         self._sync_io = _synchronous(store)
-        self._temp_files = _LOCAL_STORE_TEMP if any(
+        #: zarr-python's LocalStore: deleting a directory's name removes the directory, and
+        #: listings show the temporary files of writes in flight
+        self._local_files = any(
             c.__name__ == "LocalStore" and c.__module__.startswith("zarr.")
             for c in type(store).__mro__
-        ) else None
+        )
 
     # -- flags and names ------------------------------------------------------------------------
     @property
@@ -231,9 +233,12 @@ class ZarrStoreAdapter(Store):
             return {k: self._get(k, None) for k in keys}
 
         async def gather() -> list[Any]:
-            return await asyncio.gather(*(self._aget(k, None) for k in keys))
+            return await asyncio.gather(*(self._aget(k, None) for k in keys), return_exceptions=True)
 
-        values = self._run("read", keys[0] if len(keys) == 1 else "", gather())
+        values = self._run("read", "", gather())
+        for key, value in zip(keys, values):
+            if isinstance(value, BaseException):  # the first failed key, named
+                self._run("read", key, _raise(value))
         return {k: _to_bytes(v) for k, v in zip(keys, values)}
 
     def exists(self, key: str) -> bool:
@@ -282,15 +287,17 @@ class ZarrStoreAdapter(Store):
         if not buffers:
             return
 
-        async def gather() -> None:
-            await asyncio.gather(*(self._put(k, b) for k, b in buffers))
+        async def gather() -> list[Any]:
+            return await asyncio.gather(*(self._put(k, b) for k, b in buffers), return_exceptions=True)
 
-        self._run("write", buffers[0][0] if len(buffers) == 1 else "", gather())
+        for (key, _), outcome in zip(buffers, self._run("write", "", gather())):
+            if isinstance(outcome, BaseException):  # the first failed key, named
+                self._run("write", key, _raise(outcome))
 
     def _delete(self, key: str) -> None:
         async def delete() -> None:
-            # only a value: some stores remove a whole directory given its name
-            if await self._aexists(key):
+            # only a value: LocalStore removes a whole directory given its name
+            if not self._local_files or await self._aexists(key):
                 await self.zarr_store.delete(key)
 
         self._run("delete", key, delete())
@@ -336,11 +343,16 @@ class ZarrStoreAdapter(Store):
         async def collect() -> list[str]:
             return [k async for k in self.zarr_store.list_dir(path)]
 
-        return sorted({name.rstrip("/") for name in self._visible(self._run("listing", prefix, collect(), what="prefix"))})
+        try:
+            names = self._run("listing", prefix, collect(), what="prefix")
+        except StoreError:  # a store that lists only some "directories" (Icechunk: nodes)
+            return super().list_dir(prefix)
+        return sorted({name.rstrip("/") for name in self._visible(names)})
 
     def _visible(self, names: list[str]) -> list[str]:
-        temp = self._temp_files
-        return names if temp is None else [n for n in names if not temp.search(n)]
+        if not self._local_files:
+            return names
+        return [n for n in names if not _LOCAL_STORE_TEMP.search(n)]
 
 
 def _request(byte_range: ByteRange | None, z: _Zarr) -> Any:
@@ -372,6 +384,10 @@ def _synchronous(store: Any) -> bool:
 
 def _owner(cls: type, name: str) -> type | None:
     return next((c for c in cls.__mro__ if name in c.__dict__), None)
+
+
+async def _raise(exc: BaseException) -> Any:
+    raise exc
 
 
 def _drive(coro: Any) -> Any:

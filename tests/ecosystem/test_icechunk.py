@@ -16,11 +16,11 @@ import pytest
 icechunk = pytest.importorskip("icechunk")
 zarr = pytest.importorskip("zarr")
 
-import zarrkit  # noqa: E402
-from zarrkit.errors import ReadOnlyError  # noqa: E402
-from zarrkit.storage import coerce_store  # noqa: E402
-from zarrkit.storage.keys import describe_store  # noqa: E402
-from zarrkit.storage.zarr_store import ZarrStoreAdapter  # noqa: E402
+import zarrkit
+from zarrkit.errors import ReadOnlyError
+from zarrkit.storage import coerce_store
+from zarrkit.storage.keys import describe_store
+from zarrkit.storage.zarr_store import ZarrStoreAdapter
 
 GZIP = {"name": "gzip", "configuration": {"level": 1}}
 
@@ -130,8 +130,8 @@ def test_conflicting_commits_fail_with_icechunks_error(repo):
 def test_zarr_python_and_zarrkit_read_each_other(repo, dtype):
     session = repo.writable_session("main")
     data = _data((20, 30), dtype=dtype, seed=3)
-    kwargs = dict(shape=data.shape, chunks=(5, 10), shards=(10, 10), dtype=data.dtype,
-                  compressors=[GZIP], fill_value=0)
+    kwargs = {"shape": data.shape, "chunks": (5, 10), "shards": (10, 10), "dtype": data.dtype,
+              "compressors": [GZIP], "fill_value": 0}
     zarrkit.create_array(session.store, name="by_zarrkit", **kwargs)[:] = data
     zarr.create_array(session.store, name="by_zarr", **kwargs)[:] = data
     # zarr-python reads zarrkit's array and zarrkit zarr-python's, in the same session

@@ -16,14 +16,14 @@ import pytest
 zarr = pytest.importorskip("zarr")
 obstore = pytest.importorskip("obstore")
 
-import zarrkit  # noqa: E402
-from zarrkit.errors import ReadOnlyError, StoreError  # noqa: E402
-from zarrkit.storage import ByteRange, coerce_store  # noqa: E402
-from zarrkit.storage.keys import describe_store  # noqa: E402
-from zarrkit.storage.zarr_store import ZarrStoreAdapter  # noqa: E402
-from zarrkit.testing import PublicAPISuite, StoreSuite  # noqa: E402
+from zarr.storage import LocalStore, MemoryStore, ObjectStore
 
-from zarr.storage import LocalStore, MemoryStore, ObjectStore  # noqa: E402
+import zarrkit
+from zarrkit.errors import ReadOnlyError, StoreError
+from zarrkit.storage import coerce_store
+from zarrkit.storage.keys import describe_store
+from zarrkit.storage.zarr_store import ZarrStoreAdapter
+from zarrkit.testing import PublicAPISuite, StoreSuite
 
 
 class TestAdapterOverMemoryStore(StoreSuite, PublicAPISuite):
@@ -121,7 +121,7 @@ def test_sharded_reads_stay_ranged(tmp_path):
 def test_zarr_python_reads_zarrkit_bytes_and_zarrkit_reads_zarr_pythons(tmp_path):
     data = np.random.default_rng(0).standard_normal((30, 40)).astype("<f4")
     gz = {"name": "gzip", "configuration": {"level": 1}}
-    kwargs = dict(shape=data.shape, chunks=(7, 9), dtype=data.dtype, compressors=[gz])
+    kwargs = {"shape": data.shape, "chunks": (7, 9), "dtype": data.dtype, "compressors": [gz]}
     ours, theirs = LocalStore(tmp_path / "ours.zarr"), LocalStore(tmp_path / "theirs.zarr")
     zarrkit.create_array(ours, **kwargs)[:] = data
     zarr.create_array(theirs, **kwargs)[:] = data

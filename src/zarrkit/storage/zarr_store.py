@@ -32,7 +32,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ..errors import ReadOnlyError, StoreError, StoreOperationNotSupported, ZarrkitError
-from .base import ByteRange, Store, ensure_bytes_like, validate_key, validate_prefix
+from .base import ByteRange, Store, ensure_bytes_like, validate_prefix
 
 __all__ = ["ZarrStoreAdapter", "is_zarr_store"]
 

@@ -58,9 +58,11 @@ class _Zarr:
     def __init__(self) -> None:
         from zarr.abc import store as abc
         from zarr.core.buffer import default_buffer_prototype
-        from zarr.core.sync import sync
+        from zarr.core import sync
 
-        self.sync = sync
+        self.sync = sync.sync
+        #: zarr-python's loop (started on first use, made anew in a forked child)
+        self.loop = getattr(sync, "_get_loop", None)
         self.prototype = default_buffer_prototype()
         self.Range = abc.RangeByteRequest
         self.Offset = abc.OffsetByteRequest
@@ -170,7 +172,7 @@ class ZarrStoreAdapter(Store):
         the store."""
         of = f" of {what} {key!r}" if key else ""
         try:
-            return _drive(coro) if direct else _z().sync(coro)
+            return _drive(coro) if direct else _on_the_loop(coro)
         except ZarrkitError:
             raise
         except NotImplementedError as exc:
@@ -384,6 +386,19 @@ def _synchronous(store: Any) -> bool:
 
 def _owner(cls: type, name: str) -> type | None:
     return next((c for c in cls.__mro__ if name in c.__dict__), None)
+
+
+def _on_the_loop(coro: Any) -> Any:
+    """The result of ``coro`` run on zarr-python's event-loop thread."""
+    z = _z()
+    loop = None if z.loop is None else z.loop()
+    try:
+        called_from = asyncio.get_running_loop()
+    except RuntimeError:  # the usual case: no loop runs on this thread
+        called_from = None
+    if loop is None or called_from is loop:  # zarr-python's own call (which refuses the latter)
+        return z.sync(coro)
+    return asyncio.run_coroutine_threadsafe(coro, loop).result()
 
 
 async def _raise(exc: BaseException) -> Any:

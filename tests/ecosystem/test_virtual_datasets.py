@@ -106,4 +106,7 @@ def test_manifest_store_refuses_writes_and_names_what_it_cannot_do(h5_file):
     # VirtualiZarr's store lists groups only: counting an array's chunks needs a listing
     with pytest.raises(StoreOperationNotSupported, match=r"listing of prefix 'gzip_i4/'"):
         _ = g["gzip_i4"].nchunks_initialized
+    # it has no exists(): a read answers, and keys it refuses (a node's name) hold nothing
+    assert "gzip_i4/zarr.json" in g.store and "gzip_i4/c/0/0" in g.store
+    assert "gzip_i4" not in g.store and "group" not in g.store and "gzip_i4/c/9/9" not in g.store
     np.testing.assert_array_equal(g["gzip_i4"][...], DATASETS["gzip_i4"][0])

@@ -4,7 +4,11 @@ zarrkit's calls are synchronous; a zarr-python 3 store (:class:`zarr.abc.store.S
 ``LocalStore``, ``MemoryStore``, ``FsspecStore``, ``ObjectStore``, Icechunk's
 ``IcechunkStore``, VirtualiZarr's ``ManifestStore``...) offers coroutines.
 :class:`ZarrStoreAdapter` runs those coroutines on zarr-python's own event-loop thread (the
-one its synchronous API uses), so every adapted store, and zarr-python itself, share one loop:
+one its synchronous API uses), so every adapted store, and zarr-python itself, share one loop.
+Stores that also read and write synchronously (zarr-python's ``LocalStore`` and
+``MemoryStore``: ``get_sync``, ``set_sync``, ``delete_sync`` from the class that implements
+the coroutines) serve single requests on the calling thread instead, without a trip through
+the loop:
 
 * ``get(key, byte_range)`` awaits ``store.get`` with the matching ``ByteRequest``
   (``RangeByteRequest``, ``OffsetByteRequest``, ``SuffixByteRequest``), so a ranged read (a

@@ -173,6 +173,24 @@ def test_adapter_pickles_as_icechunk_allows_and_names_the_session(repo):
     np.testing.assert_array_equal(back[:], v1["plain"])
 
 
+def test_xarray_datasets_written_and_read_through_the_zarrkit_engine(repo):
+    xr = pytest.importorskip("xarray")
+    import zarrkit.xarray as zx
+
+    ds = xr.Dataset(
+        {"t": (("time", "x"), _data((6, 5), "<f4") / 4, {"units": "K"})},
+        coords={"time": np.arange(6), "x": np.linspace(0, 1, 5)},
+    )
+    session = repo.writable_session("main")
+    # Icechunk keeps its own index of the hierarchy: no consolidated metadata
+    zx.to_zarr(ds, session.store, zarr_format=3, consolidated=False)
+    assert b"consolidated_metadata" not in coerce_store(session.store).get("zarr.json")
+    snapshot = session.commit("dataset")
+    back = xr.open_dataset(repo.readonly_session(snapshot_id=snapshot).store, engine="zarrkit")
+    xr.testing.assert_identical(back.load(), ds)
+    assert back["t"].attrs["units"] == "K"
+
+
 @pytest.mark.xfail(strict=True, reason=(
     "zarrkit's resize writes the shrunk metadata before deleting the chunks outside it (so a "
     "crash never leaves chunks the metadata cannot see); Icechunk ignores deleting a chunk "

@@ -61,8 +61,8 @@ class _Zarr:
 
     def __init__(self) -> None:
         from zarr.abc import store as abc
-        from zarr.core.buffer import default_buffer_prototype
         from zarr.core import sync
+        from zarr.core.buffer import default_buffer_prototype
 
         self.sync = sync.sync
         #: zarr-python's loop (started on first use, made anew in a forked child)

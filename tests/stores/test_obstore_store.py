@@ -466,3 +466,15 @@ def test_obstore_is_imported_lazily():
     code = ("import sys, zarrkit, zarrkit.storage; assert zarrkit.config.remote == 'obstore'; "
             "assert 'obstore' not in sys.modules, 'zarrkit imports obstore eagerly'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_an_obstore_store_is_taken_wherever_a_store_is(tmp_path):
+    raw = LocalStore(str(tmp_path))
+    z = zarrkit.create_array(store=raw, shape=(6,), chunks=(4,), dtype="i2")
+    z[:] = np.arange(6, dtype="i2")
+    assert type(z.store).__name__ == "ObjectStore"
+    assert (tmp_path / "c" / "1").is_file()
+    back = zarrkit.open_array(LocalStore(str(tmp_path)), mode="r")
+    np.testing.assert_array_equal(back[:], np.arange(6))
+    with pytest.raises(zarrkit.errors.ReadOnlyError):
+        back[0] = 1

@@ -16,9 +16,18 @@ from .mapping import KVStore, MappingStore
 from .memory import MemoryStore
 from .obstore import ObjectStore
 from .obstore_options import fsspec_available, use_obstore
+from .zarr_store import ZarrStoreAdapter, is_zarr_store
 from .zip import ZipStore
 
 __all__ = ["coerce_store"]
+
+#: what ``store=`` accepts, as messages say it
+_ACCEPTED = (
+    "a zarrkit Store, a zarr-python 3 store (zarr.abc.store.Store: LocalStore, ObjectStore, "
+    "an Icechunk session's store...), an obstore store, an fsspec mapper or file system, a "
+    "mapping, a path or "
+    "URL, or None"
+)
 
 
 def coerce_store(
@@ -39,9 +48,15 @@ def coerce_store(
     * a ``file://`` URL without ``storage_options`` names a local directory and gives a
       :class:`DirectoryStore` (same files, but zarrkit's native local store, without fsspec);
       with ``storage_options`` it goes through fsspec like any other URL;
+    * an obstore store (``obstore.store.S3Store(...)``, ...) gives an
+      :class:`~zarrkit.storage.obstore.ObjectStore` over it;
     * an fsspec mapper (``fsspec.get_mapper(...)``, an ``FSMap``) or file system instance
       gives an :class:`~zarrkit.storage.fsspec.FsspecStore` over it;
     * any other ``str`` or ``os.PathLike`` names a local directory (:class:`DirectoryStore`);
+    * a zarr-python 3 store (``zarr.storage.LocalStore``, ``MemoryStore``, ``FsspecStore``,
+      ``ObjectStore``, an Icechunk session's ``session.store``, a VirtualiZarr
+      ``ManifestStore``: any ``zarr.abc.store.Store``) is used through
+      :class:`~zarrkit.storage.zarr_store.ZarrStoreAdapter`;
     * any other mapping (e.g. a ``dict``) is used through :class:`KVStore` (zarr-python 2's
       name of :class:`MappingStore`).
 
@@ -78,6 +93,10 @@ def coerce_store(
         return MemoryStore()
     if _is_fsspec_object(store):
         return FsspecStore(store, read_only=read_only)
+    if is_zarr_store(store):
+        return ZarrStoreAdapter(store, read_only=read_only)
+    if getattr(type(store), "__module__", "").split(".")[0] == "obstore":
+        return ObjectStore(store, read_only=read_only)
     if isinstance(store, (str, os.PathLike)):
         path = os.fspath(store)
         if path.endswith(".zip") and not os.path.isdir(path):
@@ -87,16 +106,14 @@ def coerce_store(
     if node and type(store).__name__ in ("Group", "Array"):
         # a Group is a Mapping of its members: taken as a store it would read as an empty one
         raise TypeError(
-            f"store must be a Store, a mapping, a path or None, not a zarrkit {type(store).__name__} "
+            f"store must be {_ACCEPTED}, not a zarrkit {type(store).__name__} "
             f"(pass its store: {type(store).__name__.lower()}.store)"
         )
     if isinstance(store, Mapping) or (
         hasattr(store, "__getitem__") and hasattr(store, "keys")
     ):
         return KVStore(store)
-    raise TypeError(
-        f"store must be a Store, a mapping, a path or None, not {type(store).__name__}"
-    )
+    raise TypeError(f"store must be {_ACCEPTED}, not {type(store).__name__}")
 
 
 def _remote_store(url: str, storage_options: dict[str, Any] | None, read_only: bool) -> Store:

@@ -111,6 +111,9 @@ def describe_store(store: Any) -> str:
     """
     if isinstance(store, (str, os.PathLike)):
         return repr(os.fspath(store))
+    named = getattr(store, "store_description", None)  # a store naming itself (an adapter)
+    if isinstance(named, str) and named:
+        return named
     for attr in ("url", "path"):
         where = getattr(store, attr, None)
         if isinstance(where, (str, os.PathLike)) and os.fspath(where):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 
 import zarrkit
+from zarrkit.cli.copy import _Progress
 
 MARKER = ".zarrkit-copy-in-progress"
 
@@ -204,9 +206,40 @@ def test_cp_to_and_from_url(v2, tmp_path, capsys):
     assert capsys.readouterr().err.startswith("zarrkit: error: no Zarr array or group")
 
 
+def frames(stderr):
+    """The frames tqdm drew (each begins with a carriage return), blank ones left out."""
+    return [f.strip() for f in stderr.replace("\n", "\r").split("\r") if f.strip()]
+
+
 def test_cp_progress_bar_on_request(v2, tmp_path):
     proc = run("cp", v2 / "grp" / "a", tmp_path / "p.zarr", "--progress")
-    assert "chunk" in proc.stderr  # tqdm's bar (stderr is not a terminal here: forced)
+    drawn = frames(proc.stderr)  # tqdm's bar (stderr is not a terminal here: forced)
+    assert drawn and all("chunk" in f for f in drawn)
+    assert all(f.startswith("/grp/a: ") for f in drawn), drawn  # labelled from the first frame
+
+
+def test_cp_progress_bar_of_a_hierarchy_names_each_array(v2, tmp_path):
+    proc = run("cp", v2, tmp_path / "p.zarr", "--progress")
+    drawn = frames(proc.stderr)
+    labels = [f.split(":", 1)[0] for f in drawn]
+    assert {"/grp/a", "/b", "/s"} <= set(labels), drawn
+    assert all(":" in f and "chunk" in f for f in drawn)
+
+
+def test_cp_progress_counts_chunks_already_there_as_initial_not_in_the_rate(tmp_path):
+    out = io.StringIO()
+    bar = _Progress(20, True, "chunk", desc="temperature", file=out)
+    assert out.getvalue().strip("\r").startswith("temperature: ")  # drawn labelled at once
+    bar.skip(7)  # written by the interrupted run
+    bar.update(3)
+    state = bar.bar.format_dict
+    assert (state["n"], state["initial"], state["total"]) == (10, 7, 20)  # rate: (n - initial) / time
+    bar.close()
+    disabled = _Progress(20, False)
+    disabled.skip(3)
+    disabled.update()
+    disabled.close()
+    assert disabled.bar is None
 
 
 def test_cp_interrupted_and_resumed(v2, tmp_path):

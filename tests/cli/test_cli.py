@@ -482,3 +482,26 @@ def test_a_choice_nothing_resembles_gets_no_suggestion():
     proc = run("frobnicate", "x.zarr", expect=2)
     assert_one_line_error(proc, "invalid choice: 'frobnicate'")
     assert "did you mean" not in proc.stderr
+
+
+def test_import_and_cp_progress_raise_no_warning(tmp_path):
+    """``python -W error``: importing zarrkit and copying a 2000×2000 array with a progress bar
+    emit no warning (an error here), and the bar is drawn, named after the array."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZARRKIT_")}
+    env["PYTHONWARNINGS"] = "error"
+    proc = subprocess.run([sys.executable, "-W", "error", "-c", "import zarrkit, zarrkit.cli"],
+                          capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    src = tmp_path / "big.zarr"
+    z = zarrkit.open_array(src, mode="w", shape=(2000, 2000), chunks=(200, 200), dtype="f4")
+    z[:] = np.arange(4_000_000, dtype="f4").reshape(2000, 2000)
+    proc = subprocess.run(
+        [sys.executable, "-W", "error", "-m", "zarrkit", "cp", "--progress", str(src), str(tmp_path / "copy.zarr")],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "100 chunks written" in proc.stdout
+    drawn = frames(proc.stderr)
+    assert drawn and all(f.startswith("big.zarr: ") and "/100" in f for f in drawn), drawn
+    assert "Warning" not in proc.stderr
+    np.testing.assert_array_equal(open_array(tmp_path / "copy.zarr")[:], z[:])

@@ -319,9 +319,17 @@ class _CopyRun:
         self.unit = "shards" if sharded and all(sharded) else "chunks/shards" if any(sharded) else "chunks"
         total = sum(math.prod(d.metadata.storage_grid.grid_shape) for _, d in arrays)
         show = not args.quiet and (args.progress or (args.progress is None and sys.stderr.isatty()))
-        first = arrays[0][0].src.name or "/" if arrays else None
+        first = self.label(arrays[0][0]) if arrays else None
         self.progress = _Progress(total, bool(show), self.unit.split("/")[0][:-1], desc=first)
         self.counts = {"written": 0, "present": 0, "empty": 0, "bytes": 0}
+
+    def label(self, node: _Node) -> str:
+        """The bar's label while ``node`` is copied: its path in the source hierarchy, or for
+        a lone array the name the command gave it."""
+        name = node.src.name
+        if name in (None, "", "/"):
+            return os.path.basename(str(self.args.src).rstrip("/\\")) or str(self.args.src)
+        return name
 
     def on_written(self, coords: Any, region: Any, nbytes: int) -> None:
         self.counts["written"] += 1
@@ -356,7 +364,7 @@ class _CopyRun:
 
     def run(self) -> None:
         for node, dst in self.arrays:
-            self.progress.describe(node.src.name or "/")
+            self.progress.describe(self.label(node))
             stream_copy(node.src, dst, units=self.units(node.src, dst), threads=self.threads,
                         on_written=self.on_written, window_bytes=self.args.buffer * 2**20)
 

@@ -190,7 +190,8 @@ class FsspecStore(Store):
     fs : fsspec.AbstractFileSystem, optional
         zarr-2 ``FSStore`` spelling: a file system, with ``url_or_fs`` the root path in it.
     **kwargs
-        Further storage options (zarr-2 ``FSStore(url, anon=True)`` style).
+        Further storage options (zarr-2 ``FSStore(url, anon=True)`` style), passed to the
+        file system with ``storage_options``.
 
     Notes
     -----

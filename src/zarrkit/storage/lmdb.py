@@ -99,6 +99,8 @@ class LMDBStore(Store):
     read_only : bool, default False
         Open the database read-only (it must exist) and refuse every write.  See *Read-only
         opening* below.
+    dimension_separator : {'.', '/'}, optional
+        Separator used by arrays *created* in this store when none is given.
     **kwargs
         Passed to :func:`lmdb.open` (e.g. ``subdir``, ``sync``, ``lock``, ``max_readers``).
         Writes are durable by default (``sync=True``: a write that returned survives the

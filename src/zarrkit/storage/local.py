@@ -170,6 +170,10 @@ class DirectoryStore(Store):
     fsync : bool, default False
         Flush each value and its directory entry to the device before a write returns
         (durability across power loss, at a cost in speed).
+    normalize_keys : bool, default False
+        zarr-python 2's option: keys are lower-cased before use.
+    root : str or os.PathLike, optional
+        zarr-python 3's ``LocalStore`` spelling of ``path``.
 
     Examples
     --------

@@ -70,6 +70,8 @@ class SQLiteStore(Store):
         private in-memory database (one shared connection; it cannot be pickled).
     read_only : bool, default False
         Open the database read-only (it must exist) and refuse every write.
+    dimension_separator : {'.', '/'}, optional
+        Separator used by arrays *created* in this store when none is given.
     **kwargs
         Passed to :func:`sqlite3.connect` (e.g. ``timeout``, seconds to wait for another
         process's lock; default 30).

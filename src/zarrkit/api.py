@@ -95,7 +95,9 @@ def open_like(
         As in :func:`open_array`.
     shape, chunks, dtype, compressor, fill_value, order, filters, object_codec : optional
         As in :func:`open_array`; not given: ``a``'s.
-    synchronizer, cache_metadata, cache_attrs, chunk_store, write_empty_chunks, dimension_separator, zarr_format, storage_options : optional
+    synchronizer, chunk_store, write_empty_chunks, dimension_separator, zarr_format, storage_options : optional
+        As in :func:`open_array`.
+    cache_metadata, cache_attrs : optional
         As in :func:`open_array`.
     **kwargs
         zarr-python 2's and h5py's keywords, forwarded to :func:`open_array`.
@@ -157,10 +159,24 @@ def open_array(
         ``'x'`` create (fail if it exists).
     shape : int or tuple of ints, optional
         Shape of an array to create (needed when one is created).
-    chunks, dtype, compressor, fill_value, order, filters, object_codec, dimension_separator, zarr_format : optional
+    chunks : optional
         Of an array to create, as in :func:`create` (``zarr_format`` also: open only an
         array of that format).
-    synchronizer, cache_metadata, cache_attrs, chunk_store, write_empty_chunks : optional
+    dtype, filters, object_codec, dimension_separator, zarr_format : optional
+        Of an array to create, as in :func:`create` (``zarr_format`` also: open only an
+        array of that format).
+    compressor : optional
+        Of an array to create, as in :func:`create` (``zarr_format`` also: open only an
+        array of that format).
+    fill_value : optional
+        Of an array to create, as in :func:`create` (``zarr_format`` also: open only an
+        array of that format).
+    order : optional
+        Of an array to create, as in :func:`create` (``zarr_format`` also: open only an
+        array of that format).
+    synchronizer, chunk_store, write_empty_chunks : optional
+        As in :func:`create`.
+    cache_metadata, cache_attrs : optional
         As in :func:`create`.
     path : str, optional
         Path of the array within the store.

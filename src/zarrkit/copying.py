@@ -591,7 +591,11 @@ def copy_all(
         The group whose members are copied.
     dest : Group (zarrkit or h5py)
         The group to copy into.
-    shallow, without_attrs, log, if_exists, dry_run : optional
+    shallow, without_attrs, dry_run : optional
+        As in :func:`copy`.
+    log : optional
+        As in :func:`copy`.
+    if_exists : optional
         As in :func:`copy`.
     **create_kws
         Passed to ``create_dataset`` in the destination, as in :func:`copy`.

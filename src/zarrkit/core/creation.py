@@ -255,8 +255,18 @@ def empty(
         Data type (default float64).
     fill_value : object, optional
         None by default: chunks never written read as whatever is in memory (zeros here).
-    compressor, order, store, synchronizer, overwrite, path, chunk_store, filters, cache_metadata, cache_attrs, read_only, object_codec, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer, compressors : optional
+    compressor : Codec, optional
+        Primary compressor, as in :func:`create` (None: no compression).
+    order : {'C', 'F'}, optional
+        Memory layout within each chunk.
+    store, synchronizer, path, chunk_store, filters, object_codec, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
         As in :func:`create`.
+    overwrite, read_only : bool, optional
+        As in :func:`create`.
+    cache_metadata, cache_attrs : bool, optional
+        As in :func:`create`.
+    compressors : codec or list of codecs, optional
+        The v3 compressors, instead of ``compressor``, as in :func:`create`.
     **kwargs
         zarr-python 2's and h5py's keywords, forwarded to :func:`create`.
 
@@ -303,8 +313,18 @@ def zeros(
         Data type (default float64).
     fill_value : 0, optional
         Always 0 (another value is a ``TypeError``: use :func:`full`).
-    compressor, order, store, synchronizer, overwrite, path, chunk_store, filters, cache_metadata, cache_attrs, read_only, object_codec, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer, compressors : optional
+    compressor : Codec, optional
+        Primary compressor, as in :func:`create` (None: no compression).
+    order : {'C', 'F'}, optional
+        Memory layout within each chunk.
+    store, synchronizer, path, chunk_store, filters, object_codec, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
         As in :func:`create`.
+    overwrite, read_only : bool, optional
+        As in :func:`create`.
+    cache_metadata, cache_attrs : bool, optional
+        As in :func:`create`.
+    compressors : codec or list of codecs, optional
+        The v3 compressors, instead of ``compressor``, as in :func:`create`.
     **kwargs
         zarr-python 2's and h5py's keywords, forwarded to :func:`create`.
 
@@ -355,8 +375,18 @@ def ones(
         Data type (default float64).
     fill_value : 1, optional
         Always 1 (another value is a ``TypeError``: use :func:`full`).
-    compressor, order, store, synchronizer, overwrite, path, chunk_store, filters, cache_metadata, cache_attrs, read_only, object_codec, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer, compressors : optional
+    compressor : Codec, optional
+        Primary compressor, as in :func:`create` (None: no compression).
+    order : {'C', 'F'}, optional
+        Memory layout within each chunk.
+    store, synchronizer, path, chunk_store, filters, object_codec, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
         As in :func:`create`.
+    overwrite, read_only : bool, optional
+        As in :func:`create`.
+    cache_metadata, cache_attrs : bool, optional
+        As in :func:`create`.
+    compressors : codec or list of codecs, optional
+        The v3 compressors, instead of ``compressor``, as in :func:`create`.
     **kwargs
         zarr-python 2's and h5py's keywords, forwarded to :func:`create`.
 
@@ -406,8 +436,18 @@ def full(
         Chunk shape (guessed by default).
     dtype : str or dtype, optional
         Data type (default float64).
-    compressor, order, store, synchronizer, overwrite, path, chunk_store, filters, cache_metadata, cache_attrs, read_only, object_codec, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer, compressors : optional
+    compressor : Codec, optional
+        Primary compressor, as in :func:`create` (None: no compression).
+    order : {'C', 'F'}, optional
+        Memory layout within each chunk.
+    store, synchronizer, path, chunk_store, filters, object_codec, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
         As in :func:`create`.
+    overwrite, read_only : bool, optional
+        As in :func:`create`.
+    cache_metadata, cache_attrs : bool, optional
+        As in :func:`create`.
+    compressors : codec or list of codecs, optional
+        The v3 compressors, instead of ``compressor``, as in :func:`create`.
     **kwargs
         zarr-python 2's and h5py's keywords, forwarded to :func:`create`.
 
@@ -487,8 +527,20 @@ def array(
         For object data: guessed from the values (strings, bytes) when not given.
     read_only : bool, optional
         If True, the returned array refuses writes (the data is written first).
-    compressor, fill_value, order, store, synchronizer, overwrite, path, chunk_store, filters, cache_metadata, cache_attrs, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer, compressors : optional
+    compressor : Codec, optional
+        Primary compressor, as in :func:`create` (None: no compression).
+    fill_value : optional
         As in :func:`create`.
+    order : {'C', 'F'}, optional
+        Memory layout within each chunk.
+    store, synchronizer, path, chunk_store, filters, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
+        As in :func:`create`.
+    overwrite : optional
+        As in :func:`create`.
+    cache_metadata, cache_attrs : bool, optional
+        As in :func:`create`.
+    compressors : codec or list of codecs, optional
+        The v3 compressors, instead of ``compressor``, as in :func:`create`.
     **kwargs
         zarr-python 2's and h5py's keywords, forwarded to :func:`create`.
 
@@ -572,11 +624,18 @@ def create_array(
         Where to create the array (default: a new in-memory store).
     name : str, optional
         Path of the array in the store.
-    shape, dtype, chunks : optional
+    shape : optional
+        Shape, data type and (inner) chunk shape (``'auto'`` guesses one).
+    dtype : optional
+        Shape, data type and (inner) chunk shape (``'auto'`` guesses one).
+    chunks : optional
         Shape, data type and (inner) chunk shape (``'auto'`` guesses one).
     shards : tuple of ints, optional
         Shard shape (v3): chunks are stored ``shards/chunks`` at a time in one object.
-    filters, compressors, serializer : optional
+    filters : optional
+        The array→array, bytes→bytes and array→bytes codecs, as zarrkit codecs, numcodecs
+        codecs or JSON descriptions. ``compressors='auto'`` is the default compressor.
+    compressors, serializer : optional
         The array→array, bytes→bytes and array→bytes codecs, as zarrkit codecs, numcodecs
         codecs or JSON descriptions. ``compressors='auto'`` is the default compressor.
     codecs : list, optional

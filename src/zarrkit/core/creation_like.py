@@ -44,8 +44,14 @@ def empty_like(
         The array to take after (a zarrkit or NumPy array, or any object with a ``shape``).
     shape, chunks, dtype, compressor, order, filters, object_codec : optional
         As in :func:`create`; not given: ``a``'s.
-    store, synchronizer, overwrite, path, chunk_store, cache_metadata, cache_attrs, read_only, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer, compressors : optional
+    store, synchronizer, path, chunk_store, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
         As in :func:`create`.
+    overwrite, read_only : bool, optional
+        As in :func:`create`.
+    cache_metadata, cache_attrs : bool, optional
+        As in :func:`create`.
+    compressors : codec or list of codecs, optional
+        The v3 compressors, instead of ``compressor``, as in :func:`create`.
     **kwargs
         zarr-python 2's and h5py's keywords, forwarded to :func:`empty`.
 
@@ -92,8 +98,14 @@ def zeros_like(
         The array to take after (a zarrkit or NumPy array, or any object with a ``shape``).
     shape, chunks, dtype, compressor, order, filters, object_codec : optional
         As in :func:`create`; not given: ``a``'s.
-    store, synchronizer, overwrite, path, chunk_store, cache_metadata, cache_attrs, read_only, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer, compressors : optional
+    store, synchronizer, path, chunk_store, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
         As in :func:`create`.
+    overwrite, read_only : bool, optional
+        As in :func:`create`.
+    cache_metadata, cache_attrs : bool, optional
+        As in :func:`create`.
+    compressors : codec or list of codecs, optional
+        The v3 compressors, instead of ``compressor``, as in :func:`create`.
     **kwargs
         zarr-python 2's and h5py's keywords, forwarded to :func:`zeros`.
 
@@ -141,8 +153,14 @@ def ones_like(
         The array to take after (a zarrkit or NumPy array, or any object with a ``shape``).
     shape, chunks, dtype, compressor, order, filters, object_codec : optional
         As in :func:`create`; not given: ``a``'s.
-    store, synchronizer, overwrite, path, chunk_store, cache_metadata, cache_attrs, read_only, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer, compressors : optional
+    store, synchronizer, path, chunk_store, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
         As in :func:`create`.
+    overwrite, read_only : bool, optional
+        As in :func:`create`.
+    cache_metadata, cache_attrs : bool, optional
+        As in :func:`create`.
+    compressors : codec or list of codecs, optional
+        The v3 compressors, instead of ``compressor``, as in :func:`create`.
     **kwargs
         zarr-python 2's and h5py's keywords, forwarded to :func:`ones`.
 
@@ -191,8 +209,14 @@ def full_like(
         The value of every element (not given: ``a``'s fill value).
     shape, chunks, dtype, compressor, order, filters, object_codec : optional
         As in :func:`create`; not given: ``a``'s.
-    store, synchronizer, overwrite, path, chunk_store, cache_metadata, cache_attrs, read_only, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer, compressors : optional
+    store, synchronizer, path, chunk_store, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
         As in :func:`create`.
+    overwrite, read_only : bool, optional
+        As in :func:`create`.
+    cache_metadata, cache_attrs : bool, optional
+        As in :func:`create`.
+    compressors : codec or list of codecs, optional
+        The v3 compressors, instead of ``compressor``, as in :func:`create`.
     **kwargs
         zarr-python 2's and h5py's keywords, forwarded to :func:`full`.
 

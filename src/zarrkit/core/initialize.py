@@ -99,7 +99,17 @@ def init_array(
     ----------
     store : MutableMapping, Store or str
         Where to write the metadata.
-    shape, chunks, dtype, compressor, fill_value, order, overwrite, path, chunk_store, filters, object_codec, dimension_separator, attributes : optional
+    shape : optional
+        As in :func:`zarrkit.create` (``fill_value`` defaults to None here).
+    chunks : optional
+        As in :func:`zarrkit.create` (``fill_value`` defaults to None here).
+    dtype, fill_value, path, chunk_store, filters, object_codec, dimension_separator, attributes : optional
+        As in :func:`zarrkit.create` (``fill_value`` defaults to None here).
+    compressor : optional
+        As in :func:`zarrkit.create` (``fill_value`` defaults to None here).
+    order : optional
+        As in :func:`zarrkit.create` (``fill_value`` defaults to None here).
+    overwrite : optional
         As in :func:`zarrkit.create` (``fill_value`` defaults to None here).
     zarr_format : {2, 3}, optional
         Format of the array (default 2).

@@ -4,6 +4,7 @@ point leaves consistent (see ``_resize_locked``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,21 @@ __all__ = ["ResizeMethods"]
 
 class ResizeMethods:
     """Resizing and appending to an array."""
+
+    # what the array class provides
+    _meta: Any
+    _ctx: Any
+    _path: str
+    _store: Any
+    _chunk_store: Any
+    _is_view: bool
+    _cache_metadata: bool
+    _write_empty_chunks: bool
+    _synchronizer: Any
+    _lock: Callable[[str], Any]
+    _set_meta: Callable[[Any], None]
+    _write_metadata: Callable[[Any], None]
+    _check_writable: Callable[[], None]
 
     def resize(self, *args: Any) -> None:
         """Change the shape; chunks wholly outside a shrunk shape are deleted.

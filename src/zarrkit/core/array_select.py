@@ -8,6 +8,7 @@ chunks it touches.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,15 @@ __all__ = ["SelectionMethods"]
 
 class SelectionMethods:
     """Reading and writing selections of an array."""
+
+    # what the array class provides
+    _meta: Any
+    _ctx: Any
+    _runtime_order: str | None
+    _write_empty_chunks: bool
+    _synchronizer: Any
+    _refresh_metadata: Callable[[], None]
+    _check_writable: Callable[[], None]
 
     def _get(self, selection: Any, kind: str, out: Any = None, fields: Any = None) -> Any:
         self._refresh_metadata()

@@ -6,6 +6,7 @@ synchronizer and chunk store are the defaults."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,20 @@ __all__ = ["MemberCreationMethods"]
 
 class MemberCreationMethods:
     """The member-creating methods of :class:`~zarrkit.core.group.Group`."""
+
+    # what the group class provides
+    _store: Any
+    _store_arg: Any
+    _chunk_store_arg: Any
+    _zarr_format: int
+    _synchronizer: Any
+    _cache_attrs: bool
+    _item_path: Callable[[Any], str]
+    _check_not_above: Callable[[str, Any], None]
+    _check_free: Callable[[str, Any], None]
+    _open_member: Callable[[str, str], Any]
+    _check_writable: Callable[[], None]
+    _hierarchy_lock: Callable[[], Any]
 
     def _create_group_nosync(self, name: Any, overwrite: bool) -> Any:
         path = self._item_path(name)

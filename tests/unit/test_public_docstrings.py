@@ -1,6 +1,7 @@
 """Every public function and method has an explicit signature and a numpydoc docstring that
 documents it: the names of ``zarrkit.__all__``, of ``zarrkit.storage`` and the public methods
-and properties of :class:`zarrkit.Array` and :class:`zarrkit.Group`.
+and properties of :class:`zarrkit.Array`, :class:`zarrkit.Group` and the store contract,
+:class:`zarrkit.storage.Store`.
 
 A callable that takes parameters has a ``Parameters`` section naming each of them (a class's
 constructor parameters in the class docstring); ``**kwargs`` is there only where the docstring
@@ -122,9 +123,10 @@ def all_problems() -> tuple[int, list[str]]:
         elif callable(obj) and (inspect.isfunction(obj) or inspect.isbuiltin(obj)):
             checked += 1
             found += problems_of(qualname, obj)
-    for cls in (zarrkit.Array, zarrkit.Group):
+    for cls in (zarrkit.Array, zarrkit.Group, zarrkit.storage.Store):
         checked += 1
-        found += problems_of(cls.__name__, cls.__init__, inspect.getdoc(cls))
+        if cls.__init__ is not object.__init__:
+            found += problems_of(cls.__name__, cls.__init__, inspect.getdoc(cls))
         for qualname, member in class_members(cls):
             checked += 1
             if isinstance(member, property):

@@ -17,10 +17,12 @@ KERNEL = "zarrkit-test-python"
 
 CELLS = [
     "import numpy as np\nimport zarrkit",
-    "root = zarrkit.group()\n"
-    "temp = root.create_group('climate').zeros('temperature', shape=(365, 180), chunks=(30, 90), dtype='f4')\n"
-    "temp[:] = 1.5\n"
-    "_ = root.create_group('empty')",
+    (
+        "root = zarrkit.group()\n"
+        "temp = root.create_group('climate').zeros('temperature', shape=(365, 180), chunks=(30, 90), dtype='f4')\n"
+        "temp[:] = 1.5\n"
+        "_ = root.create_group('empty')"
+    ),
     "temp",  # the array: its info table
     "root",  # the group: its hierarchy
     "root.tree()",

@@ -19,8 +19,8 @@ import pytest
 import zarrkit
 import zarrkit.storage
 
-SECTION = re.compile(r"^(?P<title>[A-Z][A-Za-z ]+)\n-{3,}\n", re.M)
-FORWARDED = re.compile(r"\b(forwarded|passed) to\b", re.I)
+SECTION = re.compile(r"^(?P<title>[A-Z][A-Za-z ]+)\n-{3,}\n", re.MULTILINE)
+FORWARDED = re.compile(r"\b(forwarded|passed) to\b", re.IGNORECASE)
 
 
 def sections(doc: str) -> dict[str, str]:
@@ -99,9 +99,7 @@ def class_members(cls) -> list[tuple[str, object]]:
         if name.startswith("_"):
             continue
         raw = inspect.getattr_static(cls, name)
-        if isinstance(raw, property):
-            out.append((f"{cls.__name__}.{name}", raw))
-        elif inspect.isfunction(raw) and raw.__module__.startswith("zarrkit"):
+        if isinstance(raw, property) or (inspect.isfunction(raw) and raw.__module__.startswith("zarrkit")):
             out.append((f"{cls.__name__}.{name}", raw))
     return out
 
@@ -155,9 +153,10 @@ def test_creation_functions_spell_out_the_parameters_of_create(name):
         assert expected in params, f"{name}() has no parameter {expected!r}"
     for param in params.values():  # the defaults are create()'s (or "not given")
         create_param = inspect.signature(zarrkit.create).parameters.get(param.name)
-        if create_param is not None and param.default is not zarrkit.core.creation._UNSET:
-            if param.name not in ("fill_value", "chunks"):  # zeros: 0, ones: 1; array: data's
-                assert param.default == create_param.default, (name, param.name)
+        # fill_value: zeros' is 0, ones' 1; chunks: array's are the data's
+        if create_param is not None and param.default is not zarrkit.core.creation._UNSET \
+                and param.name not in ("fill_value", "chunks"):
+            assert param.default == create_param.default, (name, param.name)
 
 
 def test_open_like_spells_out_the_parameters_of_open_array():

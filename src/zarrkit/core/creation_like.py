@@ -9,7 +9,7 @@ from typing import Any
 from .array import Array
 from .creation import _UNSET, _given, _source_info, empty, full, ones, zeros
 
-__all__ = ["empty_like", "zeros_like", "ones_like", "full_like"]
+__all__ = ["empty_like", "full_like", "ones_like", "zeros_like"]
 
 
 def _like(fn: str, a: Any, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:

@@ -137,7 +137,18 @@ class DBMStore(Store):
         return value if byte_range is None else byte_range.slice(value)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
-        """Return ``{key: value or None}`` under one acquisition of the lock."""
+        """Return ``{key: value or None}`` under one acquisition of the lock.
+
+        Parameters
+        ----------
+        keys : iterable of str
+            The keys.
+
+        Returns
+        -------
+        dict
+            ``{key: value or None}``.
+        """
         keys = [validate_key(k) for k in keys]
         with self._lock:
             return {k: self._get(k, None) for k in keys}

@@ -8,6 +8,16 @@ PYTHON  ?= $(shell for p in python3.12 "$$(pyenv root 2>/dev/null)/versions/3.12
              "$$p" -c 'import sys; assert sys.version_info[:2] == (3, 12)' >/dev/null 2>&1 && { echo "$$p"; break; }; \
            done)
 JOBS    ?= 2
+# the demo: its own venv with the package alone (numpy, numcodecs, tqdm...; no test extra, no
+# apt package), on any Python 3.11-3.13 found on PATH or in pyenv
+DEMO_VENV   := .venv-demo
+DEMO_PY     := $(DEMO_VENV)/bin/python
+DEMO_STAMP  := $(DEMO_VENV)/.installed
+DEMO_PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3 \
+                 $$(ls -d "$$(pyenv root 2>/dev/null)"/versions/3.1[123].*/bin/python3 2>/dev/null | sort -r); do \
+                 "$$p" -c 'import sys; assert (3, 11) <= sys.version_info[:2] <= (3, 13)' >/dev/null 2>&1 \
+                   && { echo "$$p"; break; }; \
+               done)
 
 .PHONY: demo test test-quick bench bench-quick lint clean compat-zarr2 compat-zarr3 docs docs-check
 
@@ -22,8 +32,15 @@ $(STAMP): pyproject.toml
 	  || echo "warning: could not install redis-server (needed by the RedisStore tests, which will fail)" >&2
 	touch $(STAMP)
 
-demo: $(STAMP)
-	$(PY) examples/demo.py
+$(DEMO_STAMP): pyproject.toml
+	@test -x $(DEMO_PY) || test -n "$(DEMO_PYTHON)" || { echo "error: Python 3.11-3.13 not found (install one or pass DEMO_PYTHON=...)" >&2; exit 1; }
+	test -x $(DEMO_PY) || $(DEMO_PYTHON) -m venv $(DEMO_VENV)
+	$(DEMO_PY) -m pip install -q --upgrade pip
+	$(DEMO_PY) -m pip install -q -e .
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
+	$(DEMO_PY) examples/demo.py
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n $(JOBS) --durations=10
@@ -71,4 +88,4 @@ lint: $(STAMP)
 	$(PY) -m ruff check src tests
 
 clean:
-	rm -rf $(VENV) build dist site src/*.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) $(DEMO_VENV) build dist site src/*.egg-info .pytest_cache .hypothesis

@@ -12,20 +12,18 @@ from typing import Any
 from .config import config
 from .core.array import Array
 from .core.creation import (  # noqa: F401 - the creation functions are this module's too
-    _like,
+    _UNSET,
+    _given,
     _open_store,
     array,
     create,
     create_array,
     empty,
-    empty_like,
     full,
-    full_like,
     ones,
-    ones_like,
     zeros,
-    zeros_like,
 )
+from .core.creation_like import _like, empty_like, full_like, ones_like, zeros_like
 from .core.group import Group
 from .core.initialize import (  # noqa: F401 - init_array, init_group: zarr-python 2's names here too
     _check_free,
@@ -76,10 +74,50 @@ __all__ = [
 _MODES = ("r", "r+", "a", "w", "w-", "x")
 
 
-def open_like(a: Any, path: Any, **kwargs: Any) -> Array:
-    """Open a persistent array like ``a`` at ``path``."""
-    shape, kwargs = _like("open_like", a, kwargs)
-    return open_array(path, shape=shape, **kwargs)
+def open_like(
+    a: Any, path: Any, *, mode: str = "a", shape: Any = _UNSET, chunks: Any = _UNSET, dtype: Any = _UNSET,
+    compressor: Any = _UNSET, fill_value: Any = _UNSET, order: Any = _UNSET, synchronizer: Any = None,
+    filters: Any = _UNSET, cache_metadata: bool = True, cache_attrs: bool = True, object_codec: Any = _UNSET,
+    chunk_store: Any = None, write_empty_chunks: bool | None = None, dimension_separator: str | None = None,
+    zarr_format: int | None = None, storage_options: dict[str, Any] | None = None, **kwargs: Any,
+) -> Array:
+    """Open a persistent array like ``a`` at ``path``: created (modes ``'a'``, ``'w'``...) with
+    ``a``'s shape, chunks, data type, codecs and fill value, unless given.
+
+    Parameters
+    ----------
+    a : array-like
+        The array to take after (a zarrkit or NumPy array, or any object with a ``shape``).
+    path : str or store
+        Where the array is: a directory path, URL, mapping or store (the ``store`` of
+        :func:`open_array`).
+    mode : {'r', 'r+', 'a', 'w', 'w-', 'x'}, optional
+        As in :func:`open_array`.
+    shape, chunks, dtype, compressor, fill_value, order, filters, object_codec : optional
+        As in :func:`open_array`; not given: ``a``'s.
+    synchronizer, chunk_store, write_empty_chunks, dimension_separator, zarr_format, storage_options : optional
+        As in :func:`open_array`.
+    cache_metadata, cache_attrs : optional
+        As in :func:`open_array`.
+    **kwargs
+        zarr-python 2's and h5py's keywords, forwarded to :func:`open_array`.
+
+    Returns
+    -------
+    Array
+        The array opened or created.
+
+    Examples
+    --------
+    >>> import numpy as np, zarrkit, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), 'like.zarr')
+    >>> z = zarrkit.open_like(np.zeros((4, 6), dtype='u2'), path, chunks=(2, 3))
+    >>> z.shape, z.chunks, z.dtype
+    ((4, 6), (2, 3), dtype('uint16'))
+    """
+    kwargs = _given(locals())
+    shape, kwargs = _like("open_like", kwargs.pop("a"), kwargs)
+    return open_array(kwargs.pop("path"), shape=shape, **kwargs)
 
 
 def _check_mode(mode: str) -> None:
@@ -111,9 +149,57 @@ def open_array(
 ) -> Array:
     """Open an array using file-mode-like semantics.
 
-    ``mode``: ``'r'`` read only (must exist); ``'r+'`` read/write (must exist); ``'a'``
-    read/write (create if it doesn't exist); ``'w'`` create (overwrite if it exists); ``'w-'``
-    or ``'x'`` create (fail if it exists).  Other parameters as :func:`create`.
+    Parameters
+    ----------
+    store : str, MutableMapping or store, optional
+        A directory path, URL, mapping or store (default: a new in-memory store).
+    mode : {'r', 'r+', 'a', 'w', 'w-', 'x'}, optional
+        ``'r'`` read only (must exist); ``'r+'`` read/write (must exist); ``'a'`` read/write
+        (create if it doesn't exist); ``'w'`` create (overwrite if it exists); ``'w-'`` or
+        ``'x'`` create (fail if it exists).
+    shape : int or tuple of ints, optional
+        Shape of an array to create (needed when one is created).
+    chunks : optional
+        Of an array to create, as in :func:`create` (``zarr_format`` also: open only an
+        array of that format).
+    dtype, filters, object_codec, dimension_separator, zarr_format : optional
+        Of an array to create, as in :func:`create` (``zarr_format`` also: open only an
+        array of that format).
+    compressor : optional
+        Of an array to create, as in :func:`create` (``zarr_format`` also: open only an
+        array of that format).
+    fill_value : optional
+        Of an array to create, as in :func:`create` (``zarr_format`` also: open only an
+        array of that format).
+    order : optional
+        Of an array to create, as in :func:`create` (``zarr_format`` also: open only an
+        array of that format).
+    synchronizer, chunk_store, write_empty_chunks : optional
+        As in :func:`create`.
+    cache_metadata, cache_attrs : optional
+        As in :func:`create`.
+    path : str, optional
+        Path of the array within the store.
+    storage_options : dict, optional
+        Options of the remote file system when ``store`` is a URL.
+    **kwargs
+        zarr-python 2's and h5py's keywords, forwarded to the same translation as
+        :func:`create` (``zarr_version``, ``compression``, ``fillvalue``...).
+
+    Returns
+    -------
+    Array
+
+    Raises
+    ------
+    ArrayNotFoundError
+        ``mode`` is ``'r'`` or ``'r+'`` and there is no array.
+    ContainsGroupError
+        A group is at ``path``.
+    ContainsArrayError
+        ``mode`` is ``'w-'`` or ``'x'`` and an array is there.
+    ValueError
+        An unknown ``mode``.
 
     Examples
     --------
@@ -172,9 +258,44 @@ def group(
     path: str | None = None,
     zarr_format: int | None = None,
     storage_options: dict[str, Any] | None = None,
+    *,
+    attributes: dict[str, Any] | None = None,
     **kwargs: Any,
 ) -> Group:
     """Create a group (or open the one that exists, unless ``overwrite``).
+
+    Parameters
+    ----------
+    store : str, MutableMapping or store, optional
+        A directory path, URL, mapping or store (default: a new in-memory store).
+    overwrite : bool, optional
+        Replace whatever is at ``path`` with a new, empty group.
+    chunk_store : MutableMapping, optional
+        Separate storage for the chunks of the group's arrays.
+    cache_attrs : bool, optional
+        If False, attributes are read again on every access.
+    synchronizer : object, optional
+        Synchronizer of the group and its arrays.
+    path : str, optional
+        Path of the group within the store.
+    zarr_format : {2, 3}, optional
+        Format of a new group (default: ``zarrkit.config.zarr_format``).
+    storage_options : dict, optional
+        Options of the remote file system when ``store`` is a URL.
+    attributes : dict, optional
+        Attributes of the new group (merged into an existing group's).
+    **kwargs
+        zarr-python 2's keywords (``zarr_version``, ``meta_array``...), forwarded to the same
+        translation as :func:`create`.
+
+    Returns
+    -------
+    Group
+
+    Raises
+    ------
+    ContainsArrayError
+        An array is at ``path`` (and not ``overwrite``).
 
     Examples
     --------
@@ -186,7 +307,6 @@ def group(
     <Group memory://...>
     """
     zarr_format = legacy_format(kwargs, zarr_format, "group")
-    attributes = kwargs.pop("attributes", None)  # zarr-python 3: the new group's attributes
     _reject_unknown(kwargs, "group")
     zarr_format = _check_zarr_format(zarr_format)
     store = DictStore() if store is None else _open_store(store, storage_options, read_only=False)
@@ -214,9 +334,49 @@ def open_group(
     chunk_store: Any = None,
     zarr_format: int | None = None,
     storage_options: dict[str, Any] | None = None,
+    *,
+    use_consolidated: bool | None = None,
     **kwargs: Any,
 ) -> Group:
     """Open a group using file-mode-like semantics (modes as :func:`open_array`).
+
+    Parameters
+    ----------
+    store : str, MutableMapping or store, optional
+        A directory path, URL, mapping or store (default: a new in-memory store).
+    mode : {'r', 'r+', 'a', 'w', 'w-', 'x'}, optional
+        As in :func:`open_array`.
+    cache_attrs : bool, optional
+        If False, attributes are read again on every access.
+    synchronizer : object, optional
+        Synchronizer of the group and its arrays.
+    path : str, optional
+        Path of the group within the store.
+    chunk_store : MutableMapping, optional
+        Separate storage for the chunks of the group's arrays.
+    zarr_format : {2, 3}, optional
+        Format of a new group; for an existing one, open only a group of this format.
+    storage_options : dict, optional
+        Options of the remote file system when ``store`` is a URL.
+    use_consolidated : bool, optional
+        zarr-python 3's: if True, open through the consolidated metadata
+        (:func:`open_consolidated`).
+    **kwargs
+        zarr-python 2's keywords (``zarr_version``...), forwarded to the same translation as
+        :func:`create`; with ``use_consolidated``, forwarded to :func:`open_consolidated`.
+
+    Returns
+    -------
+    Group
+
+    Raises
+    ------
+    GroupNotFoundError
+        ``mode`` is ``'r'`` or ``'r+'`` and there is no group.
+    ContainsArrayError
+        An array is at ``path``.
+    ContainsGroupError
+        ``mode`` is ``'w-'`` or ``'x'`` and a group is there.
 
     Examples
     --------
@@ -228,7 +388,7 @@ def open_group(
     """
     _check_mode(mode)
     zarr_format = legacy_format(kwargs, zarr_format, "open_group")
-    if kwargs.pop("use_consolidated", None):  # zarr-python 3: read through the consolidated document
+    if use_consolidated:  # zarr-python 3: read through the consolidated document
         return open_consolidated(store, mode=mode, path=path, zarr_format=zarr_format,
                                  chunk_store=chunk_store, storage_options=storage_options, **kwargs)
     _reject_unknown(kwargs, "open_group")
@@ -264,11 +424,37 @@ def open_group(
     )
 
 
-def open(store: Any = None, mode: str = "a", *, path: str | None = None, **kwargs: Any) -> Array | Group:  # noqa: A001
+def open(  # noqa: A001
+    store: Any = None, mode: str = "a", *, path: str | None = None,
+    storage_options: dict[str, Any] | None = None, **kwargs: Any,
+) -> Array | Group:
     """Open whatever node is at ``path``: an array or a group.
 
     With nothing there, ``mode='r'``/``'r+'`` raise :class:`~zarrkit.errors.NodeNotFoundError`;
     other modes create an array if ``shape=`` is given, else a group.
+
+    Parameters
+    ----------
+    store : str, MutableMapping or store, optional
+        A directory path, URL, mapping or store (default: a new in-memory store).
+    mode : {'r', 'r+', 'a', 'w', 'w-', 'x'}, optional
+        As in :func:`open_array`.
+    path : str, optional
+        Path of the node within the store.
+    storage_options : dict, optional
+        Options of the remote file system when ``store`` is a URL.
+    **kwargs
+        Forwarded to :func:`open_array` (for an array, or with ``shape=``) or to
+        :func:`open_group`.
+
+    Returns
+    -------
+    Array or Group
+
+    Raises
+    ------
+    NodeNotFoundError
+        ``mode`` is ``'r'`` or ``'r+'`` and nothing is at ``path``.
 
     Examples
     --------
@@ -279,7 +465,6 @@ def open(store: Any = None, mode: str = "a", *, path: str | None = None, **kwarg
     'Array'
     """
     _check_mode(mode)
-    storage_options = kwargs.pop("storage_options", None)
     if store is None:
         store = DictStore() if "shape" not in kwargs else store
     else:
@@ -305,7 +490,21 @@ def consolidate_metadata(
     """Gather all metadata of a hierarchy into one document, so opening it takes one read.
 
     v2 hierarchies get a ``.zmetadata`` key; v3 ones an inline ``consolidated_metadata`` in the
-    root ``zarr.json`` (zarr-python 3's layout).  Returns the group opened consolidated.
+    root ``zarr.json`` (zarr-python 3's layout).
+
+    Parameters
+    ----------
+    store : str, MutableMapping or store
+        The store holding the hierarchy.
+    path : str, optional
+        Path of the group whose hierarchy is consolidated (default: the root).
+    storage_options : dict, optional
+        Options of the remote file system when ``store`` is a URL.
+
+    Returns
+    -------
+    Group
+        The group, opened through its consolidated metadata.
 
     Examples
     --------
@@ -331,8 +530,34 @@ def open_consolidated(
     ``mode`` is ``'r'`` or ``'r+'`` (data may be written; metadata changes are not
     re-consolidated).  ``zarr_format`` says where to look (v3: the group's ``zarr.json``;
     v2: ``.zmetadata``); without it a v2 hierarchy costs one more request (the ``zarr.json``
-    that is not there).  A hierarchy without consolidated metadata raises
-    :class:`~zarrkit.errors.MetadataError`.
+    that is not there).
+
+    Parameters
+    ----------
+    store : str, MutableMapping or store
+        The store holding the hierarchy.
+    mode : {'r', 'r+'}, optional
+        Read only, or data may be written.
+    path : str, optional
+        Path of the group (default: the root).
+    zarr_format : {2, 3}, optional
+        Where to look for the consolidated metadata.
+    storage_options : dict, optional
+        Options of the remote file system when ``store`` is a URL.
+    **kwargs
+        Forwarded to :class:`~zarrkit.Group` (``cache_attrs``, ``synchronizer``,
+        ``chunk_store``).
+
+    Returns
+    -------
+    Group
+
+    Raises
+    ------
+    MetadataError
+        The hierarchy has no consolidated metadata.
+    ValueError
+        A ``mode`` other than ``'r'`` and ``'r+'``.
 
     Examples
     --------

@@ -31,9 +31,31 @@ def create_group(
     attributes: dict[str, Any] | None = None,
     storage_options: dict[str, Any] | None = None,
 ) -> Group:
-    """Create a group (zarr-python 3's function): a node already at ``path`` is an error
-    (:class:`~zarrkit.errors.ContainsGroupError`, :class:`~zarrkit.errors.ContainsArrayError`)
-    unless ``overwrite``.
+    """Create a group (zarr-python 3's function).
+
+    Parameters
+    ----------
+    store : str, MutableMapping or store, optional
+        A directory path, URL, mapping or store (default: a new in-memory store).
+    path : str, optional
+        Path of the group within the store.
+    zarr_format : {2, 3}, optional
+        Format of the group (default: ``zarrkit.config.zarr_format``).
+    overwrite : bool, optional
+        Replace whatever is at ``path``.
+    attributes : dict, optional
+        Attributes of the new group.
+    storage_options : dict, optional
+        Options of the remote file system when ``store`` is a URL.
+
+    Returns
+    -------
+    Group
+
+    Raises
+    ------
+    ContainsGroupError, ContainsArrayError
+        A node is already at ``path`` and ``overwrite`` is False.
 
     Examples
     --------
@@ -54,9 +76,32 @@ def create_group(
 def create_hierarchy(
     *, store: Any, nodes: dict[str, Any], overwrite: bool = False, storage_options: dict[str, Any] | None = None,
 ) -> Any:
-    """Create the groups of ``nodes`` (paths → :class:`~zarrkit.core.group_zarr3.GroupMetadata`)
-    and the groups above them; yields ``(path, group)`` of the root, the groups made to hold
-    the others and those asked for, parents first.
+    """Create the groups of ``nodes`` and the groups above them (zarr-python 3's function).
+
+    Parameters
+    ----------
+    store : str, MutableMapping or store
+        Where to create them.
+    nodes : dict
+        Paths mapped to :class:`~zarrkit.core.group_zarr3.GroupMetadata` (format and
+        attributes of each group); all of one format.
+    overwrite : bool, optional
+        Replace nodes already at the paths asked for (a node there is an error otherwise).
+    storage_options : dict, optional
+        Options of the remote file system when ``store`` is a URL.
+
+    Yields
+    ------
+    tuple of (str, Group)
+        ``(path, group)`` of the root, the groups made to hold the others and those asked
+        for, parents first.
+
+    Raises
+    ------
+    TypeError
+        A node that is not a ``GroupMetadata``.
+    ValueError
+        Nodes of both formats.
 
     Examples
     --------
@@ -116,8 +161,41 @@ def from_array(
     **kwargs: Any,
 ) -> Array:
     """Create an array like ``data`` (a zarrkit array or any array-like) and copy its values
-    (zarr-python 3's function).  ``'keep'`` takes a zarrkit source's chunks, shards and codecs;
-    a source array is copied one chunk of the new array at a time, so memory stays bounded.
+    (zarr-python 3's function).  A source array is copied one chunk of the new array at a time,
+    so memory stays bounded.
+
+    Parameters
+    ----------
+    store : str, MutableMapping or store, optional
+        Where to create the array (default: a new in-memory store).
+    data : array-like
+        The source: a zarrkit array, a NumPy array or anything with ``shape`` and ``dtype``.
+    write_data : bool, optional
+        Copy the values (False: only create the array).
+    name : str, optional
+        Path of the array within the store.
+    chunks, shards, filters, compressors, serializer : optional
+        As in :func:`create_array`; ``'keep'`` (the default) takes a zarrkit source's.
+    fill_value : object, optional
+        Default: a zarrkit source's fill value.
+    order : {'C', 'F'}, optional
+        Memory layout within each chunk.
+    zarr_format : {2, 3}, optional
+        Default: a zarrkit source's format, else ``zarrkit.config.zarr_format``.
+    attributes : dict, optional
+        Default: a zarrkit source's attributes.
+    overwrite : bool, optional
+        Replace whatever is at ``name``.
+    storage_options : dict, optional
+        Options of the remote file system when ``store`` is a URL.
+    **kwargs
+        Forwarded to :func:`create_array` (``chunk_key_encoding``, ``dimension_names``,
+        ``config``...; by default a zarrkit source's chunk key encoding and dimension names).
+
+    Returns
+    -------
+    Array
+        The new array.
 
     Examples
     --------

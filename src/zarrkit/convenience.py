@@ -59,8 +59,12 @@ def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: st
         Format of the new array (default: ``zarrkit.config.zarr_format``).
     path : str, optional
         Path of the array within the store.
+    zarr_version : {2, 3}, optional
+        zarr-python 2's spelling of ``zarr_format``.
     **kwargs
-        Passed to :func:`zarrkit.array` (``chunks``, ``compressor``, ...).
+        Passed to :func:`zarrkit.array` (``chunks``, ``compressor``, ...); ``mode``
+        (zarr-python 3's) may be ``'w'`` (the default), ``'a'`` or ``'r+'`` (replace), or
+        ``'w-'`` (fail if a node is there).
 
     Examples
     --------
@@ -98,6 +102,8 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
         Format of the new group and arrays.
     path : str, optional
         Path of the group within the store.
+    zarr_version : {2, 3}, optional
+        zarr-python 2's spelling of ``zarr_format``.
     **kwargs : ndarray
         Arrays saved under their keyword.
 
@@ -133,6 +139,27 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
 def save(store: Any, *args: Any, zarr_format: int | None = None, path: str | None = None,
          zarr_version: int | None = None, **kwargs: Any) -> None:
     """Save one array (:func:`save_array`) or several in a group (:func:`save_group`).
+
+    Parameters
+    ----------
+    store : MutableMapping or str
+        Store or path to a directory (a path ending ``.zip`` gives a zip file).
+    *args : ndarray
+        One array saved as the node at ``path``; several saved as ``arr_0``, ``arr_1``, ...
+        in a group.
+    zarr_format : {2, 3}, optional
+        Format of the new nodes (default: ``zarrkit.config.zarr_format``).
+    path : str, optional
+        Path of the array or group within the store.
+    zarr_version : {2, 3}, optional
+        zarr-python 2's spelling of ``zarr_format``.
+    **kwargs : ndarray
+        Arrays saved under their keyword (in a group).
+
+    Raises
+    ------
+    ValueError
+        No array given.
 
     Examples
     --------
@@ -185,8 +212,26 @@ def load(store: Any, zarr_format: int | None = None, path: str | None = None,
     """Load what :func:`save` saved: an array as a NumPy array, a group as a lazy mapping of
     its arrays (each read on first access).
 
-    Unlike zarr-python 2 (which returned None), a store holding nothing at ``path`` raises
-    :class:`~zarrkit.errors.NodeNotFoundError`.
+    Parameters
+    ----------
+    store : MutableMapping or str
+        Store or path to a directory or ``.zip`` file.
+    zarr_format : {2, 3}, optional
+        Accepted for compatibility: the format is read from the store.
+    path : str, optional
+        Path of the array or group within the store.
+    zarr_version : {2, 3}, optional
+        zarr-python 2's spelling of ``zarr_format``.
+
+    Returns
+    -------
+    ndarray or LazyLoader
+        The array's values, or a mapping of the group's array names to their values.
+
+    Raises
+    ------
+    NodeNotFoundError
+        Nothing is stored at ``path`` (zarr-python 2 returned None).
 
     Examples
     --------

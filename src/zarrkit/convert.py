@@ -207,6 +207,25 @@ def convert(store: Any, zarr_format: int, path: str | None = None) -> None:
     running the same conversion again finishes it (documents of the old format removed,
     consolidated metadata rewritten), ending in the state an uninterrupted conversion leaves.
 
+    Parameters
+    ----------
+    store : str, MutableMapping or store
+        The store holding the hierarchy.
+    zarr_format : {2, 3}
+        The format to convert to.
+    path : str, optional
+        Path of the node (array or group) to convert with everything below it (default: the
+        root).
+
+    Raises
+    ------
+    NodeNotFoundError
+        Nothing is at ``path``.
+    ValueError
+        A ``zarr_format`` other than 2 and 3.
+    UnsupportedCodecError
+        A codec or data type the other format cannot describe (nothing is written then).
+
     Examples
     --------
     >>> import zarrkit

@@ -583,7 +583,36 @@ def copy_all(
     **create_kws: Any,
 ) -> tuple[int, int, int]:
     """Copy every member of the ``source`` group into the ``dest`` group (and the source
-    group's attributes onto ``dest``).  Parameters and return value as :func:`copy`.
+    group's attributes onto ``dest``).
+
+    Parameters
+    ----------
+    source : Group (zarrkit or h5py)
+        The group whose members are copied.
+    dest : Group (zarrkit or h5py)
+        The group to copy into.
+    shallow, without_attrs, dry_run : optional
+        As in :func:`copy`.
+    log : optional
+        As in :func:`copy`.
+    if_exists : optional
+        As in :func:`copy`.
+    **create_kws
+        Passed to ``create_dataset`` in the destination, as in :func:`copy`.
+
+    Returns
+    -------
+    n_copied : int
+        Number of objects (arrays and groups) copied.
+    n_skipped : int
+        Number of objects skipped.
+    n_bytes_copied : int
+        Number of bytes of array data copied (uncompressed).
+
+    Raises
+    ------
+    CopyError
+        An object exists in ``dest`` and ``if_exists='raise'``.
 
     Examples
     --------

@@ -42,19 +42,61 @@ __all__ = [
 
 
 def contains_array(store: Any, path: str | None = None) -> bool:
-    """Whether an array (of either format) is stored at ``path``."""
+    """Whether an array (of either format) is stored at ``path``.
+
+    Parameters
+    ----------
+    store : Store, MutableMapping or str
+        The store (a mapping or a directory path).
+    path : str, optional
+        Path within the store (default: the root).
+
+    Returns
+    -------
+    bool
+    """
     return io.node_kind(coerce_store(store), normalize_path(path)) == "array"
 
 
 def contains_group(store: Any, path: str | None = None) -> bool:
-    """Whether a group (of either format) is stored at ``path``."""
+    """Whether a group (of either format) is stored at ``path``.
+
+    Parameters
+    ----------
+    store : Store, MutableMapping or str
+        The store (a mapping or a directory path).
+    path : str, optional
+        Path within the store (default: the root).
+
+    Returns
+    -------
+    bool
+    """
     return io.node_kind(coerce_store(store), normalize_path(path)) == "group"
 
 
 def getsize(store: Any, path: str | None = None) -> int:
     """Bytes stored at ``path``: the value's size, or for a path that holds no value the total
     of the values directly below it; -1 when the store cannot tell (values that are not
-    bytes-like, or an object that is not a store)."""
+    bytes-like, or an object that is not a store).
+
+    Parameters
+    ----------
+    store : Store, MutableMapping or str
+        The store (a mapping or a directory path).
+    path : str, optional
+        Path within the store (default: the root).
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> from zarrkit.storage import getsize
+    >>> getsize({'a/x': b'12345', 'a/y': b'67'}, 'a')
+    7
+    """
     if not isinstance(store, (Store, str, os.PathLike)) and not hasattr(store, "keys"):
         return -1
     s = coerce_store(store)
@@ -69,7 +111,27 @@ def getsize(store: Any, path: str | None = None) -> int:
 
 
 def listdir(store: Any, path: str | None = None) -> list[str]:
-    """Sorted names directly below ``path``."""
+    """Sorted names directly below ``path``.
+
+    Parameters
+    ----------
+    store : Store, MutableMapping or str
+        The store (a mapping or a directory path).
+    path : str, optional
+        Path within the store (default: the root).
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> from zarrkit.storage import MemoryStore, listdir
+    >>> store = MemoryStore()
+    >>> store.update({'a/x': b'1', 'a/y/z': b'2', 'b': b'3'})
+    >>> listdir(store, 'a')
+    ['x', 'y']
+    """
     if not isinstance(store, Store) and not hasattr(store, "listdir"):
         warnings.warn(
             f"{type(store).__name__} has no `listdir`: its names are found by listing every key",
@@ -82,12 +144,44 @@ def listdir(store: Any, path: str | None = None) -> list[str]:
 
 
 def rmdir(store: Any, path: str | None = None) -> None:
-    """Remove everything stored below ``path`` (the whole store when ``path`` is empty)."""
+    """Remove everything stored below ``path`` (the whole store when ``path`` is empty).
+
+    Parameters
+    ----------
+    store : Store, MutableMapping or str
+        The store (a mapping or a directory path).
+    path : str, optional
+        Path within the store (default: the root).
+
+    Examples
+    --------
+    >>> from zarrkit.storage import rmdir
+    >>> store = {'a/x': b'1', 'b': b'2'}
+    >>> rmdir(store, 'a')
+    >>> store
+    {'b': b'2'}
+    """
     coerce_store(store).rmdir(normalize_path(path))
 
 
 def rename(store: Any, src_path: str, dst_path: str) -> None:
-    """Move the value at ``src_path`` and everything below it to ``dst_path``."""
+    """Move the value at ``src_path`` and everything below it to ``dst_path``.
+
+    Parameters
+    ----------
+    store : Store, MutableMapping or str
+        The store (a mapping or a directory path).
+    src_path, dst_path : str
+        Where from and where to.
+
+    Examples
+    --------
+    >>> from zarrkit.storage import rename
+    >>> store = {'a/x': b'1'}
+    >>> rename(store, 'a', 'b')
+    >>> store
+    {'b/x': b'1'}
+    """
     coerce_store(store).rename(normalize_path(src_path), normalize_path(dst_path))
 
 
@@ -96,7 +190,23 @@ def normalize_store_arg(
     zarr_version: int | None = None,
 ) -> Store:
     """The store zarrkit uses for ``store``: a path gives a directory (``.zip``: a zip file), a
-    URL an fsspec store, a mapping a :class:`KVStore`, None a new in-memory one."""
+    URL an fsspec store, a mapping a :class:`KVStore`, None a new in-memory one.
+
+    Parameters
+    ----------
+    store : Store, MutableMapping, str or None
+        What to store in.
+    storage_options : dict, optional
+        Options of the file system of a URL.
+    mode : str, optional
+        ``'r'`` opens a path or URL read-only.
+    zarr_version : {2, 3}, optional
+        Accepted for compatibility (checked, not used).
+
+    Returns
+    -------
+    Store
+    """
     if zarr_version not in (None, 2, 3):
         raise ValueError(f"zarr_version must be 2 or 3, got {zarr_version!r}")
     if store is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 
 import zarrkit
+from zarrkit.cli.copy import _Progress
 
 MARKER = ".zarrkit-copy-in-progress"
 
@@ -204,9 +206,40 @@ def test_cp_to_and_from_url(v2, tmp_path, capsys):
     assert capsys.readouterr().err.startswith("zarrkit: error: no Zarr array or group")
 
 
+def frames(stderr):
+    """The frames tqdm drew (each begins with a carriage return), blank ones left out."""
+    return [f.strip() for f in stderr.replace("\n", "\r").split("\r") if f.strip()]
+
+
 def test_cp_progress_bar_on_request(v2, tmp_path):
     proc = run("cp", v2 / "grp" / "a", tmp_path / "p.zarr", "--progress")
-    assert "chunk" in proc.stderr  # tqdm's bar (stderr is not a terminal here: forced)
+    drawn = frames(proc.stderr)  # tqdm's bar (stderr is not a terminal here: forced)
+    assert drawn and all("chunk" in f for f in drawn)
+    assert all(f.startswith("/grp/a: ") for f in drawn), drawn  # labelled from the first frame
+
+
+def test_cp_progress_bar_of_a_hierarchy_names_each_array(v2, tmp_path):
+    proc = run("cp", v2, tmp_path / "p.zarr", "--progress")
+    drawn = frames(proc.stderr)
+    labels = [f.split(":", 1)[0] for f in drawn]
+    assert {"/grp/a", "/b", "/s"} <= set(labels), drawn
+    assert all(":" in f and "chunk" in f for f in drawn)
+
+
+def test_cp_progress_counts_chunks_already_there_as_initial_not_in_the_rate(tmp_path):
+    out = io.StringIO()
+    bar = _Progress(20, True, "chunk", desc="temperature", file=out)
+    assert out.getvalue().strip("\r").startswith("temperature: ")  # drawn labelled at once
+    bar.skip(7)  # written by the interrupted run
+    bar.update(3)
+    state = bar.bar.format_dict
+    assert (state["n"], state["initial"], state["total"]) == (10, 7, 20)  # rate: (n - initial) / time
+    bar.close()
+    disabled = _Progress(20, False)
+    disabled.skip(3)
+    disabled.update()
+    disabled.close()
+    assert disabled.bar is None
 
 
 def test_cp_interrupted_and_resumed(v2, tmp_path):
@@ -449,3 +482,26 @@ def test_a_choice_nothing_resembles_gets_no_suggestion():
     proc = run("frobnicate", "x.zarr", expect=2)
     assert_one_line_error(proc, "invalid choice: 'frobnicate'")
     assert "did you mean" not in proc.stderr
+
+
+def test_import_and_cp_progress_raise_no_warning(tmp_path):
+    """``python -W error``: importing zarrkit and copying a 2000×2000 array with a progress bar
+    emit no warning (an error here), and the bar is drawn, named after the array."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZARRKIT_")}
+    env["PYTHONWARNINGS"] = "error"
+    proc = subprocess.run([sys.executable, "-W", "error", "-c", "import zarrkit, zarrkit.cli"],
+                          capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    src = tmp_path / "big.zarr"
+    z = zarrkit.open_array(src, mode="w", shape=(2000, 2000), chunks=(200, 200), dtype="f4")
+    z[:] = np.arange(4_000_000, dtype="f4").reshape(2000, 2000)
+    proc = subprocess.run(
+        [sys.executable, "-W", "error", "-m", "zarrkit", "cp", "--progress", str(src), str(tmp_path / "copy.zarr")],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "100 chunks written" in proc.stdout
+    drawn = frames(proc.stderr)
+    assert drawn and all(f.startswith("big.zarr: ") and "/100" in f for f in drawn), drawn
+    assert "Warning" not in proc.stderr
+    np.testing.assert_array_equal(open_array(tmp_path / "copy.zarr")[:], z[:])

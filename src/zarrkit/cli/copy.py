@@ -191,18 +191,31 @@ def _same_fill(src: Array, dst: Array) -> bool:
 
 
 class _Progress:
-    def __init__(self, total: int, enabled: bool, unit: str = "chunk"):
+    """The ``cp --progress`` bar: labelled from its first frame; chunks an interrupted copy
+    already wrote, or that need no writing, advance it without counting in its rate."""
+
+    def __init__(self, total: int, enabled: bool, unit: str = "chunk", desc: str | None = None,
+                 file: Any = None):
         self.bar = None
         if enabled:
-            self.bar = tqdm(total=total, unit=unit, file=sys.stderr, dynamic_ncols=True, leave=False)
+            self.bar = tqdm(total=total, unit=unit, desc=desc, file=file or sys.stderr, dynamic_ncols=True,
+                            leave=False)
 
     def describe(self, text: str) -> None:
-        if self.bar is not None:
-            self.bar.set_description(text, refresh=False)
+        if self.bar is not None and self.bar.desc not in (text, f"{text}: "):
+            self.bar.set_description(text)
 
     def update(self, n: int = 1) -> None:
         if self.bar is not None:
             self.bar.update(n)
+
+    def skip(self, n: int = 1) -> None:
+        """Advance by ``n`` chunks not copied by this run: tqdm's ``initial``, so its rate (and
+        time left) is that of the chunks copied."""
+        if self.bar is not None:
+            self.bar.n += n
+            self.bar.last_print_n += n  # not a step of the smoothed rate either
+            self.bar.initial += n
 
     def close(self) -> None:
         if self.bar is not None:
@@ -306,8 +319,17 @@ class _CopyRun:
         self.unit = "shards" if sharded and all(sharded) else "chunks/shards" if any(sharded) else "chunks"
         total = sum(math.prod(d.metadata.storage_grid.grid_shape) for _, d in arrays)
         show = not args.quiet and (args.progress or (args.progress is None and sys.stderr.isatty()))
-        self.progress = _Progress(total, bool(show), self.unit.split("/")[0][:-1])
+        first = self.label(arrays[0][0]) if arrays else None
+        self.progress = _Progress(total, bool(show), self.unit.split("/")[0][:-1], desc=first)
         self.counts = {"written": 0, "present": 0, "empty": 0, "bytes": 0}
+
+    def label(self, node: _Node) -> str:
+        """The bar's label while ``node`` is copied: its path in the source hierarchy, or for
+        a lone array the name the command gave it."""
+        name = node.src.name
+        if name in (None, "", "/"):
+            return os.path.basename(str(self.args.src).rstrip("/\\")) or str(self.args.src)
+        return name
 
     def on_written(self, coords: Any, region: Any, nbytes: int) -> None:
         self.counts["written"] += 1
@@ -330,19 +352,19 @@ class _CopyRun:
         for coords, region in iter_blocks(tuple(dst.metadata.shape), dst.metadata.storage_grid):
             if present and coords in present:
                 self.counts["present"] += 1
-                self.progress.update()
+                self.progress.skip()
                 continue
             if src_stored is not None:
                 ranges = [range(d.index(r.start), d.index(r.stop - 1) + 1) for r, d in zip(region, src_dims)]
                 if not any(tuple(c) in src_stored for c in _product(ranges)):
                     self.counts["empty"] += 1
-                    self.progress.update()
+                    self.progress.skip()
                     continue
             yield coords, region
 
     def run(self) -> None:
         for node, dst in self.arrays:
-            self.progress.describe(node.src.name or "/")
+            self.progress.describe(self.label(node))
             stream_copy(node.src, dst, units=self.units(node.src, dst), threads=self.threads,
                         on_written=self.on_written, window_bytes=self.args.buffer * 2**20)
 

@@ -10,7 +10,7 @@ from typing import Any
 import numcodecs
 import numpy as np
 
-from ..errors import ArrayNotFoundError, ReadOnlyError, ShapeMismatchError, UnsupportedCodecError
+from ..errors import ArrayNotFoundError, ReadOnlyError, UnsupportedCodecError
 from ..metadata import io
 from ..metadata.codec_args import to_v2_codec
 from ..metadata.dtypes import ml_dtype_name, normalize_fill_value
@@ -21,13 +21,13 @@ from .attributes import Attributes
 from .chunks import ChunkContext
 from .indexing import (
     _BlockIndex,
-    _is_scalar_selection,
     _OIndex,
     _VIndex,
     classify_selection,
-    make_indexer,
     pop_fields,
 )
+from .array_resize import ResizeMethods
+from .array_select import SelectionMethods
 from .array_zarr3 import Zarr3ArrayMethods
 from .info import (
     InfoReporter,
@@ -37,14 +37,12 @@ from .info import (
     array_repr,
     tokenize_array,
 )
-from .read import read_selection
 from .stored import check_stored, count_stored_chunks, iter_stored
-from .write import write_selection
 
 __all__ = ["Array"]
 
 
-class Array(Zarr3ArrayMethods):
+class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
     """A chunked, compressed N-dimensional array stored in a Zarr store.
 
     Parameters
@@ -65,6 +63,10 @@ class Array(Zarr3ArrayMethods):
         If False, attributes are read again on every access.
     write_empty_chunks : bool, optional
         If False, chunks that end up all fill value are deleted rather than stored.
+    zarr_format, zarr_version : {2, 3}, optional
+        Open only an array of this format (``zarr_version`` is zarr-python 2's spelling).
+    partial_decompress, meta_array : optional
+        zarr-python 2's read strategy and output buffer type: accepted and ignored.
 
     Examples
     --------
@@ -205,6 +207,7 @@ class Array(Zarr3ArrayMethods):
 
     @property
     def zarr_format(self) -> int:
+        """The Zarr format of the array: 2 or 3."""
         return self._meta.zarr_format
 
     #: zarr-python 2's private name of :attr:`zarr_format`, which code written for it reads.
@@ -245,6 +248,7 @@ class Array(Zarr3ArrayMethods):
 
     @property
     def dtype(self) -> np.dtype:
+        """The NumPy data type of the elements."""
         self._refresh_metadata()
         return self._meta.dtype
 
@@ -306,6 +310,8 @@ class Array(Zarr3ArrayMethods):
 
     @property
     def compressors(self) -> tuple[Any, ...]:
+        """The bytes-to-bytes codecs (compressors) as the metadata has them: a v3 array's
+        codec objects, a v2 array's compressor (empty without one)."""
         return tuple(self._meta.compressors)
 
     @property
@@ -315,6 +321,7 @@ class Array(Zarr3ArrayMethods):
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions."""
         return len(self.shape)
 
     @property
@@ -324,6 +331,7 @@ class Array(Zarr3ArrayMethods):
 
     @property
     def itemsize(self) -> int:
+        """The size of one element in bytes."""
         return self.dtype.itemsize
 
     @property
@@ -390,11 +398,30 @@ class Array(Zarr3ArrayMethods):
         return iter_stored(self._ctx, self._meta)
 
     def check_stored(self, key: str) -> int:
-        """Decode every chunk stored at ``key`` (a chunk, or the inner chunks of a shard; see
-        :meth:`iter_stored`) and return how many were decoded (0: nothing stored).
+        """Decode every chunk stored at ``key`` (a chunk, or the inner chunks of a shard).
 
-        Raises :class:`~zarrkit.errors.ChunkDecodeError` naming the first chunk that does not
-        decode.
+        Parameters
+        ----------
+        key : str
+            A store key of the array, as :meth:`iter_stored` gives them.
+
+        Returns
+        -------
+        int
+            How many chunks were decoded (0: nothing stored).
+
+        Raises
+        ------
+        ChunkDecodeError
+            A chunk does not decode (the first one, named).
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> z = zarrkit.zeros((4,), chunks=2, zarr_format=3)
+        >>> z[:] = 1
+        >>> [z.check_stored(key) for _, key in z.iter_stored()]
+        [1, 1]
         """
         return check_stored(self._ctx, key)
 
@@ -431,72 +458,6 @@ class Array(Zarr3ArrayMethods):
         kind = classify_selection(selection, self.ndim)
         self._set(selection, value, kind, fields=fields)
 
-    def _get(self, selection: Any, kind: str, out: Any = None, fields: Any = None) -> Any:
-        self._refresh_metadata()
-        indexer = make_indexer(selection, self._meta.shape, self._ctx.grid, kind)
-        result = read_selection(self._ctx, indexer, out=out, fields=fields)
-        if self._runtime_order == "F" and out is None and result.ndim > 1:
-            result = np.asfortranarray(result)
-        if out is None and result.shape == () and (
-            kind in ("orthogonal", "coordinate", "mask")
-            or (kind == "basic" and _is_scalar_selection(selection, self._meta.shape))
-        ):
-            return result[()]  # a single item is a scalar, as zarr-python 2 returns it
-        return result
-
-    def _set(self, selection: Any, value: Any, kind: str, fields: Any = None) -> None:
-        self._check_writable()
-        self._refresh_metadata()
-        indexer = make_indexer(selection, self._meta.shape, self._ctx.grid, kind)
-        write_selection(
-            self._ctx,
-            indexer,
-            value,
-            fields=fields,
-            write_empty_chunks=self._write_empty_chunks,
-            synchronizer=self._synchronizer,
-        )
-
-    def get_basic_selection(self, selection: Any = Ellipsis, out: Any = None, fields: Any = None) -> Any:
-        """Retrieve data using ints, slices (any step) and Ellipsis."""
-        return self._get(selection, "basic", out=out, fields=fields)
-
-    def set_basic_selection(self, selection: Any, value: Any, fields: Any = None) -> None:
-        """Modify data using ints, slices (any step) and Ellipsis."""
-        self._set(selection, value, "basic", fields=fields)
-
-    def get_orthogonal_selection(self, selection: Any, out: Any = None, fields: Any = None) -> Any:
-        """Retrieve data selecting each dimension independently (int arrays, bool masks, slices)."""
-        return self._get(selection, "orthogonal", out=out, fields=fields)
-
-    def set_orthogonal_selection(self, selection: Any, value: Any, fields: Any = None) -> None:
-        """Modify data selecting each dimension independently."""
-        self._set(selection, value, "orthogonal", fields=fields)
-
-    def get_coordinate_selection(self, selection: Any, out: Any = None, fields: Any = None) -> Any:
-        """Retrieve the points whose coordinates are given as integer arrays, one per dimension."""
-        return self._get(selection, "coordinate", out=out, fields=fields)
-
-    def set_coordinate_selection(self, selection: Any, value: Any, fields: Any = None) -> None:
-        """Modify the points whose coordinates are given as integer arrays."""
-        self._set(selection, value, "coordinate", fields=fields)
-
-    def get_mask_selection(self, selection: Any, out: Any = None, fields: Any = None) -> Any:
-        """Retrieve the items where a boolean array of the array's shape is True."""
-        return self._get(selection, "mask", out=out, fields=fields)
-
-    def set_mask_selection(self, selection: Any, value: Any, fields: Any = None) -> None:
-        """Modify the items where a boolean array of the array's shape is True."""
-        self._set(selection, value, "mask", fields=fields)
-
-    def get_block_selection(self, selection: Any, out: Any = None, fields: Any = None) -> Any:
-        """Retrieve whole chunks by their grid indices (ints or step-1 slices)."""
-        return self._get(selection, "block", out=out, fields=fields)
-
-    def set_block_selection(self, selection: Any, value: Any, fields: Any = None) -> None:
-        """Modify whole chunks by their grid indices."""
-        self._set(selection, value, "block", fields=fields)
-
     def __dask_tokenize__(self) -> Any:
         """A cheap deterministic token (store, path, metadata) instead of pickling the data."""
         return tokenize_array(self)
@@ -513,7 +474,32 @@ class Array(Zarr3ArrayMethods):
         return self.shape[0]
 
     def islice(self, start: int | None = None, end: int | None = None) -> Iterator[Any]:
-        """Yield items along the first dimension, reading one chunk-row at a time."""
+        """Yield items along the first dimension, reading one chunk-row at a time.
+
+        Parameters
+        ----------
+        start : int, optional
+            First index (default 0).
+        end : int, optional
+            Index after the last (default: the length; larger values stop there).
+
+        Yields
+        ------
+        ndarray or scalar
+            ``z[i]`` for each ``i`` from ``start`` to ``end``.
+
+        Raises
+        ------
+        ValueError
+            ``start`` or ``end`` is not a non-negative int.
+
+        Examples
+        --------
+        >>> import numpy as np, zarrkit
+        >>> z = zarrkit.array(np.arange(10), chunks=3)
+        >>> [int(v) for v in z.islice(2, 5)]
+        [2, 3, 4]
+        """
         if not self.shape:
             raise TypeError("iteration over a 0-d array")
         n = self.shape[0]
@@ -534,101 +520,6 @@ class Array(Zarr3ArrayMethods):
 
     def __iter__(self) -> Iterator[Any]:
         return self.islice()
-
-    # -- changing shape -------------------------------------------------------------------
-    def resize(self, *args: Any) -> None:
-        """Change the shape; chunks wholly outside a shrunk shape are deleted.
-
-        Examples
-        --------
-        >>> import zarrkit
-        >>> z = zarrkit.zeros((10, 10), chunks=(5, 5))
-        >>> z.resize(20, 10)
-        >>> z.shape
-        (20, 10)
-        """
-        self._check_resizable()
-        new_shape = normalize_shape(args[0] if len(args) == 1 else args)
-        if len(new_shape) != len(self._meta.shape):
-            raise ShapeMismatchError(
-                f"new shape {new_shape} must have {len(self._meta.shape)} dimensions like {self._meta.shape}"
-            )
-        with self._metadata_lock():
-            self._resize_locked(new_shape)
-
-    def _metadata_lock(self):
-        """The synchronizer's lock on this array's metadata document (a no-op without one)."""
-        return self._lock(io.meta_key(self._path, self._meta.metadata_key))
-
-    def _load_for_update(self) -> Any:
-        """The current metadata, re-read from the store when other writers may change it."""
-        if self._synchronizer is not None or not self._cache_metadata:
-            self._set_meta(io.load_array_metadata(self._store, self._path))
-        return self._meta
-
-    def _resize_locked(self, new_shape: tuple[int, ...], appended: Any = None) -> None:
-        """Write the metadata of ``new_shape`` in an order a writer killed at any point leaves
-        consistent: stored objects outside the current grid (left by an interrupted resize,
-        invisible until the array grows over them) deleted first, ``appended`` (``(region,
-        data)``) written out of sight, the new metadata, then a shrunk grid's objects deleted."""
-        old = self._load_for_update()
-        new = old.evolve(shape=new_shape)
-        old_grid, new_grid = old.storage_grid.grid_shape, new.storage_grid.grid_shape
-        leftovers, shrunk = [], []
-        for c, key in iter_stored(self._ctx, old, within=False):
-            if any(i >= m for i, m in zip(c, old_grid)):
-                leftovers.append(key)
-            elif any(i >= m for i, m in zip(c, new_grid)):
-                shrunk.append(key)
-        for key in leftovers:
-            self._chunk_store.delete(key)
-        if appended is not None:
-            region, data = appended
-            ctx = ChunkContext.build(self._chunk_store, self._path, new)
-            write_selection(ctx, make_indexer(region, new.shape, ctx.grid, "basic"), data,
-                            write_empty_chunks=self._write_empty_chunks, synchronizer=self._synchronizer)
-        self._write_metadata(new)
-        for key in shrunk:
-            self._chunk_store.delete(key)
-
-    def _check_resizable(self) -> None:
-        if self._is_view:
-            raise ReadOnlyError("not permitted for views")
-        self._check_writable()
-
-    def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
-        """Append ``data`` along ``axis``; all other dimensions must match. Returns the new shape.
-
-        Examples
-        --------
-        >>> import numpy as np, zarrkit
-        >>> z = zarrkit.array(np.arange(6).reshape(2, 3), chunks=(1, 3))
-        >>> z.append(np.arange(3).reshape(1, 3))
-        (3, 3)
-        """
-        self._check_resizable()
-        data = np.asanyarray(data)
-        # the whole append holds the metadata lock: concurrent appends never claim the same rows
-        with self._metadata_lock():
-            shape = self._load_for_update().shape
-            if not -len(shape) <= axis < len(shape):
-                raise ValueError(f"axis {axis} is out of range for a {len(shape)}-d array")
-            axis = axis % len(shape)
-            if data.ndim != len(shape) or any(
-                d != s for i, (d, s) in enumerate(zip(data.shape, shape)) if i != axis
-            ):
-                raise ShapeMismatchError(
-                    f"shape of data to append {data.shape} is not compatible with the array's "
-                    f"shape {shape}; all dimensions must match except dimension {axis}"
-                )
-            new_shape = tuple(s + data.shape[axis] if i == axis else s for i, s in enumerate(shape))
-            region = tuple(
-                slice(shape[axis], new_shape[axis]) if i == axis else slice(None)
-                for i in range(len(shape))
-            )
-            # the rows are written before the shape that shows them: an append is all or nothing
-            self._resize_locked(new_shape, appended=(region, data))
-        return new_shape
 
     def _with_settings(self, order: str | None = None, write_empty_chunks: bool | None = None) -> Array:
         """This array with other runtime settings (see ``with_config``): the memory ``order``
@@ -658,6 +549,21 @@ class Array(Zarr3ArrayMethods):
 
         Nothing is written to the store: the new shape, dtype, chunks, fill value or filters only
         change how the stored chunks are interpreted.  Resizing or appending to a view is refused.
+
+        Parameters
+        ----------
+        shape, chunks, dtype, fill_value, filters : optional
+            The metadata to read the stored chunks with (default: this array's; a new
+            ``dtype`` casts the fill value).
+        read_only : bool, optional
+            Default: this array's.
+        synchronizer : object, optional
+            Default: this array's.
+
+        Returns
+        -------
+        Array
+            The view.
 
         Examples
         --------
@@ -702,6 +608,16 @@ class Array(Zarr3ArrayMethods):
     def astype(self, dtype: Any) -> Array:
         """A read-only view converting the data to ``dtype`` on the fly.
 
+        Parameters
+        ----------
+        dtype : str or dtype
+            The data type reads return.
+
+        Returns
+        -------
+        Array
+            The view.
+
         Examples
         --------
         >>> import numpy as np, zarrkit
@@ -720,11 +636,39 @@ class Array(Zarr3ArrayMethods):
 
     # -- information ------------------------------------------------------------------------
     def digest(self, hashname: str = "sha1") -> bytes:
-        """A hash of the stored chunks, metadata and attributes (equal arrays hash equal)."""
+        """A hash of the stored chunks, metadata and attributes (equal arrays hash equal).
+
+        Parameters
+        ----------
+        hashname : str, optional
+            A :mod:`hashlib` algorithm.
+
+        Returns
+        -------
+        bytes
+        """
         return array_digest(self, hashname)
 
     def hexdigest(self, hashname: str = "sha1") -> str:
-        """:meth:`digest` as a hex string."""
+        """:meth:`digest` as a hex string.
+
+        Parameters
+        ----------
+        hashname : str, optional
+            A :mod:`hashlib` algorithm.
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> a = zarrkit.zeros(4, chunks=2, zarr_format=2)
+        >>> b = zarrkit.zeros(4, chunks=2, zarr_format=2)
+        >>> a.hexdigest() == b.hexdigest(), len(a.hexdigest('md5'))
+        (True, 32)
+        """
         return self.digest(hashname).hex()
 
     @property

@@ -41,7 +41,18 @@ class Zarr3ArrayMethods:
         return self.info  # type: ignore[attr-defined]
 
     def update_attributes(self, new_attributes: dict[str, Any]) -> Any:
-        """Merge ``new_attributes`` into the attributes (one write); returns the array."""
+        """Merge ``new_attributes`` into the attributes (one write).
+
+        Parameters
+        ----------
+        new_attributes : dict
+            Attributes to add or replace.
+
+        Returns
+        -------
+        Array
+            This array.
+        """
         self._attrs.update(new_attributes)
         return self
 
@@ -69,8 +80,34 @@ class Zarr3ArrayMethods:
         return ArrayConfig(order=order, write_empty_chunks=self._write_empty_chunks)
 
     def with_config(self, config: Any) -> Any:
-        """The same array with other runtime settings (``order``, ``write_empty_chunks``);
-        nothing stored changes."""
+        """The same array with other runtime settings; nothing stored changes.
+
+        Parameters
+        ----------
+        config : ArrayConfig or dict
+            ``order`` (memory layout of what reads return) and ``write_empty_chunks``;
+            ``read_missing_chunks`` and ``sharding_coalesce_max_gap_bytes`` only at their
+            fixed values.
+
+        Returns
+        -------
+        Array
+            A new array object on the same data.
+
+        Raises
+        ------
+        TypeError
+            An unknown setting.
+        ValueError
+            A fixed setting with another value, or an ``order`` other than 'C' and 'F'.
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> z = zarrkit.zeros((2, 2), chunks=1)
+        >>> z.with_config({'order': 'F'})[:].flags.f_contiguous
+        True
+        """
         settings = dataclasses.asdict(config) if isinstance(config, ArrayConfig) else dict(config)
         unknown = set(settings) - {f.name for f in dataclasses.fields(ArrayConfig)}
         if unknown:

@@ -32,6 +32,9 @@ from .initialize import (
     legacy_format,
 )
 
+#: the default of a parameter not given (a ``*_like`` function takes it from its source array)
+_UNSET: Any = type("Unset", (), {"__repr__": lambda self: "<not given>"})()
+
 __all__ = [
     "create",
     "empty",
@@ -39,10 +42,6 @@ __all__ = [
     "ones",
     "full",
     "array",
-    "empty_like",
-    "zeros_like",
-    "ones_like",
-    "full_like",
     "create_array",
 ]
 
@@ -68,6 +67,15 @@ def create(
     write_empty_chunks: bool | None = None,
     zarr_format: int | None = None,
     storage_options: dict[str, Any] | None = None,
+    *,
+    attributes: dict[str, Any] | None = None,
+    mode: str | None = None,
+    shards: Any = None,
+    dimension_names: Any = None,
+    codecs: Any = None,
+    chunk_key_encoding: Any = None,
+    serializer: Any = None,
+    compressors: Any = _UNSET,
     **kwargs: Any,
 ) -> Array:
     """Create an array.
@@ -101,6 +109,8 @@ def create(
         Filters applied to chunk data before compression.
     cache_metadata, cache_attrs : bool, optional
         Cache metadata / attributes in the returned object.
+    read_only : bool, optional
+        If True, the returned array refuses writes.
     object_codec : Codec, optional
         Codec for object arrays (e.g. ``numcodecs.VLenUTF8()``).
     dimension_separator : {'.', '/'}, optional
@@ -111,10 +121,43 @@ def create(
         Zarr format of the new array (default: ``zarrkit.config.zarr_format``, 3).
     storage_options : dict, optional
         Options of the remote file system when ``store`` is a URL (``s3://...``).
+    attributes : dict, optional
+        Attributes of the new array.
+    mode : {'w', 'w-', 'x', 'a'}, optional
+        zarr-python 3's spelling: ``'w'`` is ``overwrite=True``.
+    shards : tuple of ints, optional
+        Shard shape (v3 only): chunks stored ``shards/chunks`` at a time in one object.
+    dimension_names : sequence of str, optional
+        Names of the dimensions (v3 only).
+    codecs : list, optional
+        The whole v3 codec chain, as in ``zarr.json`` (v3 only).
+    chunk_key_encoding : dict or str, optional
+        The v3 chunk key encoding (``{'name': 'v2', 'separator': '.'}``, ...).
+    serializer : codec, optional
+        The v3 array-to-bytes codec (default: ``bytes``, or ``vlen-utf8`` for strings).
+    compressors : codec or list of codecs, optional
+        The v3 bytes-to-bytes codecs, instead of ``compressor`` (None: no compression).
+    **kwargs
+        zarr-python 2's and h5py's keywords, forwarded to the same translation as
+        :func:`zarrkit.storage.init_array`: ``zarr_version`` (``zarr_format``), ``compression``
+        and ``compression_opts`` (``compressor``), ``fillvalue`` (``fill_value``),
+        ``storage_transformers`` (must be empty), ``meta_array`` and ``partial_decompress``
+        (ignored); h5py options with no Zarr meaning (``shuffle``, ``fletcher32``,
+        ``maxshape``...) are ignored with a warning. Any other keyword is a ``TypeError``.
 
     Returns
     -------
     Array
+        The new array.
+
+    Raises
+    ------
+    ContainsArrayError, ContainsGroupError
+        A node is already at ``path`` and ``overwrite`` is False.
+    TypeError
+        An unknown keyword argument.
+    ValueError
+        An invalid shape, chunk shape, data type, fill value or codec.
 
     Examples
     --------
@@ -126,12 +169,15 @@ def create(
     zarr_format = _check_zarr_format(legacy_format(kwargs, zarr_format, "create"))
     compressor = _pop_h5py_kwargs(compressor, kwargs)
     fill_value = _pop_h5py_fillvalue(fill_value, kwargs, 0)
-    attributes = kwargs.pop("attributes", None)
-    mode = kwargs.pop("mode", None)  # zarr-python 3's creation functions take one
+    # zarr-python 3's creation functions take a mode
     if mode not in (None, "w", "w-", "x", "a"):
         raise ValueError(f"mode must be 'w', 'w-', 'x' or 'a' to create an array, got {mode!r}")
     overwrite = overwrite or mode == "w"
-    v3_options = _pop_v3_options(kwargs)
+    v3_options = _pop_v3_options({
+        "shards": shards, "dimension_names": dimension_names, "codecs": codecs,
+        "chunk_key_encoding": chunk_key_encoding, "serializer": serializer,
+        **({} if compressors is _UNSET else {"compressors": compressors}),
+    })
     _reject_unknown(kwargs, "create")
     if store is None:
         store = {}
@@ -166,27 +212,73 @@ def create(
     )
 
 
-def _fixed_fill(fn: str, value: Any, kwargs: dict[str, Any]) -> None:
+def _given(args: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of a forwarding call, from the caller's ``locals()``: the
+    parameters given (not :data:`_UNSET`), with its ``**kwargs`` merged in."""
+    extra = args.pop("kwargs", {})
+    return {**{k: v for k, v in args.items() if v is not _UNSET}, **extra}
+
+
+def _fixed_fill(fn: str, value: Any, given: Any) -> None:
     """``zeros``/``ones`` fill with their own value: another ``fill_value`` is refused rather
     than silently ignored."""
-    if "fill_value" in kwargs:
-        given = kwargs["fill_value"]
+    try:
+        same = bool(given == value) and not isinstance(given, (str, bytes))
+    except Exception:  # noqa: BLE001 - arrays and other odd values are simply not the same
         same = False
-        try:
-            same = bool(given == value) and not isinstance(given, (str, bytes))
-        except Exception:  # noqa: BLE001 - arrays and other odd values are simply not the same
-            same = False
-        if not same:
-            raise TypeError(
-                f"{fn}() fills with {value!r}; got fill_value={given!r} (use full() or create())"
-            )
-    kwargs["fill_value"] = value
+    if not same:
+        raise TypeError(f"{fn}() fills with {value!r}; got fill_value={given!r} (use full() or create())")
 
 
-def empty(shape: Any, chunks: Any = True, dtype: Any = None, **kwargs: Any) -> Array:
+# The functions below forward their arguments to create(); each spells them out (same names,
+# same defaults) so that help() and editors show them.
+def empty(
+    shape: Any, chunks: Any = True, dtype: Any = None, *, compressor: Any = "default", fill_value: Any = None,
+    order: str = "C", store: Any = None, synchronizer: Any = None, overwrite: bool = False,
+    path: str | None = None, chunk_store: Any = None, filters: Any = None, cache_metadata: bool = True,
+    cache_attrs: bool = True, read_only: bool = False, object_codec: Any = None,
+    dimension_separator: str | None = None, write_empty_chunks: bool | None = None,
+    zarr_format: int | None = None, storage_options: dict[str, Any] | None = None,
+    attributes: dict[str, Any] | None = None, mode: str | None = None, shards: Any = None,
+    dimension_names: Any = None, codecs: Any = None, chunk_key_encoding: Any = None, serializer: Any = None,
+    compressors: Any = _UNSET, **kwargs: Any,
+) -> Array:
     """Create an array whose uninitialized contents are undefined (no fill value).
 
-    Takes the arguments of :func:`create`; a ``fill_value`` given is used.
+    Parameters
+    ----------
+    shape : int or tuple of ints
+        Array shape.
+    chunks : int or tuple of ints, optional
+        Chunk shape (guessed by default).
+    dtype : str or dtype, optional
+        Data type (default float64).
+    fill_value : object, optional
+        None by default: chunks never written read as whatever is in memory (zeros here).
+    compressor : Codec, optional
+        Primary compressor, as in :func:`create` (None: no compression).
+    order : {'C', 'F'}, optional
+        Memory layout within each chunk.
+    store, synchronizer, path, chunk_store, filters, object_codec, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
+        As in :func:`create`.
+    overwrite, read_only : bool, optional
+        As in :func:`create`.
+    cache_metadata, cache_attrs : bool, optional
+        As in :func:`create`.
+    compressors : codec or list of codecs, optional
+        The v3 compressors, instead of ``compressor``, as in :func:`create`.
+    **kwargs
+        zarr-python 2's and h5py's keywords, forwarded to :func:`create`.
+
+    Returns
+    -------
+    Array
+        The new array.
+
+    Raises
+    ------
+    ContainsArrayError, ContainsGroupError
+        A node is already at ``path`` and ``overwrite`` is False.
 
     Examples
     --------
@@ -195,14 +287,58 @@ def empty(shape: Any, chunks: Any = True, dtype: Any = None, **kwargs: Any) -> A
     >>> z.fill_value is None
     True
     """
-    kwargs.setdefault("fill_value", None)
-    return create(shape=shape, chunks=chunks, dtype=dtype, **kwargs)
+    return create(**_given(locals()))
 
 
-def zeros(shape: Any, chunks: Any = True, dtype: Any = None, **kwargs: Any) -> Array:
+def zeros(
+    shape: Any, chunks: Any = True, dtype: Any = None, *, compressor: Any = "default", fill_value: Any = 0,
+    order: str = "C", store: Any = None, synchronizer: Any = None, overwrite: bool = False,
+    path: str | None = None, chunk_store: Any = None, filters: Any = None, cache_metadata: bool = True,
+    cache_attrs: bool = True, read_only: bool = False, object_codec: Any = None,
+    dimension_separator: str | None = None, write_empty_chunks: bool | None = None,
+    zarr_format: int | None = None, storage_options: dict[str, Any] | None = None,
+    attributes: dict[str, Any] | None = None, mode: str | None = None, shards: Any = None,
+    dimension_names: Any = None, codecs: Any = None, chunk_key_encoding: Any = None, serializer: Any = None,
+    compressors: Any = _UNSET, **kwargs: Any,
+) -> Array:
     """Create an array filled with zeros.
 
-    Takes the arguments of :func:`create` except ``fill_value`` (a ``TypeError``, unless 0).
+    Parameters
+    ----------
+    shape : int or tuple of ints
+        Array shape.
+    chunks : int or tuple of ints, optional
+        Chunk shape (guessed by default).
+    dtype : str or dtype, optional
+        Data type (default float64).
+    fill_value : 0, optional
+        Always 0 (another value is a ``TypeError``: use :func:`full`).
+    compressor : Codec, optional
+        Primary compressor, as in :func:`create` (None: no compression).
+    order : {'C', 'F'}, optional
+        Memory layout within each chunk.
+    store, synchronizer, path, chunk_store, filters, object_codec, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
+        As in :func:`create`.
+    overwrite, read_only : bool, optional
+        As in :func:`create`.
+    cache_metadata, cache_attrs : bool, optional
+        As in :func:`create`.
+    compressors : codec or list of codecs, optional
+        The v3 compressors, instead of ``compressor``, as in :func:`create`.
+    **kwargs
+        zarr-python 2's and h5py's keywords, forwarded to :func:`create`.
+
+    Returns
+    -------
+    Array
+        The new array.
+
+    Raises
+    ------
+    TypeError
+        A ``fill_value`` other than 0.
+    ContainsArrayError, ContainsGroupError
+        A node is already at ``path`` and ``overwrite`` is False.
 
     Examples
     --------
@@ -212,14 +348,59 @@ def zeros(shape: Any, chunks: Any = True, dtype: Any = None, **kwargs: Any) -> A
     array([[0., 0.],
            [0., 0.]])
     """
-    _fixed_fill("zeros", 0, kwargs)
-    return create(shape=shape, chunks=chunks, dtype=dtype, **kwargs)
+    _fixed_fill("zeros", 0, fill_value)
+    return create(**_given(locals()))
 
 
-def ones(shape: Any, chunks: Any = True, dtype: Any = None, **kwargs: Any) -> Array:
+def ones(
+    shape: Any, chunks: Any = True, dtype: Any = None, *, compressor: Any = "default", fill_value: Any = 1,
+    order: str = "C", store: Any = None, synchronizer: Any = None, overwrite: bool = False,
+    path: str | None = None, chunk_store: Any = None, filters: Any = None, cache_metadata: bool = True,
+    cache_attrs: bool = True, read_only: bool = False, object_codec: Any = None,
+    dimension_separator: str | None = None, write_empty_chunks: bool | None = None,
+    zarr_format: int | None = None, storage_options: dict[str, Any] | None = None,
+    attributes: dict[str, Any] | None = None, mode: str | None = None, shards: Any = None,
+    dimension_names: Any = None, codecs: Any = None, chunk_key_encoding: Any = None, serializer: Any = None,
+    compressors: Any = _UNSET, **kwargs: Any,
+) -> Array:
     """Create an array filled with ones.
 
-    Takes the arguments of :func:`create` except ``fill_value`` (a ``TypeError``, unless 1).
+    Parameters
+    ----------
+    shape : int or tuple of ints
+        Array shape.
+    chunks : int or tuple of ints, optional
+        Chunk shape (guessed by default).
+    dtype : str or dtype, optional
+        Data type (default float64).
+    fill_value : 1, optional
+        Always 1 (another value is a ``TypeError``: use :func:`full`).
+    compressor : Codec, optional
+        Primary compressor, as in :func:`create` (None: no compression).
+    order : {'C', 'F'}, optional
+        Memory layout within each chunk.
+    store, synchronizer, path, chunk_store, filters, object_codec, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
+        As in :func:`create`.
+    overwrite, read_only : bool, optional
+        As in :func:`create`.
+    cache_metadata, cache_attrs : bool, optional
+        As in :func:`create`.
+    compressors : codec or list of codecs, optional
+        The v3 compressors, instead of ``compressor``, as in :func:`create`.
+    **kwargs
+        zarr-python 2's and h5py's keywords, forwarded to :func:`create`.
+
+    Returns
+    -------
+    Array
+        The new array.
+
+    Raises
+    ------
+    TypeError
+        A ``fill_value`` other than 1.
+    ContainsArrayError, ContainsGroupError
+        A node is already at ``path`` and ``overwrite`` is False.
 
     Examples
     --------
@@ -228,12 +409,57 @@ def ones(shape: Any, chunks: Any = True, dtype: Any = None, **kwargs: Any) -> Ar
     >>> float(z[0, 0])
     1.0
     """
-    _fixed_fill("ones", 1, kwargs)
-    return create(shape=shape, chunks=chunks, dtype=dtype, **kwargs)
+    _fixed_fill("ones", 1, fill_value)
+    return create(**_given(locals()))
 
 
-def full(shape: Any, fill_value: Any, chunks: Any = True, dtype: Any = None, **kwargs: Any) -> Array:
-    """Create an array filled with ``fill_value`` (checked against ``dtype`` as by :func:`create`).
+def full(
+    shape: Any, fill_value: Any, chunks: Any = True, dtype: Any = None, *, compressor: Any = "default",
+    order: str = "C", store: Any = None, synchronizer: Any = None, overwrite: bool = False,
+    path: str | None = None, chunk_store: Any = None, filters: Any = None, cache_metadata: bool = True,
+    cache_attrs: bool = True, read_only: bool = False, object_codec: Any = None,
+    dimension_separator: str | None = None, write_empty_chunks: bool | None = None,
+    zarr_format: int | None = None, storage_options: dict[str, Any] | None = None,
+    attributes: dict[str, Any] | None = None, mode: str | None = None, shards: Any = None,
+    dimension_names: Any = None, codecs: Any = None, chunk_key_encoding: Any = None, serializer: Any = None,
+    compressors: Any = _UNSET, **kwargs: Any,
+) -> Array:
+    """Create an array filled with ``fill_value``.
+
+    Parameters
+    ----------
+    shape : int or tuple of ints
+        Array shape.
+    fill_value : object
+        The value of every element not written (checked against ``dtype`` as by :func:`create`).
+    chunks : int or tuple of ints, optional
+        Chunk shape (guessed by default).
+    dtype : str or dtype, optional
+        Data type (default float64).
+    compressor : Codec, optional
+        Primary compressor, as in :func:`create` (None: no compression).
+    order : {'C', 'F'}, optional
+        Memory layout within each chunk.
+    store, synchronizer, path, chunk_store, filters, object_codec, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
+        As in :func:`create`.
+    overwrite, read_only : bool, optional
+        As in :func:`create`.
+    cache_metadata, cache_attrs : bool, optional
+        As in :func:`create`.
+    compressors : codec or list of codecs, optional
+        The v3 compressors, instead of ``compressor``, as in :func:`create`.
+    **kwargs
+        zarr-python 2's and h5py's keywords, forwarded to :func:`create`.
+
+    Returns
+    -------
+    Array
+        The new array.
+
+    Raises
+    ------
+    ValueError
+        A ``fill_value`` the data type cannot hold.
 
     Examples
     --------
@@ -242,7 +468,7 @@ def full(shape: Any, fill_value: Any, chunks: Any = True, dtype: Any = None, **k
     >>> float(z[3, 3])
     42.0
     """
-    return create(shape=shape, chunks=chunks, dtype=dtype, fill_value=fill_value, **kwargs)
+    return create(**_given(locals()))
 
 
 def _source_info(data: Any) -> dict[str, Any]:
@@ -276,8 +502,52 @@ def _source_info(data: Any) -> dict[str, Any]:
     return info
 
 
-def array(data: Any, **kwargs: Any) -> Array:
+def array(
+    data: Any, *, chunks: Any = None, dtype: Any = None, compressor: Any = "default", fill_value: Any = 0,
+    order: str = "C", store: Any = None, synchronizer: Any = None, overwrite: bool = False,
+    path: str | None = None, chunk_store: Any = None, filters: Any = None, cache_metadata: bool = True,
+    cache_attrs: bool = True, read_only: bool = False, object_codec: Any = None,
+    dimension_separator: str | None = None, write_empty_chunks: bool | None = None,
+    zarr_format: int | None = None, storage_options: dict[str, Any] | None = None,
+    attributes: dict[str, Any] | None = None, mode: str | None = None, shards: Any = None,
+    dimension_names: Any = None, codecs: Any = None, chunk_key_encoding: Any = None, serializer: Any = None,
+    compressors: Any = _UNSET, **kwargs: Any,
+) -> Array:
     """Create an array filled with ``data`` (a NumPy array, array-like or zarrkit Array).
+
+    Parameters
+    ----------
+    data : array-like
+        The values; its shape is the array's.
+    chunks : int or tuple of ints, optional
+        Chunk shape (default: ``data``'s chunks if it has them, else guessed).
+    dtype : str or dtype, optional
+        Data type (default: ``data``'s).
+    object_codec : Codec, optional
+        For object data: guessed from the values (strings, bytes) when not given.
+    read_only : bool, optional
+        If True, the returned array refuses writes (the data is written first).
+    compressor : Codec, optional
+        Primary compressor, as in :func:`create` (None: no compression).
+    fill_value : optional
+        As in :func:`create`.
+    order : {'C', 'F'}, optional
+        Memory layout within each chunk.
+    store, synchronizer, path, chunk_store, filters, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
+        As in :func:`create`.
+    overwrite : optional
+        As in :func:`create`.
+    cache_metadata, cache_attrs : bool, optional
+        As in :func:`create`.
+    compressors : codec or list of codecs, optional
+        The v3 compressors, instead of ``compressor``, as in :func:`create`.
+    **kwargs
+        zarr-python 2's and h5py's keywords, forwarded to :func:`create`.
+
+    Returns
+    -------
+    Array
+        The new array, holding ``data``.
 
     Examples
     --------
@@ -286,6 +556,8 @@ def array(data: Any, **kwargs: Any) -> Array:
     >>> int(z[9, 9])
     99
     """
+    kwargs = _given(locals())
+    data = kwargs.pop("data")
     if not hasattr(data, "shape") or not hasattr(data, "dtype"):
         data = np.asanyarray(data)
     if kwargs.get("dtype") is None:
@@ -310,47 +582,6 @@ def _guess_object_codec(data: Any) -> Any:
     if flat.size and all(isinstance(v, bytes) for v in flat):
         return numcodecs.VLenBytes()
     return None
-
-
-def _like(fn: str, a: Any, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """The shape and creation arguments of an array like ``a`` (``kwargs`` win)."""
-    shape = kwargs.pop("shape", None)
-    if shape is None:
-        shape = getattr(a, "shape", None)
-    if shape is None:
-        raise TypeError(f"{fn}() needs an array-like with a shape, got {type(a).__name__}; give shape=")
-    for k, v in _source_info(a).items():
-        kwargs.setdefault(k, v)
-    return shape, kwargs
-
-
-def empty_like(a: Any, **kwargs: Any) -> Array:
-    """Create an empty array like ``a`` (shape, chunks, dtype, compressor, ...)."""
-    shape, kwargs = _like("empty_like", a, kwargs)
-    kwargs.pop("fill_value", None)
-    return empty(shape, **kwargs)
-
-
-def zeros_like(a: Any, **kwargs: Any) -> Array:
-    """Create an array of zeros like ``a``."""
-    shape, kwargs = _like("zeros_like", a, kwargs)
-    kwargs.pop("fill_value", None)
-    return zeros(shape, **kwargs)
-
-
-def ones_like(a: Any, **kwargs: Any) -> Array:
-    """Create an array of ones like ``a``."""
-    shape, kwargs = _like("ones_like", a, kwargs)
-    kwargs.pop("fill_value", None)
-    return ones(shape, **kwargs)
-
-
-def full_like(a: Any, **kwargs: Any) -> Array:
-    """Create a filled array like ``a`` (``fill_value`` from ``kwargs`` or from ``a``)."""
-    shape, kwargs = _like("full_like", a, kwargs)
-    if kwargs.get("fill_value") is None:
-        raise TypeError("full_like() needs a fill_value (none given and none on the source)")
-    return full(shape, **kwargs)
 
 
 def _open_store(store: Any, storage_options: dict[str, Any] | None, read_only: bool) -> Any:
@@ -393,11 +624,18 @@ def create_array(
         Where to create the array (default: a new in-memory store).
     name : str, optional
         Path of the array in the store.
-    shape, dtype, chunks : optional
+    shape : optional
+        Shape, data type and (inner) chunk shape (``'auto'`` guesses one).
+    dtype : optional
+        Shape, data type and (inner) chunk shape (``'auto'`` guesses one).
+    chunks : optional
         Shape, data type and (inner) chunk shape (``'auto'`` guesses one).
     shards : tuple of ints, optional
         Shard shape (v3): chunks are stored ``shards/chunks`` at a time in one object.
-    filters, compressors, serializer : optional
+    filters : optional
+        The array→array, bytes→bytes and array→bytes codecs, as zarrkit codecs, numcodecs
+        codecs or JSON descriptions. ``compressors='auto'`` is the default compressor.
+    compressors, serializer : optional
         The array→array, bytes→bytes and array→bytes codecs, as zarrkit codecs, numcodecs
         codecs or JSON descriptions. ``compressors='auto'`` is the default compressor.
     codecs : list, optional
@@ -407,6 +645,12 @@ def create_array(
         As in the metadata; ``zarr_format`` defaults to ``zarrkit.config.zarr_format``.
     overwrite : bool
         Replace whatever is at ``name``.
+    synchronizer : object, optional
+        Array synchronizer.
+    write_empty_chunks : bool, optional
+        Store chunks that hold only the fill value (default: ``config``'s, else False).
+    storage_options : dict, optional
+        Options of the remote file system when ``store`` is a URL.
     config : dict, optional
         zarr-python 3's per-array settings: ``order`` (when ``order=`` is not given;
         default ``zarrkit.config.order``) and ``write_empty_chunks``.

@@ -8,8 +8,6 @@ import warnings
 from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
 from typing import Any
 
-import numpy as np
-
 from ..errors import (
     ContainsArrayError,
     ContainsGroupError,
@@ -19,15 +17,15 @@ from ..errors import (
     ReadOnlyError,
 )
 from ..metadata import io
-from ..metadata.normalize import normalize_path, normalize_shape
+from ..metadata.normalize import normalize_path
 from ..storage.base import Store, describe_location, describe_store, is_node_name, join_path
 from ..storage.coerce import coerce_store, user_store
-from . import creation
 from .array import Array
 from .attributes import Attributes
+from .group_create import MemberCreationMethods
 from .group_zarr3 import GroupMetadata, Zarr3GroupMethods  # noqa: F401  (zarr-python 3 imports it from here)
 from .info import InfoReporter, group_info_items, group_info_items_zarr3, node_url, store_name
-from .initialize import init_group, require_parent_groups
+from .initialize import require_parent_groups
 from .tree import TreeView
 
 __all__ = ["Group"]
@@ -41,7 +39,7 @@ HIERARCHY_LOCK = "zarrkit-hierarchy"
 _METADATA_NAMES = frozenset({".zgroup", ".zattrs", ".zarray", ".zmetadata", "zarr.json"})
 
 
-class Group(Mapping, Zarr3GroupMethods):
+class Group(Mapping, MemberCreationMethods, Zarr3GroupMethods):
     """A group of arrays and groups in a Zarr store.
 
     A group is a read-only :class:`~collections.abc.Mapping` of member names to arrays and
@@ -67,8 +65,10 @@ class Group(Mapping, Zarr3GroupMethods):
     synchronizer : object, optional
         Synchronizer handed to member arrays; changes to the hierarchy (creating, requiring,
         moving, deleting members) also take its ``'zarrkit-hierarchy'`` lock.
-    zarr_format : {2, 3}, optional
+    zarr_version, zarr_format : {2, 3}, optional
         Open only a group of this format (``zarr_version`` is zarr-python 2's spelling).
+    meta_array : optional
+        zarr-python 2's output buffer type: accepted and ignored.
 
     Raises
     ------
@@ -145,6 +145,7 @@ class Group(Mapping, Zarr3GroupMethods):
 
     @property
     def path(self) -> str:
+        """Path of the group within the store ('' for the root)."""
         return self._path
 
     @property
@@ -154,14 +155,17 @@ class Group(Mapping, Zarr3GroupMethods):
 
     @property
     def basename(self) -> str:
+        """The last segment of the path ('' for the root)."""
         return self._path.split("/")[-1] if self._path else ""
 
     @property
     def read_only(self) -> bool:
+        """True if the group (and arrays obtained through it) must not be modified."""
         return self._read_only
 
     @property
     def synchronizer(self) -> Any:
+        """The synchronizer of the group and its arrays (None: none)."""
         return self._synchronizer
 
     @property
@@ -171,6 +175,7 @@ class Group(Mapping, Zarr3GroupMethods):
 
     @property
     def zarr_format(self) -> int:
+        """The Zarr format of the group: 2 or 3."""
         return self._zarr_format
 
     #: zarr-python 2's private name of :attr:`zarr_format`, which code written for it reads.
@@ -382,6 +387,15 @@ class Group(Mapping, Zarr3GroupMethods):
         names sorted); as in zarr-python 2 they are given by name, not by path (``arrays()``
         gives each array, whose ``path`` says where it is).
 
+        Parameters
+        ----------
+        recurse : bool, optional
+            Also the arrays of the groups below.
+
+        Returns
+        -------
+        iterator of str
+
         Examples
         --------
         >>> import zarrkit
@@ -393,20 +407,57 @@ class Group(Mapping, Zarr3GroupMethods):
         return (name for name, _ in self._array_members(recurse))
 
     def arrays(self, recurse: bool = False) -> Iterator[tuple[str, Array]]:
-        """``(name, array)`` pairs of member arrays (and, with ``recurse``, of the arrays in
-        the groups below, by name as :meth:`array_keys` gives them)."""
+        """``(name, array)`` pairs of member arrays.
+
+        Parameters
+        ----------
+        recurse : bool, optional
+            Also the arrays of the groups below, by name as :meth:`array_keys` gives them.
+
+        Returns
+        -------
+        iterator of (str, Array)
+        """
         for name, path in self._array_members(recurse):
             yield name, self._open_member(path, "array")  # type: ignore[misc]
 
     def members(self, max_depth: int | None = 0) -> list[tuple[str, Array | Group]]:
-        """``(name, member)`` pairs of the members, in name order; with ``max_depth`` > 0 (or
-        None: all) the members of member groups too, named by their path from this group
-        (zarr-python 3's ``members(max_depth=)``)."""
+        """``(name, member)`` pairs of the members, in name order (zarr-python 3's method).
+
+        Parameters
+        ----------
+        max_depth : int or None, optional
+            0: direct members; more (or None: all) the members of member groups too, that
+            many levels down, named by their path from this group.
+
+        Returns
+        -------
+        list of (str, Array or Group)
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> g = zarrkit.group()
+        >>> _ = g.create_group('a').zeros('b', shape=2)
+        >>> [name for name, _ in g.members(max_depth=None)]
+        ['a', 'a/b']
+        """
         return [(rel, self._open_member(path, kind)) for rel, kind, path in self._walk(max_depth)]
 
     # -- walking ----------------------------------------------------------------------------
     def visitvalues(self, func: Callable[[Any], Any]) -> Any:
-        """Call ``func(member)`` on every descendant, depth first; stop at a non-None result."""
+        """Call ``func(member)`` on every descendant, depth first; stop at a non-None result.
+
+        Parameters
+        ----------
+        func : callable
+            Called with each array and group below this one.
+
+        Returns
+        -------
+        object
+            The first result that is not None (None if there is none).
+        """
         for _, kind, path in self._walk():
             result = func(self._open_member(path, kind))
             if result is not None:
@@ -414,14 +465,47 @@ class Group(Mapping, Zarr3GroupMethods):
         return None
 
     def visit(self, func: Callable[[str], Any]) -> Any:
-        """Call ``func(relative_path)`` on every descendant; stop at a non-None result."""
+        """Call ``func(relative_path)`` on every descendant, depth first; stop at a non-None
+        result (``visitkeys`` is the same method).
+
+        Parameters
+        ----------
+        func : callable
+            Called with the path of each array and group below this one, relative to it.
+
+        Returns
+        -------
+        object
+            The first result that is not None (None if there is none).
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> g = zarrkit.group()
+        >>> _ = g.create_group('a').create_group('b')
+        >>> g.visit(print)
+        a
+        a/b
+        """
         base = len(self._path) + 1 if self._path else 0
         return self.visitvalues(lambda obj: func(obj.path[base:]))
 
     visitkeys = visit
 
     def visititems(self, func: Callable[[str, Any], Any]) -> Any:
-        """Call ``func(relative_path, member)`` on every descendant; stop at a non-None result."""
+        """Call ``func(relative_path, member)`` on every descendant, depth first; stop at a
+        non-None result.
+
+        Parameters
+        ----------
+        func : callable
+            Called with the relative path and the object of each array and group below.
+
+        Returns
+        -------
+        object
+            The first result that is not None (None if there is none).
+        """
         base = len(self._path) + 1 if self._path else 0
         return self.visitvalues(lambda obj: func(obj.path[base:], obj))
 
@@ -429,9 +513,19 @@ class Group(Mapping, Zarr3GroupMethods):
         """A text tree of the hierarchy below this group: ``str()`` (and ``print``) give it
         with box-drawing characters, ``bytes()`` in plain ASCII.
 
-        ``level`` limits the depth shown; ``expand`` is accepted for zarr-python 2's HTML
-        widget and has no effect on the text.  A v3 group's tree is drawn as zarr-python 3
-        draws it.
+        A v3 group's tree is drawn as zarr-python 3 draws it; in Jupyter it shows as
+        collapsible nested lists.
+
+        Parameters
+        ----------
+        expand : bool, optional
+            Accepted for zarr-python 2's HTML widget; no effect on the text.
+        level : int, optional
+            How many levels below this group to show (all by default).
+
+        Returns
+        -------
+        TreeView
 
         Examples
         --------
@@ -482,147 +576,6 @@ class Group(Mapping, Zarr3GroupMethods):
         if kind == "group":
             raise ContainsGroupError(f"a group already exists at {describe_location(self._store_arg, path)}", path)
 
-    def _create_group_nosync(self, name: Any, overwrite: bool) -> Group:
-        path = self._item_path(name)
-        if overwrite:
-            self._check_not_above(path, name)
-        else:
-            self._check_free(path, name)
-        init_group(
-            self._store, path=path, overwrite=overwrite, chunk_store=self._chunk_store_arg,
-            zarr_format=self._zarr_format,
-        )
-        return self._open_member(path, "group")  # type: ignore[return-value]
-
-    def create_group(self, name: str, overwrite: bool = False, attributes: dict[str, Any] | None = None) -> Group:
-        """Create a sub-group (and any missing intermediate groups), with ``attributes``.
-
-        A group or array already at ``name`` is an error (:class:`ContainsGroupError`,
-        :class:`ContainsArrayError`, both ``ValueError``) unless ``overwrite``.
-        """
-        self._check_writable()
-        with self._hierarchy_lock():
-            group = self._create_group_nosync(name, overwrite)
-        if attributes:
-            group.attrs.update(attributes)
-        return group
-
-    def require_group(self, name: str, overwrite: bool = False) -> Group:
-        """Obtain a sub-group, creating it if it doesn't exist.
-
-        The check and the creation are one step under the synchronizer's hierarchy lock, so
-        processes requiring the same group all get it.
-        """
-        self._check_writable()
-        with self._hierarchy_lock():
-            path = self._item_path(name)
-            kind = io.node_kind(self._store, path)
-            if kind == "group" and not overwrite:
-                return self._open_member(path, "group")  # type: ignore[return-value]
-            if kind == "array" and not overwrite:
-                raise ContainsArrayError(f"{describe_location(self._store_arg, path)} holds an array, not a group", path)
-            try:
-                return self._create_group_nosync(name, overwrite)
-            except ContainsGroupError:
-                # created meanwhile by another process (no synchronizer to order us): it is
-                # what was required
-                if overwrite or io.node_kind(self._store, path) != "group":
-                    raise
-                return self._open_member(path, "group")  # type: ignore[return-value]
-
-    def create_groups(self, *names: str, **kwargs: Any) -> tuple[Group, ...]:
-        """Create several sub-groups at once."""
-        return tuple(self.create_group(n, **kwargs) for n in names)
-
-    def require_groups(self, *names: str) -> tuple[Group, ...]:
-        """Require several sub-groups at once."""
-        return tuple(self.require_group(n) for n in names)
-
-    def _array_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
-        kwargs.setdefault("zarr_format", self._zarr_format)
-        kwargs.setdefault("synchronizer", self._synchronizer)
-        kwargs.setdefault("cache_attrs", self._cache_attrs)
-        if self._chunk_store_arg is not None:
-            kwargs.setdefault("chunk_store", self._chunk_store_arg)
-        return kwargs
-
-    def _create_nosync(self, fn_name: str, name: Any, *args: Any, **kwargs: Any) -> Array:
-        if fn_name == "create" and kwargs.get("data") is not None:
-            fn_name = "array"
-            args = (kwargs.pop("data"),)
-        kwargs.pop("data", None)
-        path = self._item_path(name)
-        self._check_not_above(path, name)
-        fn = getattr(creation, fn_name)
-        return fn(*args, store=self._store_arg, path=path, **self._array_kwargs(kwargs))
-
-    def _create(self, fn_name: str, name: Any, *args: Any, **kwargs: Any) -> Array:
-        self._check_writable()
-        with self._hierarchy_lock():
-            return self._create_nosync(fn_name, name, *args, **kwargs)
-
-    def create_dataset(self, name: str, **kwargs: Any) -> Array:
-        """Create an array (h5py spelling): ``data=``, ``shape=``, ``dtype=``, ``chunks=``,
-        ``compression=``/``compression_opts=`` (h5py style) or ``compressor=``, ..."""
-        return self._create("create", name, **kwargs)
-
-    def require_dataset(self, name: str, shape: Any, dtype: Any = None, exact: bool = False, **kwargs: Any) -> Array:
-        """Obtain an array, creating it if it doesn't exist.
-
-        An existing array must have the given shape and a dtype that is ``dtype`` (``exact``) or
-        can be cast from it; otherwise a ``TypeError`` says what differs.
-        """
-        self._check_writable()
-        with self._hierarchy_lock():
-            path = self._item_path(name)
-            kind = io.node_kind(self._store, path)
-            if kind is None:
-                return self._create_nosync("create", name, shape=shape, dtype=dtype, **kwargs)
-            if kind == "group":
-                raise ContainsGroupError(f"{describe_location(self._store_arg, path)} holds a group, not an array", path)
-        a = self._open_member(path, "array")
-        shape = normalize_shape(shape)
-        if a.shape != shape:  # type: ignore[union-attr]
-            raise TypeError(f"shapes do not match: existing {a.shape}, new {shape}")  # type: ignore[union-attr]
-        if dtype is not None:
-            dtype = np.dtype(dtype)
-            if exact and dtype != a.dtype:  # type: ignore[union-attr]
-                raise TypeError(f"dtypes do not match exactly: existing {a.dtype}, new {dtype}")  # type: ignore[union-attr]
-            if not exact and not np.can_cast(dtype, a.dtype):  # type: ignore[union-attr]
-                raise TypeError(f"dtypes ({dtype}, {a.dtype}) are not compatible")  # type: ignore[union-attr]
-        return a  # type: ignore[return-value]
-
-    def create(self, name: str, **kwargs: Any) -> Array:
-        """Create an array; keyword arguments as :func:`zarrkit.create`."""
-        return self._create("create", name, **kwargs)
-
-    def empty(self, name: str, **kwargs: Any) -> Array:
-        return self._create("empty", name, **kwargs)
-
-    def zeros(self, name: str, **kwargs: Any) -> Array:
-        return self._create("zeros", name, **kwargs)
-
-    def ones(self, name: str, **kwargs: Any) -> Array:
-        return self._create("ones", name, **kwargs)
-
-    def full(self, name: str, fill_value: Any, **kwargs: Any) -> Array:
-        return self._create("full", name, fill_value=fill_value, **kwargs)
-
-    def array(self, name: str, data: Any, **kwargs: Any) -> Array:
-        return self._create("array", name, data, **kwargs)
-
-    def empty_like(self, name: str, data: Any, **kwargs: Any) -> Array:
-        return self._create("empty_like", name, data, **kwargs)
-
-    def zeros_like(self, name: str, data: Any, **kwargs: Any) -> Array:
-        return self._create("zeros_like", name, data, **kwargs)
-
-    def ones_like(self, name: str, data: Any, **kwargs: Any) -> Array:
-        return self._create("ones_like", name, data, **kwargs)
-
-    def full_like(self, name: str, data: Any, **kwargs: Any) -> Array:
-        return self._create("full_like", name, data, **kwargs)
-
     def move(self, source: str, dest: str) -> None:
         """Move a member (and everything below it) to another path.
 
@@ -631,6 +584,22 @@ class Group(Mapping, Zarr3GroupMethods):
         existing ``dest`` :class:`~zarrkit.errors.ContainsArrayError` or
         :class:`~zarrkit.errors.ContainsGroupError` (all of them ``ValueError``, as in
         zarr-python 2); groups missing above ``dest`` are created.
+
+        Parameters
+        ----------
+        source : str
+            The member to move.
+        dest : str
+            Where to.
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> g = zarrkit.group()
+        >>> _ = g.zeros('a', shape=2)
+        >>> g.move('a', 'sub/b')
+        >>> sorted(g), list(g['sub'])
+        (['sub'], ['b'])
         """
         self._check_writable()
         with self._hierarchy_lock():

@@ -42,10 +42,36 @@ class Zarr3GroupMethods:
 
     def create_array(self, name: str, *, shape: Any = None, dtype: Any = None, data: Any = None,
                      overwrite: bool = False, **kwargs: Any) -> Any:
-        """Create an array in this group with zarr-python 3's arguments (``chunks='auto'``,
-        ``shards=``, ``compressors=``, ``serializer=``, ``filters=``, ``fill_value=``,
-        ``attributes=``, ``dimension_names=``...); ``data=`` gives the shape, the dtype and the
-        contents.
+        """Create an array in this group with zarr-python 3's arguments.
+
+        Parameters
+        ----------
+        name : str
+            Name (or path below this group) of the new array.
+        shape : tuple of ints, optional
+            Shape of the array (or ``data=``'s).
+        dtype : str or dtype, optional
+            Data type (default: ``data``'s, else float64).
+        data : array-like, optional
+            Gives the shape, the data type and the contents.
+        overwrite : bool, optional
+            Replace whatever is at ``name``.
+        **kwargs
+            Forwarded to :func:`zarrkit.create_array` (``chunks='auto'``, ``shards``,
+            ``compressors``, ``serializer``, ``filters``, ``fill_value``, ``attributes``,
+            ``dimension_names``...; ``zarr_format`` defaults to the group's).
+
+        Returns
+        -------
+        Array
+            The new array.
+
+        Raises
+        ------
+        TypeError
+            Neither ``shape`` nor ``data``.
+        ValueError
+            ``shape`` contradicts ``data``.
 
         Examples
         --------
@@ -79,22 +105,77 @@ class Zarr3GroupMethods:
 
     def require_array(self, name: str, *, shape: Any, dtype: Any = None, exact: bool = False,
                       **kwargs: Any) -> Any:
-        """The array ``name``, created (as :meth:`create_array`) when missing; an existing one
-        must match ``shape`` and ``dtype`` (as :meth:`require_dataset` checks them)."""
+        """The array ``name``, created (as :meth:`create_array`) when missing.
+
+        Parameters
+        ----------
+        name : str
+            Name (or path below this group) of the array.
+        shape : tuple of ints
+            The shape an existing array must have, or the new one's.
+        dtype : str or dtype, optional
+            The data type (an existing array's is checked as by :meth:`require_dataset`).
+        exact : bool, optional
+            Require an existing array's data type to be ``dtype`` exactly.
+        **kwargs
+            Forwarded to :meth:`create_array` when the array is created.
+
+        Returns
+        -------
+        Array
+
+        Raises
+        ------
+        TypeError
+            An existing array's shape or data type differs.
+        """
         if name not in self:  # type: ignore[operator]
             return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
         return self.require_dataset(name, shape=shape, dtype=dtype, exact=exact)  # type: ignore[attr-defined]
 
     def get_array(self, name: str) -> Any:
-        """The member array ``name`` (``KeyError`` if missing,
-        :class:`~zarrkit.errors.ContainsGroupError` for a group)."""
+        """The member array ``name``.
+
+        Parameters
+        ----------
+        name : str
+            Name (or path below this group) of the array.
+
+        Returns
+        -------
+        Array
+
+        Raises
+        ------
+        KeyError
+            Nothing is at ``name``.
+        ContainsGroupError
+            A group is at ``name``.
+        """
         member = self[name]  # type: ignore[index]
         if not hasattr(member, "dtype"):
             raise ContainsGroupError(f"A group exists in store {self._store} at path {member.path!r}.", member.path)  # type: ignore[attr-defined]
         return member
 
     def get_group(self, name: str) -> Any:
-        """The member group ``name`` (``KeyError`` if missing, ``TypeError`` for an array)."""
+        """The member group ``name``.
+
+        Parameters
+        ----------
+        name : str
+            Name (or path below this group) of the group.
+
+        Returns
+        -------
+        Group
+
+        Raises
+        ------
+        KeyError
+            Nothing is at ``name``.
+        TypeError
+            An array is at ``name``.
+        """
         member = self[name]  # type: ignore[index]
         if hasattr(member, "dtype"):
             raise TypeError(f"{name!r} is an array, not a group")
@@ -109,8 +190,25 @@ class Zarr3GroupMethods:
         return (member for _, member in self.groups())  # type: ignore[attr-defined]
 
     def nmembers(self, max_depth: int | None = 0) -> int:
-        """How many members: direct ones (``max_depth=0``), down to ``max_depth`` levels
-        below, or all descendants (``None``)."""
+        """How many members the group has.
+
+        Parameters
+        ----------
+        max_depth : int or None, optional
+            0: direct members; more: down to that many levels below; None: all descendants.
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> g = zarrkit.group()
+        >>> _ = g.create_group('a').zeros('b', shape=2)
+        >>> g.nmembers(), g.nmembers(max_depth=None)
+        (1, 2)
+        """
         total = 0
         for _, member in self.members():  # type: ignore[attr-defined]
             total += 1
@@ -119,7 +217,18 @@ class Zarr3GroupMethods:
         return total
 
     def update_attributes(self, new_attributes: dict[str, Any]) -> Any:
-        """Merge ``new_attributes`` into the group's attributes (one write); returns the group."""
+        """Merge ``new_attributes`` into the group's attributes (one write).
+
+        Parameters
+        ----------
+        new_attributes : dict
+            Attributes to add or replace.
+
+        Returns
+        -------
+        Group
+            This group.
+        """
         self.attrs.update(new_attributes)  # type: ignore[attr-defined]
         return self
 

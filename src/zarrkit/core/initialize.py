@@ -95,6 +95,36 @@ def init_array(
     the same name, it writes format 2 unless ``zarr_format`` says otherwise, whatever
     ``zarrkit.config.zarr_format`` is.
 
+    Parameters
+    ----------
+    store : MutableMapping, Store or str
+        Where to write the metadata.
+    shape : optional
+        As in :func:`zarrkit.create` (``fill_value`` defaults to None here).
+    chunks : optional
+        As in :func:`zarrkit.create` (``fill_value`` defaults to None here).
+    dtype, fill_value, path, chunk_store, filters, object_codec, dimension_separator, attributes : optional
+        As in :func:`zarrkit.create` (``fill_value`` defaults to None here).
+    compressor : optional
+        As in :func:`zarrkit.create` (``fill_value`` defaults to None here).
+    order : optional
+        As in :func:`zarrkit.create` (``fill_value`` defaults to None here).
+    overwrite : optional
+        As in :func:`zarrkit.create` (``fill_value`` defaults to None here).
+    zarr_format : {2, 3}, optional
+        Format of the array (default 2).
+    v3_options : dict, optional
+        v3 settings: ``shards``, ``codecs``, ``chunk_key_encoding``, ``dimension_names``,
+        ``serializer``, ``compressors`` (as :func:`zarrkit.create` takes them).
+    **kwargs
+        zarr-python 2's keywords (``zarr_version``, ``storage_transformers``,
+        ``meta_array``...), forwarded to the same translation as :func:`zarrkit.create`.
+
+    Raises
+    ------
+    ContainsArrayError, ContainsGroupError
+        A node is already at ``path`` and ``overwrite`` is False.
+
     Examples
     --------
     >>> from zarrkit.storage import init_array
@@ -143,6 +173,29 @@ def init_group(
 ) -> None:
     """Initialize a group store (``.zgroup``, or ``zarr.json`` with ``zarr_format=3``, plus
     missing parents).  Writes format 2 unless ``zarr_format`` says otherwise, as zarr-python 2.
+
+    Parameters
+    ----------
+    store : MutableMapping, Store or str
+        Where to write the metadata.
+    overwrite : bool, optional
+        Remove whatever is at ``path`` first.
+    path : str, optional
+        Path of the group within the store.
+    chunk_store : MutableMapping, optional
+        Separate chunk storage (cleared below ``path`` too with ``overwrite``).
+    zarr_format : {2, 3}, optional
+        Format of the group (default 2).
+    attributes : dict, optional
+        Attributes of the new group.
+    **kwargs
+        zarr-python 2's keywords (``zarr_version``...), forwarded to the same translation as
+        :func:`zarrkit.create`.
+
+    Raises
+    ------
+    ContainsArrayError, ContainsGroupError
+        A node is already at ``path`` and ``overwrite`` is False.
 
     Examples
     --------

@@ -155,6 +155,13 @@ class ConsolidatedMetadataStore(Store):
     are not in it (open arrays with ``chunk_store=`` the original store, or use
     :func:`zarrkit.open_consolidated`, which does that for you).
 
+    Parameters
+    ----------
+    store : Store or MutableMapping
+        The store holding the consolidated metadata.
+    metadata_key : str, optional
+        The key of the consolidated document.
+
     Examples
     --------
     >>> import zarrkit

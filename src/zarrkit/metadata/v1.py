@@ -18,6 +18,11 @@ def migrate_1to2(store: Any) -> None:
     ``.zattrs``.  Chunks are untouched.  The new documents are validated before the old keys
     are removed.
 
+    Parameters
+    ----------
+    store : MutableMapping or Store
+        The store holding a version 1 array.
+
     Examples
     --------
     >>> import json

@@ -13,7 +13,8 @@ from typing import Any
 from ..config import config
 from .base import ByteRange, Store
 from .coerce import coerce_store
-from .local import DirectoryStore, NestedDirectoryStore, TempStore
+from .local import DirectoryStore
+from .local_variants import NestedDirectoryStore, TempStore
 
 #: zarr-python 3's name of :class:`DirectoryStore`: ``LocalStore(root, read_only=False)``
 LocalStore = DirectoryStore

@@ -118,7 +118,19 @@ class Store(StoreConveniences):
 
     # -- the contract -----------------------------------------------------------------------
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:  # type: ignore[override]
-        """Return the value stored at ``key`` (or part of it), or ``None`` if it is missing."""
+        """Return the value stored at ``key`` (or part of it), or ``None`` if it is missing.
+
+        Parameters
+        ----------
+        key : str
+            The key (``/``-separated path).
+        byte_range : ByteRange, optional
+            Only these bytes of the value (an offset and length, or a suffix).
+
+        Returns
+        -------
+        bytes or None
+        """
         return self._get(self._checked(key), byte_range)
 
     def get_transient(
@@ -129,6 +141,17 @@ class Store(StoreConveniences):
         The result may be a view of a buffer the store reuses for the calling thread's next
         ``get_transient``, so it must not be kept; stores that read into memory they own
         (files) avoid allocating for every chunk this way.
+
+        Parameters
+        ----------
+        key : str
+            The key.
+        byte_range : ByteRange, optional
+            Only these bytes of the value.
+
+        Returns
+        -------
+        bytes, memoryview or None
         """
         return self.get(key, byte_range)
 
@@ -136,13 +159,35 @@ class Store(StoreConveniences):
         """:meth:`get` of a whole value the caller expects to hold at most ``limit`` bytes (a
         small chunk), for a ``key`` the caller knows to be valid (as the chunk keys the engine
         builds are: it is not validated again); stores that can read such a value more cheaply
-        do.  Stores whose keys are file paths still check them."""
+        do.  Stores whose keys are file paths still check them.
+
+        Parameters
+        ----------
+        key : str
+            The key.
+        limit : int
+            The size the value is expected not to exceed (a larger one is still read whole).
+
+        Returns
+        -------
+        bytes or None
+        """
         if type(self).get is Store.get:  # the usual case: no call through get() per chunk
             return self._get(key.lower() if self.normalize_keys else key, None)
         return self.get(key)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
-        """Return ``{key: value or None}`` for several keys."""
+        """Return ``{key: value or None}`` for several keys.
+
+        Parameters
+        ----------
+        keys : iterable of str
+            The keys.
+
+        Returns
+        -------
+        dict
+        """
         return {k: self.get(k) for k in keys}
 
     def get_ranges(self, key: str, ranges: Sequence[ByteRange]) -> list[bytes | None] | None:
@@ -152,7 +197,20 @@ class Store(StoreConveniences):
         return None if any(v is None for v in values) else values
 
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
-        """Store ``value`` at ``key``, replacing any previous value atomically where possible."""
+        """Store ``value`` at ``key``, replacing any previous value atomically where possible.
+
+        Parameters
+        ----------
+        key : str
+            The key.
+        value : bytes-like
+            The value (bytes, bytearray, memoryview or a contiguous NumPy array).
+
+        Raises
+        ------
+        ReadOnlyError
+            The store is read-only.
+        """
         self._check_writable()
         key = self._checked(key)
         self._set(key, ensure_bytes_like(value, key))
@@ -179,16 +237,40 @@ class Store(StoreConveniences):
 
     def set_parts(self, key: str, parts: Sequence[bytes | bytearray | memoryview]) -> None:
         """Store the concatenation of ``parts`` at ``key`` (as :meth:`set`); stores that can
-        write the parts one after the other (files) do so without joining them first."""
+        write the parts one after the other (files) do so without joining them first.
+
+        Parameters
+        ----------
+        key : str
+            The key.
+        parts : sequence of bytes-like
+            The pieces of the value, in order.
+        """
         self.set(key, b"".join(parts))
 
     def delete(self, key: str) -> None:
-        """Remove ``key``; removing a missing key is not an error."""
+        """Remove ``key``; removing a missing key is not an error.
+
+        Parameters
+        ----------
+        key : str
+            The key (``/``-separated path).
+        """
         self._check_writable()
         self._delete(self._checked(key))
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
-        """Yield every key that starts with ``prefix`` (``''``: every key)."""
+        """Yield every key that starts with ``prefix`` (``''``: every key).
+
+        Parameters
+        ----------
+        prefix : str
+            The start of the keys (``''``: every key).
+
+        Yields
+        ------
+        str
+        """
         raise NotImplementedError
 
     def list_prefix_sizes(self, prefix: str) -> Iterator[tuple[str, int]]:
@@ -196,12 +278,39 @@ class Store(StoreConveniences):
 
         Stores whose listings carry sizes (object storage, file systems) answer in one listing;
         the default asks :meth:`getsize` of each key.
+
+        Parameters
+        ----------
+        prefix : str
+            The start of the keys (``''``: every key).
+
+        Yields
+        ------
+        tuple of (str, int)
         """
         for key in self.list_prefix(prefix):
             yield key, self.getsize(key)
 
     def list_dir(self, prefix: str = "") -> list[str]:
-        """Sorted names of the immediate children below ``prefix`` (a ``/``-terminated path or ``''``)."""
+        """Sorted names of the immediate children below ``prefix`` (a ``/``-terminated path or ``''``).
+
+        Parameters
+        ----------
+        prefix : str, optional
+            The directory (``''``: the root).
+
+        Returns
+        -------
+        list of str
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> store = zarrkit.MemoryStore()
+        >>> store.set_many({'a/x': b'1', 'a/y/z': b'2', 'b': b'3'})
+        >>> store.list_dir(), store.list_dir('a/')
+        (['a', 'b'], ['x', 'y'])
+        """
         validate_prefix(prefix)
         if prefix and not prefix.endswith("/"):
             prefix += "/"

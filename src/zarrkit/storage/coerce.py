@@ -60,7 +60,23 @@ def coerce_store(
     * any other mapping (e.g. a ``dict``) is used through :class:`KVStore` (zarr-python 2's
       name of :class:`MappingStore`).
 
-    ``storage_options`` only apply to URLs; giving them with anything else is an error.
+    Parameters
+    ----------
+    store : Store, str, os.PathLike, MutableMapping or None
+        What to store in.
+    read_only : bool, optional
+        Open a path or URL read-only.
+    storage_options : dict, optional
+        Options of the file system of a URL; giving them with anything else is an error.
+
+    Returns
+    -------
+    Store
+
+    Raises
+    ------
+    TypeError
+        ``store`` is none of the above, or ``storage_options`` come without a URL.
 
     Examples
     --------

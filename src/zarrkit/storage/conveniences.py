@@ -21,26 +21,66 @@ class StoreConveniences(MutableMapping):
     """The derived methods of :class:`~zarrkit.storage.base.Store`."""
 
     def exists(self, key: str) -> bool:
-        """Whether a value is stored at ``key``."""
+        """Whether a value is stored at ``key``.
+
+        Parameters
+        ----------
+        key : str
+            The key (``/``-separated path).
+
+        Returns
+        -------
+        bool
+        """
         return self.get(key) is not None
 
     # -- zarr-python 2's batch names ---------------------------------------------------------
     def getitems(self, keys: Iterable[str], *, contexts: Any = None) -> dict[str, bytes]:
         """The values of the ``keys`` that are present (zarr-python 2's name; ``contexts`` is
-        accepted and unused)."""
+        accepted and unused).
+
+        Parameters
+        ----------
+        keys : iterable of str
+            The keys.
+        contexts : optional
+            zarr-python 2's per-key contexts (unused).
+
+        Returns
+        -------
+        dict
+        """
         return {k: v for k, v in self.get_many(keys).items() if v is not None}
 
     def setitems(self, values: Mapping[str, bytes | bytearray | memoryview]) -> None:
-        """Store several values (zarr-python 2's name of :meth:`set_many`)."""
+        """Store several values (zarr-python 2's name of :meth:`set_many`).
+
+        Parameters
+        ----------
+        values : mapping of str to bytes-like
+            The values by key.
+        """
         self.set_many(values)
 
     def delitems(self, keys: Iterable[str]) -> None:
-        """Delete several keys; missing ones are not an error (zarr-python 2's name)."""
+        """Delete several keys; missing ones are not an error (zarr-python 2's name).
+
+        Parameters
+        ----------
+        keys : iterable of str
+            The keys.
+        """
         for key in list(keys):
             self.delete(key)
 
     def delete_prefix(self, prefix: str) -> None:
-        """Remove every key starting with ``prefix``."""
+        """Remove every key starting with ``prefix``.
+
+        Parameters
+        ----------
+        prefix : str
+            The start of the keys removed (``''``: all).
+        """
         self._check_writable()
         validate_prefix(prefix)
         for key in list(self.list_prefix(prefix)):
@@ -49,11 +89,34 @@ class StoreConveniences(MutableMapping):
     def getsize(self, key: str | None = None) -> int:
         """Size in bytes of the value at ``key``; for a key that holds no value (a "directory",
         or no key: the root), the total of the values directly below it, as zarr-python 2's
-        stores answer; 0 when there is nothing."""
+        stores answer; 0 when there is nothing.
+
+        Parameters
+        ----------
+        key : str, optional
+            The key (default: the root).
+
+        Returns
+        -------
+        int
+        """
         return _value_or_children_size(self, key, _value_size)
 
     def rename(self, src_path: str, dst_path: str) -> None:
-        """Move the value at ``src_path``, and every value below it, to ``dst_path``."""
+        """Move the value at ``src_path``, and every value below it, to ``dst_path``.
+
+        Parameters
+        ----------
+        src_path : str
+            Where from.
+        dst_path : str
+            Where to.
+
+        Raises
+        ------
+        KeyError
+            Nothing is stored at or below ``src_path``.
+        """
         self._check_writable()
         src, dst = src_path.strip("/"), dst_path.strip("/")
         validate_key(src)
@@ -72,11 +135,27 @@ class StoreConveniences(MutableMapping):
 
     # -- zarr-2 conveniences -----------------------------------------------------------------
     def listdir(self, path: str = "") -> list[str]:
-        """Names directly below ``path`` (zarr-2 spelling of :meth:`list_dir`)."""
+        """Names directly below ``path`` (zarr-2 spelling of :meth:`list_dir`).
+
+        Parameters
+        ----------
+        path : str, optional
+            The directory (default: the root).
+
+        Returns
+        -------
+        list of str
+        """
         return self.list_dir(path.strip("/"))
 
     def rmdir(self, path: str = "") -> None:
-        """Remove everything below ``path`` (zarr-2 spelling of :meth:`delete_prefix`)."""
+        """Remove everything below ``path`` (zarr-2 spelling of :meth:`delete_prefix`).
+
+        Parameters
+        ----------
+        path : str, optional
+            The directory (default: the root: everything).
+        """
         path = path.strip("/")
         self.delete_prefix(path + "/" if path else "")
 

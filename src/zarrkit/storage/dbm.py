@@ -40,13 +40,17 @@ class DBMStore(Store):
         As :func:`dbm.open`: ``'c'`` create if missing, ``'w'`` open existing for writing,
         ``'n'`` always start empty, ``'r'`` read-only (the store refuses writes).  Backend
         modifiers (``'cf'``, ``'cu'``, ...) may follow.
+    mode : int, default 0o666
+        Permissions of a new database file (before the umask).
     open : callable, optional
         ``open(path, flag, mode, **open_kwargs)`` returning a DBM object; default
         :func:`dbm.open`.
     write_lock : bool, default True
         Serialize every operation with a lock (needed unless a single thread uses the store).
+    dimension_separator : {'.', '/'}, optional
+        Separator used by arrays *created* in this store when none is given.
     **open_kwargs
-        Passed to ``open`` (e.g. ``mode=0o666``).
+        Passed to ``open``.
 
     Raises
     ------
@@ -133,7 +137,18 @@ class DBMStore(Store):
         return value if byte_range is None else byte_range.slice(value)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
-        """Return ``{key: value or None}`` under one acquisition of the lock."""
+        """Return ``{key: value or None}`` under one acquisition of the lock.
+
+        Parameters
+        ----------
+        keys : iterable of str
+            The keys.
+
+        Returns
+        -------
+        dict
+            ``{key: value or None}``.
+        """
         keys = [validate_key(k) for k in keys]
         with self._lock:
             return {k: self._get(k, None) for k in keys}

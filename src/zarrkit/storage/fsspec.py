@@ -190,7 +190,8 @@ class FsspecStore(Store):
     fs : fsspec.AbstractFileSystem, optional
         zarr-2 ``FSStore`` spelling: a file system, with ``url_or_fs`` the root path in it.
     **kwargs
-        Further storage options (zarr-2 ``FSStore(url, anon=True)`` style).
+        Further storage options (zarr-2 ``FSStore(url, anon=True)`` style), passed to the
+        file system with ``storage_options``.
 
     Notes
     -----
@@ -483,6 +484,16 @@ class FsspecStore(Store):
         >>> store.get_many(['a', 'b/c', 'nope'])
         {'a': b'1', 'b/c': b'2', 'nope': None}
         >>> store.delete_prefix('')
+
+        Parameters
+        ----------
+        keys : iterable of str
+            The keys.
+
+        Returns
+        -------
+        dict
+            ``{key: value or None}``.
         """
         keys = [validate_key(k) for k in keys]
         if not keys:
@@ -548,12 +559,32 @@ class FsspecStore(Store):
         return bool(self._call("exists", key, info, missing=False))
 
     def exists(self, key: str) -> bool:
-        """Whether an object is stored at ``key`` (a metadata request, not a download)."""
+        """Whether an object is stored at ``key`` (a metadata request, not a download).
+
+        Parameters
+        ----------
+        key : str
+            The key.
+
+        Returns
+        -------
+        bool
+        """
         validate_key(key)
         return self._exists(key)
 
     def getsize(self, key: str) -> int:
-        """Size in bytes of the object at ``key`` (0 if missing), from its metadata."""
+        """Size in bytes of the object at ``key`` (0 if missing), from its metadata.
+
+        Parameters
+        ----------
+        key : str
+            The key (one holding no value: the total of the values directly below it).
+
+        Returns
+        -------
+        int
+        """
         validate_key(key)
         path = self._path(key)
 
@@ -673,7 +704,13 @@ class FsspecStore(Store):
         self._prune([path])
 
     def delete_prefix(self, prefix: str) -> None:
-        """Remove every key starting with ``prefix`` (object stores: in batched requests)."""
+        """Remove every key starting with ``prefix`` (object stores: in batched requests).
+
+        Parameters
+        ----------
+        prefix : str
+            The start of the keys removed (``''``: all).
+        """
         self._check_writable()
         validate_prefix(prefix)
         keys = list(self.list_prefix(prefix))

@@ -99,6 +99,8 @@ class LMDBStore(Store):
     read_only : bool, default False
         Open the database read-only (it must exist) and refuse every write.  See *Read-only
         opening* below.
+    dimension_separator : {'.', '/'}, optional
+        Separator used by arrays *created* in this store when none is given.
     **kwargs
         Passed to :func:`lmdb.open` (e.g. ``subdir``, ``sync``, ``lock``, ``max_readers``).
         Writes are durable by default (``sync=True``: a write that returned survives the
@@ -222,7 +224,18 @@ class LMDBStore(Store):
             raise self._fail(f"read of {key!r}", exc) from None
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
-        """Return ``{key: value or None}`` from one read transaction (a consistent snapshot)."""
+        """Return ``{key: value or None}`` from one read transaction (a consistent snapshot).
+
+        Parameters
+        ----------
+        keys : iterable of str
+            The keys.
+
+        Returns
+        -------
+        dict
+            ``{key: value or None}``.
+        """
         keys = [validate_key(k) for k in keys]
         out: dict[str, bytes | None] = {}
         try:
@@ -243,7 +256,13 @@ class LMDBStore(Store):
                 raise self._fail(f"write of {key!r}", exc) from None
 
     def set_many(self, items: dict[str, Any]) -> None:
-        """Store several values in one write transaction (all or none of them are written)."""
+        """Store several values in one write transaction (all or none of them are written).
+
+        Parameters
+        ----------
+        items : mapping of str to bytes-like
+            The values by key.
+        """
         self._check_writable()
         rows = [(_encode(validate_key(k)), ensure_bytes_like(v, k)) for k, v in items.items()]
         with self._lock:
@@ -271,7 +290,17 @@ class LMDBStore(Store):
             raise self._fail(f"lookup of {key!r}", exc) from None
 
     def getsize(self, key: str) -> int:
-        """Size in bytes of the value at ``key`` (0 if missing)."""
+        """Size in bytes of the value at ``key`` (0 if missing).
+
+        Parameters
+        ----------
+        key : str
+            The key (one holding no value: the total of the values directly below it).
+
+        Returns
+        -------
+        int
+        """
         validate_key(key)
         try:
             with self._env().begin(buffers=True) as txn:
@@ -302,7 +331,17 @@ class LMDBStore(Store):
         return iter(keys)
 
     def list_dir(self, prefix: str = "") -> list[str]:
-        """Sorted names directly below ``prefix``; skips over each child's subtree with a seek."""
+        """Sorted names directly below ``prefix``; skips over each child's subtree with a seek.
+
+        Parameters
+        ----------
+        prefix : str, optional
+            The directory (``''``: the root).
+
+        Returns
+        -------
+        list of str
+        """
         validate_prefix(prefix)
         if prefix and not prefix.endswith("/"):
             prefix += "/"

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import atexit
 import errno
 import itertools
 import os
 import shutil
 import socket
 import stat
-import tempfile
 import time
 import threading
 from collections.abc import Iterator
@@ -18,7 +16,7 @@ from typing import Any
 from ..errors import InvalidPathError, StoreError
 from .base import ByteRange, Store, ensure_bytes_like, validate_key, validate_prefix
 
-__all__ = ["DirectoryStore", "NestedDirectoryStore", "TempStore"]
+__all__ = ["DirectoryStore"]
 
 _O_BINARY = getattr(os, "O_BINARY", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -170,6 +168,10 @@ class DirectoryStore(Store):
     fsync : bool, default False
         Flush each value and its directory entry to the device before a write returns
         (durability across power loss, at a cost in speed).
+    normalize_keys : bool, default False
+        zarr-python 2's option: keys are lower-cased before use.
+    root : str or os.PathLike, optional
+        zarr-python 3's ``LocalStore`` spelling of ``path``.
 
     Examples
     --------
@@ -231,6 +233,11 @@ class DirectoryStore(Store):
         when it comes from another host and is older than :data:`ORPHAN_AGE` seconds.  Opening
         a store for writing cleans its root directory, and listings clean the directories they
         visit; this walks everything below ``prefix``.
+
+        Parameters
+        ----------
+        prefix : str, optional
+            Only below this directory (``''``: the whole store).
         """
         self._check_writable()
         validate_prefix(prefix)
@@ -331,7 +338,19 @@ class DirectoryStore(Store):
         self, key: str, byte_range: ByteRange | None = None
     ) -> bytes | memoryview | None:
         """The value at ``key`` read into this thread's reusable buffer (see
-        :meth:`Store.get_transient`): reading chunk after chunk allocates no memory."""
+        :meth:`Store.get_transient`): reading chunk after chunk allocates no memory.
+
+        Parameters
+        ----------
+        key : str
+            The key.
+        byte_range : ByteRange, optional
+            Only these bytes of the value.
+
+        Returns
+        -------
+        bytes, memoryview or None
+        """
         if type(self)._get is not DirectoryStore._get:  # a subclass reads its own way
             return self.get(key, byte_range)
         return self._read(self._checked(key), byte_range, True)
@@ -341,7 +360,19 @@ class DirectoryStore(Store):
 
     def get_upto(self, key: str, limit: int) -> bytes | None:
         """The whole value at ``key`` expected to hold at most ``limit`` bytes: one read of
-        ``limit + 1`` bytes, no size query (small chunks read one after the other)."""
+        ``limit + 1`` bytes, no size query (small chunks read one after the other).
+
+        Parameters
+        ----------
+        key : str
+            The key.
+        limit : int
+            The size the value is expected not to exceed (a larger one is still read whole).
+
+        Returns
+        -------
+        bytes or None
+        """
         if type(self)._get is not DirectoryStore._get or self.normalize_keys:
             return self.get(key)  # a subclass reads its own way, or the key changes
         validate_key(key)
@@ -402,7 +433,15 @@ class DirectoryStore(Store):
             os.close(fd)
 
     def set_parts(self, key: str, parts: Any) -> None:
-        """Write the concatenation of ``parts`` at ``key`` with gathered writes (no joined copy)."""
+        """Write the concatenation of ``parts`` at ``key`` with gathered writes (no joined copy).
+
+        Parameters
+        ----------
+        key : str
+            The key.
+        parts : sequence of bytes-like
+            The pieces of the value, in order.
+        """
         if type(self).set is not Store.set:  # a subclass adds to set(): let it see the value
             super().set_parts(key, parts)
             return
@@ -413,7 +452,13 @@ class DirectoryStore(Store):
     def set_many(self, items: Any) -> None:
         """Write several values, each as :meth:`set` does (one file each, atomically); values
         for a key directory that does not exist yet appear together (see
-        :meth:`_write_new_directory`)."""
+        :meth:`_write_new_directory`).
+
+        Parameters
+        ----------
+        items : mapping of str to bytes-like
+            The values by key.
+        """
         if type(self).set is not Store.set:  # a subclass adds to set(): let it see the values
             super().set_many(items)
             return
@@ -694,56 +739,3 @@ class DirectoryStore(Store):
 
     def __setstate__(self, state) -> None:
         self.__dict__.update(state)
-
-
-class NestedDirectoryStore(DirectoryStore):
-    """A :class:`DirectoryStore` whose new arrays use ``/`` between chunk indices.
-
-    Chunk ``(1, 2)`` is then stored at ``1/2`` (a directory per leading index), which keeps
-    directories small for arrays with many chunks.
-
-    Examples
-    --------
-    >>> import zarrkit, tempfile
-    >>> store = zarrkit.NestedDirectoryStore(tempfile.mkdtemp())
-    >>> z = zarrkit.zeros((4, 4), chunks=(2, 2), store=store, zarr_format=2)
-    >>> z[:] = 1
-    >>> '1/1' in store
-    True
-    """
-
-    dimension_separator = "/"
-
-    def __init__(
-        self, path: Any, normalize_keys: bool = False, dimension_separator: str | None = "/",
-        read_only: bool = False, fsync: bool = False,
-    ) -> None:
-        if dimension_separator not in (None, "/"):
-            raise ValueError(
-                f"NestedDirectoryStore only supports '/' as dimension_separator, got {dimension_separator!r}"
-            )
-        super().__init__(path, normalize_keys=normalize_keys, dimension_separator="/",
-                         read_only=read_only, fsync=fsync)
-
-
-class TempStore(DirectoryStore):
-    """A :class:`DirectoryStore` in a new temporary directory, removed on ``close()`` or exit.
-
-    Examples
-    --------
-    >>> import zarrkit
-    >>> store = zarrkit.TempStore()
-    >>> z = zarrkit.ones(3, store=store)
-    >>> store.close()
-    """
-
-    def __init__(
-        self, suffix: str = "", prefix: str = "zarrkit", dir: str | None = None,
-        normalize_keys: bool = False, dimension_separator: str | None = None,
-    ) -> None:
-        path = tempfile.mkdtemp(suffix=suffix, prefix=prefix, dir=dir)
-        super().__init__(path, normalize_keys=normalize_keys, dimension_separator=dimension_separator)
-        atexit.register(shutil.rmtree, path, True)
-
-    def close(self) -> None:
-        shutil.rmtree(self.path, ignore_errors=True)

@@ -17,6 +17,11 @@ class MappingStore(Store):
     ``store = {}; zarrkit.zeros(..., store=store)`` fills ``store``.  A read-only ``Mapping``
     gives a read-only store.
 
+    Parameters
+    ----------
+    mapping : MutableMapping or Mapping
+        The user's mapping of keys to values.
+
     Examples
     --------
     >>> from zarrkit.storage import MappingStore
@@ -81,6 +86,11 @@ class MappingStore(Store):
 
 class KVStore(MappingStore):
     """zarr-python 2's name for a store over a user's mapping: ``KVStore(dict())``.
+
+    Parameters
+    ----------
+    mapping : MutableMapping or Mapping
+        The user's mapping of keys to values.
 
     Examples
     --------

@@ -15,6 +15,15 @@ class MemoryStore(Store):
 
     Values are kept as immutable ``bytes``; the store is safe to share between threads.
 
+    Parameters
+    ----------
+    root : dict, optional
+        The dict to keep the values in (default: a new one).
+    cls : type, optional
+        zarr-python 2's type of the new dict (``dict`` by default).
+    dimension_separator : {'.', '/'}, optional
+        Separator used by arrays *created* in this store when none is given.
+
     Examples
     --------
     >>> import zarrkit
@@ -91,4 +100,14 @@ class MemoryStore(Store):
 
 
 class DictStore(MemoryStore):
-    """Alias of :class:`MemoryStore` under its zarr-2 name (the default store of ``group()``)."""
+    """Alias of :class:`MemoryStore` under its zarr-2 name (the default store of ``group()``).
+
+    Parameters
+    ----------
+    root : dict, optional
+        The dict to keep the values in (default: a new one).
+    cls : type, optional
+        zarr-python 2's type of the new dict (``dict`` by default).
+    dimension_separator : {'.', '/'}, optional
+        Separator used by arrays *created* in this store when none is given.
+    """

@@ -155,7 +155,18 @@ class RedisStore(Store):
         return bytes(value)  # GETRANGE clamps out-of-range offsets (b'' past the end)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
-        """Return ``{key: value or None}`` with one ``MGET`` per 1000 keys."""
+        """Return ``{key: value or None}`` with one ``MGET`` per 1000 keys.
+
+        Parameters
+        ----------
+        keys : iterable of str
+            The keys.
+
+        Returns
+        -------
+        dict
+            ``{key: value or None}``.
+        """
         keys = [validate_key(k) for k in keys]
         out: dict[str, bytes | None] = dict.fromkeys(keys)
         unique = list(out)
@@ -171,7 +182,13 @@ class RedisStore(Store):
             client.set(self._key(key), bytes(value))
 
     def set_many(self, items: dict[str, Any]) -> None:
-        """Store several values with one ``MSET`` (atomic: all or none are written)."""
+        """Store several values with one ``MSET`` (atomic: all or none are written).
+
+        Parameters
+        ----------
+        items : mapping of str to bytes-like
+            The values by key.
+        """
         self._check_writable()
         mapping = {self._key(validate_key(k)): bytes(ensure_bytes_like(v, k))
                    for k, v in items.items()}
@@ -189,7 +206,17 @@ class RedisStore(Store):
             return bool(client.exists(self._key(key)))
 
     def getsize(self, key: str) -> int:
-        """Size in bytes of the value at ``key`` (0 if missing), by ``STRLEN``."""
+        """Size in bytes of the value at ``key`` (0 if missing), by ``STRLEN``.
+
+        Parameters
+        ----------
+        key : str
+            The key (one holding no value: the total of the values directly below it).
+
+        Returns
+        -------
+        int
+        """
         validate_key(key)
         with self._op(f"size of {key!r}") as client:
             return int(client.strlen(self._key(key)))

@@ -70,6 +70,8 @@ class SQLiteStore(Store):
         private in-memory database (one shared connection; it cannot be pickled).
     read_only : bool, default False
         Open the database read-only (it must exist) and refuse every write.
+    dimension_separator : {'.', '/'}, optional
+        Separator used by arrays *created* in this store when none is given.
     **kwargs
         Passed to :func:`sqlite3.connect` (e.g. ``timeout``, seconds to wait for another
         process's lock; default 30).
@@ -233,7 +235,18 @@ class SQLiteStore(Store):
         return _as_bytes(rows[0][0])
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
-        """Return ``{key: value or None}``, reading up to 500 keys per query."""
+        """Return ``{key: value or None}``, reading up to 500 keys per query.
+
+        Parameters
+        ----------
+        keys : iterable of str
+            The keys.
+
+        Returns
+        -------
+        dict
+            ``{key: value or None}``.
+        """
         keys = [validate_key(k) for k in keys]
         out: dict[str, bytes | None] = dict.fromkeys(keys)
         unique = list(out)
@@ -254,7 +267,13 @@ class SQLiteStore(Store):
         )
 
     def set_many(self, items: dict[str, Any]) -> None:
-        """Store several values in a single transaction (all or none of them are written)."""
+        """Store several values in a single transaction (all or none of them are written).
+
+        Parameters
+        ----------
+        items : mapping of str to bytes-like
+            The values by key.
+        """
         self._check_writable()
         rows = [(validate_key(k), bytes(ensure_bytes_like(v, k))) for k, v in items.items()]
         if rows:
@@ -271,7 +290,17 @@ class SQLiteStore(Store):
         return bool(self._read(f"SELECT 1 FROM {_TABLE} WHERE k = ?", (key,), repr(key)))
 
     def getsize(self, key: str) -> int:
-        """Size in bytes of the value at ``key`` (0 if missing); the value is not read."""
+        """Size in bytes of the value at ``key`` (0 if missing); the value is not read.
+
+        Parameters
+        ----------
+        key : str
+            The key (one holding no value: the total of the values directly below it).
+
+        Returns
+        -------
+        int
+        """
         validate_key(key)
         rows = self._read(f"SELECT length(v) FROM {_TABLE} WHERE k = ?", (key,), repr(key))
         return int(rows[0][0] or 0) if rows else 0

@@ -15,7 +15,13 @@ __all__ = ["WrapperStore", "ReadOnlyStore", "CountingStore", "LatencyStore", "LR
 
 
 class WrapperStore(Store):
-    """Forward the store contract to ``inner``; subclasses override what they change."""
+    """Forward the store contract to ``inner``; subclasses override what they change.
+
+    Parameters
+    ----------
+    inner : Store, MutableMapping or str
+        The store wrapped (anything :func:`~zarrkit.storage.coerce_store` takes).
+    """
 
     def __init__(self, inner: Any) -> None:
         self.inner: Store = coerce_store(inner)
@@ -25,10 +31,12 @@ class WrapperStore(Store):
 
     @property
     def dimension_separator(self) -> str | None:
+        """The wrapped store's separator of new arrays' chunk keys."""
         return getattr(self.inner, "dimension_separator", None)
 
     @property
     def high_latency(self) -> bool:  # type: ignore[override]
+        """Whether the wrapped store is slow to answer (object storage)."""
         return getattr(self.inner, "high_latency", False)
 
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
@@ -75,6 +83,11 @@ class WrapperStore(Store):
 class ReadOnlyStore(WrapperStore):
     """A read-only view of another store; every write raises :class:`~zarrkit.errors.ReadOnlyError`.
 
+    Parameters
+    ----------
+    inner : Store, MutableMapping or str
+        The store wrapped (anything :func:`~zarrkit.storage.coerce_store` takes).
+
     Examples
     --------
     >>> import zarrkit
@@ -95,6 +108,11 @@ class CountingStore(WrapperStore):
     """Count the requests made to another store (``counts['get']``, ``'set'``, ``'list'``...).
 
     ``bytes_read`` sums the bytes returned.  Used to test how many requests an operation makes.
+
+    Parameters
+    ----------
+    inner : Store, MutableMapping or str
+        The store wrapped (anything :func:`~zarrkit.storage.coerce_store` takes).
 
     Examples
     --------
@@ -178,6 +196,13 @@ class CountingStore(WrapperStore):
 
 class LatencyStore(WrapperStore):
     """Add a fixed delay to every request of another store (to model object storage).
+
+    Parameters
+    ----------
+    inner : Store, MutableMapping or str
+        The store wrapped (anything :func:`~zarrkit.storage.coerce_store` takes).
+    seconds : float, optional
+        The delay added to each request.
 
     Examples
     --------

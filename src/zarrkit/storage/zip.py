@@ -86,6 +86,10 @@ class ZipStore(Store):
         existing one; ``'x'``: a new file, :class:`~zarrkit.errors.NodeExistsError` (a
         ``FileExistsError``) if it exists; ``'a'``: add members to an existing zip file, or
         create it.
+    dimension_separator : {'.', '/'}, optional
+        Separator used by arrays *created* in this store when none is given.
+    read_only : bool, optional
+        zarr-python 3's spelling: True is ``mode='r'``.
 
     Notes
     -----

@@ -1,0 +1,167 @@
+"""Changing an array's shape: :meth:`~zarrkit.core.array.Array.resize` and
+:meth:`~zarrkit.core.array.Array.append`, written in an order that a writer killed at any
+point leaves consistent (see ``_resize_locked``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..errors import ReadOnlyError, ShapeMismatchError
+from ..metadata import io
+from ..metadata.normalize import normalize_shape
+from .chunks import ChunkContext
+from .indexing import make_indexer
+from .stored import iter_stored
+from .write import write_selection
+
+__all__ = ["ResizeMethods"]
+
+
+class ResizeMethods:
+    """Resizing and appending to an array."""
+
+    # what the array class provides
+    _meta: Any
+    _ctx: Any
+    _path: str
+    _store: Any
+    _chunk_store: Any
+    _is_view: bool
+    _cache_metadata: bool
+    _write_empty_chunks: bool
+    _synchronizer: Any
+    _lock: Callable[[str], Any]
+    _set_meta: Callable[[Any], None]
+    _write_metadata: Callable[[Any], None]
+    _check_writable: Callable[[], None]
+
+    def resize(self, *args: Any) -> None:
+        """Change the shape; chunks wholly outside a shrunk shape are deleted.
+
+        Parameters
+        ----------
+        *args : int or tuple of ints
+            The new shape: one int per dimension, or one tuple.
+
+        Raises
+        ------
+        ShapeMismatchError
+            The new shape has another number of dimensions.
+        ReadOnlyError
+            The array is read-only, or a view.
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> z = zarrkit.zeros((10, 10), chunks=(5, 5))
+        >>> z.resize(20, 10)
+        >>> z.shape
+        (20, 10)
+        """
+        self._check_resizable()
+        new_shape = normalize_shape(args[0] if len(args) == 1 else args)
+        if len(new_shape) != len(self._meta.shape):
+            raise ShapeMismatchError(
+                f"new shape {new_shape} must have {len(self._meta.shape)} dimensions like {self._meta.shape}"
+            )
+        with self._metadata_lock():
+            self._resize_locked(new_shape)
+
+    def _metadata_lock(self):
+        """The synchronizer's lock on this array's metadata document (a no-op without one)."""
+        return self._lock(io.meta_key(self._path, self._meta.metadata_key))
+
+    def _load_for_update(self) -> Any:
+        """The current metadata, re-read from the store when other writers may change it."""
+        if self._synchronizer is not None or not self._cache_metadata:
+            self._set_meta(io.load_array_metadata(self._store, self._path))
+        return self._meta
+
+    def _resize_locked(self, new_shape: tuple[int, ...], appended: Any = None) -> None:
+        """Write the metadata of ``new_shape`` in an order a writer killed at any point leaves
+        consistent: stored objects outside the current grid (left by an interrupted resize,
+        invisible until the array grows over them) deleted first, ``appended`` (``(region,
+        data)``) written out of sight, the new metadata, then a shrunk grid's objects deleted."""
+        old = self._load_for_update()
+        new = old.evolve(shape=new_shape)
+        old_grid, new_grid = old.storage_grid.grid_shape, new.storage_grid.grid_shape
+        leftovers, shrunk = [], []
+        for c, key in iter_stored(self._ctx, old, within=False):
+            if any(i >= m for i, m in zip(c, old_grid)):
+                leftovers.append(key)
+            elif any(i >= m for i, m in zip(c, new_grid)):
+                shrunk.append(key)
+        for key in leftovers:
+            self._chunk_store.delete(key)
+        if appended is not None:
+            region, data = appended
+            ctx = ChunkContext.build(self._chunk_store, self._path, new)
+            write_selection(ctx, make_indexer(region, new.shape, ctx.grid, "basic"), data,
+                            write_empty_chunks=self._write_empty_chunks, synchronizer=self._synchronizer)
+        self._write_metadata(new)
+        for key in shrunk:
+            self._chunk_store.delete(key)
+
+    def _check_resizable(self) -> None:
+        if self._is_view:
+            raise ReadOnlyError("not permitted for views")
+        self._check_writable()
+
+    def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
+        """Append ``data`` along ``axis``; all other dimensions must match.
+
+        The rows are written before the shape that shows them: an append is all or nothing,
+        and concurrent appends (with a synchronizer) never claim the same rows.
+
+        Parameters
+        ----------
+        data : array-like
+            The values, with the array's number of dimensions.
+        axis : int, optional
+            The dimension to grow.
+
+        Returns
+        -------
+        tuple of ints
+            The new shape.
+
+        Raises
+        ------
+        ShapeMismatchError
+            The other dimensions of ``data`` differ from the array's.
+        ValueError
+            ``axis`` is out of range.
+
+        Examples
+        --------
+        >>> import numpy as np, zarrkit
+        >>> z = zarrkit.array(np.arange(6).reshape(2, 3), chunks=(1, 3))
+        >>> z.append(np.arange(3).reshape(1, 3))
+        (3, 3)
+        """
+        self._check_resizable()
+        data = np.asanyarray(data)
+        # the whole append holds the metadata lock: concurrent appends never claim the same rows
+        with self._metadata_lock():
+            shape = self._load_for_update().shape
+            if not -len(shape) <= axis < len(shape):
+                raise ValueError(f"axis {axis} is out of range for a {len(shape)}-d array")
+            axis = axis % len(shape)
+            if data.ndim != len(shape) or any(
+                d != s for i, (d, s) in enumerate(zip(data.shape, shape)) if i != axis
+            ):
+                raise ShapeMismatchError(
+                    f"shape of data to append {data.shape} is not compatible with the array's "
+                    f"shape {shape}; all dimensions must match except dimension {axis}"
+                )
+            new_shape = tuple(s + data.shape[axis] if i == axis else s for i, s in enumerate(shape))
+            region = tuple(
+                slice(shape[axis], new_shape[axis]) if i == axis else slice(None)
+                for i in range(len(shape))
+            )
+            # the rows are written before the shape that shows them: an append is all or nothing
+            self._resize_locked(new_shape, appended=(region, data))
+        return new_shape

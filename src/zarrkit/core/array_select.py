@@ -1,0 +1,310 @@
+"""zarr-python 2's selection methods of :class:`~zarrkit.core.array.Array`: ``get_``/``set_``
+``basic``, ``orthogonal``, ``coordinate``, ``mask`` and ``block`` selections.
+
+``z[...]``, ``z.oindex[...]``, ``z.vindex[...]`` and ``z.blocks[...]`` are these methods; each
+makes an indexer (:mod:`.indexing`) and reads (:mod:`.read`) or writes (:mod:`.write`) the
+chunks it touches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .indexing import _is_scalar_selection, make_indexer
+from .read import read_selection
+from .write import write_selection
+
+__all__ = ["SelectionMethods"]
+
+
+class SelectionMethods:
+    """Reading and writing selections of an array."""
+
+    # what the array class provides
+    _meta: Any
+    _ctx: Any
+    _runtime_order: str | None
+    _write_empty_chunks: bool
+    _synchronizer: Any
+    _refresh_metadata: Callable[[], None]
+    _check_writable: Callable[[], None]
+
+    def _get(self, selection: Any, kind: str, out: Any = None, fields: Any = None) -> Any:
+        self._refresh_metadata()
+        indexer = make_indexer(selection, self._meta.shape, self._ctx.grid, kind)
+        result = read_selection(self._ctx, indexer, out=out, fields=fields)
+        if self._runtime_order == "F" and out is None and result.ndim > 1:
+            result = np.asfortranarray(result)
+        if out is None and result.shape == () and (
+            kind in ("orthogonal", "coordinate", "mask")
+            or (kind == "basic" and _is_scalar_selection(selection, self._meta.shape))
+        ):
+            return result[()]  # a single item is a scalar, as zarr-python 2 returns it
+        return result
+
+    def _set(self, selection: Any, value: Any, kind: str, fields: Any = None) -> None:
+        self._check_writable()
+        self._refresh_metadata()
+        indexer = make_indexer(selection, self._meta.shape, self._ctx.grid, kind)
+        write_selection(
+            self._ctx,
+            indexer,
+            value,
+            fields=fields,
+            write_empty_chunks=self._write_empty_chunks,
+            synchronizer=self._synchronizer,
+        )
+
+    def get_basic_selection(self, selection: Any = Ellipsis, out: Any = None, fields: Any = None) -> Any:
+        """Retrieve data using ints, slices (any step) and Ellipsis (what ``z[...]`` does).
+
+        Parameters
+        ----------
+        selection : int, slice, Ellipsis or tuple of them, optional
+            One item per dimension (fewer: the rest are whole); the whole array by default.
+        out : ndarray, optional
+            Where to write the result (its shape must be the selection's).
+        fields : str or list of str, optional
+            Fields of a structured data type to read.
+
+        Returns
+        -------
+        ndarray or scalar
+            The selected data (a scalar when every dimension is indexed by an int).
+
+        Raises
+        ------
+        IndexError
+            An index out of bounds or of another kind.
+
+        Examples
+        --------
+        >>> import numpy as np, zarrkit
+        >>> z = zarrkit.array(np.arange(12).reshape(3, 4), chunks=(2, 2))
+        >>> z.get_basic_selection((slice(0, 3, 2), -1))
+        array([ 3, 11])
+        """
+        return self._get(selection, "basic", out=out, fields=fields)
+
+    def set_basic_selection(self, selection: Any, value: Any, fields: Any = None) -> None:
+        """Modify data using ints, slices (any step) and Ellipsis (what ``z[...] = v`` does).
+
+        Parameters
+        ----------
+        selection : int, slice, Ellipsis or tuple of them
+            One item per dimension (fewer: the rest are whole).
+        value : scalar or array-like
+            The values, broadcast to the selection's shape.
+        fields : str or list of str, optional
+            Fields of a structured data type to write.
+
+        Raises
+        ------
+        ReadOnlyError
+            The array is read-only.
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> z = zarrkit.zeros((2, 4), chunks=2, dtype='i4')
+        >>> z.set_basic_selection((1, slice(None, None, 2)), 7)
+        >>> z[1].tolist()
+        [7, 0, 7, 0]
+        """
+        self._set(selection, value, "basic", fields=fields)
+
+    def get_orthogonal_selection(self, selection: Any, out: Any = None, fields: Any = None) -> Any:
+        """Retrieve data selecting each dimension independently (``z.oindex[...]``).
+
+        Parameters
+        ----------
+        selection : tuple
+            Per dimension an int, a slice, an integer array or a boolean mask.
+        out : ndarray, optional
+            Where to write the result.
+        fields : str or list of str, optional
+            Fields of a structured data type to read.
+
+        Returns
+        -------
+        ndarray
+            The outer product of the selections.
+
+        Examples
+        --------
+        >>> import numpy as np, zarrkit
+        >>> z = zarrkit.array(np.arange(12).reshape(3, 4), chunks=(2, 2))
+        >>> z.get_orthogonal_selection(([0, 2], [1, 3]))
+        array([[ 1,  3],
+               [ 9, 11]])
+        """
+        return self._get(selection, "orthogonal", out=out, fields=fields)
+
+    def set_orthogonal_selection(self, selection: Any, value: Any, fields: Any = None) -> None:
+        """Modify data selecting each dimension independently (``z.oindex[...] = v``).
+
+        Parameters
+        ----------
+        selection : tuple
+            Per dimension an int, a slice, an integer array or a boolean mask.
+        value : scalar or array-like
+            The values, broadcast to the selection's shape.
+        fields : str or list of str, optional
+            Fields of a structured data type to write.
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> z = zarrkit.zeros((3, 3), chunks=2, dtype='i4')
+        >>> z.set_orthogonal_selection(([0, 2], [0, 2]), 1)
+        >>> int(z[:].sum())
+        4
+        """
+        self._set(selection, value, "orthogonal", fields=fields)
+
+    def get_coordinate_selection(self, selection: Any, out: Any = None, fields: Any = None) -> Any:
+        """Retrieve points given by their coordinates (``z.vindex[...]`` with integer arrays).
+
+        Parameters
+        ----------
+        selection : tuple of integer arrays
+            One array of coordinates per dimension (broadcast together).
+        out : ndarray, optional
+            Where to write the result.
+        fields : str or list of str, optional
+            Fields of a structured data type to read.
+
+        Returns
+        -------
+        ndarray
+            The points, in the shape of the coordinate arrays.
+
+        Examples
+        --------
+        >>> import numpy as np, zarrkit
+        >>> z = zarrkit.array(np.arange(12).reshape(3, 4), chunks=(2, 2))
+        >>> z.get_coordinate_selection(([0, 2], [1, 3]))
+        array([ 1, 11])
+        """
+        return self._get(selection, "coordinate", out=out, fields=fields)
+
+    def set_coordinate_selection(self, selection: Any, value: Any, fields: Any = None) -> None:
+        """Modify points given by their coordinates (``z.vindex[...] = v``).
+
+        Parameters
+        ----------
+        selection : tuple of integer arrays
+            One array of coordinates per dimension.
+        value : scalar or array-like
+            The values, one per point (or broadcast).
+        fields : str or list of str, optional
+            Fields of a structured data type to write.
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> z = zarrkit.zeros((3, 3), chunks=2, dtype='i4')
+        >>> z.set_coordinate_selection(([0, 2], [0, 2]), [5, 6])
+        >>> int(z[0, 0]), int(z[2, 2]), int(z[0, 2])
+        (5, 6, 0)
+        """
+        self._set(selection, value, "coordinate", fields=fields)
+
+    def get_mask_selection(self, selection: Any, out: Any = None, fields: Any = None) -> Any:
+        """Retrieve the items where a boolean array of the array's shape is True.
+
+        Parameters
+        ----------
+        selection : ndarray of bool
+            A mask of the array's shape.
+        out : ndarray, optional
+            Where to write the result.
+        fields : str or list of str, optional
+            Fields of a structured data type to read.
+
+        Returns
+        -------
+        ndarray
+            The selected items, in C order.
+
+        Examples
+        --------
+        >>> import numpy as np, zarrkit
+        >>> z = zarrkit.array(np.arange(6).reshape(2, 3), chunks=2)
+        >>> z.get_mask_selection(np.arange(6).reshape(2, 3) % 2 == 1)
+        array([1, 3, 5])
+        """
+        return self._get(selection, "mask", out=out, fields=fields)
+
+    def set_mask_selection(self, selection: Any, value: Any, fields: Any = None) -> None:
+        """Modify the items where a boolean array of the array's shape is True.
+
+        Parameters
+        ----------
+        selection : ndarray of bool
+            A mask of the array's shape.
+        value : scalar or array-like
+            The values, one per True item (or broadcast).
+        fields : str or list of str, optional
+            Fields of a structured data type to write.
+
+        Examples
+        --------
+        >>> import numpy as np, zarrkit
+        >>> z = zarrkit.zeros(4, chunks=2, dtype='i4')
+        >>> z.set_mask_selection(np.array([True, False, False, True]), 9)
+        >>> z[:].tolist()
+        [9, 0, 0, 9]
+        """
+        self._set(selection, value, "mask", fields=fields)
+
+    def get_block_selection(self, selection: Any, out: Any = None, fields: Any = None) -> Any:
+        """Retrieve whole chunks by their grid indices (``z.blocks[...]``).
+
+        Parameters
+        ----------
+        selection : int, slice or tuple of them
+            Chunk indices per dimension (ints or step-1 slices).
+        out : ndarray, optional
+            Where to write the result.
+        fields : str or list of str, optional
+            Fields of a structured data type to read.
+
+        Returns
+        -------
+        ndarray
+            The data of the chunks selected.
+
+        Examples
+        --------
+        >>> import numpy as np, zarrkit
+        >>> z = zarrkit.array(np.arange(10), chunks=4)
+        >>> z.get_block_selection(2)
+        array([8, 9])
+        """
+        return self._get(selection, "block", out=out, fields=fields)
+
+    def set_block_selection(self, selection: Any, value: Any, fields: Any = None) -> None:
+        """Modify whole chunks by their grid indices (``z.blocks[...] = v``).
+
+        Parameters
+        ----------
+        selection : int, slice or tuple of them
+            Chunk indices per dimension (ints or step-1 slices).
+        value : scalar or array-like
+            The values, broadcast to the chunks' shape.
+        fields : str or list of str, optional
+            Fields of a structured data type to write.
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> z = zarrkit.zeros(6, chunks=2, dtype='i4')
+        >>> z.set_block_selection(1, 3)
+        >>> z[:].tolist()
+        [0, 0, 3, 3, 0, 0]
+        """
+        self._set(selection, value, "block", fields=fields)

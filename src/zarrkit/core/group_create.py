@@ -1,0 +1,466 @@
+"""How a group creates its members: sub-groups (``create_group``, ``require_group``...) and
+arrays with zarr-python 2's methods (``create``, ``zeros``, ``array``, ``zeros_like``...,
+h5py's ``create_dataset`` and ``require_dataset``), each the creation function of the same
+name run on the group's store, below the group, under its hierarchy lock; the group's format,
+synchronizer and chunk store are the defaults."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..errors import ContainsArrayError, ContainsGroupError
+from ..metadata import io
+from ..metadata.normalize import normalize_shape
+from ..storage.base import describe_location
+from . import creation, creation_like
+from .array import Array
+from .initialize import init_group
+
+__all__ = ["MemberCreationMethods"]
+
+
+class MemberCreationMethods:
+    """The member-creating methods of :class:`~zarrkit.core.group.Group`."""
+
+    # what the group class provides
+    _store: Any
+    _store_arg: Any
+    _chunk_store_arg: Any
+    _zarr_format: int
+    _synchronizer: Any
+    _cache_attrs: bool
+    _item_path: Callable[[Any], str]
+    _check_not_above: Callable[[str, Any], None]
+    _check_free: Callable[[str, Any], None]
+    _open_member: Callable[[str, str], Any]
+    _check_writable: Callable[[], None]
+    _hierarchy_lock: Callable[[], Any]
+
+    def _create_group_nosync(self, name: Any, overwrite: bool) -> Any:
+        path = self._item_path(name)
+        if overwrite:
+            self._check_not_above(path, name)
+        else:
+            self._check_free(path, name)
+        init_group(
+            self._store, path=path, overwrite=overwrite, chunk_store=self._chunk_store_arg,
+            zarr_format=self._zarr_format,
+        )
+        return self._open_member(path, "group")  # type: ignore[return-value]
+
+    def create_group(self, name: str, overwrite: bool = False, attributes: dict[str, Any] | None = None) -> Any:
+        """Create a sub-group (and any missing intermediate groups).
+
+        Parameters
+        ----------
+        name : str
+            Name (or path below this group; ``'/x'`` from the root) of the new group.
+        overwrite : bool, optional
+            Replace whatever is at ``name``.
+        attributes : dict, optional
+            Attributes of the new group.
+
+        Returns
+        -------
+        Group
+            The new group.
+
+        Raises
+        ------
+        ContainsGroupError, ContainsArrayError
+            A node is at ``name`` (both are ``ValueError``) and ``overwrite`` is False.
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> g = zarrkit.group()
+        >>> g.create_group('a/b', attributes={'x': 1}).path
+        'a/b'
+        """
+        self._check_writable()
+        with self._hierarchy_lock():
+            group = self._create_group_nosync(name, overwrite)
+        if attributes:
+            group.attrs.update(attributes)
+        return group
+
+    def require_group(self, name: str, overwrite: bool = False) -> Any:
+        """Obtain a sub-group, creating it if it doesn't exist.
+
+        The check and the creation are one step under the synchronizer's hierarchy lock, so
+        processes requiring the same group all get it.
+
+        Parameters
+        ----------
+        name : str
+            Name (or path below this group) of the group.
+        overwrite : bool, optional
+            Replace whatever is at ``name`` with a new, empty group.
+
+        Returns
+        -------
+        Group
+
+        Raises
+        ------
+        ContainsArrayError
+            An array is at ``name`` and ``overwrite`` is False.
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> g = zarrkit.group()
+        >>> g.require_group('a') == g.require_group('a')
+        True
+        """
+        self._check_writable()
+        with self._hierarchy_lock():
+            path = self._item_path(name)
+            kind = io.node_kind(self._store, path)
+            if kind == "group" and not overwrite:
+                return self._open_member(path, "group")  # type: ignore[return-value]
+            if kind == "array" and not overwrite:
+                raise ContainsArrayError(f"{describe_location(self._store_arg, path)} holds an array, not a group", path)
+            try:
+                return self._create_group_nosync(name, overwrite)
+            except ContainsGroupError:
+                # created meanwhile by another process (no synchronizer to order us): it is
+                # what was required
+                if overwrite or io.node_kind(self._store, path) != "group":
+                    raise
+                return self._open_member(path, "group")  # type: ignore[return-value]
+
+    def create_groups(self, *names: str, **kwargs: Any) -> tuple[Any, ...]:
+        """Create several sub-groups at once.
+
+        Parameters
+        ----------
+        *names : str
+            Names of the new groups.
+        **kwargs
+            Forwarded to :meth:`create_group` for each (``overwrite``, ``attributes``).
+
+        Returns
+        -------
+        tuple of Group
+        """
+        return tuple(self.create_group(n, **kwargs) for n in names)
+
+    def require_groups(self, *names: str) -> tuple[Any, ...]:
+        """Require several sub-groups at once (:meth:`require_group` for each).
+
+        Parameters
+        ----------
+        *names : str
+            Names of the groups.
+
+        Returns
+        -------
+        tuple of Group
+        """
+        return tuple(self.require_group(n) for n in names)
+
+    def _array_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        kwargs.setdefault("zarr_format", self._zarr_format)
+        kwargs.setdefault("synchronizer", self._synchronizer)
+        kwargs.setdefault("cache_attrs", self._cache_attrs)
+        if self._chunk_store_arg is not None:
+            kwargs.setdefault("chunk_store", self._chunk_store_arg)
+        return kwargs
+
+    def _create_nosync(self, fn_name: str, name: Any, *args: Any, **kwargs: Any) -> Array:
+        if fn_name == "create" and kwargs.get("data") is not None:
+            fn_name = "array"
+            args = (kwargs.pop("data"),)
+        kwargs.pop("data", None)
+        path = self._item_path(name)
+        self._check_not_above(path, name)
+        fn = getattr(creation_like if fn_name.endswith("_like") else creation, fn_name)
+        return fn(*args, store=self._store_arg, path=path, **self._array_kwargs(kwargs))
+
+    def _create(self, fn_name: str, name: Any, *args: Any, **kwargs: Any) -> Array:
+        self._check_writable()
+        with self._hierarchy_lock():
+            return self._create_nosync(fn_name, name, *args, **kwargs)
+
+    def create_dataset(self, name: str, **kwargs: Any) -> Array:
+        """Create an array (h5py's spelling): with ``data=``, filled with it.
+
+        Parameters
+        ----------
+        name : str
+            Name (or path below this group) of the new array.
+        **kwargs
+            Forwarded to :func:`zarrkit.create` (``shape``, ``dtype``, ``chunks``,
+            ``compressor`` or h5py's ``compression``/``compression_opts``, ...), or with
+            ``data=`` to :func:`zarrkit.array`.
+
+        Returns
+        -------
+        Array
+            The new array.
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> g = zarrkit.group()
+        >>> g.create_dataset('x', data=[1, 2, 3], chunks=2)[:].tolist()
+        [1, 2, 3]
+        """
+        return self._create("create", name, **kwargs)
+
+    def require_dataset(self, name: str, shape: Any, dtype: Any = None, exact: bool = False, **kwargs: Any) -> Array:
+        """Obtain an array, creating it if it doesn't exist.
+
+        Parameters
+        ----------
+        name : str
+            Name (or path below this group) of the array.
+        shape : int or tuple of ints
+            The shape an existing array must have, or the new one's.
+        dtype : str or dtype, optional
+            The data type of the new array; an existing one's must be it (``exact``) or be
+            castable from it.
+        exact : bool, optional
+            Require the existing array's data type to be ``dtype`` exactly.
+        **kwargs
+            Forwarded to :func:`zarrkit.create` when the array is created.
+
+        Returns
+        -------
+        Array
+            The existing or new array.
+
+        Raises
+        ------
+        TypeError
+            An existing array's shape or data type differs.
+        ContainsGroupError
+            A group is at ``name``.
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> g = zarrkit.group()
+        >>> a = g.require_dataset('x', shape=(4,), dtype='i4')
+        >>> g.require_dataset('x', shape=(4,), dtype='i2') == a  # i2 casts to i4
+        True
+        """
+        self._check_writable()
+        with self._hierarchy_lock():
+            path = self._item_path(name)
+            kind = io.node_kind(self._store, path)
+            if kind is None:
+                return self._create_nosync("create", name, shape=shape, dtype=dtype, **kwargs)
+            if kind == "group":
+                raise ContainsGroupError(f"{describe_location(self._store_arg, path)} holds a group, not an array", path)
+        a = self._open_member(path, "array")
+        shape = normalize_shape(shape)
+        if a.shape != shape:  # type: ignore[union-attr]
+            raise TypeError(f"shapes do not match: existing {a.shape}, new {shape}")  # type: ignore[union-attr]
+        if dtype is not None:
+            dtype = np.dtype(dtype)
+            if exact and dtype != a.dtype:  # type: ignore[union-attr]
+                raise TypeError(f"dtypes do not match exactly: existing {a.dtype}, new {dtype}")  # type: ignore[union-attr]
+            if not exact and not np.can_cast(dtype, a.dtype):  # type: ignore[union-attr]
+                raise TypeError(f"dtypes ({dtype}, {a.dtype}) are not compatible")  # type: ignore[union-attr]
+        return a  # type: ignore[return-value]
+
+    def create(self, name: str, **kwargs: Any) -> Array:
+        """Create an array below this group.
+
+        Parameters
+        ----------
+        name : str
+            Name (or path below this group) of the new array.
+        **kwargs
+            Forwarded to :func:`zarrkit.create` (``shape``, ``chunks``, ``dtype``...).
+
+        Returns
+        -------
+        Array
+            The new array.
+        """
+        return self._create("create", name, **kwargs)
+
+    def empty(self, name: str, **kwargs: Any) -> Array:
+        """Create an array with no fill value below this group.
+
+        Parameters
+        ----------
+        name : str
+            Name (or path below this group) of the new array.
+        **kwargs
+            Forwarded to :func:`zarrkit.empty` (``shape``, ``chunks``, ``dtype``...).
+
+        Returns
+        -------
+        Array
+            The new array.
+        """
+        return self._create("empty", name, **kwargs)
+
+    def zeros(self, name: str, **kwargs: Any) -> Array:
+        """Create an array of zeros below this group.
+
+        Parameters
+        ----------
+        name : str
+            Name (or path below this group) of the new array.
+        **kwargs
+            Forwarded to :func:`zarrkit.zeros` (``shape``, ``chunks``, ``dtype``...).
+
+        Returns
+        -------
+        Array
+            The new array.
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> g = zarrkit.group()
+        >>> g.zeros('a/b', shape=(2, 3), chunks=(1, 3)).path
+        'a/b'
+        """
+        return self._create("zeros", name, **kwargs)
+
+    def ones(self, name: str, **kwargs: Any) -> Array:
+        """Create an array of ones below this group.
+
+        Parameters
+        ----------
+        name : str
+            Name (or path below this group) of the new array.
+        **kwargs
+            Forwarded to :func:`zarrkit.ones` (``shape``, ``chunks``, ``dtype``...).
+
+        Returns
+        -------
+        Array
+            The new array.
+        """
+        return self._create("ones", name, **kwargs)
+
+    def full(self, name: str, fill_value: Any, **kwargs: Any) -> Array:
+        """Create an array filled with ``fill_value`` below this group.
+
+        Parameters
+        ----------
+        name : str
+            Name (or path below this group) of the new array.
+        fill_value : object
+            The value of every element not written.
+        **kwargs
+            Forwarded to :func:`zarrkit.full` (``shape``, ``chunks``, ``dtype``...).
+
+        Returns
+        -------
+        Array
+            The new array.
+        """
+        return self._create("full", name, fill_value=fill_value, **kwargs)
+
+    def array(self, name: str, data: Any, **kwargs: Any) -> Array:
+        """Create an array holding ``data`` below this group.
+
+        Parameters
+        ----------
+        name : str
+            Name (or path below this group) of the new array.
+        data : array-like
+            The values.
+        **kwargs
+            Forwarded to :func:`zarrkit.array` (``chunks``, ``dtype``...).
+
+        Returns
+        -------
+        Array
+            The new array.
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> g = zarrkit.group()
+        >>> g.array('x', [[1, 2], [3, 4]])[1].tolist()
+        [3, 4]
+        """
+        return self._create("array", name, data, **kwargs)
+
+    def empty_like(self, name: str, data: Any, **kwargs: Any) -> Array:
+        """Create an empty array like ``data`` below this group.
+
+        Parameters
+        ----------
+        name : str
+            Name (or path below this group) of the new array.
+        data : array-like
+            The array whose shape, chunks, data type and codecs the new one takes.
+        **kwargs
+            Forwarded to :func:`zarrkit.empty_like`.
+
+        Returns
+        -------
+        Array
+            The new array.
+        """
+        return self._create("empty_like", name, data, **kwargs)
+
+    def zeros_like(self, name: str, data: Any, **kwargs: Any) -> Array:
+        """Create an array of zeros like ``data`` below this group.
+
+        Parameters
+        ----------
+        name : str
+            Name (or path below this group) of the new array.
+        data : array-like
+            The array whose shape, chunks, data type and codecs the new one takes.
+        **kwargs
+            Forwarded to :func:`zarrkit.zeros_like`.
+
+        Returns
+        -------
+        Array
+            The new array.
+        """
+        return self._create("zeros_like", name, data, **kwargs)
+
+    def ones_like(self, name: str, data: Any, **kwargs: Any) -> Array:
+        """Create an array of ones like ``data`` below this group.
+
+        Parameters
+        ----------
+        name : str
+            Name (or path below this group) of the new array.
+        data : array-like
+            The array whose shape, chunks, data type and codecs the new one takes.
+        **kwargs
+            Forwarded to :func:`zarrkit.ones_like`.
+
+        Returns
+        -------
+        Array
+            The new array.
+        """
+        return self._create("ones_like", name, data, **kwargs)
+
+    def full_like(self, name: str, data: Any, **kwargs: Any) -> Array:
+        """Create a filled array like ``data`` below this group.
+
+        Parameters
+        ----------
+        name : str
+            Name (or path below this group) of the new array.
+        data : array-like
+            The array whose shape, chunks, data type, codecs and fill value the new one takes.
+        **kwargs
+            Forwarded to :func:`zarrkit.full_like` (``fill_value``...).
+
+        Returns
+        -------
+        Array
+            The new array.
+        """
+        return self._create("full_like", name, data, **kwargs)

@@ -94,16 +94,23 @@ class ResizeMethods:
                 leftovers.append(key)
             elif any(i >= m for i, m in zip(c, new_grid)):
                 shrunk.append(key)
-        for key in leftovers:
+        # a transactional store (Icechunk) has no crash window, but refuses to write, and
+        # ignores deleting, objects outside the shape its metadata has: there the shrunk grid's
+        # objects go first, then the new metadata, then the appended rows
+        transactional = self._chunk_store.transactional
+        for key in leftovers + shrunk if transactional else leftovers:
             self._chunk_store.delete(key)
+        if transactional:
+            self._write_metadata(new)
         if appended is not None:
             region, data = appended
             ctx = ChunkContext.build(self._chunk_store, self._path, new)
             write_selection(ctx, make_indexer(region, new.shape, ctx.grid, "basic"), data,
                             write_empty_chunks=self._write_empty_chunks, synchronizer=self._synchronizer)
-        self._write_metadata(new)
-        for key in shrunk:
-            self._chunk_store.delete(key)
+        if not transactional:
+            self._write_metadata(new)
+            for key in shrunk:
+                self._chunk_store.delete(key)
 
     def _check_resizable(self) -> None:
         if self._is_view:

@@ -68,6 +68,9 @@ class Store(StoreConveniences):
     #: Requests take long compared with decoding (object storage, HTTP, ...): the engine keeps
     #: ``config.io_threads`` requests in flight instead of one per CPU.
     high_latency: bool = False
+    #: Changes become visible together, when a transaction is committed (an Icechunk session):
+    #: no order of writes can leave a torn array behind.
+    transactional: bool = False
     #: Writing many small values gains from storing batches on pool threads while the calling
     #: thread encodes the next (``False``: the calling thread does both, for stores whose
     #: writes contend with each other).

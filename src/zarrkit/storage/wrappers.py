@@ -39,6 +39,10 @@ class WrapperStore(Store):
         """Whether the wrapped store is slow to answer (object storage)."""
         return getattr(self.inner, "high_latency", False)
 
+    @property
+    def transactional(self) -> bool:  # type: ignore[override]
+        return getattr(self.inner, "transactional", False)
+
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         return self.inner.get(key, byte_range)
 

@@ -126,6 +126,7 @@ class ZarrStoreAdapter(Store):
         self.supports_deletes = bool(store.supports_deletes)
         self.supports_listing = bool(store.supports_listing)
         self.high_latency = type(store).__name__ not in _LOW_LATENCY
+        self.transactional = type(store).__name__ == "IcechunkStore"
         #: the store reads and writes as well without the loop (zarr-python's LocalStore and
         #: MemoryStore): single requests run on the calling thread
         self._sync_io = _synchronous(store)

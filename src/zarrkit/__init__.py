@@ -15,7 +15,7 @@ from . import (  # noqa: F401 - meta: zarr.meta, and stores' _metadata_class
     blosc,
     errors,
     meta,
-    store_functions,  # noqa: F401 - adds zarr-python 2's functions to zarrkit.storage
+    store_functions,  # adds zarr-python 2's functions to zarrkit.storage
 )
 from .api import (
     array,

@@ -264,7 +264,7 @@ def open_group(
     )
 
 
-def open(store: Any = None, mode: str = "a", *, path: str | None = None, **kwargs: Any) -> Array | Group:  # noqa: A001
+def open(store: Any = None, mode: str = "a", *, path: str | None = None, **kwargs: Any) -> Array | Group:
     """Open whatever node is at ``path``: an array or a group.
 
     With nothing there, ``mode='r'``/``'r+'`` raise :class:`~zarrkit.errors.NodeNotFoundError`;

@@ -22,7 +22,7 @@ from typing import Any
 
 from .api import array, init_group, legacy_format
 from .config import config
-from .copying import copy, copy_all, copy_store  # noqa: F401 - zarr-python 2 has them here
+from .copying import copy, copy_all, copy_store  # zarr-python 2 has them here
 from .core.array import Array
 from .core.group import Group
 from .core.tree import TreeView

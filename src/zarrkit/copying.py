@@ -9,7 +9,7 @@ import math
 import os
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -44,7 +44,7 @@ class _LogWriter:
         else:
             raise TypeError(f"log must be a callable function, file path or file-like object, found {log!r}")
 
-    def __enter__(self) -> _LogWriter:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *args: object) -> None:

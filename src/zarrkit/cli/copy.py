@@ -186,7 +186,7 @@ def _same_fill(src: Array, dst: Array) -> bool:
         if fill is None:
             return dst.dtype.kind != "O" and is_all_fill(a, np.zeros((), dst.dtype)[()])
         return is_all_fill(a, fill)
-    except Exception:  # when in doubt, copy
+    except Exception:  # noqa: BLE001 (when in doubt, copy)
         return False
 
 

@@ -19,11 +19,11 @@ from .sharding import ShardingCodec
 from .v3_builtin import (
     _NUMCODECS_ARRAY,
     _NUMCODECS_BYTES,
+    NUMCODECS_SERIALIZERS,
     BloscCodec,
     BytesCodec,
     Crc32cCodec,
     GzipCodec,
-    NUMCODECS_SERIALIZERS,
     NumcodecsArrayArrayCodec,
     NumcodecsArrayBytesCodec,
     NumcodecsBytesBytesCodec,

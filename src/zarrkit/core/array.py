@@ -17,6 +17,7 @@ from ..metadata.dtypes import ml_dtype_name, normalize_fill_value
 from ..metadata.normalize import normalize_chunks, normalize_path, normalize_shape
 from ..storage.base import Store
 from ..storage.coerce import coerce_store, user_store
+from .array_zarr3 import Zarr3ArrayMethods
 from .attributes import Attributes
 from .chunks import ChunkContext
 from .indexing import (
@@ -28,7 +29,6 @@ from .indexing import (
     make_indexer,
     pop_fields,
 )
-from .array_zarr3 import Zarr3ArrayMethods
 from .info import (
     InfoReporter,
     array_digest,

@@ -12,8 +12,8 @@ import numpy as np
 from ..codecs.buffers import filled, is_all_fill, scratch
 from ..codecs.chain import CodecChain
 from ..codecs.shard_store import ShardedStore
-from ..metadata.grid import ChunkGrid
 from ..errors import ChunkDecodeError
+from ..metadata.grid import ChunkGrid
 from ..storage.base import Store
 from .pool import run_tasks
 

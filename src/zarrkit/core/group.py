@@ -6,7 +6,7 @@ import contextlib
 import keyword
 import warnings
 from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -760,7 +760,7 @@ class Group(Mapping, Zarr3GroupMethods):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(**state)
 
-    def __enter__(self) -> Group:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -497,9 +497,9 @@ def classify_selection(selection: Any, ndim: int) -> str:
         advanced = sorted(ints + arrays)
         if advanced == list(range(advanced[0], advanced[-1] + 1)) and np.asarray(sel[arrays[0]]).ndim == 1:
             return "orthogonal"
-    if all(_is_array_like(s) or _is_int(s) for s in sel) and len(sel) == ndim:
-        if all(np.asarray(sel[i]).dtype != bool for i in arrays):
-            return "coordinate"
+    if (all(_is_array_like(s) or _is_int(s) for s in sel) and len(sel) == ndim
+            and all(np.asarray(sel[i]).dtype != bool for i in arrays)):
+        return "coordinate"
     raise SelectionError(
         "this combination of index arrays, slices and ints is ambiguous; use "
         "array.oindex[...] for orthogonal (outer) selection or array.vindex[...] for points"

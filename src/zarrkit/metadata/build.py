@@ -143,7 +143,6 @@ def _unneeded(object_codec: Any) -> None:
             UserWarning,
             stacklevel=4,
         )
-    return None
 
 
 def _first_codec_id(filters: Any) -> Any:
@@ -197,9 +196,10 @@ def build_array_metadata(
     if compressor is not None:
         compressor = to_v2_codec(compressor, "compressor")
     filters = to_v2_codecs(filters or None, "filters")
-    if object_codec is not None:
-        if not filters or getattr(filters[0], "codec_id", None) != getattr(object_codec, "codec_id", None):
-            filters.insert(0, object_codec)
+    if object_codec is not None and (
+        not filters or getattr(filters[0], "codec_id", None) != getattr(object_codec, "codec_id", None)
+    ):
+        filters.insert(0, object_codec)
     if dt.kind == "O" and filters and filters[0].codec_id == "vlen-bytes":
         dt = BYTES_DTYPE
     fill = normalize_fill_value(fill_value, dt)

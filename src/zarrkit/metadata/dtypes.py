@@ -362,9 +362,9 @@ def normalize_fill_value(value: Any, dtype: np.dtype, argument: str = "fill_valu
         isinstance(value, (int, np.integer))
         and not isinstance(value, (bool, np.bool_, np.timedelta64))
         and value == 0
+        and (dtype.kind in "SUV" or dtype.names is not None)
     ):
-        if dtype.kind in "SUV" or dtype.names is not None:
-            return np.zeros((), dtype=dtype)[()]
+        return np.zeros((), dtype=dtype)[()]
     try:
         if dtype.kind in "iu":
             if isinstance(value, (float, np.floating)) and not float(value).is_integer():

@@ -20,10 +20,18 @@ from ..codecs.sharding import ShardingCodec
 from ..codecs.v3_builtin import NumcodecsArrayArrayCodec, TransposeCodec
 from ..codecs.v3_registry import parse_v3_codec
 from ..errors import MetadataError
+from . import value_codecs  # noqa: F401  (registers cast_value and scale_offset)
 from .common import check_declared_sizes, parse_chunks_field, parse_shape_field
 from .dtypes import parse_v3_data_type, parse_v3_fill_value, v3_data_type_json, v3_fill_value_json
-from . import value_codecs  # noqa: F401  (registers cast_value and scale_offset)
-from .grid import ChunkGrid, RectilinearGrid, RegularGrid, Runs, longest_edges, merge_run, runs_total
+from .grid import (
+    ChunkGrid,
+    RectilinearGrid,
+    RegularGrid,
+    Runs,
+    longest_edges,
+    merge_run,
+    runs_total,
+)
 from .zdtypes import ZDType, data_type_of
 
 __all__ = ["ArrayMetadataV3", "ChunkKeyEncoding", "ZARR_JSON", "json_bytes_v3", "parse_group_v3"]

@@ -10,8 +10,8 @@ import shutil
 import socket
 import stat
 import tempfile
-import time
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 

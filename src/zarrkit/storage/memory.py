@@ -41,7 +41,7 @@ class MemoryStore(Store):
             return value
         return byte_range.slice(value)
 
-    def get_many(self, keys):  # noqa: D102 - contract documented on Store
+    def get_many(self, keys):
         if self.normalize_keys:
             return super().get_many(keys)
         data = self._data

@@ -51,7 +51,7 @@ from .v3_builtin import (
 try:  # optional: needs the msgpack package
     from numcodecs import MsgPack
 except ImportError:  # pragma: no cover - depends on the environment
-    MsgPack = None  # type: ignore[assignment,misc]
+    MsgPack = None
 
 __all__ = [
     "Codec",

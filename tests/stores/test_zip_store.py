@@ -577,3 +577,13 @@ def test_members_no_key_can_name_are_not_listed(tmp_path):
     assert main(["verify", str(path)]) == 0
     assert main(["cp", str(path), str(tmp_path / "copy.zarr")]) == 0
     assert zarrkit.open_array(str(tmp_path / "copy.zarr"), path="a")[:].tolist() == [1, 1, 1, 1]
+
+
+def test_path_given_as_bytes(tmp_path):
+    path = str(tmp_path / "b.zip").encode()
+    with ZipStore(path, mode="w") as store:
+        store["k"] = b"v"
+        assert store.path == str(tmp_path / "b.zip")
+    assert _members(tmp_path / "b.zip") == ["k"]
+    with ZipStore(path, mode="r") as store:
+        assert store["k"] == b"v"

@@ -60,7 +60,7 @@ class MemoryStore(Store):
             return iter(keys)
         return (k for k in keys if k.startswith(prefix))
 
-    def getsize(self, key: str) -> int:
+    def getsize(self, key: str) -> int:  # type: ignore[override]  # Store wraps it to take None too
         value = self._data.get(self._checked(key))
         return 0 if value is None else len(value)
 

@@ -4,6 +4,7 @@ and ``if_exists`` arguments."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -459,7 +460,7 @@ def _copy_members(
 
 def _member_items(source: Any, dest: Any) -> list[tuple[Callable[[], Any], Any, str, bool]]:
     # members are opened when their turn comes, not all at once
-    return [((lambda k=k: source[k]), dest, k, False) for k in _members(source)]
+    return [(functools.partial(source.__getitem__, k), dest, k, False) for k in _members(source)]
 
 
 def _copy_tree(

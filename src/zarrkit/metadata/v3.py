@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
@@ -347,7 +347,7 @@ class ArrayMetadataV3:
     def sharding(self) -> Any:
         """The resolved sharding codec when the chain is exactly one ``sharding_indexed``."""
         if len(self.codecs) == 1 and isinstance(self.codecs[0], ShardingCodec):
-            return self.codec.ab.resolved(self.codec.specs[-1])  # type: ignore[union-attr]
+            return cast(ShardingCodec, self.codec.ab).resolved(self.codec.specs[-1])  # codecs[0], evolved
         return None
 
     def sharding_at(self, shard_coords: tuple[int, ...]) -> Any:

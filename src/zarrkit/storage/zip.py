@@ -10,7 +10,7 @@ import warnings
 import zipfile
 import zlib
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import NodeExistsError, ReadOnlyError, StoreError, StoreOperationNotSupported
 from .base import ByteRange, Store, validate_key, validate_prefix
@@ -114,7 +114,7 @@ class ZipStore(Store):
         path: Any,
         compression: int = zipfile.ZIP_STORED,
         allowZip64: bool = True,
-        mode: str = "a",
+        mode: Literal["a", "r", "w", "x"] = "a",
         dimension_separator: str | None = None,
         *,
         read_only: bool | None = None,
@@ -143,7 +143,7 @@ class ZipStore(Store):
         self._zf = self._open(mode)
         self._closed = False
 
-    def _open(self, mode: str) -> zipfile.ZipFile:
+    def _open(self, mode: Literal["a", "r", "w", "x"]) -> zipfile.ZipFile:
         if self._file is not None:
             return zipfile.ZipFile(self._file, mode="r")
         path = self.path

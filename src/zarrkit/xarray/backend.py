@@ -305,7 +305,7 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
         g = open_zarrkit_group(filename_or_obj, group=group, consolidated=consolidated, mode=mode, zarr_format=zarr_format)
         return ZarrkitDataStore(g, use_zarr_fill_value_as_mask=use_zarr_fill_value_as_mask)
 
-    def open_dataset(  # type: ignore[override]
+    def open_dataset(
         self,
         filename_or_obj: Any,
         *,
@@ -334,7 +334,7 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
             decode_timedelta=decode_timedelta,
         )
 
-    def open_groups_as_dict(  # type: ignore[override]
+    def open_groups_as_dict(
         self,
         filename_or_obj: Any,
         *,
@@ -367,7 +367,7 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
             )
         return out
 
-    def open_datatree(self, filename_or_obj: Any, **kwargs: Any):  # type: ignore[override]
+    def open_datatree(self, filename_or_obj: Any, **kwargs: Any):
         groups = self.open_groups_as_dict(filename_or_obj, **kwargs)
         try:
             from xarray.backends.common import datatree_from_dict_with_io_cleanup

@@ -5,7 +5,7 @@ and ``with_config`` (the array's runtime settings)."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..codecs.shard_store import COALESCE_GAP
 from ..metadata.v3 import edge_lengths
@@ -33,12 +33,16 @@ class Zarr3ArrayMethods:
     _attrs: Any
     _write_empty_chunks: bool
 
+    if TYPE_CHECKING:
+        @property
+        def info(self) -> InfoReporter: ...  # Array's
+
     def info_complete(self) -> InfoReporter:
         """:attr:`info` with the stored sizes and chunk counts (zarr-python 3's name; a v2
         array's :attr:`info` has them already)."""
         if self._meta.zarr_format == 3:
             return InfoReporter(self, lambda: array_info_items_zarr3(self, complete=True), width=18)
-        return self.info  # type: ignore[attr-defined]
+        return self.info
 
     def update_attributes(self, new_attributes: dict[str, Any]) -> Any:
         """Merge ``new_attributes`` into the attributes (one write); returns the array."""

@@ -145,10 +145,8 @@ class Array(Zarr3ArrayMethods):
         io.write_array_metadata(self._store, self._path, meta)
         self._set_meta(meta)
 
-    def _lock(self, key: str):
-        if self._synchronizer is None:
-            return contextlib.nullcontext()
-        return self._synchronizer[key]
+    def _lock(self, key: str) -> contextlib.AbstractContextManager[Any]:
+        return contextlib.nullcontext() if self._synchronizer is None else self._synchronizer[key]
 
     def _check_writable(self) -> None:
         if self._read_only:
@@ -556,7 +554,7 @@ class Array(Zarr3ArrayMethods):
         with self._metadata_lock():
             self._resize_locked(new_shape)
 
-    def _metadata_lock(self):
+    def _metadata_lock(self) -> contextlib.AbstractContextManager[Any]:
         """The synchronizer's lock on this array's metadata document (a no-op without one)."""
         return self._lock(io.meta_key(self._path, self._meta.metadata_key))
 
@@ -773,7 +771,8 @@ class Array(Zarr3ArrayMethods):
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(
+        type(self).__init__(
+            self,
             state["store"],
             path=state["path"],
             read_only=state["read_only"],

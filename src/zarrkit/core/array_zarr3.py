@@ -8,7 +8,9 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from ..codecs.shard_store import COALESCE_GAP
-from ..metadata.v3 import edge_lengths
+from ..metadata.v2 import ArrayMetadataV2
+from ..metadata.v3 import ArrayMetadataV3, edge_lengths
+from .attributes import Attributes
 from .info import InfoReporter, array_info_items_zarr3
 
 __all__ = ["Zarr3ArrayMethods", "ArrayConfig"]
@@ -29,8 +31,8 @@ class ArrayConfig:
 class Zarr3ArrayMethods:
     """Mixed into :class:`~zarrkit.core.array.Array`."""
 
-    _meta: Any
-    _attrs: Any
+    _meta: ArrayMetadataV2 | ArrayMetadataV3
+    _attrs: Attributes
     _write_empty_chunks: bool
 
     if TYPE_CHECKING:

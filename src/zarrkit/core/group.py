@@ -6,7 +6,7 @@ import contextlib
 import keyword
 import warnings
 from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
-from typing import Any, Self
+from typing import Any, Self, cast
 
 import numpy as np
 
@@ -41,7 +41,7 @@ HIERARCHY_LOCK = "zarrkit-hierarchy"
 _METADATA_NAMES = frozenset({".zgroup", ".zattrs", ".zarray", ".zmetadata", "zarr.json"})
 
 
-class Group(Mapping, Zarr3GroupMethods):
+class Group(Mapping[str, "Array | Group"], Zarr3GroupMethods):
     """A group of arrays and groups in a Zarr store.
 
     A group is a read-only :class:`~collections.abc.Mapping` of member names to arrays and
@@ -459,10 +459,8 @@ class Group(Mapping, Zarr3GroupMethods):
         if self._read_only:
             raise ReadOnlyError(f"group {self.name!r} is read-only")
 
-    def _hierarchy_lock(self):
-        if self._synchronizer is None:
-            return contextlib.nullcontext()
-        return self._synchronizer[HIERARCHY_LOCK]
+    def _hierarchy_lock(self) -> contextlib.AbstractContextManager[Any]:
+        return contextlib.nullcontext() if self._synchronizer is None else self._synchronizer[HIERARCHY_LOCK]
 
     def _check_not_above(self, path: str, name: Any) -> None:
         # A member name that designates this group or one above it (``''``, ``'/'``) would
@@ -553,7 +551,7 @@ class Group(Mapping, Zarr3GroupMethods):
         kwargs.pop("data", None)
         path = self._item_path(name)
         self._check_not_above(path, name)
-        fn = getattr(creation, fn_name)
+        fn: Callable[..., Array] = getattr(creation, fn_name)
         return fn(*args, store=self._store_arg, path=path, **self._array_kwargs(kwargs))
 
     def _create(self, fn_name: str, name: Any, *args: Any, **kwargs: Any) -> Array:
@@ -580,17 +578,17 @@ class Group(Mapping, Zarr3GroupMethods):
                 return self._create_nosync("create", name, shape=shape, dtype=dtype, **kwargs)
             if kind == "group":
                 raise ContainsGroupError(f"{describe_location(self._store_arg, path)} holds a group, not an array", path)
-        a = self._open_member(path, "array")
+        a = cast(Array, self._open_member(path, "array"))
         shape = normalize_shape(shape)
-        if a.shape != shape:  # type: ignore[union-attr]
-            raise TypeError(f"shapes do not match: existing {a.shape}, new {shape}")  # type: ignore[union-attr]
+        if a.shape != shape:
+            raise TypeError(f"shapes do not match: existing {a.shape}, new {shape}")
         if dtype is not None:
             dtype = np.dtype(dtype)
-            if exact and dtype != a.dtype:  # type: ignore[union-attr]
-                raise TypeError(f"dtypes do not match exactly: existing {a.dtype}, new {dtype}")  # type: ignore[union-attr]
-            if not exact and not np.can_cast(dtype, a.dtype):  # type: ignore[union-attr]
-                raise TypeError(f"dtypes ({dtype}, {a.dtype}) are not compatible")  # type: ignore[union-attr]
-        return a  # type: ignore[return-value]
+            if exact and dtype != a.dtype:
+                raise TypeError(f"dtypes do not match exactly: existing {a.dtype}, new {dtype}")
+            if not exact and not np.can_cast(dtype, a.dtype):
+                raise TypeError(f"dtypes ({dtype}, {a.dtype}) are not compatible")
+        return a
 
     def create(self, name: str, **kwargs: Any) -> Array:
         """Create an array; keyword arguments as :func:`zarrkit.create`."""
@@ -653,7 +651,9 @@ class Group(Mapping, Zarr3GroupMethods):
             for store in stores:
                 keys = list(store.list_prefix(src + "/"))
                 for key in keys:
-                    store.set(dst + key[len(src):], store.get(key))
+                    value = store.get(key)
+                    if value is not None:
+                        store.set(dst + key[len(src):], value)
                 for key in keys:
                     store.delete(key)
 
@@ -758,7 +758,7 @@ class Group(Mapping, Zarr3GroupMethods):
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(**state)
+        type(self).__init__(self, **state)
 
     def __enter__(self) -> Self:
         return self
@@ -767,7 +767,7 @@ class Group(Mapping, Zarr3GroupMethods):
         self._store.close()
 
 
-class _MembersValuesView(ValuesView):
+class _MembersValuesView(ValuesView["Array | Group"]):
     # one listing for the whole iteration (the default view looks every member up twice)
     _mapping: Group
 
@@ -777,7 +777,7 @@ class _MembersValuesView(ValuesView):
             yield g._open_member(join_path(g.path, name), kind)
 
 
-class _MembersItemsView(ItemsView):
+class _MembersItemsView(ItemsView[str, "Array | Group"]):
     _mapping: Group
 
     def __iter__(self) -> Iterator[tuple[str, Array | Group]]:

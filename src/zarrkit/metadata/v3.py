@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from functools import cached_property
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, Literal, cast
 
 import numpy as np
 
@@ -212,7 +212,7 @@ class ArrayMetadataV3:
     extra_fields: tuple[tuple[str, Any], ...] = ()
     chunk_shapes: tuple[int | Runs, ...] | None = None
 
-    zarr_format: ClassVar[int] = 3
+    zarr_format: ClassVar[Literal[3]] = 3
     metadata_key: ClassVar[str] = ZARR_JSON
     order: ClassVar[str] = "C"
 

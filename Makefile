@@ -83,9 +83,11 @@ docs: $(DOCS_STAMP)
 docs-check: docs
 	$(PY) tools/docs_check.py --site site --out docs/screenshots
 
+# ruff and mypy at the versions the dev extra pins; mypy's settings are in pyproject.toml
 lint: $(STAMP)
-	$(PY) -m pip install -q ruff
+	$(PY) -m pip install -q -e '.[dev]'
 	$(PY) -m ruff check src tests
+	$(PY) -m mypy
 
 clean:
-	rm -rf $(VENV) $(DEMO_VENV) build dist site src/*.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) $(DEMO_VENV) build dist site src/*.egg-info .pytest_cache .hypothesis .ruff_cache .mypy_cache

@@ -11,17 +11,18 @@ Examples
 1000
 """
 
+from types import ModuleType as _ModuleType
+
 from . import (  # noqa: F401 - meta: zarr.meta, and stores' _metadata_class
     blosc,
     errors,
     meta,
-    store_functions,  # noqa: F401 - adds zarr-python 2's functions to zarrkit.storage
+    store_functions,  # adds zarr-python 2's functions to zarrkit.storage
 )
 from .api import (
     array,
     consolidate_metadata,
     create,
-    create_array,
     empty,
     empty_like,
     full,
@@ -71,6 +72,7 @@ from .config import config
 from .convenience import copy, copy_all, copy_store, load, save, save_array, save_group, tree
 from .convert import convert
 from .core.array import Array
+from .core.creation import create_array
 from .core.group import Group
 from .core.sync import ProcessSynchronizer, ThreadSynchronizer
 from .storage import (
@@ -92,7 +94,7 @@ from .storage import (
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> _ModuleType:
     # optional integrations, imported on first use (xarray and dask are optional dependencies)
     if name in ("xarray", "dask"):
         import importlib

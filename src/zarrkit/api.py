@@ -424,7 +424,7 @@ def open_group(
     )
 
 
-def open(  # noqa: A001
+def open(
     store: Any = None, mode: str = "a", *, path: str | None = None,
     storage_options: dict[str, Any] | None = None, **kwargs: Any,
 ) -> Array | Group:

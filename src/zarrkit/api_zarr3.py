@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from .api import _open_store, create_array
 from .core.array import Array
+from .core.creation import _open_store, create_array
 from .core.group import Group
 from .core.group_zarr3 import GroupMetadata
 from .core.initialize import _check_free, _check_zarr_format, init_group

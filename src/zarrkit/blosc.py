@@ -17,7 +17,7 @@ import types
 
 from numcodecs import blosc as _blosc
 
-__all__ = ["list_compressors", "get_nthreads", "set_nthreads", "use_threads"]
+__all__ = ["list_compressors", "get_nthreads", "set_nthreads", "use_threads"]  # noqa: F822 (a property of the module class, below)
 
 
 def list_compressors() -> list[str]:

@@ -20,11 +20,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .api import array, init_group, legacy_format
+from .api import array, init_group
 from .config import config
-from .copying import copy, copy_all, copy_store  # noqa: F401 - zarr-python 2 has them here
+from .copying import copy, copy_all, copy_store  # zarr-python 2 has them here
 from .core.array import Array
 from .core.group import Group
+from .core.initialize import legacy_format
 from .core.tree import TreeView
 from .errors import CopyError, NodeNotFoundError
 from .metadata import io
@@ -178,7 +179,7 @@ def save(store: Any, *args: Any, zarr_format: int | None = None, path: str | Non
         save_group(store, *args, zarr_format=zarr_format, path=path, zarr_version=zarr_version, **kwargs)
 
 
-class LazyLoader(Mapping):
+class LazyLoader(Mapping[str, Any]):
     """What :func:`load` returns for a group: a mapping that reads each array (into NumPy)
     on first access and keeps it."""
 
@@ -190,7 +191,10 @@ class LazyLoader(Mapping):
         try:
             return self.cache[item]
         except KeyError:
-            arr = self.grp[item][...]
+            node = self.grp[item]
+            if not isinstance(node, Array):  # load() reads arrays
+                raise NodeNotFoundError(f"{item!r} in {self.grp.name!r} is a group, not an array", node.path) from None
+            arr = node[...]
             self.cache[item] = arr
             return arr
 

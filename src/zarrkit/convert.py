@@ -134,10 +134,10 @@ def v3_to_v2_metadata(meta: v3.ArrayMetadataV3, key: str = "") -> v2.ArrayMetada
         raise MetadataError(f"serializer {ab.name!r} has no v2 equivalent", key)
     compressor = None
     if bb:
-        c = bb[0]
-        compressor = c.codec if isinstance(c, NumcodecsBytesBytesCodec) or hasattr(c, "codec") else None
+        b = bb[0]
+        compressor = b.codec if isinstance(b, NumcodecsBytesBytesCodec) or hasattr(b, "codec") else None
         if compressor is None:
-            raise MetadataError(f"codec {c.name!r} has no v2 equivalent", key)
+            raise MetadataError(f"codec {b.name!r} has no v2 equivalent", key)
     fill = meta.fill_value
     if dtype.kind != "O" and fill is not None:
         fill = np.asarray(fill).astype(dtype)[()]

@@ -4,12 +4,13 @@ and ``if_exists`` arguments."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -44,7 +45,7 @@ class _LogWriter:
         else:
             raise TypeError(f"log must be a callable function, file path or file-like object, found {log!r}")
 
-    def __enter__(self) -> _LogWriter:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *args: object) -> None:
@@ -459,7 +460,7 @@ def _copy_members(
 
 def _member_items(source: Any, dest: Any) -> list[tuple[Callable[[], Any], Any, str, bool]]:
     # members are opened when their turn comes, not all at once
-    return [((lambda k=k: source[k]), dest, k, False) for k in _members(source)]
+    return [(functools.partial(source.__getitem__, k), dest, k, False) for k in _members(source)]
 
 
 def _copy_tree(

@@ -12,7 +12,7 @@ Examples
 42
 """
 
-from .metadata.zdtypes import (  # noqa: F401
+from .metadata.zdtypes import (
     Bool,
     Complex64,
     Complex128,

@@ -2,7 +2,12 @@ import numpy as np
 import pytest
 
 import zarrkit
-from zarrkit.errors import ContainsArrayError, ContainsGroupError, InvalidPathError, NodeNotFoundError
+from zarrkit.errors import (
+    ContainsArrayError,
+    ContainsGroupError,
+    InvalidPathError,
+    NodeNotFoundError,
+)
 
 
 def test_hierarchy_basics():

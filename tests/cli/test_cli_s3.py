@@ -7,10 +7,9 @@ import socket
 
 import numpy as np
 import pytest
+from test_cli import assert_one_line_error, run
 
 import zarrkit
-
-from test_cli import assert_one_line_error, run  # noqa: E402  (tests/cli is on sys.path)
 
 A = np.arange(60 * 40, dtype="i4").reshape(60, 40)
 

@@ -82,6 +82,9 @@ def test_save_group_roundtrip(tmp_path, zarr_format):
     np.testing.assert_array_equal(loader["named"], c)
     assert loader["arr_0"] is loader["arr_0"]  # cached
     assert repr(loader) == "<LazyLoader: arr_0, arr_1, named>"
+    zarrkit.open_group(target).create_group("sub")
+    with pytest.raises(NodeNotFoundError, match="'sub' in '/' is a group, not an array"):
+        load(target)["sub"]
 
 
 def test_save_several_makes_a_group():

@@ -404,7 +404,7 @@ def _require_all(path, sync_path, worker, barrier, results):
             sub.attrs.update({worker: True})
             got.append(sub.path)
         results.put((worker, got))
-    except Exception as exc:  # reported to the test, not lost in the child
+    except Exception as exc:  # noqa: BLE001 (reported to the test, not lost in the child)
         results.put((worker, repr(exc)))
 
 

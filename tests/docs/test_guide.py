@@ -158,7 +158,7 @@ def test_every_python_block_is_collected():
     """A block the fence parser missed would go untested: count fences the plain way too."""
     for page in pages():
         text = page.read_text(encoding="utf-8")
-        plain = len(re.findall(r"^ *```python\s*$", text, flags=re.M))
+        plain = len(re.findall(r"^ *```python\s*$", text, flags=re.MULTILINE))
         parsed = sum(b.lang == "python" for b in parse(page))
         assert parsed == plain, page
 

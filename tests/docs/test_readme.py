@@ -11,7 +11,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def python_blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+    return re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.DOTALL)
 
 
 def test_readme_has_examples():
@@ -33,7 +33,7 @@ def test_readme_examples_run(tmp_path, monkeypatch):
 
 def test_readme_first_commands_are_demo_and_test():
     text = README.read_text(encoding="utf-8")
-    block = re.search(r"```sh\n(.*?)```", text, flags=re.S).group(1)
+    block = re.search(r"```sh\n(.*?)```", text, flags=re.DOTALL).group(1)
     commands = [line.split("#")[0].strip() for line in block.splitlines() if line.strip()]
     assert commands[:2] == ["make demo", "make test"]
     assert "make test" in (README.parent / ".ci" / "run").read_text()

@@ -12,12 +12,11 @@ import zarrkit
 
 zarr = pytest.importorskip("zarr")
 ts = pytest.importorskip("tensorstore")
-from zarr.codecs import (  # noqa: E402
+from zarr.codecs import (
     BloscCodec,
     BytesCodec,
     Crc32cCodec,
     GzipCodec,
-    ShardingCodec,
     TransposeCodec,
     ZstdCodec,
 )
@@ -370,8 +369,8 @@ def test_extension_dtypes_zarrkit_to_zarr_python(tmp_path, name):
     assert same_values(k[:], z[:])
     assert same_values(k[:4], data[:4])
     # same document as zarr-python writes for the same array, data type and fill value included
-    ref = zarr.create_array(store=str(tmp_path / "z"), shape=data.shape, chunks=(2,), dtype=dtype,
-                            fill_value=k.fill_value if name != "string" else "")
+    zarr.create_array(store=str(tmp_path / "z"), shape=data.shape, chunks=(2,), dtype=dtype,
+                      fill_value=k.fill_value if name != "string" else "")
     ours = json.loads((tmp_path / "k" / "zarr.json").read_text())
     theirs = json.loads((tmp_path / "z" / "zarr.json").read_text())
     assert ours["data_type"] == theirs["data_type"]

@@ -117,7 +117,7 @@ def run_case(case: dict) -> dict:
         error = message = None
         try:
             run()
-        except Exception as exc:  # reported to the test, which decides
+        except Exception as exc:  # noqa: BLE001 (reported to the test, which decides)
             error, message = type(exc).__name__, str(exc)
         seconds = time.perf_counter() - start
         peak = resident()[1] - before

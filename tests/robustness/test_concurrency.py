@@ -60,7 +60,7 @@ def run_workers(mode: str, n: int, tmp_path: Path, timeout: float = 120, **args)
             time.sleep(0.01)
         (sync_dir / "go").touch()
         for p in procs:
-            out, err = p.communicate(timeout=max(deadline - time.monotonic(), 1))
+            _out, err = p.communicate(timeout=max(deadline - time.monotonic(), 1))
             assert p.returncode == 0, f"worker failed ({p.returncode}):\n{err.decode()[-3000:]}"
     finally:
         for p in procs:

@@ -27,11 +27,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _crash_ops_worker import KillingStore
 
 import zarrkit
 from zarrkit.cli import main
 from zarrkit.errors import ZarrkitError
-from _crash_ops_worker import KillingStore
 
 zarr = pytest.importorskip("zarr")
 

@@ -27,7 +27,7 @@ HERE = Path(__file__).resolve().parent
 WORKER = HERE / "_robustness_worker.py"
 SRC = HERE.parent.parent / "src"
 sys.path.insert(0, str(HERE))
-from _robustness_worker import crash_contents  # noqa: E402
+from _robustness_worker import crash_contents
 
 KILLS = 20
 SHAPE, CHUNKS = (120, 100), (12, 10)  # 100 chunks (25 shards of 2x2 chunks when sharded)

@@ -43,7 +43,7 @@ HERE = Path(__file__).resolve().parent
 WORKER = HERE / "_store_crash_worker.py"
 SRC = HERE.parent.parent / "src"
 sys.path.insert(0, str(HERE))
-from _store_crash_worker import kv_ops, zip_payload  # noqa: E402
+from _store_crash_worker import kv_ops, zip_payload
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
 

@@ -79,7 +79,7 @@ def test_a_hierarchy_ten_thousand_levels_deep_is_walked(zarr_format):
     assert [name for name, _ in g.members(max_depth=None)] == seen
     assert [name for name, _ in g.members(max_depth=2)] == seen[:3]
     assert list(g.array_keys(recurse=True)) == ["a"]
-    (name, arr), = g.arrays(recurse=True)
+    (_name, arr), = g.arrays(recurse=True)
     assert arr.path == deepest and arr[:].tolist() == [1, 2, 3, 4]
     found = g.visititems(lambda path, node: node if isinstance(node, zarrkit.Array) else None)
     assert found.path == deepest
@@ -129,11 +129,11 @@ def test_deeply_nested_json_is_a_typed_error_naming_the_document(zarr_format):
     zarrkit.group(store=store, zarr_format=zarr_format).zeros("a", shape=3)
     deep = "[" * 100_000 + "]" * 100_000
     if zarr_format == 2:
-        key, text = "a/.zattrs", '{"x": %s}' % deep
+        key, text = "a/.zattrs", f'{{"x": {deep}}}'
     else:
         doc = json.loads(store["a/zarr.json"])
         doc.pop("attributes", None)
-        key, text = "a/zarr.json", json.dumps(doc)[:-1] + ', "attributes": {"x": %s}}' % deep
+        key, text = "a/zarr.json", json.dumps(doc)[:-1] + f', "attributes": {{"x": {deep}}}}}'
     store[key] = text.encode()
     with pytest.raises(MetadataError, match=f"{key}: JSON nested too deeply"):
         dict(zarrkit.open_array(store, path="a", mode="r").attrs)

@@ -465,7 +465,7 @@ def _run_case(store_data: dict[str, bytes]) -> tuple[float, int]:
             _touch(zarrkit.open_consolidated(store, mode="r"))
     except ZarrkitError:
         pass
-    except (AssertionError, MemoryError, RecursionError, Exception) as exc:  # noqa: B014
+    except (AssertionError, MemoryError, RecursionError, Exception) as exc:
         raise AssertionError(
             f"non-zarrkit exception {type(exc).__name__}: {exc!s:.300}"
         ) from exc
@@ -520,7 +520,7 @@ def _mutated_store(data: st.DataObject, names: list[str], byte_level: bool) -> d
 
 def test_bases_are_valid():
     """The starting documents themselves open and read without error."""
-    for name, base in BASES.items():
+    for base in BASES.values():
         store = zarrkit.MemoryStore()
         for k, v in base.items():
             store[k] = v
@@ -677,7 +677,7 @@ def corrupt(data: st.DataObject, raw: bytes) -> bytes:
 def _key_matches(exc_key: str | None, key: str) -> bool:
     if exc_key is None:
         return False
-    return exc_key == key or exc_key.startswith(key + "@") or exc_key.startswith(key + "[")
+    return exc_key == key or exc_key.startswith((key + "@", key + "["))
 
 
 def read_corrupted(store_data: dict[str, bytes], key: str, shape, dtype) -> None:
@@ -727,7 +727,7 @@ def test_fuzz_corrupted_shards(data):
 def test_checksummed_corruption_is_always_detected():
     """With crc32c (v3) a flipped bit in the stored bytes is always reported, never returned."""
     for name in ("v3-crc32c", "v3-transpose-gzip-crc32c", "v3-zstd-checksum"):
-        base, shape, dtype = CHUNK_CONFIGS[name]
+        base, _shape, _dtype = CHUNK_CONFIGS[name]
         for key in sorted(k for k in base if k.startswith("c/")):
             for pos in (0, len(base[key]) // 2, len(base[key]) - 1):
                 raw = bytearray(base[key])
@@ -804,9 +804,8 @@ def test_tiny_chunk_with_a_huge_declared_chunk_shape_allocates_little(fmt, compr
     else:
         doc["chunk_grid"]["configuration"]["chunk_shape"] = [n]
     s[key] = json.dumps(doc).encode()
-    with traced_peak() as mem:
-        with pytest.raises(ChunkDecodeError):  # the chunk holds 3 elements, not 2**27
-            in_fresh_thread(lambda: zarrkit.open(s, mode="r")[0:3])
+    with traced_peak() as mem, pytest.raises(ChunkDecodeError):  # the chunk holds 3, not 2**27
+        in_fresh_thread(lambda: zarrkit.open(s, mode="r")[0:3])
     peak = mem["peak"]
     assert peak < MEMORY_LIMIT, f"{peak / 2**20:.0f} MiB"
 
@@ -850,8 +849,7 @@ def test_vlen_chunk_header_count_is_checked_before_allocating():
     z = zarrkit.create(shape=(4,), chunks=(2,), dtype=str, zarr_format=2, store=s, compressor=None)
     z[...] = np.array(["a", "b", "c", "d"], dtype=object)
     s["0"] = struct.pack("<I", 2**24)  # claims 16 Mi strings in a 2-element chunk
-    with traced_peak() as mem:
-        with pytest.raises(ChunkDecodeError):
-            in_fresh_thread(lambda: zarrkit.open(s, mode="r")[0:2])
+    with traced_peak() as mem, pytest.raises(ChunkDecodeError):
+        in_fresh_thread(lambda: zarrkit.open(s, mode="r")[0:2])
     peak = mem["peak"]
     assert peak < MEMORY_LIMIT, f"{peak / 2**20:.0f} MiB"

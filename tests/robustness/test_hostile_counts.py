@@ -9,11 +9,10 @@ import json
 
 import numpy as np
 import pytest
+from test_bombs import run_probe
 
 import zarrkit
 from zarrkit.errors import MetadataError
-
-from test_bombs import run_probe
 
 MIB = 2**20
 SMALL = 64 * MIB  # what any of these operations may take at most
@@ -122,9 +121,9 @@ def test_the_cap_is_a_setting(tmp_path):
         z[:] = np.arange(10_000)
     z = zarrkit.create(shape=(10_000,), chunks=(1000,), dtype="f8", store=str(tmp_path / "a"), zarr_format=2)
     z[:] = np.arange(10_000)
-    with zarrkit.config.set(max_chunk_bytes=1000):
-        with pytest.raises(MetadataError, match=r"\.zarray: a chunk declares 8000 bytes"):
-            zarrkit.open_array(str(tmp_path / "a"), mode="r")
+    with zarrkit.config.set(max_chunk_bytes=1000), \
+            pytest.raises(MetadataError, match=r"\.zarray: a chunk declares 8000 bytes"):
+        zarrkit.open_array(str(tmp_path / "a"), mode="r")
     assert zarrkit.open_array(str(tmp_path / "a"), mode="r")[-1] == 9999
     for bad in (-1, 1.5, True, "big"):
         with pytest.raises(ValueError, match="max_chunk_bytes"):

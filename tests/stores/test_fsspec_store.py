@@ -3,15 +3,9 @@ server), HTTP (http.server with Range support), and servers that fail on purpose
 
 from __future__ import annotations
 
-import functools
-import http.server
-import io
 import os
 import pickle
-import re
 import socket
-import threading
-import time
 import uuid
 
 import numpy as np
@@ -20,6 +14,8 @@ import pytest
 pytest.importorskip("fsspec")
 
 import fsspec
+from http_serve import FaultyHandler
+from moto_s3 import BUCKET
 
 import zarrkit
 from zarrkit.errors import ReadOnlyError, StoreError
@@ -27,10 +23,6 @@ from zarrkit.storage import CountingStore, DirectoryStore, coerce_store
 from zarrkit.storage.base import ByteRange
 from zarrkit.storage.fsspec import TEMP_MARKER, FsspecStore, FSStore
 from zarrkit.testing import PublicAPISuite, StoreSuite
-
-from http_serve import FaultyHandler  # noqa: E402  (tests/stores is on sys.path)
-
-from moto_s3 import BUCKET  # noqa: E402  (tests/stores is on sys.path; the s3 fixture is in conftest.py)
 
 FAST = {"retries": 3, "retry_delay": 0.001, "max_retry_delay": 0.01}
 

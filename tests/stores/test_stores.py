@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import threading
+import time
 import types
 
 import numpy as np

@@ -4,7 +4,6 @@ zip files exchanged with zarr-python."""
 
 from __future__ import annotations
 
-import os
 import pickle
 import warnings
 import zipfile
@@ -290,10 +289,9 @@ def test_context_manager(tmp_path):
     with ZipStore(path, mode="r") as store:
         np.testing.assert_array_equal(zarrkit.open_array(store, mode="r")[:], data)
     # an error inside the block still closes the file: what was written is readable
-    with pytest.raises(RuntimeError, match="boom"):
-        with ZipStore(tmp_path / "e.zip", mode="w") as store:
-            store["k"] = b"v"
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError, match="boom"), ZipStore(tmp_path / "e.zip", mode="w") as store:
+        store["k"] = b"v"
+        raise RuntimeError("boom")
     assert _members(tmp_path / "e.zip") == ["k"]
 
 
@@ -407,9 +405,9 @@ def test_pickle_read_mode(tmp_path):
         finally:
             clone.close()
     for mode in ("w", "a"):
-        with ZipStore(tmp_path / f"{mode}.zip", mode=mode) as store:
-            with pytest.raises(TypeError, match=f"mode='{mode}'"):
-                pickle.dumps(store)
+        with ZipStore(tmp_path / f"{mode}.zip", mode=mode) as store, \
+                pytest.raises(TypeError, match=f"mode='{mode}'"):
+            pickle.dumps(store)
 
 
 # -- zip files exchanged with zarr-python --------------------------------------------------------
@@ -579,3 +577,13 @@ def test_members_no_key_can_name_are_not_listed(tmp_path):
     assert main(["verify", str(path)]) == 0
     assert main(["cp", str(path), str(tmp_path / "copy.zarr")]) == 0
     assert zarrkit.open_array(str(tmp_path / "copy.zarr"), path="a")[:].tolist() == [1, 1, 1, 1]
+
+
+def test_path_given_as_bytes(tmp_path):
+    path = str(tmp_path / "b.zip").encode()
+    with ZipStore(path, mode="w") as store:
+        store["k"] = b"v"
+        assert store.path == str(tmp_path / "b.zip")
+    assert _members(tmp_path / "b.zip") == ["k"]
+    with ZipStore(path, mode="r") as store:
+        assert store["k"] == b"v"

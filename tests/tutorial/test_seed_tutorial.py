@@ -147,9 +147,9 @@ def _examples_text() -> str:
 
 
 def _adapt(source: str) -> str:
-    source = re.sub(r"^import zarr$", "import zarrkit as zarr", source, flags=re.M)
-    source = re.sub(r"^import zarr\.storage$", "import zarrkit.storage", source, flags=re.M)
-    source = re.sub(r"^from zarr(\.\w+)? import", r"from zarrkit\1 import", source, flags=re.M)
+    source = re.sub(r"^import zarr$", "import zarrkit as zarr", source, flags=re.MULTILINE)
+    source = re.sub(r"^import zarr\.storage$", "import zarrkit.storage", source, flags=re.MULTILINE)
+    source = re.sub(r"^from zarr(\.\w+)? import", r"from zarrkit\1 import", source, flags=re.MULTILINE)
     return source
 
 

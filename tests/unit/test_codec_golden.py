@@ -141,7 +141,7 @@ def test_float64_filters_run_before_every_compressor(compressor, zarr_format):
     z = zarrkit.array(data, chunks=5, filters=[flt], compressor=compressor, store=store,
                       zarr_format=zarr_format)
     raw = stored(store, "0" if zarr_format == 2 else "c/0")
-    expected = bytes(range(0, 5))  # (x - 1000) * 10, rounded, as uint8
+    expected = bytes(range(5))  # (x - 1000) * 10, rounded, as uint8
     decoded = raw if compressor is None else numcodecs.get_codec(compressor.get_config()).decode(raw)
     assert bytes(decoded) == expected
     np.testing.assert_allclose(z[:], data, atol=0.05)

@@ -117,7 +117,8 @@ def locate(arg: str, node_path: str | None = None) -> Location:
     if arg.startswith("file://"):
         local = unquote(urlparse(arg).path)
     p = os.path.abspath(local)
-    cur, rest = p, []
+    cur = p
+    rest: list[str] = []
     while not os.path.exists(cur):
         parent = os.path.dirname(cur)
         if parent == cur:

@@ -22,17 +22,18 @@ import numpy as np
 from tqdm import tqdm
 
 from .. import __version__
-from ..api import create, require_parent_groups
-from ..convenience import creation_kwargs, iter_blocks, stream_copy
+from ..api import create
 from ..core.array import Array
 from ..core.chunks import filled, is_all_fill
 from ..core.info import human_readable_size
+from ..core.initialize import require_parent_groups
 from ..errors import MetadataError, ZarrkitError
 from ..metadata import io
 from ..metadata.consolidated import consolidate
 from ..storage.base import Store, join_path
 from ..storage.memory import MemoryStore
 from ..storage.zip import ZipStore
+from ..streaming import creation_kwargs, iter_blocks, stream_copy
 from .common import (
     COPY_MARKER,
     EXIT_OK,
@@ -115,6 +116,7 @@ def _plan_copy(store: Store, path: str, args: argparse.Namespace) -> list[_Node]
     for node_path, kind in _walk(store, path):
         rel = node_path[base:] if node_path != path else ""
         fmt_src = io.node_info(store, node_path)[1]
+        assert fmt_src is not None  # the walk yields nodes that are there
         fmt = args.zarr_format or fmt_src
         attrs = io.read_attributes(store, node_path, fmt_src)
         if kind == "group":
@@ -186,7 +188,7 @@ def _same_fill(src: Array, dst: Array) -> bool:
         if fill is None:
             return dst.dtype.kind != "O" and is_all_fill(a, np.zeros((), dst.dtype)[()])
         return is_all_fill(a, fill)
-    except Exception:  # when in doubt, copy
+    except Exception:  # noqa: BLE001 (when in doubt, copy)
         return False
 
 
@@ -298,7 +300,7 @@ def _create_nodes(dst_store: Store, dpath: str, plan: list[_Node]) -> list[tuple
                 io.write_group_metadata(dst_store, path, node.zarr_format, node.attrs)
             else:
                 create(store=dst_store, path=path or None, zarr_format=node.zarr_format,
-                       attributes=node.attrs, **node.create)
+                       attributes=node.attrs, **(node.create or {}))
         if node.kind == "array":
             arrays.append((node, Array(dst_store, path=path or None, write_empty_chunks=True)))
     return arrays

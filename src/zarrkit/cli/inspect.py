@@ -42,7 +42,7 @@ def chunks_json(arr: Any) -> list[Any]:
     """An array's chunk shape for reports; a rectilinear grid's edges in their stored
     (run-length) form, whose size the metadata bounds."""
     meta = getattr(arr, "metadata", None)
-    if getattr(meta, "chunk_shapes", None) is not None and not arr.shards:
+    if meta is not None and getattr(meta, "chunk_shapes", None) is not None and not arr.shards:
         return meta.chunk_grid_json()["configuration"]["chunk_shapes"]
     return list(arr.chunks)
 

@@ -52,7 +52,7 @@ from .zfp import ZfpCodec
 try:  # optional: needs the msgpack package
     from numcodecs import MsgPack
 except ImportError:  # pragma: no cover - depends on the environment
-    MsgPack = None  # type: ignore[assignment,misc]
+    MsgPack = None
 
 __all__ = [
     "Codec",

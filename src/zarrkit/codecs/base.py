@@ -7,7 +7,7 @@ Each codec is parsed once from its JSON form and *resolved* against the chunk it
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -46,7 +46,7 @@ class V3Codec:
     def configuration(self) -> dict[str, Any] | None:
         return None
 
-    def evolve(self, spec: ChunkSpec) -> V3Codec:
+    def evolve(self, spec: ChunkSpec) -> Self:
         """Fill in settings that depend on the data (e.g. blosc's typesize); default: unchanged."""
         return self
 
@@ -59,7 +59,7 @@ class V3Codec:
         return f"{type(self).__name__}({args})"
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self.to_json() == other.to_json()  # type: ignore[attr-defined]
+        return type(self) is type(other) and self.to_json() == other.to_json()
 
     def __hash__(self) -> int:
         return hash(repr(self.to_json()))

@@ -4,7 +4,7 @@ selection inside a chunk."""
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -18,7 +18,7 @@ _scratch = threading.local()
 
 
 def scratch(
-    shape: tuple[int, ...], dtype: np.dtype, order: str = "C", before_allocating: Any = None, *args: Any
+    shape: tuple[int, ...], dtype: np.dtype, order: Literal["C", "F"] = "C", before_allocating: Any = None, *args: Any
 ) -> np.ndarray:
     """A per-thread reusable buffer for one decoded chunk.
 
@@ -45,7 +45,7 @@ def scratch(
     return buf
 
 
-def filled(shape: tuple[int, ...], dtype: np.dtype, fill_value: Any, order: str = "C") -> np.ndarray:
+def filled(shape: tuple[int, ...], dtype: np.dtype, fill_value: Any, order: Literal["C", "F"] = "C") -> np.ndarray:
     """A new writable array holding the fill value (zeros when there is none)."""
     if fill_value is None:
         if dtype.kind == "O":

@@ -25,7 +25,7 @@ from .base import ArrayArrayCodec, ChunkSpec
 try:
     import ml_dtypes
 except ImportError:  # pragma: no cover - ml_dtypes is an optional extra
-    ml_dtypes = None
+    ml_dtypes = None  # type: ignore[assignment]  # the module, or None without the extra
 
 __all__ = ["CastValueCodec", "ScaleOffsetCodec", "ROUNDING", "numeric_kind", "value_range"]
 
@@ -57,8 +57,8 @@ def value_range(dtype: np.dtype) -> tuple[Any, Any]:
     if numeric_kind(dtype) == "i":
         info = np.iinfo(dtype) if dtype.kind in "iu" else ml_dtypes.iinfo(dtype)
         return int(info.min), int(info.max)
-    info = np.finfo(dtype) if dtype.kind == "f" and dtype.itemsize >= 2 else ml_dtypes.finfo(dtype)
-    return float(info.min), float(info.max)
+    finfo = np.finfo(dtype) if dtype.kind == "f" and dtype.itemsize >= 2 else ml_dtypes.finfo(dtype)
+    return float(finfo.min), float(finfo.max)
 
 
 def _represents(dtype: np.dtype, value: float) -> bool:

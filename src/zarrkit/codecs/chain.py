@@ -16,7 +16,7 @@ chunk's memory itself: decoding is a copy).  Which codec can do what faster is s
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numcodecs.compat import ensure_bytes, ensure_contiguous_ndarray
@@ -67,7 +67,7 @@ def split_codecs(
     return aa, ab, bb
 
 
-def _memory_order(aa: Sequence[ArrayArrayCodec], ndim: int) -> str | None:
+def _memory_order(aa: Sequence[ArrayArrayCodec], ndim: int) -> Literal["C", "F"] | None:
     """'C' without array→array codecs, 'F' for one transpose reversing the dimensions (the
     encoded array is then the chunk's memory in F order), else None."""
     if not aa:
@@ -133,9 +133,9 @@ class CodecChain:
             return None
         size = self.ab.max_encoded_size(self.specs[-1])
         for c in self.bb:
-            size = c.encoded_size(size)
             if size is None:
                 return None
+            size = c.encoded_size(size)
         return size
 
     def check_values(self, values: np.ndarray, key: str) -> None:
@@ -166,8 +166,8 @@ class CodecChain:
                     limit = self._decode_limit if i == last and self._decode_limit is not None else cap
                     data = c.decode_limited(data, limit)
             arr = self.ab.decode(data, self.specs[-1])
-            for c, s in zip(reversed(self.aa), reversed(self.specs[:-1])):
-                arr = c.decode(arr, s)
+            for a, s in zip(reversed(self.aa), reversed(self.specs[:-1])):
+                arr = a.decode(arr, s)
             return arr
         except ChunkDecodeError as exc:
             raise ChunkDecodeError(exc.reason, key) from None

@@ -13,6 +13,7 @@ array([  1.25, 96.  ])
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -119,7 +120,7 @@ class ReshapeCodec(ArrayArrayCodec):
                 raise MetadataError(f"reshape: sizes must be positive integers, lists or -1, got {item!r}")
         if minus > 1:
             raise MetadataError("reshape: -1 may appear at most once in shape")
-        if any(b <= a for a, b in zip(flat, flat[1:])):
+        if any(b <= a for a, b in itertools.pairwise(flat)):
             raise MetadataError(f"reshape: the input dimensions {flat} must increase strictly")
         self.shape = shape
 
@@ -216,7 +217,7 @@ class PackBitsCodec(ArrayBytesCodec):
         self._layout(spec.dtype)
 
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> bytes:
-        comp, comps, first, b = self._layout(spec.dtype)
+        comp, _comps, first, b = self._layout(spec.dtype)
         raw = np.ascontiguousarray(chunk, dtype=spec.dtype).reshape(-1)
         values = raw.view(_UNSIGNED[comp.itemsize]).astype("<u8", copy=False).reshape(-1)  # components in order
         field = (values >> np.uint64(first)) & np.uint64((1 << b) - 1)

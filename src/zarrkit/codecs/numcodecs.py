@@ -22,6 +22,7 @@ from .v3_builtin import (
     NumcodecsArrayArrayCodec,
     NumcodecsArrayBytesCodec,
     NumcodecsBytesBytesCodec,
+    _NumcodecsWrapper,
 )
 
 _NAMES = {
@@ -34,7 +35,7 @@ _NAMES = {
 
 
 def _codec_class(class_name: str, codec_id: str) -> type:
-    base: type = NumcodecsBytesBytesCodec
+    base: type[_NumcodecsWrapper] = NumcodecsBytesBytesCodec
     if codec_id in _NUMCODECS_ARRAY:
         base = NumcodecsArrayArrayCodec
     elif codec_id in NUMCODECS_SERIALIZERS:

@@ -103,7 +103,7 @@ class ShardedStore(Store):
         self.sharding = sharding
         #: inner chunks per shard along each dimension (None: shards differ, see ``shard_dims``)
         self.ratio = tuple(sharding.grid) if shard_dims is None else None
-        self._dims = None if shard_dims is None else tuple(shard_dims)
+        self._dims: tuple[Any, ...] = () if shard_dims is None else tuple(shard_dims)
         self.sharding_at = sharding_at or (lambda coords: sharding)
         self.chunk_shape = tuple(sharding.chunk_shape)
         self.shape = tuple(shape)
@@ -312,8 +312,8 @@ class ShardWrite:
             raw = self.store.base.get(self.key)
             if raw is not None:
                 index, view = self.sharding.split_shard(raw, self.key)
-                for local in np.argwhere(index[..., 0] != EMPTY):
-                    local = tuple(int(i) for i in local)
+                for row in np.argwhere(index[..., 0] != EMPTY):
+                    local = tuple(int(i) for i in row)
                     off, n = index[local]
                     old[local] = view[int(off) : int(off) + int(n)]
             self._old = old

@@ -99,7 +99,7 @@ class V2Compressor(BytesBytesCodec):
         self.decodes_into = self._id in ("blosc", "lz4")
         if self._blosc:
             # c-blosc straight into ``out`` (checking the frame's sizes), no call in between
-            self.decode_into = blosc_fast.decompress_into  # type: ignore[method-assign]
+            self.decode_into = blosc_fast.decompress_into  # type: ignore[assignment]  # a function as instance attribute: called without self
             cname = getattr(codec, "cname", None)
             if not isinstance(cname, str):
                 raise MetadataError(f"compressor: blosc cname must be a string, got {cname!r}")

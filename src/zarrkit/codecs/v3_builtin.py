@@ -7,8 +7,8 @@
 from __future__ import annotations
 
 import bz2
-import math
 import lzma
+import math
 import struct
 import sys
 import zlib
@@ -253,7 +253,7 @@ def decode_limited(codec: Any, data: Any, limit: int) -> Any:
     if decompressor is None:
         return codec.decode(data)
     out = decompressor.decompress(memoryview(data).cast("B"), limit + 1)
-    if len(out) > limit or getattr(decompressor, "unconsumed_tail", b""):
+    if len(out) > limit or getattr(decompressor, "unconsumed_tail", None):
         raise ValueError(f"{codec.codec_id}: the data inflates to more than the chunk's {limit} bytes")
     if isinstance(decompressor, _ZLIB_DECOMPRESS):
         out += decompressor.flush()

@@ -16,16 +16,14 @@ from .base import V3Codec, parse_codec_json
 from .extensions import BitroundCodec, PackBitsCodec, ReshapeCodec
 from .registry import get_codec
 from .sharding import ShardingCodec
-from .zfp import _MODES as _ZFP_MODES
-from .zfp import ZfpCodec
 from .v3_builtin import (
     _NUMCODECS_ARRAY,
     _NUMCODECS_BYTES,
+    NUMCODECS_SERIALIZERS,
     BloscCodec,
     BytesCodec,
     Crc32cCodec,
     GzipCodec,
-    NUMCODECS_SERIALIZERS,
     NumcodecsArrayArrayCodec,
     NumcodecsArrayBytesCodec,
     NumcodecsBytesBytesCodec,
@@ -34,6 +32,8 @@ from .v3_builtin import (
     VLenUTF8Codec,
     ZstdCodec,
 )
+from .zfp import _MODES as _ZFP_MODES
+from .zfp import ZfpCodec
 
 __all__ = ["register_v3_codec", "parse_v3_codec", "registered_v3_codecs", "codec_factory"]
 

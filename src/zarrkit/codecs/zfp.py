@@ -174,7 +174,7 @@ class ZfpCodec(ArrayBytesCodec):
         try:
             field = zfpy._decompress(bytes(stream), ztype,
                                      list(_field_shape(spec.shape)), **self._keywords())
-        except Exception as exc:  # zfp reports a stream it cannot decode as RuntimeError
+        except (RuntimeError, ValueError) as exc:  # what zfp reports of a stream it cannot decode
             raise ChunkDecodeError(f"zfp: cannot decompress chunk: {exc}") from None
         return _demote(np.asarray(field), spec.dtype).reshape(spec.shape)
 
@@ -228,7 +228,7 @@ def zfpy_frame(data: Any) -> tuple[bytes, int]:
     head = raw[:_HEADER_BYTES].ljust(_HEADER_BYTES, b"\0")
     try:
         header = zfpy.header(head)
-    except Exception as exc:  # zfpy raises a bare Exception/ValueError for a bad magic
+    except ValueError as exc:  # a bad magic or layout
         raise ValueError(f"zfpy: unreadable zfp header ({exc})") from None
     shape = tuple(int(header[k]) for k in ("nw", "nz", "ny", "nx") if header[k])
     native = np.dtype(header["type"])

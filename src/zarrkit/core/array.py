@@ -17,6 +17,9 @@ from ..metadata.dtypes import ml_dtype_name, normalize_fill_value
 from ..metadata.normalize import normalize_chunks, normalize_path, normalize_shape
 from ..storage.base import Store
 from ..storage.coerce import coerce_store, user_store
+from .array_resize import ResizeMethods
+from .array_select import SelectionMethods
+from .array_zarr3 import Zarr3ArrayMethods
 from .attributes import Attributes
 from .chunks import ChunkContext
 from .indexing import (
@@ -26,9 +29,6 @@ from .indexing import (
     classify_selection,
     pop_fields,
 )
-from .array_resize import ResizeMethods
-from .array_select import SelectionMethods
-from .array_zarr3 import Zarr3ArrayMethods
 from .info import (
     InfoReporter,
     array_digest,
@@ -147,10 +147,8 @@ class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
         io.write_array_metadata(self._store, self._path, meta)
         self._set_meta(meta)
 
-    def _lock(self, key: str):
-        if self._synchronizer is None:
-            return contextlib.nullcontext()
-        return self._synchronizer[key]
+    def _lock(self, key: str) -> contextlib.AbstractContextManager[Any]:
+        return contextlib.nullcontext() if self._synchronizer is None else self._synchronizer[key]
 
     def _check_writable(self) -> None:
         if self._read_only:
@@ -717,7 +715,8 @@ class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(
+        type(self).__init__(
+            self,
             state["store"],
             path=state["path"],
             read_only=state["read_only"],

@@ -5,10 +5,12 @@ and ``with_config`` (the array's runtime settings)."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..codecs.shard_store import COALESCE_GAP
-from ..metadata.v3 import edge_lengths
+from ..metadata.v2 import ArrayMetadataV2
+from ..metadata.v3 import ArrayMetadataV3, edge_lengths
+from .attributes import Attributes
 from .info import InfoReporter, array_info_items_zarr3
 
 __all__ = ["Zarr3ArrayMethods", "ArrayConfig"]
@@ -29,16 +31,20 @@ class ArrayConfig:
 class Zarr3ArrayMethods:
     """Mixed into :class:`~zarrkit.core.array.Array`."""
 
-    _meta: Any
-    _attrs: Any
+    _meta: ArrayMetadataV2 | ArrayMetadataV3
+    _attrs: Attributes
     _write_empty_chunks: bool
+
+    if TYPE_CHECKING:
+        @property
+        def info(self) -> InfoReporter: ...  # Array's
 
     def info_complete(self) -> InfoReporter:
         """:attr:`info` with the stored sizes and chunk counts (zarr-python 3's name; a v2
         array's :attr:`info` has them already)."""
         if self._meta.zarr_format == 3:
             return InfoReporter(self, lambda: array_info_items_zarr3(self, complete=True), width=18)
-        return self.info  # type: ignore[attr-defined]
+        return self.info
 
     def update_attributes(self, new_attributes: dict[str, Any]) -> Any:
         """Merge ``new_attributes`` into the attributes (one write).

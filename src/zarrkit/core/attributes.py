@@ -15,7 +15,7 @@ from ..storage.coerce import coerce_store
 __all__ = ["Attributes"]
 
 
-class Attributes(MutableMapping):
+class Attributes(MutableMapping[str, Any]):
     """A dict-like view of the JSON attributes stored at one key; every change is written
     through at once.
 
@@ -79,10 +79,11 @@ class Attributes(MutableMapping):
             self._cached = d
         return d
 
-    def _lock(self):
+    def _lock(self) -> contextlib.AbstractContextManager[Any]:
         if self.synchronizer is None:
             return contextlib.nullcontext()
-        return self.synchronizer[self.key]
+        lock: contextlib.AbstractContextManager[Any] = self.synchronizer[self.key]
+        return lock
 
     def _write(self, d: dict[str, Any]) -> None:
         io.write_attributes_at(self.store, self.key, d)
@@ -120,7 +121,7 @@ class Attributes(MutableMapping):
         with self._lock():
             self._write(new)
 
-    def update(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+    def update(self, *args: Any, **kwargs: Any) -> None:
         """Update several attributes in one write."""
         new = _string_keys(dict(*args, **kwargs))
         self._modify(lambda d: d.update(new))
@@ -176,6 +177,6 @@ def _string_keys(d: dict[Any, Any]) -> dict[str, Any]:
 
 def _json_key(key: Any) -> str:
     try:
-        return next(iter(json.loads(json.dumps({key: None}))))
+        return str(next(iter(json.loads(json.dumps({key: None})))))
     except TypeError:
         raise TypeError(f"attribute keys must be str (or int, float, bool, None), got {key!r}") from None

@@ -12,8 +12,10 @@ import numpy as np
 from ..codecs.buffers import filled, is_all_fill, scratch
 from ..codecs.chain import CodecChain
 from ..codecs.shard_store import ShardedStore
-from ..metadata.grid import ChunkGrid
 from ..errors import ChunkDecodeError
+from ..metadata.grid import ChunkGrid
+from ..metadata.v2 import ArrayMetadataV2
+from ..metadata.v3 import ArrayMetadataV3
 from ..storage.base import Store
 from .pool import run_tasks
 
@@ -50,7 +52,7 @@ class ChunkContext:
 
     store: Store
     prefix: str  # the array's key prefix: '' or 'path/to/array/'
-    meta: Any  # ArrayMetadataV2 / ArrayMetadataV3
+    meta: ArrayMetadataV2 | ArrayMetadataV3
     codec: CodecChain  # the chain of a chunk (an inner chunk of a sharded array)
     chunks: Store
     grid: ChunkGrid  # the grid selections are projected on (inner chunks if sharded)
@@ -88,13 +90,13 @@ class ChunkContext:
                 shard_dims=meta.shard_dims(),
                 sharding_at=meta.sharding_at,
             )
-        chunk_key = None if sharding is None else chunks.key_of
+        chunk_key = chunks.key_of if isinstance(chunks, ShardedStore) else None
         grid = meta.grid
         largest = grid.max_chunk_shape
         codec_at = None
         if not grid.regular:
             chunk_shape_of = grid.chunk_shape
-            codec_for = meta.codec_for
+            codec_for: Callable[[tuple[int, ...]], CodecChain] = meta.codec_for
 
             def codec_at(coords: tuple[int, ...]) -> CodecChain:
                 return codec_for(chunk_shape_of(coords))

@@ -6,7 +6,7 @@ import contextlib
 import keyword
 import warnings
 from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
-from typing import Any
+from typing import Any, Self
 
 from ..errors import (
     ContainsArrayError,
@@ -39,7 +39,7 @@ HIERARCHY_LOCK = "zarrkit-hierarchy"
 _METADATA_NAMES = frozenset({".zgroup", ".zattrs", ".zarray", ".zmetadata", "zarr.json"})
 
 
-class Group(Mapping, MemberCreationMethods, Zarr3GroupMethods):
+class Group(Mapping[str, "Array | Group"], MemberCreationMethods, Zarr3GroupMethods):
     """A group of arrays and groups in a Zarr store.
 
     A group is a read-only :class:`~collections.abc.Mapping` of member names to arrays and
@@ -553,10 +553,8 @@ class Group(Mapping, MemberCreationMethods, Zarr3GroupMethods):
         if self._read_only:
             raise ReadOnlyError(f"group {self.name!r} is read-only")
 
-    def _hierarchy_lock(self):
-        if self._synchronizer is None:
-            return contextlib.nullcontext()
-        return self._synchronizer[HIERARCHY_LOCK]
+    def _hierarchy_lock(self) -> contextlib.AbstractContextManager[Any]:
+        return contextlib.nullcontext() if self._synchronizer is None else self._synchronizer[HIERARCHY_LOCK]
 
     def _check_not_above(self, path: str, name: Any) -> None:
         # A member name that designates this group or one above it (``''``, ``'/'``) would
@@ -622,7 +620,9 @@ class Group(Mapping, MemberCreationMethods, Zarr3GroupMethods):
             for store in stores:
                 keys = list(store.list_prefix(src + "/"))
                 for key in keys:
-                    store.set(dst + key[len(src):], store.get(key))
+                    value = store.get(key)
+                    if value is not None:
+                        store.set(dst + key[len(src):], value)
                 for key in keys:
                     store.delete(key)
 
@@ -727,16 +727,16 @@ class Group(Mapping, MemberCreationMethods, Zarr3GroupMethods):
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(**state)
+        type(self).__init__(self, **state)
 
-    def __enter__(self) -> Group:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._store.close()
 
 
-class _MembersValuesView(ValuesView):
+class _MembersValuesView(ValuesView["Array | Group"]):
     # one listing for the whole iteration (the default view looks every member up twice)
     _mapping: Group
 
@@ -746,7 +746,7 @@ class _MembersValuesView(ValuesView):
             yield g._open_member(join_path(g.path, name), kind)
 
 
-class _MembersItemsView(ItemsView):
+class _MembersItemsView(ItemsView[str, "Array | Group"]):
     _mapping: Group
 
     def __iter__(self) -> Iterator[tuple[str, Array | Group]]:

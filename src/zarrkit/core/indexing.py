@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 import numbers
 from collections.abc import Iterator, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, SupportsInt
 
 import numpy as np
 
@@ -63,7 +63,7 @@ def _is_array_like(x: Any) -> bool:
     )
 
 
-def _normalize_int(i: Any, dim_len: int, dim: int) -> int:
+def _normalize_int(i: SupportsInt, dim_len: int, dim: int) -> int:
     i = int(i)
     if i < 0:
         i += dim_len
@@ -120,7 +120,7 @@ class _IntDim:
         self.nitems = 1
         self.drop = True
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[int, Any, Any, bool]]:
         g = self.grid
         c = g.index(self.i)
         c0 = g.start(c)
@@ -150,7 +150,7 @@ class _SliceDim:
             self.last = start
             self.step = -step
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[int, Any, Any, bool]]:
         if self.nitems == 0:
             return
         g, step, first, last = self.grid, self.step, self.first, self.last
@@ -215,7 +215,7 @@ class _ArrayDim:
         self.drop = False
         self.grid = grid
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[int, Any, Any, bool]]:
         arr, g = self.arr, self.grid
         if arr.size == 0:
             return
@@ -297,7 +297,7 @@ BasicIndexer = OrthogonalIndexer = _ProductIndexer
 class CoordinateIndexer:
     """Points given by one integer array per dimension (broadcast together)."""
 
-    def __init__(self, coords: Sequence[np.ndarray], grid: ChunkGrid, out_shape=None):
+    def __init__(self, coords: Sequence[np.ndarray], grid: ChunkGrid, out_shape: Sequence[int] | None = None):
         self.shape = tuple(coords[0].shape) if out_shape is None else tuple(out_shape)
         flat = [c.reshape(-1) for c in coords]
         self._n = flat[0].size if flat else 0
@@ -324,7 +324,7 @@ class CoordinateIndexer:
         stops = np.concatenate((bounds, [self._n])).tolist()
         if self.shape == ():  # a single point given by scalars: a 0-d result
             coords = tuple(int(c[0]) for c in cix)
-            chunk_sel = tuple(int(c[0]) - d.start(cc) for c, cc, d in zip(self._coords, coords, dims))
+            chunk_sel: tuple[Any, ...] = tuple(int(c[0]) - d.start(cc) for c, cc, d in zip(self._coords, coords, dims))
             yield ChunkProjection(coords, chunk_sel, (), False)
             return
         multi = len(self.shape) != 1
@@ -341,9 +341,9 @@ class CoordinateIndexer:
 # building indexers
 
 
-def _basic_dims(selection: Any, shape, grid: ChunkGrid, allow_arrays: bool) -> list[Any]:
+def _basic_dims(selection: Any, shape: tuple[int, ...], grid: ChunkGrid, allow_arrays: bool) -> list[Any]:
     sel = _expand_ellipsis(selection, len(shape))
-    dims = []
+    dims: list[_IntDim | _SliceDim | _ArrayDim] = []
     for dim, (s, n, c) in enumerate(zip(sel, shape, grid.dims)):
         _check_item(s, dim)
         if _is_int(s):
@@ -367,7 +367,7 @@ def _basic_dims(selection: Any, shape, grid: ChunkGrid, allow_arrays: bool) -> l
     return dims
 
 
-def _coordinate(selection: Any, shape, grid: ChunkGrid) -> CoordinateIndexer:
+def _coordinate(selection: Any, shape: tuple[int, ...], grid: ChunkGrid) -> CoordinateIndexer:
     if not isinstance(selection, tuple):
         selection = (selection,)
     if len(selection) != len(shape):
@@ -387,14 +387,14 @@ def _coordinate(selection: Any, shape, grid: ChunkGrid) -> CoordinateIndexer:
             )
         arrays.append(a)
     try:
-        arrays = np.broadcast_arrays(*arrays)
+        broadcast = np.broadcast_arrays(*arrays)
     except ValueError:
         raise SelectionError(
             "coordinate index arrays could not be broadcast together with shapes "
             + " ".join(str(np.shape(a)) for a in arrays)
         ) from None
     out = []
-    for dim, (a, n) in enumerate(zip(arrays, shape)):
+    for dim, (a, n) in enumerate(zip(broadcast, shape)):
         a = a.astype(np.intp, copy=True)
         neg = a < 0
         if neg.any():
@@ -406,7 +406,7 @@ def _coordinate(selection: Any, shape, grid: ChunkGrid) -> CoordinateIndexer:
     return CoordinateIndexer(out, grid)
 
 
-def _mask(selection: Any, shape, grid: ChunkGrid) -> CoordinateIndexer:
+def _mask(selection: Any, shape: tuple[int, ...], grid: ChunkGrid) -> CoordinateIndexer:
     if isinstance(selection, tuple):
         if len(selection) != 1:
             raise SelectionError("mask selection takes a single boolean array")
@@ -420,7 +420,7 @@ def _mask(selection: Any, shape, grid: ChunkGrid) -> CoordinateIndexer:
     return CoordinateIndexer(coords, grid, out_shape=(int(m.sum()),))
 
 
-def _block(selection: Any, shape, grid: ChunkGrid) -> _ProductIndexer:
+def _block(selection: Any, shape: tuple[int, ...], grid: ChunkGrid) -> _ProductIndexer:
     sel = _expand_ellipsis(selection, len(shape))
     basic = []
     for dim, (s, d) in enumerate(zip(sel, grid.dims)):
@@ -497,9 +497,9 @@ def classify_selection(selection: Any, ndim: int) -> str:
         advanced = sorted(ints + arrays)
         if advanced == list(range(advanced[0], advanced[-1] + 1)) and np.asarray(sel[arrays[0]]).ndim == 1:
             return "orthogonal"
-    if all(_is_array_like(s) or _is_int(s) for s in sel) and len(sel) == ndim:
-        if all(np.asarray(sel[i]).dtype != bool for i in arrays):
-            return "coordinate"
+    if (all(_is_array_like(s) or _is_int(s) for s in sel) and len(sel) == ndim
+            and all(np.asarray(sel[i]).dtype != bool for i in arrays)):
+        return "coordinate"
     raise SelectionError(
         "this combination of index arrays, slices and ints is ambiguous; use "
         "array.oindex[...] for orthogonal (outer) selection or array.vindex[...] for points"
@@ -519,7 +519,7 @@ def pop_fields(selection: Any) -> tuple[Any, Any]:
         f for s in selection if isinstance(s, list) and s and all(isinstance(x, str) for x in s)
         for f in s
     ]
-    rest = tuple(
+    rest: Any = tuple(
         s for s in selection
         if not isinstance(s, str)
         and not (isinstance(s, list) and s and all(isinstance(x, str) for x in s))

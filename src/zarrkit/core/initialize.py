@@ -16,6 +16,8 @@ from ..errors import ContainsArrayError, ContainsGroupError
 from ..metadata import io
 from ..metadata.build import build_array_metadata, build_array_metadata_v3, h5py_compressor
 from ..metadata.normalize import normalize_path
+from ..metadata.v2 import ArrayMetadataV2
+from ..metadata.v3 import ArrayMetadataV3
 from ..storage.base import Store, describe_location
 from ..storage.coerce import coerce_store
 
@@ -26,7 +28,7 @@ def _check_zarr_format(zarr_format: Any) -> int:
     zarr_format = config.zarr_format if zarr_format is None else zarr_format
     if zarr_format not in (2, 3):
         raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
-    return zarr_format
+    return int(zarr_format)
 
 
 def require_parent_groups(
@@ -142,7 +144,7 @@ def init_array(
         opts = dict(v3_options or {})
         if dimension_separator not in (None, "/") and "chunk_key_encoding" not in opts:
             opts["chunk_key_encoding"] = {"name": "default", "configuration": {"separator": dimension_separator}}
-        meta = build_array_metadata_v3(
+        meta: ArrayMetadataV2 | ArrayMetadataV3 = build_array_metadata_v3(
             shape, chunks, dtype, opts.pop("compressors", compressor), fill_value, order, filters,
             object_codec=object_codec, **opts,
         )
@@ -272,7 +274,7 @@ def legacy_format(kwargs: dict[str, Any], zarr_format: int | None, fn: str) -> i
         raise ValueError(f"{fn}(): zarr_version must be 2 or 3, got {version!r}")
     if zarr_format is not None and zarr_format != version:
         raise ValueError(f"{fn}(): zarr_version={version!r} contradicts zarr_format={zarr_format!r}")
-    return version
+    return int(version)
 
 
 #: h5py ``create_dataset`` options with no Zarr meaning: ignored with a warning, as zarr-python

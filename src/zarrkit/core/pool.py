@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
 from .._threads import is_busy, state
@@ -109,7 +109,7 @@ def run_tasks(fn: Callable[[T], R], items: Sequence[T] | Iterable[T], threads: i
     return [r for out in results for r in out]  # type: ignore[union-attr]
 
 
-def _join(futures: list, errors: list[BaseException]) -> None:
+def _join(futures: list[Future[None]], errors: list[BaseException]) -> None:
     """Wait for every future, then raise the first of ``errors`` and the futures' errors."""
     for f in futures:
         try:
@@ -168,7 +168,7 @@ def run_pipelined(
             got, item = take(wait=True)
             if not got:
                 return
-            consume_one(item)  # type: ignore[arg-type]
+            consume_one(item)  # type: ignore[arg-type]  # got: an item was taken
 
     futures = [_get_executor(n - 1).submit(drain) for _ in range(n - 1)]
     state.busy = True
@@ -179,9 +179,9 @@ def run_pipelined(
                     queue.append(item)
                     cond.notify()
                 while len(queue) > limit and not errors:  # the consumers are behind: help
-                    got, item = take(wait=False)
+                    got, taken = take(wait=False)
                     if got:
-                        consume_one(item)  # type: ignore[arg-type]
+                        consume_one(taken)  # type: ignore[arg-type]  # got: an item was taken
                 if errors:
                     break
     except BaseException as exc:  # noqa: BLE001 - re-raised below, after the consumers stop

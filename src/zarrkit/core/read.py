@@ -4,10 +4,11 @@ row of chunks spanning the output's last dimension."""
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, Literal, cast
 
 import numpy as np
 
+from ..codecs.shard_store import ShardedStore
 from ..config import config
 from ..errors import ShapeMismatchError
 from .chunks import ChunkContext, filled, names_store, scratch
@@ -51,7 +52,7 @@ def read_selection(
     """
     shape = tuple(indexer.shape)
     if fields is not None:
-        view = read_selection(ctx, indexer)[fields]
+        view: np.ndarray = read_selection(ctx, indexer)[fields]
         if out is None:
             return view.copy()
         _check_out(out, shape, view.dtype)
@@ -88,7 +89,7 @@ def _output(ctx: ChunkContext, shape: tuple[int, ...], out: np.ndarray | None) -
         _check_out(out, shape, ctx.dtype)
         return out
     # an array stored in F order reads into an F-ordered result, as numpy and zarr-python 2
-    layout = "F" if ctx.meta.layout_order == "F" else "C"
+    layout: Literal["C", "F"] = "F" if ctx.meta.layout_order == "F" else "C"
     if ctx.fill_value is None and ctx.dtype.kind != "O":
         return np.zeros(shape, dtype=ctx.dtype, order=layout)
     return np.empty(shape, dtype=ctx.dtype, order=layout)
@@ -141,7 +142,7 @@ def _read_groups(ctx: ChunkContext, projections: list[ChunkProjection], out: np.
     """A read from a store that reads keys best together (the inner chunks of a shard): a
     group per task, its chunks fetched with one ``get_many`` and decoded in parallel when the
     group is the only one being read."""
-    store = ctx.chunks
+    store = cast(ShardedStore, ctx.chunks)  # the store that groups keys: a sharded array's
     codec_of = ctx.codec_of
     missing = ctx.missing
     key_of = ctx.chunk_key_function()

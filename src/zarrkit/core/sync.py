@@ -36,7 +36,7 @@ class ThreadSynchronizer:
         return {}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__()
+        type(self).__init__(self)
 
 
 class ProcessSynchronizer:

@@ -26,7 +26,8 @@ class TreeView:
         return self.group.basename or "/"
 
     def _members(self, g: Any) -> list[tuple[str, Any]]:
-        return g.members()
+        members: list[tuple[str, Any]] = g.members()
+        return members
 
     def _is_array(self, obj: Any) -> bool:
         return isinstance(obj, Array)

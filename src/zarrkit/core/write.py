@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
+from ..codecs.shard_store import ShardedStore
 from ..errors import ShapeMismatchError
 from .chunks import ChunkContext, is_all_fill, names_store, scratch
 from .indexing import ChunkProjection
@@ -26,7 +27,7 @@ def prepare_value(value: Any, shape: tuple[int, ...], dtype: np.dtype) -> tuple[
     if dtype.kind == "O":
         if shape == () and not (isinstance(value, np.ndarray) and value.ndim == 0):
             # one element: whatever is given is that element (a ragged row, a list, ...)
-            arr = np.empty((), dtype=object)
+            arr: np.ndarray = np.empty((), dtype=object)
             arr[()] = value
         elif isinstance(value, np.ndarray):
             arr = value.astype(object, copy=False)
@@ -182,7 +183,7 @@ def _write_groups(
     """A write to a store that writes keys best together (the inner chunks of a shard): a group
     per task, read at most once and written once, its chunks encoded in parallel when it is the
     only group written."""
-    store = ctx.chunks
+    store = cast(ShardedStore, ctx.chunks)  # the store that groups keys: a sharded array's
     codec_of = ctx.codec_of
     key_of = ctx.chunk_key_function()
     no_lock = contextlib.nullcontext()

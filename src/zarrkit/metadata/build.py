@@ -14,7 +14,7 @@ from typing import Any
 import numcodecs
 import numpy as np
 
-from ..codecs.base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec
+from ..codecs.base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, V3Codec
 from ..codecs.registry import get_codec
 from ..codecs.sharding import ShardingCodec
 from ..codecs.v3_builtin import BytesCodec, TransposeCodec, VLenBytesCodec, VLenUTF8Codec
@@ -88,8 +88,8 @@ def _normalize_dtype(dtype: Any, object_codec: Any, filters: Any = None) -> tupl
     if object_codec is not None:
         object_codec = to_v2_codec(object_codec, "object_codec")
     if dtype is None:
-        dt, object_codec = np.dtype("f8"), _unneeded(object_codec)
-        return dt, object_codec
+        _unneeded(object_codec)
+        return np.dtype("f8"), None
     if dtype is str or dtype == "string":  # zarr-python 3 and the v3 data type names
         dtype = "str"
     elif dtype is bytes or dtype == "variable_length_bytes":
@@ -114,7 +114,8 @@ def _normalize_dtype(dtype: Any, object_codec: Any, filters: Any = None) -> tupl
     if dt.kind in "SU" and dt.itemsize == 0:
         raise ValueError(f"dtype {dtype!r} has no length; give e.g. 'S10' or use dtype=str")
     if not dt.hasobject:
-        return dt, _unneeded(object_codec)
+        _unneeded(object_codec)
+        return dt, None
     if dt.kind != "O":
         raise UnsupportedDtypeError(
             f"dtype {dt}: structured dtypes with object fields are not supported; store the "
@@ -143,7 +144,6 @@ def _unneeded(object_codec: Any) -> None:
             UserWarning,
             stacklevel=4,
         )
-    return None
 
 
 def _first_codec_id(filters: Any) -> Any:
@@ -197,9 +197,10 @@ def build_array_metadata(
     if compressor is not None:
         compressor = to_v2_codec(compressor, "compressor")
     filters = to_v2_codecs(filters or None, "filters")
-    if object_codec is not None:
-        if not filters or getattr(filters[0], "codec_id", None) != getattr(object_codec, "codec_id", None):
-            filters.insert(0, object_codec)
+    if object_codec is not None and (
+        not filters or getattr(filters[0], "codec_id", None) != getattr(object_codec, "codec_id", None)
+    ):
+        filters.insert(0, object_codec)
     if dt.kind == "O" and filters and filters[0].codec_id == "vlen-bytes":
         dt = BYTES_DTYPE
     fill = normalize_fill_value(fill_value, dt)
@@ -344,6 +345,7 @@ def _v3_chain(
     # no-op there, but it records the order, as v2's field does)
     if normalize_order(order) == "F" and len(shape) >= 1:
         aa.insert(0, TransposeCodec(tuple(reversed(range(len(shape))))))
+    ab: V3Codec
     if serializer in ("auto", None):
         encoded = _dtype_after(aa, ChunkSpec(inner, dt))
         if encoded.kind not in "OT":

@@ -86,7 +86,7 @@ def to_v3_codecs(objs: Any, argument: str, kind: type | None = None) -> list[V3C
     if kind is not None:
         for c in out:
             if not isinstance(c, kind):
-                roles = {ArrayArrayCodec: "array→array (filter)", ArrayBytesCodec: "array→bytes (serializer)", BytesBytesCodec: "bytes→bytes (compressor)"}
+                roles: dict[type, str] = {ArrayArrayCodec: "array→array (filter)", ArrayBytesCodec: "array→bytes (serializer)", BytesBytesCodec: "bytes→bytes (compressor)"}
                 raise UnsupportedCodecError(
                     f"{argument}: {c.name!r} is not an {roles.get(kind, kind.__name__)} codec", argument
                 )

@@ -256,7 +256,7 @@ class ConsolidatedStore(ConsolidatedMetadataStore):
         n = len(prefix)
         return sorted({k[n:].split("/", 1)[0] for k in self.docs if k.startswith(prefix) and "/" in k[n:]})
 
-    def getsize(self, key: str) -> int:
+    def getsize(self, key: str) -> int:  # type: ignore[override]  # Store wraps it to take None too
         return self.store.getsize(key)
 
     def close(self) -> None:

@@ -21,7 +21,7 @@ from ..errors import MetadataError, UnsupportedDtypeError
 try:
     import ml_dtypes
 except ImportError:  # pragma: no cover - ml_dtypes is an optional extra
-    ml_dtypes = None
+    ml_dtypes = None  # type: ignore[assignment]  # the module, or None without the extra
 
 __all__ = [
     "BYTES_DTYPE",
@@ -87,7 +87,7 @@ BYTES_DTYPE = np.dtype("O", metadata={"zarrkit_vlen": "bytes"})
 
 def is_bytes_dtype(dtype: np.dtype) -> bool:
     """Whether ``dtype`` is :data:`BYTES_DTYPE` (variable-length bytes)."""
-    return dtype.kind == "O" and (dtype.metadata or {}).get("zarrkit_vlen") == "bytes"
+    return dtype.kind == "O" and dtype.metadata is not None and dtype.metadata.get("zarrkit_vlen") == "bytes"
 
 
 # =============================================================================================
@@ -96,7 +96,7 @@ def is_bytes_dtype(dtype: np.dtype) -> bool:
 
 def _tuplify(descr: Any) -> Any:
     if isinstance(descr, list):
-        out = []
+        out: list[tuple[Any, ...]] = []
         for field in descr:
             if not isinstance(field, list) or len(field) not in (2, 3) or not isinstance(field[0], str):
                 raise ValueError(f"invalid structured field {field!r}")
@@ -176,12 +176,12 @@ def _parse_float(value: Any, dtype: np.dtype, key: str | None, allow_hex: bool) 
             size = dtype.itemsize
             if bits >= 1 << (8 * size):
                 raise MetadataError(f"fill_value {value!r} has too many bits for {dtype}", key)
-            return np.array(bits, dtype=_UINT[size]).view(dtype.newbyteorder("="))[()]
+            return np.array(bits, dtype=_UINT[size]).view(dtype.newbyteorder("="))[()]  # type: ignore[return-value]  # a 0-d array's [()] is a scalar
         raise MetadataError(f"fill_value {value!r} is not a number for dtype {dtype}", key)
     if not isinstance(value, (int, float)):
         raise MetadataError(f"fill_value {value!r} is not a number for dtype {dtype}", key)
     with np.errstate(over="ignore"):
-        return np.array(value, dtype=dtype)[()]
+        return np.array(value, dtype=dtype)[()]  # type: ignore[return-value]  # a 0-d array's [()] is a scalar
 
 
 def _float_json(value: Any, dtype: np.dtype, hex_nan: bool, ints: bool) -> Any:
@@ -211,7 +211,7 @@ def _parse_int(value: Any, dtype: np.dtype, key: str | None) -> np.generic:
     info = np.iinfo(dtype)
     if not info.min <= value <= info.max:
         raise MetadataError(f"fill_value {value} is out of range for dtype {dtype}", key)
-    return np.array(value, dtype=dtype)[()]
+    return np.array(value, dtype=dtype)[()]  # type: ignore[return-value]  # a 0-d array's [()] is a scalar
 
 
 def _b64decode(value: str, size: int | None, key: str | None) -> bytes:
@@ -232,10 +232,10 @@ def _b64encode(raw: bytes) -> str:
 
 def _parse_datetime(value: Any, dtype: np.dtype, key: str | None) -> np.generic:
     if value == "NaT":
-        return np.array("NaT", dtype=dtype)[()]
+        return np.array("NaT", dtype=dtype)[()]  # type: ignore[return-value]  # a 0-d array's [()] is a scalar
     if isinstance(value, bool) or not isinstance(value, int):
         raise MetadataError(f"fill_value {value!r} is not an integer or 'NaT' for {dtype}", key)
-    return np.array(value, dtype=np.int64).view(dtype.newbyteorder("="))[()]
+    return np.array(value, dtype=np.int64).view(dtype.newbyteorder("="))[()]  # type: ignore[return-value]  # a 0-d array's [()] is a scalar
 
 
 # =============================================================================================
@@ -362,9 +362,9 @@ def normalize_fill_value(value: Any, dtype: np.dtype, argument: str = "fill_valu
         isinstance(value, (int, np.integer))
         and not isinstance(value, (bool, np.bool_, np.timedelta64))
         and value == 0
+        and (dtype.kind in "SUV" or dtype.names is not None)
     ):
-        if dtype.kind in "SUV" or dtype.names is not None:
-            return np.zeros((), dtype=dtype)[()]
+        return np.zeros((), dtype=dtype)[()]
     try:
         if dtype.kind in "iu":
             if isinstance(value, (float, np.floating)) and not float(value).is_integer():
@@ -497,7 +497,7 @@ def v3_data_type_json(dtype: np.dtype) -> Any:
     if dtype.names is not None:
         fields = []
         for name in dtype.names:
-            fdt, _ = dtype.fields[name][:2]
+            fdt = dtype[name]
             if fdt.subdtype is not None:
                 raise UnsupportedDtypeError(
                     f"structured field {name!r} has a subarray dtype {fdt}, which Zarr v3 cannot store"
@@ -542,7 +542,7 @@ def parse_v3_fill_value(value: Any, dtype: np.dtype, key: str | None = None) -> 
                 for name in dtype.names:
                     if name not in value:
                         raise MetadataError(f"fill_value has no entry for field {name!r}", key)
-                    out[name] = parse_v3_fill_value(value[name], dtype.fields[name][0], key)
+                    out[name] = parse_v3_fill_value(value[name], dtype[name], key)
                 return out[()]
             if isinstance(value, str):
                 return np.frombuffer(_b64decode(value, dtype.itemsize, key), dtype=dtype)[0]
@@ -613,7 +613,7 @@ def v3_fill_value_json(value: Any, dtype: np.dtype) -> Any:
         return _float_json(v, dtype, hex_nan=True, ints=False)
     if dtype.names is not None:
         v = np.array(value, dtype=dtype)
-        return {n: v3_fill_value_json(v[n][()], dtype.fields[n][0]) for n in dtype.names}
+        return {n: v3_fill_value_json(v[n][()], dtype[n]) for n in dtype.names}
     if kind == "O":
         if isinstance(value, bytes):
             return _b64encode(value)

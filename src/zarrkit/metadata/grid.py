@@ -26,9 +26,8 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import bisect
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -63,7 +62,7 @@ class RegularDim:
     """One dimension of a regular grid: chunks of ``chunk`` elements over ``size``; the last
     chunk may stick out of the array (its decoded length is still ``chunk``)."""
 
-    __slots__ = ("size", "chunk", "n")
+    __slots__ = ("chunk", "n", "size")
 
     def __init__(self, size: int, chunk: int):
         self.size = int(size)
@@ -105,7 +104,7 @@ class RectilinearDim:
     ``(length, count)``) over ``size``.  Their sum may exceed ``size``; chunks that begin at or
     after ``size`` are not part of the array."""
 
-    __slots__ = ("size", "runs", "n", "total", "_first", "_offset", "_arrays")
+    __slots__ = ("_arrays", "_first", "_offset", "n", "runs", "size", "total")
 
     def __init__(self, size: int, runs: Runs):
         self.size = int(size)

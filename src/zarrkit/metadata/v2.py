@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from numcodecs.abc import Codec
@@ -65,7 +65,7 @@ class ArrayMetadataV2:
     filters: tuple[Codec, ...] | None = None
     dimension_separator: str = "."
 
-    zarr_format: ClassVar[int] = 2
+    zarr_format: ClassVar[Literal[2]] = 2
     metadata_key: ClassVar[str] = ARRAY_KEY
 
     @property

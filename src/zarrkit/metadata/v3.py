@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, cast
 
 import numpy as np
 
@@ -20,10 +20,18 @@ from ..codecs.sharding import ShardingCodec
 from ..codecs.v3_builtin import NumcodecsArrayArrayCodec, TransposeCodec
 from ..codecs.v3_registry import parse_v3_codec
 from ..errors import MetadataError
+from . import value_codecs  # noqa: F401  (registers cast_value and scale_offset)
 from .common import check_declared_sizes, parse_chunks_field, parse_shape_field
 from .dtypes import parse_v3_data_type, parse_v3_fill_value, v3_data_type_json, v3_fill_value_json
-from . import value_codecs  # noqa: F401  (registers cast_value and scale_offset)
-from .grid import ChunkGrid, RectilinearGrid, RegularGrid, Runs, longest_edges, merge_run, runs_total
+from .grid import (
+    ChunkGrid,
+    RectilinearGrid,
+    RegularGrid,
+    Runs,
+    longest_edges,
+    merge_run,
+    runs_total,
+)
 from .zdtypes import ZDType, data_type_of
 
 __all__ = ["ArrayMetadataV3", "ChunkKeyEncoding", "ZARR_JSON", "json_bytes_v3", "parse_group_v3"]
@@ -204,7 +212,7 @@ class ArrayMetadataV3:
     extra_fields: tuple[tuple[str, Any], ...] = ()
     chunk_shapes: tuple[int | Runs, ...] | None = None
 
-    zarr_format: ClassVar[int] = 3
+    zarr_format: ClassVar[Literal[3]] = 3
     metadata_key: ClassVar[str] = ZARR_JSON
     order: ClassVar[str] = "C"
 
@@ -339,7 +347,7 @@ class ArrayMetadataV3:
     def sharding(self) -> Any:
         """The resolved sharding codec when the chain is exactly one ``sharding_indexed``."""
         if len(self.codecs) == 1 and isinstance(self.codecs[0], ShardingCodec):
-            return self.codec.ab.resolved(self.codec.specs[-1])  # type: ignore[union-attr]
+            return cast(ShardingCodec, self.codec.ab).resolved(self.codec.specs[-1])  # codecs[0], evolved
         return None
 
     def sharding_at(self, shard_coords: tuple[int, ...]) -> Any:

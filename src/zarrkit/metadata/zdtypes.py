@@ -100,7 +100,7 @@ class ZDType:
         return f"{type(self).__name__}({args})"
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other._native == self._native  # type: ignore[attr-defined]
+        return type(other) is type(self) and other._native == self._native
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self._native.str, str(self._native)))
@@ -176,7 +176,7 @@ class Struct(ZDType):
 
     def _fields(self) -> list[tuple[str, Any]]:
         dt = self._native
-        return [("fields", tuple((n, data_type_of(dt.fields[n][0])) for n in dt.names))]
+        return [("fields", tuple((n, data_type_of(dt[n])) for n in dt.names or ()))]
 
 
 class MLDataType(ZDType):

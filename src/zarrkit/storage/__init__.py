@@ -41,7 +41,7 @@ array_meta_key = ".zarray"
 group_meta_key = ".zgroup"
 attrs_key = ".zattrs"
 
-__all__ = [
+__all__ = [  # noqa: PLE0604 (the starred ZARR2_FUNCTIONS is a tuple of names)
     "ByteRange",
     "Store",
     "MemoryStore",

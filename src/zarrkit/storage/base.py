@@ -91,6 +91,7 @@ class Store(StoreConveniences):
     #: written for zarr-python 2 expects 2 (``_metadata_class``, its metadata dialect, is set
     #: by :mod:`zarrkit.meta`).
     _store_version: int = 2
+    _metadata_class: Any  # set by zarrkit.meta
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # A store written for zarr-python 2 implements the MutableMapping methods

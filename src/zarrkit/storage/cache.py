@@ -51,7 +51,7 @@ class CacheStore(WrapperStore):
         store: Any,
         *,
         cache_store: Any,
-        max_age_seconds: int | float | str = "infinity",
+        max_age_seconds: float | str = "infinity",
         max_size: int | None = None,
         key_insert_times: dict[str, float] | None = None,
         cache_set_data: bool = True,

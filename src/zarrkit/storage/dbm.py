@@ -94,14 +94,15 @@ class DBMStore(Store):
             raise ValueError(f"DBMStore flag must start with 'c', 'w', 'r' or 'n', got {flag!r}")
         self.path = os.path.abspath(os.fspath(path))
         self.flag = flag
-        self.open = _dbm.open if open is None else open
+        opener: Callable[..., Any] = _dbm.open if open is None else open  # any dbm flag string
+        self.open = opener
         self.write_lock = bool(write_lock)
         self.open_kwargs = dict(open_kwargs)
         self.read_only = flag[0] == "r"
         self._lock: Any = threading.RLock() if write_lock else nullcontext()
         self._closed = False
         try:
-            self.db = self.open(self.path, flag, mode, **open_kwargs)
+            self.db = opener(self.path, flag, mode, **open_kwargs)
         except FileNotFoundError:
             raise FileNotFoundError(f"DBM database {self.path!r} does not exist") from None
         except _dbm.error[0] as exc:  # dbm.error is a tuple of the backends' error classes
@@ -229,7 +230,7 @@ class DBMStore(Store):
             self.db.close()
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.path == self.path  # type: ignore[attr-defined]
+        return type(other) is type(self) and other.path == self.path
 
     __hash__ = object.__hash__
 
@@ -250,6 +251,6 @@ class DBMStore(Store):
         flag = state["flag"]
         if flag[0] == "n":  # reopening must not empty the database again
             flag = "c" + flag[1:]
-        self.__init__(state["path"], flag=flag, mode=state.get("mode", 0o666), open=state["open"],
-                      write_lock=state["write_lock"],
-                      dimension_separator=state.get("dimension_separator"), **state["open_kwargs"])
+        type(self).__init__(self, state["path"], flag=flag, mode=state.get("mode", 0o666), open=state["open"],
+                                  write_lock=state["write_lock"],
+                                  dimension_separator=state.get("dimension_separator"), **state["open_kwargs"])

@@ -573,7 +573,7 @@ class FsspecStore(Store):
         validate_key(key)
         return self._exists(key)
 
-    def getsize(self, key: str) -> int:
+    def getsize(self, key: str) -> int:  # type: ignore[override]  # Store wraps it to take None too
         """Size in bytes of the object at ``key`` (0 if missing), from its metadata.
 
         Parameters
@@ -756,8 +756,8 @@ class FsspecStore(Store):
     def __eq__(self, other: object) -> bool:
         return (
             type(other) is type(self)
-            and other.fs == self.fs  # type: ignore[attr-defined]
-            and other.root == self.root  # type: ignore[attr-defined]
+            and other.fs == self.fs
+            and other.root == self.root
         )
 
     __hash__ = object.__hash__

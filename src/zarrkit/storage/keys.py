@@ -92,7 +92,7 @@ def validate_prefix(prefix: str) -> str:
     """Check a listing/deletion prefix: ``''`` or a key, optionally ending with ``/``."""
     if not isinstance(prefix, str):
         raise InvalidPathError(f"store prefixes must be str, got {type(prefix).__name__}: {prefix!r}")
-    body = prefix[:-1] if prefix.endswith("/") else prefix
+    body = prefix.removesuffix("/")
     if body:
         validate_key(body)
     return prefix

@@ -10,7 +10,7 @@ try:
     import fcntl
 except ImportError:  # Windows: LMDB's lock file is always used there
     fcntl = None  # type: ignore[assignment]
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ..errors import StoreError
@@ -255,7 +255,7 @@ class LMDBStore(Store):
             except self._lmdb.Error as exc:
                 raise self._fail(f"write of {key!r}", exc) from None
 
-    def set_many(self, items: dict[str, Any]) -> None:
+    def set_many(self, items: Mapping[str, Any]) -> None:
         """Store several values in one write transaction (all or none of them are written).
 
         Parameters
@@ -289,7 +289,7 @@ class LMDBStore(Store):
         except self._lmdb.Error as exc:
             raise self._fail(f"lookup of {key!r}", exc) from None
 
-    def getsize(self, key: str) -> int:
+    def getsize(self, key: str) -> int:  # type: ignore[override]  # Store wraps it to take None too
         """Size in bytes of the value at ``key`` (0 if missing).
 
         Parameters
@@ -404,7 +404,7 @@ class LMDBStore(Store):
             self.env.close()
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.path == self.path  # type: ignore[attr-defined]
+        return type(other) is type(self) and other.path == self.path
 
     __hash__ = object.__hash__
 
@@ -423,6 +423,6 @@ class LMDBStore(Store):
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["path"], buffers=state["buffers"], map_size=state["map_size"],
-                      read_only=state["read_only"],
-                      dimension_separator=state.get("dimension_separator"), **state["kwargs"])
+        type(self).__init__(self, state["path"], buffers=state["buffers"], map_size=state["map_size"],
+                                  read_only=state["read_only"],
+                                  dimension_separator=state.get("dimension_separator"), **state["kwargs"])

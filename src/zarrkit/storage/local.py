@@ -8,8 +8,8 @@ import os
 import shutil
 import socket
 import stat
-import time
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -382,9 +382,10 @@ class DirectoryStore(Store):
         try:
             fd = os.open(fn, _READ_FLAGS)
         except OSError:
-            fd = self._open(key, fn)
-            if fd is None:
+            opened = self._open(key, fn)
+            if opened is None:
                 return None
+            fd = opened
         try:
             data = os.pread(fd, limit + 1, 0)
         except IsADirectoryError:
@@ -402,9 +403,10 @@ class DirectoryStore(Store):
         try:
             fd = os.open(fn, _READ_FLAGS)
         except OSError:  # missing, a directory, a symbolic link...: sorted out by _open
-            fd = self._open(key, fn)
-            if fd is None:
+            opened = self._open(key, fn)
+            if opened is None:
                 return None
+            fd = opened
         try:
             # files are replaced whole, never changed in place: the size read here holds
             # (lseek is a cheaper way to ask than fstat, which builds a whole stat result)
@@ -611,7 +613,7 @@ class DirectoryStore(Store):
             return False
         return not os.path.islink(fn) or self._inside(fn)
 
-    def getsize(self, key: str) -> int:
+    def getsize(self, key: str) -> int:  # type: ignore[override]  # Store wraps it to take None too
         key = self._checked(key)
         if not self.exists(key):
             return 0
@@ -722,7 +724,7 @@ class DirectoryStore(Store):
         return sum(1 for _ in self.list_prefix(""))
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.path == self.path  # type: ignore[attr-defined]
+        return type(other) is type(self) and other.path == self.path
 
     __hash__ = object.__hash__
 

@@ -47,7 +47,7 @@ class MappingStore(Store):
             value = _to_bytes(value, key)
         return value if byte_range is None else byte_range.slice(value)
 
-    def get_many(self, keys):  # noqa: D102
+    def get_many(self, keys):
         return {k: self.get(k) for k in keys}
 
     def _set(self, key: str, value: bytes | memoryview) -> None:

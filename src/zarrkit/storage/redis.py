@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -181,7 +181,7 @@ class RedisStore(Store):
         with self._op(f"write of {key!r}") as client:
             client.set(self._key(key), bytes(value))
 
-    def set_many(self, items: dict[str, Any]) -> None:
+    def set_many(self, items: Mapping[str, Any]) -> None:
         """Store several values with one ``MSET`` (atomic: all or none are written).
 
         Parameters
@@ -205,7 +205,7 @@ class RedisStore(Store):
         with self._op(f"lookup of {key!r}") as client:
             return bool(client.exists(self._key(key)))
 
-    def getsize(self, key: str) -> int:
+    def getsize(self, key: str) -> int:  # type: ignore[override]  # Store wraps it to take None too
         """Size in bytes of the value at ``key`` (0 if missing), by ``STRLEN``.
 
         Parameters
@@ -261,8 +261,8 @@ class RedisStore(Store):
     def __eq__(self, other: object) -> bool:
         return (
             type(other) is type(self)
-            and other.prefix == self.prefix  # type: ignore[attr-defined]
-            and other._where() == self._where()  # type: ignore[attr-defined]
+            and other.prefix == self.prefix
+            and other._where() == self._where()
         )
 
     __hash__ = object.__hash__
@@ -279,5 +279,5 @@ class RedisStore(Store):
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["prefix"], state["url"], read_only=state["read_only"],
-                      **state["redis_kwargs"])
+        type(self).__init__(self, state["prefix"], state["url"], read_only=state["read_only"],
+                                  **state["redis_kwargs"])

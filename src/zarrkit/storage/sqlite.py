@@ -7,7 +7,7 @@ import sqlite3
 import threading
 import urllib.parse
 import weakref
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ..errors import StoreError
@@ -266,7 +266,7 @@ class SQLiteStore(Store):
             repr(key),
         )
 
-    def set_many(self, items: dict[str, Any]) -> None:
+    def set_many(self, items: Mapping[str, Any]) -> None:
         """Store several values in a single transaction (all or none of them are written).
 
         Parameters
@@ -289,7 +289,7 @@ class SQLiteStore(Store):
         validate_key(key)
         return bool(self._read(f"SELECT 1 FROM {_TABLE} WHERE k = ?", (key,), repr(key)))
 
-    def getsize(self, key: str) -> int:
+    def getsize(self, key: str) -> int:  # type: ignore[override]  # Store wraps it to take None too
         """Size in bytes of the value at ``key`` (0 if missing); the value is not read.
 
         Parameters
@@ -382,7 +382,7 @@ class SQLiteStore(Store):
     def __eq__(self, other: object) -> bool:
         return (
             type(other) is type(self) and not self._memory
-            and other.path == self.path  # type: ignore[attr-defined]
+            and other.path == self.path
         )
 
     __hash__ = object.__hash__
@@ -399,8 +399,8 @@ class SQLiteStore(Store):
                 "dimension_separator": self.dimension_separator}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["path"], read_only=state["read_only"],
-                      dimension_separator=state.get("dimension_separator"), **state["kwargs"])
+        type(self).__init__(self, state["path"], read_only=state["read_only"],
+                                  dimension_separator=state.get("dimension_separator"), **state["kwargs"])
 
 
 def _as_bytes(value: Any) -> bytes:

@@ -10,7 +10,7 @@ import warnings
 import zipfile
 import zlib
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import NodeExistsError, ReadOnlyError, StoreError, StoreOperationNotSupported
 from .base import ByteRange, Store, validate_key, validate_prefix
@@ -118,7 +118,7 @@ class ZipStore(Store):
         path: Any,
         compression: int = zipfile.ZIP_STORED,
         allowZip64: bool = True,
-        mode: str = "a",
+        mode: Literal["a", "r", "w", "x"] = "a",
         dimension_separator: str | None = None,
         *,
         read_only: bool | None = None,
@@ -136,8 +136,8 @@ class ZipStore(Store):
                 raise ValueError(f"a ZipStore over an open file is read-only; mode {mode!r} needs a path")
             mode = "r"
             path = getattr(self._file, "name", "<file>")
-        self.path = os.path.abspath(os.fspath(path)) if isinstance(path, (str, bytes, os.PathLike)) else str(path)
-        self._given = os.fspath(path) if isinstance(path, (str, bytes, os.PathLike)) else str(path)
+        self.path = os.path.abspath(os.fsdecode(path)) if isinstance(path, (str, bytes, os.PathLike)) else str(path)
+        self._given = os.fsdecode(path) if isinstance(path, (str, bytes, os.PathLike)) else str(path)
         self.compression = compression
         self.allowZip64 = allowZip64
         self.mode = mode
@@ -147,7 +147,7 @@ class ZipStore(Store):
         self._zf = self._open(mode)
         self._closed = False
 
-    def _open(self, mode: str) -> zipfile.ZipFile:
+    def _open(self, mode: Literal["a", "r", "w", "x"]) -> zipfile.ZipFile:
         if self._file is not None:
             return zipfile.ZipFile(self._file, mode="r")
         path = self.path
@@ -285,7 +285,7 @@ class ZipStore(Store):
             names = list(dict.fromkeys(n for n in self._zf.namelist() if not n.endswith("/") and is_valid_key(n)))
         return iter(names) if not prefix else (n for n in names if n.startswith(prefix))
 
-    def getsize(self, key: str) -> int:
+    def getsize(self, key: str) -> int:  # type: ignore[override]  # Store wraps it to take None too
         validate_key(key)
         with self._lock:
             self._check_open()
@@ -364,6 +364,6 @@ class ZipStore(Store):
                 "allowZip64": self.allowZip64, "dimension_separator": self.dimension_separator}
 
     def __setstate__(self, state) -> None:
-        self.__init__(state["path"], compression=state["compression"],
-                      allowZip64=state["allowZip64"], mode="r",
-                      dimension_separator=state.get("dimension_separator"))
+        type(self).__init__(self, state["path"], compression=state["compression"],
+                                  allowZip64=state["allowZip64"], mode="r",
+                                  dimension_separator=state.get("dimension_separator"))

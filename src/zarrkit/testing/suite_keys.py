@@ -279,7 +279,7 @@ class KeyTests:
         with pytest.raises(ValueError):
             store.set("../escape", b"x")
         with pytest.raises(InvalidPathError):
-            store.set(1, b"x")  # type: ignore[arg-type]
+            store.set(1, b"x")
 
     def test_invalid_key_does_not_escape(self, store, tmp_path):
         before = sorted(p.name for p in tmp_path.parent.iterdir())

@@ -311,7 +311,7 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
         return isinstance(filename_or_obj, (Store, Group))
 
 
-    def open_dataset(  # type: ignore[override]
+    def open_dataset(
         self,
         filename_or_obj: Any,
         *,
@@ -344,7 +344,7 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
             decode_timedelta=decode_timedelta,
         )
 
-    def open_groups_as_dict(  # type: ignore[override]
+    def open_groups_as_dict(
         self,
         filename_or_obj: Any,
         *,
@@ -383,7 +383,7 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
             )
         return out
 
-    def open_datatree(self, filename_or_obj: Any, **kwargs: Any):  # type: ignore[override]
+    def open_datatree(self, filename_or_obj: Any, **kwargs: Any):
         groups = self.open_groups_as_dict(filename_or_obj, **kwargs)
         try:
             from xarray.backends.common import datatree_from_dict_with_io_cleanup

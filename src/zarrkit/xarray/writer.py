@@ -21,6 +21,7 @@ import pandas as pd
 
 from .. import api
 from ..core.array import Array
+from ..core.creation import create_array
 from ..core.group import Group
 from ..dask import align_blocks
 from ..errors import ContainsGroupError, GroupNotFoundError
@@ -58,7 +59,7 @@ def _encode_variable(var: Any, name: Hashable, zarr_format: int) -> Any:
         var = conventions.encode_cf_variable(var, name=name, coders=coders)
     else:  # pragma: no cover - older xarray
         var = conventions.encode_cf_variable(var, name=name)
-    ensure_not_object = getattr(conventions, "ensure_dtype_not_object", None)
+    ensure_not_object: Any = getattr(conventions, "ensure_dtype_not_object", None)
     if ensure_not_object is None:
         from xarray.backends.common import ensure_dtype_not_object as ensure_not_object
     var = ensure_not_object(var, name=name)
@@ -478,7 +479,7 @@ def _encode_dataset(
             raise ValueError(f"append_dim={append_dim!r} does not match any existing dataset dimensions {dims}")
     encoded = {n: _encode_variable(variables[n], n, fmt) for n in new_names}
     if existing_names:
-        stored = {n: reader.open_store_variable(n, existing[n]) for n in existing_names}
+        stored: Mapping[Any, Any] = {n: reader.open_store_variable(n, existing[n]) for n in existing_names}
         stored, _, _ = conventions.decode_cf_variables(stored, {})
         for n in existing_names:
             _validate_append_dtype(n, stored[n], variables[n])
@@ -604,7 +605,7 @@ def _create_array(
     if fill_value is not None and not isinstance(fill_value, (str, bytes)):
         fill_value = np.asarray(fill_value).item() if np.ndim(fill_value) == 0 else fill_value
     chunks = zenc.get("chunks")
-    arr = api.create_array(
+    arr = create_array(
         grp.store,
         name=join_path(grp.path, name),
         shape=v.shape,

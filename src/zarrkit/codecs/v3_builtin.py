@@ -241,6 +241,7 @@ def decode_limited(codec: Any, data: Any, limit: int) -> Any:
     ``limit`` bytes where the format allows it (deflate, bzip2, LZMA), or before decoding
     when a header declares more (zstd, Blosc, LZ4): a small stored chunk cannot make the
     reader allocate gigabytes."""
+    size: int | None
     if getattr(codec, "codec_id", None) == "zfpy":
         data, size = zfpy_frame(data)
     else:

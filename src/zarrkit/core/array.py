@@ -221,7 +221,8 @@ class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
 
     def _chunk_key(self, chunk_coords: tuple[int, ...]) -> str:
         """The store key of the chunk at ``chunk_coords`` (zarr-python 2's private name)."""
-        return self._ctx.key(tuple(chunk_coords))
+        key: str = self._ctx.key(tuple(chunk_coords))
+        return key
 
     @property
     def shape(self) -> tuple[int, ...]:

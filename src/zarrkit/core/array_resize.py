@@ -12,6 +12,8 @@ import numpy as np
 from ..errors import ReadOnlyError, ShapeMismatchError
 from ..metadata import io
 from ..metadata.normalize import normalize_shape
+from ..metadata.v2 import ArrayMetadataV2
+from ..metadata.v3 import ArrayMetadataV3
 from .chunks import ChunkContext
 from .indexing import make_indexer
 from .stored import iter_stored
@@ -24,7 +26,7 @@ class ResizeMethods:
     """Resizing and appending to an array."""
 
     # what the array class provides
-    _meta: Any
+    _meta: ArrayMetadataV2 | ArrayMetadataV3
     _ctx: Any
     _path: str
     _store: Any
@@ -70,7 +72,7 @@ class ResizeMethods:
         with self._metadata_lock():
             self._resize_locked(new_shape)
 
-    def _metadata_lock(self):
+    def _metadata_lock(self) -> Any:
         """The synchronizer's lock on this array's metadata document (a no-op without one)."""
         return self._lock(io.meta_key(self._path, self._meta.metadata_key))
 

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from ..metadata.v2 import ArrayMetadataV2
+from ..metadata.v3 import ArrayMetadataV3
 from .indexing import _is_scalar_selection, make_indexer
 from .read import read_selection
 from .write import write_selection
@@ -24,7 +26,7 @@ class SelectionMethods:
     """Reading and writing selections of an array."""
 
     # what the array class provides
-    _meta: Any
+    _meta: ArrayMetadataV2 | ArrayMetadataV3
     _ctx: Any
     _runtime_order: str | None
     _write_empty_chunks: bool

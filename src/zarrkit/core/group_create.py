@@ -7,7 +7,7 @@ synchronizer and chunk store are the defaults."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -49,7 +49,7 @@ class MemberCreationMethods:
             self._store, path=path, overwrite=overwrite, chunk_store=self._chunk_store_arg,
             zarr_format=self._zarr_format,
         )
-        return self._open_member(path, "group")  # type: ignore[return-value]
+        return self._open_member(path, "group")
 
     def create_group(self, name: str, overwrite: bool = False, attributes: dict[str, Any] | None = None) -> Any:
         """Create a sub-group (and any missing intermediate groups).
@@ -121,7 +121,7 @@ class MemberCreationMethods:
             path = self._item_path(name)
             kind = io.node_kind(self._store, path)
             if kind == "group" and not overwrite:
-                return self._open_member(path, "group")  # type: ignore[return-value]
+                return self._open_member(path, "group")
             if kind == "array" and not overwrite:
                 raise ContainsArrayError(f"{describe_location(self._store_arg, path)} holds an array, not a group", path)
             try:
@@ -131,7 +131,7 @@ class MemberCreationMethods:
                 # what was required
                 if overwrite or io.node_kind(self._store, path) != "group":
                     raise
-                return self._open_member(path, "group")  # type: ignore[return-value]
+                return self._open_member(path, "group")
 
     def create_groups(self, *names: str, **kwargs: Any) -> tuple[Any, ...]:
         """Create several sub-groups at once.
@@ -178,7 +178,7 @@ class MemberCreationMethods:
         kwargs.pop("data", None)
         path = self._item_path(name)
         self._check_not_above(path, name)
-        fn = getattr(creation_like if fn_name.endswith("_like") else creation, fn_name)
+        fn: Callable[..., Array] = getattr(creation_like if fn_name.endswith("_like") else creation, fn_name)
         return fn(*args, store=self._store_arg, path=path, **self._array_kwargs(kwargs))
 
     def _create(self, fn_name: str, name: Any, *args: Any, **kwargs: Any) -> Array:
@@ -257,17 +257,17 @@ class MemberCreationMethods:
                 return self._create_nosync("create", name, shape=shape, dtype=dtype, **kwargs)
             if kind == "group":
                 raise ContainsGroupError(f"{describe_location(self._store_arg, path)} holds a group, not an array", path)
-        a = self._open_member(path, "array")
+        a = cast(Array, self._open_member(path, "array"))
         shape = normalize_shape(shape)
-        if a.shape != shape:  # type: ignore[union-attr]
-            raise TypeError(f"shapes do not match: existing {a.shape}, new {shape}")  # type: ignore[union-attr]
+        if a.shape != shape:
+            raise TypeError(f"shapes do not match: existing {a.shape}, new {shape}")
         if dtype is not None:
             dtype = np.dtype(dtype)
-            if exact and dtype != a.dtype:  # type: ignore[union-attr]
-                raise TypeError(f"dtypes do not match exactly: existing {a.dtype}, new {dtype}")  # type: ignore[union-attr]
-            if not exact and not np.can_cast(dtype, a.dtype):  # type: ignore[union-attr]
-                raise TypeError(f"dtypes ({dtype}, {a.dtype}) are not compatible")  # type: ignore[union-attr]
-        return a  # type: ignore[return-value]
+            if exact and dtype != a.dtype:
+                raise TypeError(f"dtypes do not match exactly: existing {a.dtype}, new {dtype}")
+            if not exact and not np.can_cast(dtype, a.dtype):
+                raise TypeError(f"dtypes ({dtype}, {a.dtype}) are not compatible")
+        return a
 
     def create(self, name: str, **kwargs: Any) -> Array:
         """Create an array below this group.

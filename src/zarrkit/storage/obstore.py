@@ -334,7 +334,7 @@ class ObjectStore(Store):
         validate_key(key)
         return self._size(key) is not None
 
-    def getsize(self, key: str) -> int:
+    def getsize(self, key: str) -> int:  # type: ignore[override]  # Store wraps it to take None too
         """Size in bytes of the object at ``key`` (0 if missing), from a ``HEAD`` request."""
         validate_key(key)
         return self._size(key) or 0
@@ -432,7 +432,7 @@ class ObjectStore(Store):
 
     # -- misc ---------------------------------------------------------------------------------
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.store == self.store  # type: ignore[attr-defined]
+        return type(other) is type(self) and other.store == self.store
 
     __hash__ = object.__hash__
 

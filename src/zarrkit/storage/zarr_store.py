@@ -144,7 +144,7 @@ class ZarrStoreAdapter(Store):
         ``ZarrStoreAdapter(IcechunkStore(branch 'main'))``."""
         return f"{type(self).__name__}({_describe(self.zarr_store)})"
 
-    @property  # type: ignore[override]
+    @property
     def read_only(self) -> bool:
         """Whether writes are refused: asked for, or the store's own flag (an Icechunk session
         becomes read-only once committed)."""

@@ -196,7 +196,19 @@ class Store(StoreConveniences):
 
     def get_ranges(self, key: str, ranges: Sequence[ByteRange]) -> list[bytes | None] | None:
         """The bytes of each of ``ranges`` of the value at ``key`` (None when it is missing);
-        stores with ``batched_ranges`` fetch them together."""
+        stores with ``batched_ranges`` fetch them together.
+
+        Parameters
+        ----------
+        key : str
+            The value's key.
+        ranges : sequence of ByteRange
+            The ranges to read.
+
+        Returns
+        -------
+        list of bytes, or None
+        """
         values = [self.get(key, r) for r in ranges]
         return None if any(v is None for v in values) else values
 

@@ -235,7 +235,20 @@ class ObjectStore(Store):
             raise self._error("read", key, exc) from exc
 
     def get_transient(self, key: str, byte_range: ByteRange | None = None) -> bytes | memoryview | None:
-        """A whole object as a view of the buffer obstore read it into (no copy)."""
+        """A whole object as a view of the buffer obstore read it into (no copy).
+
+        Parameters
+        ----------
+        key : str
+            The object's key.
+        byte_range : ByteRange, optional
+            Only these bytes (then a copy, as :meth:`get` returns).
+
+        Returns
+        -------
+        bytes or memoryview or None
+            None when no object is stored at ``key``.
+        """
         if byte_range is not None:
             return self.get(key, byte_range)
         value = self._whole(self._checked(key))
@@ -283,6 +296,17 @@ class ObjectStore(Store):
         bytes share a request, and the requests run concurrently.  None when the object is
         missing; a range reaching past the end is cut short there.
 
+        Parameters
+        ----------
+        key : str
+            The object's key.
+        ranges : sequence of ByteRange
+            The ranges to read.
+
+        Returns
+        -------
+        list of bytes, or None
+
         Examples
         --------
         >>> from obstore.store import MemoryStore
@@ -314,6 +338,16 @@ class ObjectStore(Store):
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
         """Read several whole objects at once, ``config.io_threads`` requests in flight.
 
+        Parameters
+        ----------
+        keys : iterable of str
+            The objects' keys.
+
+        Returns
+        -------
+        dict
+            Each key's bytes, or None where no object is stored.
+
         Examples
         --------
         >>> from obstore.store import MemoryStore
@@ -330,12 +364,32 @@ class ObjectStore(Store):
         return dict(zip(keys, values))
 
     def exists(self, key: str) -> bool:
-        """Whether an object is stored at ``key`` (a ``HEAD`` request, not a download)."""
+        """Whether an object is stored at ``key`` (a ``HEAD`` request, not a download).
+
+        Parameters
+        ----------
+        key : str
+            The object's key.
+
+        Returns
+        -------
+        bool
+        """
         validate_key(key)
         return self._size(key) is not None
 
     def getsize(self, key: str) -> int:  # type: ignore[override]  # Store wraps it to take None too
-        """Size in bytes of the object at ``key`` (0 if missing), from a ``HEAD`` request."""
+        """Size in bytes of the object at ``key`` (0 if missing), from a ``HEAD`` request.
+
+        Parameters
+        ----------
+        key : str
+            The object's key.
+
+        Returns
+        -------
+        int
+        """
         validate_key(key)
         return self._size(key) or 0
 
@@ -401,7 +455,13 @@ class ObjectStore(Store):
         self._prune([key])
 
     def delete_prefix(self, prefix: str) -> None:
-        """Remove every key starting with ``prefix`` (bulk deletes where the service has them)."""
+        """Remove every key starting with ``prefix`` (bulk deletes where the service has them).
+
+        Parameters
+        ----------
+        prefix : str
+            The keys' common beginning (``''``: everything).
+        """
         self._check_writable()
         keys = list(self.list_prefix(prefix))
         if not keys:

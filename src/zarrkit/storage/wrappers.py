@@ -41,6 +41,7 @@ class WrapperStore(Store):
 
     @property
     def transactional(self) -> bool:  # type: ignore[override]
+        """Whether the wrapped store's changes land together, at a commit."""
         return getattr(self.inner, "transactional", False)
 
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:

@@ -44,6 +44,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import _benchlib as B
+import growth
+import remote
 
 WORKLOADS = ["W1", "W2", "W3", "W4", "W5", "W6", "W7"]
 TITLES = {
@@ -57,6 +59,10 @@ TITLES = {
           "(256 chunks), uncompressed, in memory (v3)",
 }
 RESULT_TAG = "@@BENCH-RESULT@@ "
+#: sections with their own modules (``--only remote,growth``): ``run(...)`` gives their report
+SECTIONS = {"REMOTE": remote, "GROWTH": growth}
+CHILD_KINDS = {"remote": remote.child, "growth": growth.child,
+               "remote-prep": lambda spec: remote.prepare(spec["endpoint"], spec["quick"])}
 
 
 # --------------------------------------------------------------------------------------------
@@ -72,6 +78,8 @@ def child_main(spec: dict) -> None:
         out = B.measure_limits(spec["tmp"], spec["quick"], spec["runs"])
     elif kind == "versions":
         out = versions()
+    elif kind in CHILD_KINDS:
+        out = CHILD_KINDS[kind](spec)
     else:
         out = B.run_child(spec["workload"], spec["op"], spec["lib"], spec["tmp"], spec["quick"],
                           B.Turns(sys.stdin, sys.stdout))
@@ -261,7 +269,7 @@ def fmt_time(entry) -> str:
     return f"{entry['seconds']:.3f} s"
 
 
-def render(results, machine, limits, args, S, problems, wall) -> str:
+def render(results, machine, limits, args, S, problems, wall, sections=()) -> str:
     L = []
     mode = "quick" if args.quick else "full"
     L.append(f"# zarrkit benchmarks ({mode})")
@@ -371,6 +379,7 @@ def render(results, machine, limits, args, S, problems, wall) -> str:
             L.append("")
     L.extend(render_targets(results, limits, args.quick))
     L.extend(render_floors(results, limits))
+    L.extend(sections)
     if problems:
         L.append("## Problems")
         L.append("")
@@ -538,7 +547,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes, 3 runs (< 3 minutes)")
     ap.add_argument("--out", default=None, help="also write the markdown report here")
-    ap.add_argument("--only", default=None, help="comma-separated workloads, e.g. W1,W2")
+    ap.add_argument("--only", default=None, help="comma-separated workloads, e.g. W1,W2 "
+                    "(remote, growth: the remote-read and cost-growth sections)")
     ap.add_argument("--libs", default=None, help="comma-separated libraries (default: all: "
                     + ",".join(B.LIBRARIES) + ")")
     ap.add_argument("--runs", type=int, default=None, help="timed runs (default 3 quick, 5 full)")
@@ -552,10 +562,11 @@ def main(argv=None) -> int:
         args.runs = 3 if args.quick else 5
     if args.runs < 3:
         ap.error("--runs must be >= 3")
-    only = [w.strip().upper() for w in args.only.split(",")] if args.only else WORKLOADS
-    bad = [w for w in only if w not in WORKLOADS]
+    only = ([w.strip().upper() for w in args.only.split(",")] if args.only
+            else WORKLOADS + list(SECTIONS))
+    bad = [w for w in only if w not in WORKLOADS and w not in SECTIONS]
     if bad:
-        ap.error(f"unknown workloads {bad}; choose from {WORKLOADS}")
+        ap.error(f"unknown workloads {bad}; choose from {WORKLOADS + list(SECTIONS)}")
     libs = args.libs.split(",") if args.libs else B.LIBRARIES
     timeout = 300 if args.quick else 3600
     S = B.sizes(args.quick)
@@ -591,11 +602,13 @@ def main(argv=None) -> int:
             "page cache dropped before write runs": B.settle_page_cache(),
             "free-page reporting": held or "not changed",
         }
-        if held:
+        core = any(w in WORKLOADS for w in only)  # the sections need no reference arrays
+        if held and core:
             log("touching 8 GiB of memory once")
             machine["memory touched once before the runs"] = f"8 GiB ({B.touch_memory(8):.0f} s)"
         log("preparing reference arrays with zarr-python")
-        refs, err = spawn({"kind": "prep", "tmp": tmp, "quick": args.quick}, timeout)
+        refs, err = (spawn({"kind": "prep", "tmp": tmp, "quick": args.quick}, timeout) if core
+                     else ({}, ""))
         if refs is None:
             problems.append(f"preparing reference arrays failed: {err[-500:]}")
             print(err, file=sys.stderr)
@@ -607,12 +620,17 @@ def main(argv=None) -> int:
                         f"{v['raw_bytes'] / B.MiB:.0f} MiB raw "
                         f"(ratio {v['raw_bytes'] / max(v['stored_bytes'], 1):.2f})")
             log("measuring machine limits")
-            limits, err = spawn({"kind": "limits", "tmp": tmp, "quick": args.quick,
-                                 "runs": args.runs}, timeout)
+            limits, err = (spawn({"kind": "limits", "tmp": tmp, "quick": args.quick,
+                                  "runs": args.runs}, timeout) if core else ({}, ""))
             if limits is None:
                 problems.append(f"machine limits failed: {_md(err[-300:])}")
                 limits = {}
+        sections: list[str] = []
         for w in only:
+            if w in SECTIONS:
+                sections += SECTIONS[w].run(args, tmp, log, problems, spawn, Child, turn_order,
+                                            RESULT_TAG)
+                continue
             results[w] = {}
             for op in B.OPS[w]:
                 results[w][op] = {}
@@ -635,7 +653,7 @@ def main(argv=None) -> int:
                         log(f"{w} {op} {lib}: {r.get('na') or r.get('error')}")
                     results[w][op][lib] = r
         wall = time.perf_counter() - t_start
-        report = render(results, machine, limits, args, S, problems, wall)
+        report = render(results, machine, limits, args, S, problems, wall, sections)
         print(report)
         if args.out:
             os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)

@@ -28,7 +28,9 @@ from .attributes import Attributes
 from .group_zarr3 import GroupMetadata, Zarr3GroupMethods  # noqa: F401  (zarr-python 3 imports it from here)
 from .info import InfoReporter, group_info_items, group_info_items_zarr3, node_url, store_name
 from .initialize import init_group, require_parent_groups
+from .pool import run_tasks, threads_for
 from .tree import TreeView
+from .walk import list_levels
 
 __all__ = ["Group"]
 
@@ -212,8 +214,12 @@ class Group(Mapping, Zarr3GroupMethods):
         """``(name relative to this group, kind, path)`` of every descendant, depth first (a
         group before its members, each group's members sorted); the members of groups
         ``max_depth`` levels below are not listed (0: this group's members only).  Iterative,
-        so a hierarchy of any depth is walked without recursion."""
-        stack = [iter(self._member_names())]
+        so a hierarchy of any depth is walked without recursion.  On a high-latency store
+        the groups are listed ahead, a level at a time (:func:`list_levels`)."""
+        members_of = self._member_names
+        if getattr(self._store, "high_latency", False):
+            members_of = list_levels(members_of, self._path, max_depth, threads_for(self._store)).__getitem__
+        stack = [iter(members_of(self._path))]
         bases = [""]
         while stack:
             item = next(stack[-1], None)
@@ -226,7 +232,7 @@ class Group(Mapping, Zarr3GroupMethods):
             path = join_path(self._path, rel)
             yield rel, kind, path
             if kind == "group" and (max_depth is None or len(stack) <= max_depth):
-                stack.append(iter(self._member_names(path)))
+                stack.append(iter(members_of(path)))
                 bases.append(rel + "/")
 
     def _open_member(self, path: str, kind: str) -> Array | Group:
@@ -402,7 +408,10 @@ class Group(Mapping, Zarr3GroupMethods):
         """``(name, member)`` pairs of the members, in name order; with ``max_depth`` > 0 (or
         None: all) the members of member groups too, named by their path from this group
         (zarr-python 3's ``members(max_depth=)``)."""
-        return [(rel, self._open_member(path, kind)) for rel, kind, path in self._walk(max_depth)]
+        found = list(self._walk(max_depth))
+        # members of a high-latency store are opened together (each reads its metadata)
+        nodes = run_tasks(lambda m: self._open_member(m[2], m[1]), found, threads_for(self._store) or 1)
+        return [(rel, node) for (rel, _, _), node in zip(found, nodes)]
 
     # -- walking ----------------------------------------------------------------------------
     def visitvalues(self, func: Callable[[Any], Any]) -> Any:

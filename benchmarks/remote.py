@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import sys
 import time
 import traceback
@@ -56,15 +57,15 @@ PER_OP = {"read 1 inner chunk": "shard_reads", "read random 1%": "random_reads"}
 
 
 def sizes(quick: bool) -> dict:
-    # 64x64 float32 chunks (16 KiB); the whole array has 1,000 chunks (250 in quick mode)
-    rows = 10 if quick else 40
+    # 64x64 float32 chunks (16 KiB); the whole array has 1,000 chunks (100 in quick mode)
+    rows = 4 if quick else 40
     return {
         "n_arrays": 100,
         "whole": dict(shape=(rows * 64, 25 * 64), chunks=(64, 64), dtype="float32"),
         "sharded": dict(shape=(1024, 1024), chunks=(32, 32), shards=(1024, 1024),
                         dtype="float32"),
-        "shard_reads": 5 if quick else 20,
-        "random_reads": 3 if quick else 10,
+        "shard_reads": 3 if quick else 20,
+        "random_reads": 2 if quick else 10,
         "latencies": [0.01] if quick else [0.01, 0.05],
     }
 
@@ -73,37 +74,36 @@ def sizes(quick: bool) -> dict:
 # data (written once, by zarr-python, through the proxy at no latency)
 
 
-def prepare(endpoint: str, quick: bool) -> dict:
+def prepare(spec: dict) -> dict:
+    """Write the data with zarr-python into a local directory, then upload it (moto takes
+    several milliseconds per request, and zarr-python's writes make several per object)."""
     import warnings
 
+    import s3fs
     import zarr
 
     warnings.filterwarnings("ignore")
     os.environ.update(CREDENTIALS)
-    S = sizes(quick)
-    opts = s3_options(endpoint)
-    import s3fs
-
-    fs = s3fs.S3FileSystem(**opts)
-    if not fs.exists(BUCKET):
-        fs.mkdir(BUCKET)
-
-    def store(prefix):
-        return zarr.storage.FsspecStore.from_url(f"s3://{BUCKET}/{prefix}", storage_options=opts)
-
+    S = sizes(spec["quick"])
+    local = os.path.join(spec["tmp"], "remote-data")
     t0 = time.perf_counter()
-    g = zarr.open_group(store("consolidated"), mode="w", zarr_format=3)
+    g = zarr.open_group(os.path.join(local, "consolidated"), mode="w", zarr_format=3)
     for i in range(S["n_arrays"]):
         g.create_array(f"a{i:03d}", shape=(100,), chunks=(10,), dtype="int32", fill_value=0)
-    zarr.consolidate_metadata(store("consolidated"))
+    zarr.consolidate_metadata(os.path.join(local, "consolidated"))
     for name in ("whole", "sharded"):
         d = S[name]
-        a = zarr.create_array(store(name), shape=d["shape"], chunks=d["chunks"],
+        a = zarr.create_array(os.path.join(local, name), shape=d["shape"], chunks=d["chunks"],
                               shards=d.get("shards"), dtype=d["dtype"], fill_value=0,
                               compressors=[zarr.codecs.BloscCodec(cname="lz4", clevel=5,
                                                                   shuffle="shuffle")],
                               overwrite=True)
         a[...] = B.make_data(d["shape"], d["dtype"])
+    fs = s3fs.S3FileSystem(**s3_options(spec["endpoint"]))
+    if not fs.exists(BUCKET):
+        fs.mkdir(BUCKET)
+    fs.put(local + "/", f"{BUCKET}/", recursive=True)
+    shutil.rmtree(local, ignore_errors=True)
     return {"seconds": time.perf_counter() - t0}
 
 
@@ -429,7 +429,7 @@ def run(args, tmp: str, log, problems: list[str], spawn, Child, turn_order,
     results: dict[float, dict[str, list]] = {}
     with s3proxy.S3Service(0.0) as svc:
         log(f"remote: moto at {svc.moto}, proxy at {svc.endpoint}; writing the data")
-        prep, err = spawn({"kind": "remote-prep", "endpoint": svc.endpoint,
+        prep, err = spawn({"kind": "remote-prep", "endpoint": svc.endpoint, "tmp": tmp,
                            "quick": args.quick}, timeout)
         if prep is None or "error" in prep:
             problems.append(f"remote: preparing the data failed: {err[-500:]}")

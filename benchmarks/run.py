@@ -61,8 +61,7 @@ TITLES = {
 RESULT_TAG = "@@BENCH-RESULT@@ "
 #: sections with their own modules (``--only remote,growth``): ``run(...)`` gives their report
 SECTIONS = {"REMOTE": remote, "GROWTH": growth}
-CHILD_KINDS = {"remote": remote.child, "growth": growth.child,
-               "remote-prep": lambda spec: remote.prepare(spec["endpoint"], spec["quick"])}
+CHILD_KINDS = {"remote": remote.child, "remote-prep": remote.prepare, "growth": growth.child}
 
 
 # --------------------------------------------------------------------------------------------

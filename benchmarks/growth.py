@@ -17,7 +17,6 @@ Tables per size; with ``--out`` the plots go beside the report (``growth_*.png``
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import statistics
@@ -33,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-import s3proxy  # noqa: E402
+import s3proxy
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -88,6 +87,7 @@ def walk(open_group) -> int:
 
 def hierarchy_part(spec: dict) -> dict:
     import s3fs
+
     import zarrkit
 
     S = sizes(spec["quick"])
@@ -114,7 +114,7 @@ def hierarchy_part(spec: dict) -> dict:
             remote = url.startswith("s3://")
             runs = S["runs"] if not (remote and lat and nodes > 1000) else 1
             for consolidated in (True, False):
-                def store():
+                def store(url=url, remote=remote):
                     return (zarrkit.storage.FsspecStore(url, storage_options=opts, read_only=True)
                             if remote else zarrkit.DirectoryStore(url, read_only=True))
                 if consolidated:
@@ -168,10 +168,10 @@ def nchunks_part(spec: dict) -> dict:
             t_write = time.perf_counter() - t0
             a = zarrkit.open_array(store, mode="r")
             runs = S["runs"] if n < 10**6 else 1
-            t_n, got = timed(lambda: a.nchunks_initialized, runs)
+            t_n, got = timed(lambda a=a: a.nchunks_initialized, runs)
             if got != n:
                 raise AssertionError(f"nchunks_initialized {got}, want {n}")
-            t_info, _ = timed(lambda: str(a.info_complete()), runs)
+            t_info, _ = timed(lambda a=a: str(a.info_complete()), runs)
             rows.append({"chunks": n, "where": where, "nchunks_initialized": t_n,
                          "info": t_info, "write": t_write})
             print(f"nchunks {where} {n}: {t_n:.4f} s, info {t_info:.4f} s (written in "
@@ -251,9 +251,10 @@ def cp_part(spec: dict) -> dict:
 
 def distributed_part(spec: dict) -> dict:
     import dask.array as da
+    from distributed import Client, LocalCluster
+
     import zarrkit
     import zarrkit.dask
-    from distributed import Client, LocalCluster
 
     S = sizes(spec["quick"])
     rows = []
@@ -316,7 +317,7 @@ def child(spec: dict) -> dict:
 # the parent
 
 
-def run(args, tmp: str, log, problems: list[str], spawn, Child, turn_order,
+def run(args, tmp: str, log, problems: list[str], spawn, Child, take_turns,
         result_tag: str) -> list[str]:
     timeout = 900 if args.quick else 7200
     results: dict[str, dict] = {}

@@ -32,8 +32,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-import _benchlib as B  # noqa: E402
-import s3proxy  # noqa: E402
+import _benchlib as B
+import s3proxy
 
 BUCKET = "bench"
 REGION = "us-east-1"
@@ -283,100 +283,67 @@ def child(spec: dict) -> dict:
     return {"done": True}
 
 
-def measure(R: Remote, op: str, S: dict, endpoint: str, turns) -> dict:
-    counts: dict[str, Any] = {}
+def plan(R: Remote, op: str, S: dict) -> tuple[str | None, list, Any, Any]:
+    """What a row does: (the array opened before each run or None, the selections one run
+    reads, ``read(handle, selection)``, the expected result of a selection)."""
+    if op == "open consolidated":
+        want = {f"a{i:03d}": (100,) for i in range(S["n_arrays"])}
+        return None, [None], lambda h, _: R.open_hierarchy("consolidated"), lambda _: want
+    d = S["sharded" if op == "read 1 inner chunk" else "whole"]
+    data = B.make_data(d["shape"], d["dtype"])
+    if op == "read whole array":
+        return "whole", [...], R.read, lambda sel: data
+    if op == "read 1 inner chunk":
+        starts = B.region_starts(d["shape"], d["chunks"], S["shard_reads"], seed=3,
+                                 step=d["chunks"])
+        sels = [tuple(slice(s, s + c) for s, c in zip(st, d["chunks"])) for st in starts]
+        return "sharded", sels, R.read, lambda sel: data[sel]
+    if op == "read random 1%":
+        # a point in each of 1% of the chunks, chosen at random
+        grid = [s // c for s, c in zip(d["shape"], d["chunks"])]
+        nchunks = math.prod(grid)
+        rng = np.random.default_rng(4)
+        k = max(1, nchunks // 100)
+        sels = []
+        for _ in range(S["random_reads"]):
+            idx = np.unravel_index(rng.choice(nchunks, size=k, replace=False), grid)
+            sels.append(tuple(np.asarray(i * c + rng.integers(0, c, size=k), dtype=np.int64)
+                              for i, c in zip(idx, d["chunks"])))
+        return "whole", sels, R.vindex, lambda sel: data[sel]
+    raise KeyError(op)
 
-    def reset():
-        s3proxy.control(endpoint, "reset")
+
+def measure(R: Remote, op: str, S: dict, endpoint: str, turns) -> dict:
+    """One row: the cold run's and the last timed run's requests counted by the proxy."""
+    counts: dict[str, Any] = {}
+    target, sels, read, expected = plan(R, op, S)
 
     def take(name):
         st = s3proxy.control(endpoint, "stats")
         counts[name] = st["requests"]
         counts[name + "_by_method"] = st["by_method"]
 
-    if op == "open consolidated":
-        def prepare():
-            reset()
-            return {}
+    def prepare():
+        h = R.open(target) if target else None
+        s3proxy.control(endpoint, "reset")
+        return {"h": h, "out": []}
 
-        def run(st):
-            st["out"] = R.open_hierarchy("consolidated")
+    def run(st):
+        for sel in sels:
+            st["out"].append(read(st["h"], sel))
 
-        def verify(st):
-            take("requests")
-            want = {f"a{i:03d}": (100,) for i in range(S["n_arrays"])}
-            got = {k: tuple(v) for k, v in st["out"].items()}
-            if got != want:
-                raise AssertionError(f"WRONG hierarchy: {len(got)} arrays, want {len(want)}")
-        n = 1
-    elif op == "read whole array":
-        d = S["whole"]
-        want = B.make_data(d["shape"], d["dtype"])
+    def verify(st):
+        take("requests")
+        for sel, got in zip(sels, st["out"]):
+            want = expected(sel)
+            if isinstance(want, dict):
+                got = {k: tuple(v) for k, v in got.items()}
+                if got != want:
+                    raise AssertionError(f"WRONG hierarchy: {len(got)} arrays, want {len(want)}")
+            else:
+                B._check(np.asarray(got), want, f"{R.key} {op}")
 
-        def prepare():
-            h = R.open("whole")
-            reset()
-            return {"h": h}
-
-        def run(st):
-            st["out"] = R.read(st["h"], ...)
-
-        def verify(st):
-            take("requests")
-            B._check(st["out"], want, f"{R.key} read whole array")
-        n = 1
-    elif op == "read 1 inner chunk":
-        d = S["sharded"]
-        want = B.make_data(d["shape"], d["dtype"])
-        starts = B.region_starts(d["shape"], d["chunks"], S["shard_reads"], seed=3,
-                                 step=d["chunks"])
-        sels = [tuple(slice(s, s + c) for s, c in zip(st, d["chunks"])) for st in starts]
-
-        def prepare():
-            h = R.open("sharded")
-            reset()
-            return {"h": h, "out": []}
-
-        def run(st):
-            for sel in sels:
-                st["out"].append(R.read(st["h"], sel))
-
-        def verify(st):
-            take("requests")
-            for sel, got in zip(sels, st["out"]):
-                B._check(got, want[sel], f"{R.key} inner chunk {sel}")
-        n = len(sels)
-    elif op == "read random 1%":
-        d = S["whole"]
-        want = B.make_data(d["shape"], d["dtype"])
-        grid = [s // c for s, c in zip(d["shape"], d["chunks"])]
-        nchunks = math.prod(grid)
-        rng = np.random.default_rng(4)
-        k = max(1, nchunks // 100)
-        runs = []
-        for _ in range(S["random_reads"]):
-            flat = rng.choice(nchunks, size=k, replace=False)
-            idx = np.unravel_index(flat, grid)
-            coords = tuple(np.asarray(i * c + rng.integers(0, c, size=k), dtype=np.int64)
-                           for i, c in zip(idx, d["chunks"]))
-            runs.append(coords)
-
-        def prepare():
-            h = R.open("whole")
-            reset()
-            return {"h": h, "out": []}
-
-        def run(st):
-            for coords in runs:
-                st["out"].append(R.vindex(st["h"], coords))
-
-        def verify(st):
-            take("requests")
-            for coords, got in zip(runs, st["out"]):
-                B._check(np.asarray(got), want[coords], f"{R.key} random 1% read")
-        n = len(runs)
-    else:
-        raise KeyError(op)
+    n = len(sels)
     r = B._measure(prepare, run, verify, turns, after=lambda st: take("requests_last_run"))
     r.update(seconds=r["seconds"] / n, times=[t / n for t in r["times"]], cold=r["cold"] / n,
              n=n, unit="ms" if n > 1 else "s")
@@ -391,7 +358,7 @@ def measure(R: Remote, op: str, S: dict, endpoint: str, turns) -> dict:
 
 
 def run_rows(Child, specs: list[dict], ops: list[str], runs: int, timeout: float,
-             turn_order) -> dict[str, list[tuple[dict | None, str]]]:
+             take_turns) -> dict[str, list[tuple[dict | None, str]]]:
     """Every row with one child per library, alive for all rows: each row's cold runs one
     child after the other (``go``), then ``runs`` rounds of timed runs in turns."""
     children = [Child(spec) for spec in specs]
@@ -402,13 +369,7 @@ def run_rows(Child, specs: list[dict], ops: list[str], runs: int, timeout: float
             if c.failure is None:
                 c.send("go")
                 c.wait(timeout)  # ready, or the row's result already (n/a, failed)
-        for r in range(runs):
-            live = [c for c in children if c.result is None and c.failure is None]
-            if not live:
-                break
-            for c in (live[i] for i in turn_order(len(live), r)):
-                c.send("run")
-                c.wait(timeout)
+        take_turns(children, runs, timeout)
         for c in children:
             if c.result is None and c.failure is None:
                 c.send("stop")
@@ -421,7 +382,7 @@ def run_rows(Child, specs: list[dict], ops: list[str], runs: int, timeout: float
     return out
 
 
-def run(args, tmp: str, log, problems: list[str], spawn, Child, turn_order,
+def run(args, tmp: str, log, problems: list[str], spawn, Child, take_turns,
         result_tag: str) -> list[str]:
     """The remote rows; returns the report's markdown lines."""
     S = sizes(args.quick)
@@ -439,7 +400,7 @@ def run(args, tmp: str, log, problems: list[str], spawn, Child, turn_order,
             s3proxy.control(svc.endpoint, "latency", seconds=lat)
             specs = [{"kind": "remote", "lib": lib, "ops": OPS, "endpoint": svc.endpoint,
                       "quick": args.quick, "result_tag": result_tag} for lib in LIBS]
-            rows = run_rows(Child, specs, OPS, args.runs, timeout, turn_order)
+            rows = run_rows(Child, specs, OPS, args.runs, timeout, take_turns)
             results[lat] = rows
             for op, per_lib in rows.items():
                 for lib, (r, err) in zip(LIBS, per_lib):

@@ -205,6 +205,18 @@ def turn_order(n: int, r: int) -> list[int]:
     return [(r + i * s) % n for i in range(n)]
 
 
+def take_turns(children: list[Child], runs: int, timeout: float) -> None:
+    """``runs`` rounds in which every child still measuring does one timed run, in the
+    round's :func:`turn_order`."""
+    for r in range(runs):
+        live = [c for c in children if c.result is None and c.failure is None]
+        if not live:
+            break
+        for c in (live[i] for i in turn_order(len(live), r)):
+            c.send("run")
+            c.wait(timeout)
+
+
 def run_in_turns(specs: list[dict], runs: int, timeout: float) -> list[tuple[dict | None, str]]:
     """Measure one operation with several libraries, one child each: the cold runs one after
     the other, then ``runs`` rounds in which every library does one timed run (in the round's
@@ -214,13 +226,7 @@ def run_in_turns(specs: list[dict], runs: int, timeout: float) -> list[tuple[dic
         c = Child(spec)
         c.wait(timeout)  # ready, or a result already (not available, failed)
         children.append(c)
-    for r in range(runs):
-        live = [c for c in children if c.result is None and c.failure is None]
-        if not live:
-            break
-        for c in (live[i] for i in turn_order(len(live), r)):
-            c.send("run")
-            c.wait(timeout)
+    take_turns(children, runs, timeout)
     for c in children:
         if c.result is None and c.failure is None:
             c.send("stop")
@@ -627,7 +633,7 @@ def main(argv=None) -> int:
         sections: list[str] = []
         for w in only:
             if w in SECTIONS:
-                sections += SECTIONS[w].run(args, tmp, log, problems, spawn, Child, turn_order,
+                sections += SECTIONS[w].run(args, tmp, log, problems, spawn, Child, take_turns,
                                             RESULT_TAG)
                 continue
             results[w] = {}

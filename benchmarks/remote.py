@@ -135,6 +135,10 @@ class Remote:
         self.key, self.endpoint = key, endpoint
 
     def available(self) -> str | None:
+        try:
+            __import__("obstore" if self.key.endswith("obstore") else "s3fs")
+        except ImportError as e:
+            return f"{e.name} is not installed (pip install -e '.[bench]')"
         return None
 
     def read(self, h, sel):
@@ -154,12 +158,9 @@ class ZarrkitRemote(Remote):
         self.concurrency = f"{io} threads (config.io_threads)"
 
     def available(self):
-        if self.key == "zarrkit-obstore":
-            import zarrkit.storage as st
-
-            if not hasattr(st, "ObjectStore"):
-                return "zarrkit.storage.ObjectStore is not in this zarrkit"
-        return None
+        if self.key == "zarrkit-obstore" and not hasattr(self.zk.storage, "ObjectStore"):
+            return "zarrkit.storage.ObjectStore is not in this zarrkit"
+        return super().available()
 
     def store(self, prefix):
         if self.key == "zarrkit-fsspec":
@@ -214,6 +215,9 @@ class TensorstoreRemote(Remote):
         # its default, stated so that the floor's concurrency is certain
         self.context = ts.Context({"s3_request_concurrency": {"limit": 32}})
         self.concurrency = "32 (s3_request_concurrency)"
+
+    def available(self):
+        return None
 
     def kvstore(self, prefix):
         return {"driver": "s3", "bucket": BUCKET, "path": prefix.rstrip("/") + "/",

@@ -167,7 +167,11 @@ class ZarrkitRemote(Remote):
             return self.zk.storage.FsspecStore(f"s3://{BUCKET}/{prefix}",
                                                storage_options=s3_options(self.endpoint),
                                                read_only=True)
-        return self.zk.storage.ObjectStore(obstore_store(self.endpoint, prefix), read_only=True)
+        try:
+            return self.zk.storage.ObjectStore(obstore_store(self.endpoint, prefix),
+                                               read_only=True)
+        except TypeError:  # a store without that keyword
+            return self.zk.storage.ObjectStore(obstore_store(self.endpoint, prefix))
 
     def open_hierarchy(self, prefix):
         g = self.zk.open_consolidated(self.store(prefix), mode="r")

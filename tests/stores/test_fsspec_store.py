@@ -434,19 +434,24 @@ def test_s3_walk_lists_a_level_at_a_time_and_opens_members_together(s3, tmp_path
         for j in range(4):
             root.create(f"g{i}/a{j}", shape=(j + 1,), chunks=(1,), dtype="i2")
     s3.fs.put(f"{local.path}/", f"{BUCKET}/{prefix}/", recursive=True)
-    want = [(name, type(node).__name__, getattr(node, "shape", None))
-            for name, node in zarrkit.open_group(local, mode="r").members(max_depth=None)]
+    def described(group):
+        return [(name, type(node).__name__, node.shape if isinstance(node, zarrkit.Array) else None)
+                for name, node in group.members(max_depth=None)]
+
+    want = described(zarrkit.open_group(local, mode="r"))
     g = zarrkit.open_group(_s3_store(s3, prefix), mode="r")
     s3.recorder.reset()
     s3.recorder.get_delay = 0.05
     try:
-        got = [(name, type(node).__name__, getattr(node, "shape", None))
-               for name, node in g.members(max_depth=None)]
+        got = described(g)
     finally:
         s3.recorder.get_delay = 0.0
     assert got == want and len(got) == 15
     # the three groups' members looked up together, not one group after the other
     assert s3.recorder.max_in_flight >= 8
+    # and each node's document read once: opening a member reuses what the listing read
+    gets = [r[1] for r in s3.recorder.object_gets(prefix)]
+    assert sorted(gets) == sorted({f"/{BUCKET}/{prefix}/{name}/zarr.json" for name, _, _ in got})
 
 
 def test_memory_and_local_stores_are_not_high_latency(tmp_path):

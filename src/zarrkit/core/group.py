@@ -408,9 +408,9 @@ class Group(Mapping, Zarr3GroupMethods):
         """``(name, member)`` pairs of the members, in name order; with ``max_depth`` > 0 (or
         None: all) the members of member groups too, named by their path from this group
         (zarr-python 3's ``members(max_depth=)``)."""
-        found = list(self._walk(max_depth))
-        # members of a high-latency store are opened together (each reads its metadata)
-        nodes = run_tasks(lambda m: self._open_member(m[2], m[1]), found, threads_for(self._store) or 1)
+        with io.reuse_documents(self._store):  # members opened with the listing's documents
+            found = list(self._walk(max_depth))
+            nodes = run_tasks(lambda m: self._open_member(m[2], m[1]), found, threads_for(self._store) or 1)
         return [(rel, node) for (rel, _, _), node in zip(found, nodes)]
 
     # -- walking ----------------------------------------------------------------------------

@@ -15,6 +15,12 @@ W5  sharded v3: 256^3 float32, shard 256^3, inner chunks 64^3: write, read all, 
 W6  read all from memory, uncompressed, 512^3 float32, 64^3 chunks
 W7  read 256 uncompressed 64x64 float32 chunks through a store adding 10 ms per request
 
+Sections in modules of their own (``--only remote,growth``; part of the default run):
+
+remote  reads from S3 (moto) through a proxy adding 10 or 50 ms per request (``remote.py``)
+growth  how costs grow with hierarchy size, chunk count, ``zarrkit cp`` size and workers
+        (``growth.py``; with ``--out`` its plots are written beside the report)
+
 Every (workload, library) pair runs in a fresh child process (this script with ``--_child``), so
 imports, caches and peak memory are attributable; the child reports the peak RSS increase of
 each timed sub-operation.  Read workloads read arrays written once by zarr-python (the neutral

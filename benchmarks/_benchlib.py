@@ -630,14 +630,15 @@ class Turns:
         self._say(TIME_TAG + repr(seconds))
 
 
-def _measure(prepare, run, verify, turns: Turns):
+def _measure(prepare, run, verify, turns: Turns, after=None):
     """The measurement protocol of one sub-operation, in a fresh process.
 
     ``prepare()`` (untimed) runs before every run; ``run(state)`` is the timed work.  Run 0 is
     the cold run: the RSS high-water mark is reset just before it and read just after it (so
     the peak is the memory this operation needs on a fresh heap), then its output is checked by
     ``verify(state)`` -- correctness is established before any timed run.  Then one timed run
-    each time the parent says so (``turns``); the median is reported.
+    each time the parent says so (``turns``); the median is reported.  ``after(state)``, if
+    given, is called (untimed) after each timed run.
     """
     state = prepare()
     base, ok = reset_peak()
@@ -655,6 +656,8 @@ def _measure(prepare, run, verify, turns: Turns):
         t0 = time.perf_counter()
         run(state)
         times.append(time.perf_counter() - t0)
+        if after is not None:
+            after(state)
         del state
         turns.report(times[-1])
     return dict(seconds=statistics.median(times), times=times, cold=cold, peak_mib=peak,

@@ -15,6 +15,12 @@ W5  sharded v3: 256^3 float32, shard 256^3, inner chunks 64^3: write, read all, 
 W6  read all from memory, uncompressed, 512^3 float32, 64^3 chunks
 W7  read 256 uncompressed 64x64 float32 chunks through a store adding 10 ms per request
 
+Sections in modules of their own (``--only remote,growth``; part of the default run):
+
+remote  reads from S3 (moto) through a proxy adding 10 or 50 ms per request (``remote.py``)
+growth  how costs grow with hierarchy size, chunk count, ``zarrkit cp`` size and workers
+        (``growth.py``; with ``--out`` its plots are written beside the report)
+
 Every (workload, library) pair runs in a fresh child process (this script with ``--_child``), so
 imports, caches and peak memory are attributable; the child reports the peak RSS increase of
 each timed sub-operation.  Read workloads read arrays written once by zarr-python (the neutral
@@ -44,6 +50,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import _benchlib as B
+import growth
+import remote
 
 WORKLOADS = ["W1", "W2", "W3", "W4", "W5", "W6", "W7"]
 TITLES = {
@@ -57,6 +65,9 @@ TITLES = {
           "(256 chunks), uncompressed, in memory (v3)",
 }
 RESULT_TAG = "@@BENCH-RESULT@@ "
+#: sections with their own modules (``--only remote,growth``): ``run(...)`` gives their report
+SECTIONS = {"REMOTE": remote, "GROWTH": growth}
+CHILD_KINDS = {"remote": remote.child, "remote-prep": remote.prepare, "growth": growth.child}
 
 
 # --------------------------------------------------------------------------------------------
@@ -72,6 +83,8 @@ def child_main(spec: dict) -> None:
         out = B.measure_limits(spec["tmp"], spec["quick"], spec["runs"])
     elif kind == "versions":
         out = versions()
+    elif kind in CHILD_KINDS:
+        out = CHILD_KINDS[kind](spec)
     else:
         out = B.run_child(spec["workload"], spec["op"], spec["lib"], spec["tmp"], spec["quick"],
                           B.Turns(sys.stdin, sys.stdout))
@@ -198,6 +211,18 @@ def turn_order(n: int, r: int) -> list[int]:
     return [(r + i * s) % n for i in range(n)]
 
 
+def take_turns(children: list[Child], runs: int, timeout: float) -> None:
+    """``runs`` rounds in which every child still measuring does one timed run, in the
+    round's :func:`turn_order`."""
+    for r in range(runs):
+        live = [c for c in children if c.result is None and c.failure is None]
+        if not live:
+            break
+        for c in (live[i] for i in turn_order(len(live), r)):
+            c.send("run")
+            c.wait(timeout)
+
+
 def run_in_turns(specs: list[dict], runs: int, timeout: float) -> list[tuple[dict | None, str]]:
     """Measure one operation with several libraries, one child each: the cold runs one after
     the other, then ``runs`` rounds in which every library does one timed run (in the round's
@@ -207,13 +232,7 @@ def run_in_turns(specs: list[dict], runs: int, timeout: float) -> list[tuple[dic
         c = Child(spec)
         c.wait(timeout)  # ready, or a result already (not available, failed)
         children.append(c)
-    for r in range(runs):
-        live = [c for c in children if c.result is None and c.failure is None]
-        if not live:
-            break
-        for c in (live[i] for i in turn_order(len(live), r)):
-            c.send("run")
-            c.wait(timeout)
+    take_turns(children, runs, timeout)
     for c in children:
         if c.result is None and c.failure is None:
             c.send("stop")
@@ -261,7 +280,7 @@ def fmt_time(entry) -> str:
     return f"{entry['seconds']:.3f} s"
 
 
-def render(results, machine, limits, args, S, problems, wall) -> str:
+def render(results, machine, limits, args, S, problems, wall, sections=()) -> str:
     L = []
     mode = "quick" if args.quick else "full"
     L.append(f"# zarrkit benchmarks ({mode})")
@@ -371,6 +390,7 @@ def render(results, machine, limits, args, S, problems, wall) -> str:
             L.append("")
     L.extend(render_targets(results, limits, args.quick))
     L.extend(render_floors(results, limits))
+    L.extend(sections)
     if problems:
         L.append("## Problems")
         L.append("")
@@ -538,7 +558,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes, 3 runs (< 3 minutes)")
     ap.add_argument("--out", default=None, help="also write the markdown report here")
-    ap.add_argument("--only", default=None, help="comma-separated workloads, e.g. W1,W2")
+    ap.add_argument("--only", default=None, help="comma-separated workloads, e.g. W1,W2 "
+                    "(remote, growth: the remote-read and cost-growth sections)")
     ap.add_argument("--libs", default=None, help="comma-separated libraries (default: all: "
                     + ",".join(B.LIBRARIES) + ")")
     ap.add_argument("--runs", type=int, default=None, help="timed runs (default 3 quick, 5 full)")
@@ -552,10 +573,11 @@ def main(argv=None) -> int:
         args.runs = 3 if args.quick else 5
     if args.runs < 3:
         ap.error("--runs must be >= 3")
-    only = [w.strip().upper() for w in args.only.split(",")] if args.only else WORKLOADS
-    bad = [w for w in only if w not in WORKLOADS]
+    only = ([w.strip().upper() for w in args.only.split(",")] if args.only
+            else WORKLOADS + list(SECTIONS))
+    bad = [w for w in only if w not in WORKLOADS and w not in SECTIONS]
     if bad:
-        ap.error(f"unknown workloads {bad}; choose from {WORKLOADS}")
+        ap.error(f"unknown workloads {bad}; choose from {WORKLOADS + list(SECTIONS)}")
     libs = args.libs.split(",") if args.libs else B.LIBRARIES
     timeout = 300 if args.quick else 3600
     S = B.sizes(args.quick)
@@ -591,11 +613,13 @@ def main(argv=None) -> int:
             "page cache dropped before write runs": B.settle_page_cache(),
             "free-page reporting": held or "not changed",
         }
-        if held:
+        core = any(w in WORKLOADS for w in only)  # the sections need no reference arrays
+        if held and core:
             log("touching 8 GiB of memory once")
             machine["memory touched once before the runs"] = f"8 GiB ({B.touch_memory(8):.0f} s)"
         log("preparing reference arrays with zarr-python")
-        refs, err = spawn({"kind": "prep", "tmp": tmp, "quick": args.quick}, timeout)
+        refs, err = (spawn({"kind": "prep", "tmp": tmp, "quick": args.quick}, timeout) if core
+                     else ({}, ""))
         if refs is None:
             problems.append(f"preparing reference arrays failed: {err[-500:]}")
             print(err, file=sys.stderr)
@@ -607,12 +631,17 @@ def main(argv=None) -> int:
                         f"{v['raw_bytes'] / B.MiB:.0f} MiB raw "
                         f"(ratio {v['raw_bytes'] / max(v['stored_bytes'], 1):.2f})")
             log("measuring machine limits")
-            limits, err = spawn({"kind": "limits", "tmp": tmp, "quick": args.quick,
-                                 "runs": args.runs}, timeout)
+            limits, err = (spawn({"kind": "limits", "tmp": tmp, "quick": args.quick,
+                                  "runs": args.runs}, timeout) if core else ({}, ""))
             if limits is None:
                 problems.append(f"machine limits failed: {_md(err[-300:])}")
                 limits = {}
+        sections: list[str] = []
         for w in only:
+            if w in SECTIONS:
+                sections += SECTIONS[w].run(args, tmp, log, problems, spawn, Child, take_turns,
+                                            RESULT_TAG)
+                continue
             results[w] = {}
             for op in B.OPS[w]:
                 results[w][op] = {}
@@ -635,7 +664,7 @@ def main(argv=None) -> int:
                         log(f"{w} {op} {lib}: {r.get('na') or r.get('error')}")
                     results[w][op][lib] = r
         wall = time.perf_counter() - t_start
-        report = render(results, machine, limits, args, S, problems, wall)
+        report = render(results, machine, limits, args, S, problems, wall, sections)
         print(report)
         if args.out:
             os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)

@@ -317,6 +317,46 @@ def test_s3_consolidated_arrays_read_concurrently(s3):
     assert s3.recorder.max_in_flight >= 8
 
 
+def test_s3_connection_pool_is_as_large_as_io_threads(s3):
+    """botocore's pool of 10 connections would leave most of io_threads' requests waiting."""
+    store = _s3_store(s3)
+    want = max(zarrkit.config.threads, zarrkit.config.io_threads)
+    assert store.fs.config_kwargs["max_pool_connections"] == want
+    assert _requests_in_flight(s3, 8, 0.05, threads=1, io_threads=32) > 10
+    # a pool the caller chose is kept
+    options = dict(s3.options, config_kwargs={"max_pool_connections": 4})
+    chosen = FsspecStore(f"s3://{BUCKET}/{_uid()}", storage_options=options)
+    assert chosen.fs.config_kwargs["max_pool_connections"] == 4
+
+
+def test_s3_walk_lists_a_level_at_a_time_and_opens_members_together(s3, tmp_path):
+    prefix = _uid()
+    local = DirectoryStore(tmp_path / "h.zarr")
+    root = zarrkit.open_group(local, mode="w", zarr_format=3)
+    for i in range(3):
+        for j in range(4):
+            root.create(f"g{i}/a{j}", shape=(j + 1,), chunks=(1,), dtype="i2")
+    s3.fs.put(f"{local.path}/", f"{BUCKET}/{prefix}/", recursive=True)
+    def described(group):
+        return [(name, type(node).__name__, node.shape if isinstance(node, zarrkit.Array) else None)
+                for name, node in group.members(max_depth=None)]
+
+    want = described(zarrkit.open_group(local, mode="r"))
+    g = zarrkit.open_group(_s3_store(s3, prefix), mode="r")
+    s3.recorder.reset()
+    s3.recorder.get_delay = 0.05
+    try:
+        got = described(g)
+    finally:
+        s3.recorder.get_delay = 0.0
+    assert got == want and len(got) == 15
+    # the three groups' members looked up together, not one group after the other
+    assert s3.recorder.max_in_flight >= 8
+    # and each node's document read once: opening a member reuses what the listing read
+    gets = [r[1] for r in s3.recorder.object_gets(prefix)]
+    assert sorted(gets) == sorted({f"/{BUCKET}/{prefix}/{name}/zarr.json" for name, _, _ in got})
+
+
 def test_memory_and_local_stores_are_not_high_latency(tmp_path):
     assert not FsspecStore(f"memory://zk-{_uid()}").high_latency
     assert not FsspecStore(f"file://{tmp_path}").high_latency

@@ -26,7 +26,9 @@ from .group_create import MemberCreationMethods
 from .group_zarr3 import GroupMetadata, Zarr3GroupMethods  # noqa: F401  (zarr-python 3 imports it from here)
 from .info import InfoReporter, group_info_items, group_info_items_zarr3, node_url, store_name
 from .initialize import require_parent_groups
+from .pool import run_tasks, threads_for
 from .tree import TreeView
+from .walk import list_levels
 
 __all__ = ["Group"]
 
@@ -217,8 +219,12 @@ class Group(Mapping[str, "Array | Group"], MemberCreationMethods, Zarr3GroupMeth
         """``(name relative to this group, kind, path)`` of every descendant, depth first (a
         group before its members, each group's members sorted); the members of groups
         ``max_depth`` levels below are not listed (0: this group's members only).  Iterative,
-        so a hierarchy of any depth is walked without recursion."""
-        stack = [iter(self._member_names())]
+        so a hierarchy of any depth is walked without recursion.  On a high-latency store
+        the groups are listed ahead, a level at a time (:func:`list_levels`)."""
+        members_of: Callable[[str], list[tuple[str, str]]] = self._member_names
+        if getattr(self._store, "high_latency", False):
+            members_of = list_levels(members_of, self._path, max_depth, threads_for(self._store)).__getitem__
+        stack = [iter(members_of(self._path))]
         bases = [""]
         while stack:
             item = next(stack[-1], None)
@@ -231,7 +237,7 @@ class Group(Mapping[str, "Array | Group"], MemberCreationMethods, Zarr3GroupMeth
             path = join_path(self._path, rel)
             yield rel, kind, path
             if kind == "group" and (max_depth is None or len(stack) <= max_depth):
-                stack.append(iter(self._member_names(path)))
+                stack.append(iter(members_of(path)))
                 bases.append(rel + "/")
 
     def _open_member(self, path: str, kind: str) -> Array | Group:
@@ -442,7 +448,10 @@ class Group(Mapping[str, "Array | Group"], MemberCreationMethods, Zarr3GroupMeth
         >>> [name for name, _ in g.members(max_depth=None)]
         ['a', 'a/b']
         """
-        return [(rel, self._open_member(path, kind)) for rel, kind, path in self._walk(max_depth)]
+        with io.reuse_documents(self._store):  # members opened with the listing's documents
+            found = list(self._walk(max_depth))
+            nodes = run_tasks(lambda m: self._open_member(m[2], m[1]), found, threads_for(self._store) or 1)
+        return [(rel, node) for (rel, _, _), node in zip(found, nodes)]
 
     # -- walking ----------------------------------------------------------------------------
     def visitvalues(self, func: Callable[[Any], Any]) -> Any:

@@ -225,6 +225,7 @@ class ConsolidatedStore(ConsolidatedMetadataStore):
         self.supports_deletes = getattr(store, "supports_deletes", True)
         self.high_latency = getattr(store, "high_latency", False)
         self.dimension_separator = getattr(store, "dimension_separator", None)
+        self._children: dict[str, set[str]] | None = None  # list_dir's index, built on demand
 
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         if _is_meta_key(key):
@@ -242,10 +243,12 @@ class ConsolidatedStore(ConsolidatedMetadataStore):
         self.store.set(key, value)
         if _is_meta_key(key):
             self.docs[key] = bytes(value)
+            self._children = None
 
     def _delete(self, key: str) -> None:
         self.store.delete(key)
         self.docs.pop(key, None)
+        self._children = None
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
         return self.store.list_prefix(prefix)
@@ -253,8 +256,16 @@ class ConsolidatedStore(ConsolidatedMetadataStore):
     def list_dir(self, prefix: str = "") -> list[str]:
         if prefix and not prefix.endswith("/"):
             prefix += "/"
-        n = len(prefix)
-        return sorted({k[n:].split("/", 1)[0] for k in self.docs if k.startswith(prefix) and "/" in k[n:]})
+        if self._children is None:
+            # every directory's children at once: a walk lists every group, and scanning all
+            # documents for each would cost a walk time quadratic in the number of nodes
+            children: dict[str, set[str]] = {}
+            for key in self.docs:
+                parts = key.split("/")
+                for i in range(len(parts) - 1):
+                    children.setdefault("/".join(parts[:i]) + "/" if i else "", set()).add(parts[i])
+            self._children = children
+        return sorted(self._children.get(prefix, ()))
 
     def getsize(self, key: str) -> int:  # type: ignore[override]  # Store wraps it to take None too
         return self.store.getsize(key)

@@ -7,7 +7,10 @@ v3 nodes have ``zarr.json``; v2 arrays ``.zarray`` and v2 groups ``.zgroup`` (at
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 from ..errors import ArrayNotFoundError, GroupNotFoundError, MetadataError
@@ -20,6 +23,7 @@ __all__ = [
     "node_info",
     "node_kind",
     "node_kinds",
+    "reuse_documents",
     "load_array_metadata",
     "check_group",
     "write_array_metadata",
@@ -62,7 +66,10 @@ def node_info(store: Store, path: str) -> tuple[str | None, int | None, Any]:
     read it again.  For v2 the document is not read (None).
     """
     key = meta_key(path, v3.ZARR_JSON)
-    doc = read_json(store, key)
+    kept = _reused.get(id(store))
+    doc = kept.pop(key, None) if kept else None
+    if doc is None:
+        doc = read_json(store, key)
     if doc is not None:
         return _v3_node_type(doc, key), 3, doc
     if store.get(meta_key(path, v2.ARRAY_KEY)) is not None:
@@ -90,6 +97,7 @@ def node_kinds(store: Store, paths: list[str]) -> dict[str, str | None]:
     metadata document looked for, in :func:`node_info`'s order: listing a group's members
     costs at most three rounds of requests, not a request per member."""
     kinds: dict[str, str | None] = dict.fromkeys(paths)
+    kept = _reused.get(id(store))
     pending = list(paths)
     for name in (v3.ZARR_JSON, v2.ARRAY_KEY, v2.GROUP_KEY):
         if not pending:
@@ -102,11 +110,37 @@ def node_kinds(store: Store, paths: list[str]) -> dict[str, str | None]:
             if raw is None:
                 missing.append(p)
             elif name == v3.ZARR_JSON:
-                kinds[p] = _v3_node_type(parse_json(raw, key), key)
+                doc = parse_json(raw, key)
+                kinds[p] = _v3_node_type(doc, key)
+                if kept is not None:
+                    kept[key] = doc
             else:
                 kinds[p] = "array" if name == v2.ARRAY_KEY else "group"
         pending = missing
     return kinds
+
+
+#: v3 documents read by node_kinds while a walk of a store is under way (reuse_documents), by
+#: id of the store and key: opening a listed node takes its document from here, once
+_reused: dict[int, dict[str, Any]] = {}
+_reused_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def reuse_documents(store: Store) -> Iterator[None]:
+    """Within this block, the nodes a listing of ``store`` found (:func:`node_kinds`) are
+    opened with the v3 documents the listing read, not with a second read each (a walk of
+    object storage would otherwise make two requests per node).  A nested block shares the
+    outer one's documents."""
+    mine: dict[str, Any] = {}
+    with _reused_lock:
+        outer = _reused.setdefault(id(store), mine)
+    try:
+        yield
+    finally:
+        if outer is mine:
+            with _reused_lock:
+                _reused.pop(id(store), None)
 
 
 def node_kind(store: Store, path: str) -> str | None:

@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from urllib.parse import unquote
 
+from ..config import config
 from ..errors import StorageOptionsError, StoreError
 from .base import ByteRange, Store, validate_key, validate_prefix
 
@@ -86,6 +87,19 @@ def _import_fsspec() -> Any:
             "plus s3fs / gcsfs / adlfs / aiohttp for the protocol you use)"
         ) from exc
     return fsspec
+
+
+def _pool_options(url: str, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` for a file system made from ``url``, with an S3 connection pool as large
+    as the requests the engine keeps in flight (``config.io_threads``): botocore's default
+    pool holds 10 connections, which would make the other requests wait for one."""
+    if not url.startswith(("s3://", "s3a://")) or "::" in url:
+        return options
+    config_kwargs = dict(options.get("config_kwargs") or {})
+    if "max_pool_connections" in config_kwargs:
+        return options
+    config_kwargs["max_pool_connections"] = max(config.threads, config.io_threads)
+    return {**options, "config_kwargs": config_kwargs}
 
 
 def _unique() -> str:
@@ -196,7 +210,9 @@ class FsspecStore(Store):
     Notes
     -----
     Stores on anything but local files and ``memory://`` are ``high_latency``: the chunk engine
-    keeps ``zarrkit.config.io_threads`` requests in flight on them.
+    keeps ``zarrkit.config.io_threads`` requests in flight on them.  An S3 file system made
+    from a URL gets a connection pool of that size (botocore's default is 10 connections)
+    unless ``storage_options`` set ``config_kwargs={'max_pool_connections': ...}``.
 
     The store holds no open files or connections of its own (fsspec caches file system
     instances and their sessions), so ``close()`` does nothing and the store pickles when its
@@ -326,7 +342,7 @@ class FsspecStore(Store):
             if path:
                 url = f"{url.rstrip('/')}/{path.strip('/')}"
             try:
-                fs_, root = fsspec.core.url_to_fs(url, **options)
+                fs_, root = fsspec.core.url_to_fs(url, **_pool_options(url, options))
             except TypeError as exc:
                 raise StorageOptionsError(f"storage options {sorted(options)} for {url!r}: {exc}") from None
         else:

@@ -14,6 +14,9 @@ W4  4096^2 uint8, 32^2 chunks (16384 chunks), blosc lz4: write all, read all
 W5  sharded v3: 256^3 float32, shard 256^3, inner chunks 64^3: write, read all, read 1 inner chunk
 W6  read all from memory, uncompressed, 512^3 float32, 64^3 chunks
 W7  read 256 uncompressed 64x64 float32 chunks through a store adding 10 ms per request
+ZB  zarrs' published benchmark (github.com/zarrs/zarr_benchmarks): 1024^3 uint16 in 256^3
+    chunks, uncompressed / zstd / sharded zstd (64^3 inner chunks): read all, round trip, every
+    inner chunk one by one (``--quick``: 256^3, 128^3 chunks, 64^3 inner); see zarr_benchmarks.py
 
 Every (workload, library) pair runs in a fresh child process (this script with ``--_child``), so
 imports, caches and peak memory are attributable; the child reports the peak RSS increase of
@@ -44,8 +47,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import _benchlib as B
+import zarr_benchmarks as ZB
 
-WORKLOADS = ["W1", "W2", "W3", "W4", "W5", "W6", "W7"]
+WORKLOADS = ["W1", "W2", "W3", "W4", "W5", "W6", "W7", "ZB"]
 TITLES = {
     "W1": "W1: write all, {s1}, float32, 64^3 chunks, blosc lz4 clevel 5 shuffle, local directory",
     "W2": "W2: read all of the W1 arrays ({s1}, local directory, page cache)",
@@ -72,6 +76,11 @@ def child_main(spec: dict) -> None:
         out = B.measure_limits(spec["tmp"], spec["quick"], spec["runs"])
     elif kind == "versions":
         out = versions()
+    elif kind == "zb-prep":
+        out = ZB.prepare(spec["tmp"], spec["quick"])
+    elif spec["workload"] == "ZB":
+        out = ZB.run_child(spec["op"], spec["lib"], spec["tmp"], spec["quick"],
+                           B.Turns(sys.stdin, sys.stdout))
     else:
         out = B.run_child(spec["workload"], spec["op"], spec["lib"], spec["tmp"], spec["quick"],
                           B.Turns(sys.stdin, sys.stdout))
@@ -261,7 +270,7 @@ def fmt_time(entry) -> str:
     return f"{entry['seconds']:.3f} s"
 
 
-def render(results, machine, limits, args, S, problems, wall) -> str:
+def render(results, machine, limits, args, S, problems, wall, zb_refs=None) -> str:
     L = []
     mode = "quick" if args.quick else "full"
     L.append(f"# zarrkit benchmarks ({mode})")
@@ -338,6 +347,9 @@ def render(results, machine, limits, args, S, problems, wall) -> str:
         L.append("")
     for w in WORKLOADS:
         if w not in results:
+            continue
+        if w == "ZB":
+            L.extend(ZB.render(results[w], args.quick, zb_refs, fmt_time, _md))
             continue
         title = TITLES[w].format(
             s1=fmt_size(S["W1"]["shape"]), n3=S["W3"]["n"], s4=fmt_size(S["W4"]["shape"]),
@@ -592,8 +604,11 @@ def main(argv=None) -> int:
             "free-page reporting": held or "not changed",
         }
         if held:
-            log("touching 8 GiB of memory once")
-            machine["memory touched once before the runs"] = f"8 GiB ({B.touch_memory(8):.0f} s)"
+            # the quick sizes allocate at most a few hundred MiB at once
+            gib = 2 if args.quick else 8
+            log(f"touching {gib} GiB of memory once")
+            machine["memory touched once before the runs"] = (
+                f"{gib} GiB ({B.touch_memory(gib):.0f} s)")
         log("preparing reference arrays with zarr-python")
         refs, err = spawn({"kind": "prep", "tmp": tmp, "quick": args.quick}, timeout)
         if refs is None:
@@ -612,9 +627,18 @@ def main(argv=None) -> int:
             if limits is None:
                 problems.append(f"machine limits failed: {_md(err[-300:])}")
                 limits = {}
+        zb_refs = None
         for w in only:
             results[w] = {}
-            for op in B.OPS[w]:
+            if w == "ZB":
+                log("writing the ZB arrays with zarr-python")
+                zb_refs, err = spawn({"kind": "zb-prep", "tmp": tmp, "quick": args.quick},
+                                     timeout)
+                if zb_refs is None:
+                    problems.append(f"preparing the ZB arrays failed: {_md(err[-500:])}")
+                    continue
+                zb_refs.pop("_wall", None)
+            for op in (ZB.OPS if w == "ZB" else B.OPS[w]):
                 results[w][op] = {}
                 measured = run_in_turns(
                     [{"kind": "run", "workload": w, "op": op, "lib": lib, "tmp": tmp,
@@ -635,7 +659,7 @@ def main(argv=None) -> int:
                         log(f"{w} {op} {lib}: {r.get('na') or r.get('error')}")
                     results[w][op][lib] = r
         wall = time.perf_counter() - t_start
-        report = render(results, machine, limits, args, S, problems, wall)
+        report = render(results, machine, limits, args, S, problems, wall, zb_refs)
         print(report)
         if args.out:
             os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)

@@ -375,6 +375,13 @@ class DirectoryStore(Store):
             if fd is None:
                 return None
         try:
+            if byte_range is not None and byte_range.offset >= 0 and byte_range.length is not None:
+                # a range from a known offset (an inner chunk of a shard): no size needed, a
+                # read past the end comes back short
+                offset, length = byte_range.offset, byte_range.length
+                if transient and 0 < length <= TRANSIENT_MAX_BYTES and _HAS_PREADV:
+                    return _read_range_into(fd, offset, length)
+                return _read_range(fd, offset, length)
             # files are replaced whole, never changed in place: the size read here holds
             # (lseek is a cheaper way to ask than fstat, which builds a whole stat result)
             size = os.lseek(fd, 0, os.SEEK_END)

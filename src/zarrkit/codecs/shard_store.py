@@ -18,17 +18,20 @@ asks :meth:`ShardedStore.key_groups` how to group them.
 Decoded shard indexes are kept (:class:`IndexCache`, bounded in entries and bytes), so that
 reading a shard's inner chunks one after the other reads its index once.  A ShardedStore
 belongs to one :class:`~zarrkit.Array` object (it is built with the array's metadata), so the
-cache is that object's: its own writes replace or drop the index they change, but a shard
-rewritten by another writer (another Array object, process or host) keeps its old index here
-until the Array object is opened again -- as the array's metadata is kept with
-``cache_metadata=True``.  An Array opened with ``cache_metadata=False`` rebuilds its store at
-every access, so it reads every index afresh.  A cached index pointing beyond the end of a
-shard rewritten meanwhile is dropped and read again.
+cache is that object's.  A shard written or deleted through zarrkit in this process -- by any
+Array object on the same store (the same store object, or an equal one such as another
+DirectoryStore of the same directory) -- is dropped from the caches of all of them.  A shard
+rewritten by another process or host keeps its old index here until the Array object is
+opened again, as the array's metadata is kept with ``cache_metadata=True``; an Array opened
+with ``cache_metadata=False`` rebuilds its store at every access, so it reads every index
+afresh.  A kept index pointing beyond the end of a shard rewritten meanwhile is dropped and
+read again.
 """
 
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
@@ -123,6 +126,20 @@ class IndexCache:
                 self._bytes -= old.nbytes
 
 
+#: the ShardedStores alive in this process (whose index caches a write must reach)
+_live: weakref.WeakSet[ShardedStore] = weakref.WeakSet()
+_live_lock = threading.Lock()
+
+
+def _drop_index(base: Store, key: str) -> None:
+    """Forget the index of shard ``key`` of ``base`` in every ShardedStore over that store."""
+    with _live_lock:
+        stores = list(_live)
+    for s in stores:
+        if s.base is base or (type(s.base) is type(base) and s.base == base):
+            s.indexes.drop(key)
+
+
 def _serial_map(fn: Callable[[Any], Any], items: Sequence[Any], threads: int | None = None) -> list[Any]:
     return [fn(item) for item in items]
 
@@ -188,6 +205,8 @@ class ShardedStore(Store):
         self._partial = getattr(base, "supports_partial_reads", False)
         #: decoded indexes of the shards read (see the module's documentation)
         self.indexes = IndexCache()
+        with _live_lock:
+            _live.add(self)
 
     def __repr__(self) -> str:
         return f"ShardedStore({self.base!r}, {self._prefix!r})"
@@ -458,4 +477,4 @@ class ShardWrite:
             else:
                 store.base.delete(self.key)
         finally:
-            store.indexes.drop(self.key)
+            _drop_index(store.base, self.key)

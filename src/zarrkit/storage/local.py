@@ -32,9 +32,15 @@ _counter = itertools.count()
 _HOST = socket.gethostname().replace("-", "_") or "host"
 
 
+#: this process's id, renewed in a forked child (os.getpid is a system call per write)
+_PID = [os.getpid()]
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=lambda: _PID.__setitem__(0, os.getpid()))
+
+
 def _unique() -> str:
     """A temp-file name no other writer (host, process, thread) uses at the same time."""
-    return f"{_HOST}-{os.getpid()}-{threading.get_ident()}-{next(_counter)}"
+    return f"{_HOST}-{_PID[0]}-{threading.get_ident()}-{next(_counter)}"
 
 
 #: Values are written to a temporary file beside their destination, then renamed into place.

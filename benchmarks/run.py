@@ -640,11 +640,12 @@ def main(argv=None) -> int:
                 zb_refs.pop("_wall", None)
             for op in (ZB.OPS if w == "ZB" else B.OPS[w]):
                 results[w][op] = {}
+                op_libs = ZB.libraries(op, libs) if w == "ZB" else libs
                 measured = run_in_turns(
                     [{"kind": "run", "workload": w, "op": op, "lib": lib, "tmp": tmp,
-                      "quick": args.quick} for lib in libs],
+                      "quick": args.quick} for lib in op_libs],
                     args.runs, timeout)
-                for lib, (r, err) in zip(libs, measured):
+                for lib, (r, err) in zip(op_libs, measured):
                     if r is None:
                         first = err.strip().splitlines()[0] if err.strip() else "child failed"
                         r = {"library": lib, "error": first}

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import InvalidPathError, StoreError
 from .base import ByteRange, Store, ensure_bytes_like, validate_key, validate_prefix
-from .fileio import HAS_PREADV, TRANSIENT_MAX_BYTES, fsync_dir, read_range, read_range_into, write_all
+from . import fileio
 
 __all__ = ["DirectoryStore", "NestedDirectoryStore", "TempStore"]
 
@@ -319,9 +319,9 @@ class DirectoryStore(Store):
                 # a range from a known offset (an inner chunk of a shard): no size needed, a
                 # read past the end comes back short
                 offset, length = byte_range.offset, byte_range.length
-                if transient and 0 < length <= TRANSIENT_MAX_BYTES and HAS_PREADV:
-                    return read_range_into(fd, offset, length)
-                return read_range(fd, offset, length)
+                if transient and 0 < length <= fileio.TRANSIENT_MAX_BYTES and fileio.HAS_PREADV:
+                    return fileio.read_range_into(fd, offset, length)
+                return fileio.read_range(fd, offset, length)
             # files are replaced whole, never changed in place: the size read here holds
             # (lseek is a cheaper way to ask than fstat, which builds a whole stat result)
             size = os.lseek(fd, 0, os.SEEK_END)
@@ -340,9 +340,9 @@ class DirectoryStore(Store):
                 length = size - offset
                 if byte_range.length is not None:
                     length = min(length, byte_range.length)
-            if transient and 0 < length <= TRANSIENT_MAX_BYTES and HAS_PREADV:
-                return read_range_into(fd, offset, length)
-            return read_range(fd, offset, length)
+            if transient and 0 < length <= fileio.TRANSIENT_MAX_BYTES and fileio.HAS_PREADV:
+                return fileio.read_range_into(fd, offset, length)
+            return fileio.read_range(fd, offset, length)
         except IsADirectoryError:
             return None
         finally:
@@ -407,7 +407,7 @@ class DirectoryStore(Store):
                 fd = os.open(tmp + os.sep + key.rpartition("/")[2],
                              os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
                 try:
-                    write_all(fd, [memoryview(ensure_bytes_like(value, key))])
+                    fileio.write_all(fd, [memoryview(ensure_bytes_like(value, key))])
                 finally:
                     os.close(fd)
             if os.path.lexists(directory):  # made meanwhile (rename would replace an empty one)
@@ -454,14 +454,14 @@ class DirectoryStore(Store):
                 continue
             try:
                 try:
-                    write_all(fd, parts)
+                    fileio.write_all(fd, parts)
                     if self.fsync:
                         os.fsync(fd)
                 finally:
                     os.close(fd)
                 os.replace(tmp, fn)
                 if self.fsync:
-                    fsync_dir(directory)
+                    fileio.fsync_dir(directory)
                 return
             except BaseException as exc:
                 try:
@@ -498,13 +498,13 @@ class DirectoryStore(Store):
                 os.remove(fn)  # the key is a symbolic link: replaced by a file, as a rename does
                 continue
             try:
-                write_all(fd, parts)
+                fileio.write_all(fd, parts)
                 if self.fsync:
                     os.fsync(fd)
             finally:
                 os.close(fd)
             if self.fsync:
-                fsync_dir(directory)
+                fileio.fsync_dir(directory)
             return
         raise StoreError(f"cannot write key {key!r} in {self.path!r}: its file keeps changing")
 

@@ -35,18 +35,16 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import _benchlib as B
 import numpy as np
 
-import _benchlib as B
-
 DATASETS = {
-    "uncompressed": dict(compress=False, shards=False),
-    "zstd": dict(compress=True, shards=False),
-    "sharded zstd": dict(compress=True, shards=True),
+    "uncompressed": {"compress": False, "shards": False},
+    "zstd": {"compress": True, "shards": False},
+    "sharded zstd": {"compress": True, "shards": True},
 }
 
 OPS = [f"read all {d}" for d in DATASETS] + [f"round trip {d}" for d in DATASETS] + [
@@ -77,8 +75,8 @@ PUBLISHED_POS = {"tensorstore": 1, "zarr": 2, "zarr-zarrs": 3}
 
 def sizes(quick: bool) -> dict:
     if quick:
-        return dict(shape=(256,) * 3, chunks=(128,) * 3, inner=(64,) * 3)
-    return dict(shape=(1024,) * 3, chunks=(256,) * 3, inner=(64,) * 3)
+        return {"shape": (256,) * 3, "chunks": (128,) * 3, "inner": (64,) * 3}
+    return {"shape": (1024,) * 3, "chunks": (256,) * 3, "inner": (64,) * 3}
 
 
 def concurrency() -> int:
@@ -114,8 +112,8 @@ def prepare(tmp: str, quick: bool) -> dict:
     out = {}
     for name, d in DATASETS.items():
         path = ref_path(tmp, name)
-        kw: dict[str, Any] = dict(compressors=[ZstdCodec(level=0, checksum=False)]
-                                  if d["compress"] else None)
+        kw: dict[str, Any] = {"compressors": [ZstdCodec(level=0, checksum=False)]
+                                  if d["compress"] else None}
         if d["shards"]:
             kw.update(chunks=S["inner"], shards=chunks)
         else:
@@ -126,7 +124,7 @@ def prepare(tmp: str, quick: bool) -> dict:
             a[z : z + chunks[0]] = expected(z, z + chunks[0], shape)
         stored = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(path)
                      for f in fs if f != "zarr.json")
-        out[name] = dict(stored_bytes=stored, raw_bytes=int(np.prod(shape)) * 2)
+        out[name] = {"stored_bytes": stored, "raw_bytes": int(np.prod(shape)) * 2}
     return out
 
 
@@ -320,8 +318,8 @@ def render(results: dict, quick: bool, refs: dict | None, fmt_time, md) -> list[
     """The ZB section of the report: our rows, the published figures beside them."""
     S = sizes(quick)
     size = "x".join(map(str, S["shape"]))
-    L = [f"## ZB: zarrs' benchmark workloads ({size} uint16, {S['chunks'][0]}^3 chunks; "
-         f"sharded: {S['inner'][0]}^3 inner chunks; zstd level 0)", ""]
+    L = [(f"## ZB: zarrs' benchmark workloads ({size} uint16, {S['chunks'][0]}^3 chunks; "
+          f"sharded: {S['inner'][0]}^3 inner chunks; zstd level 0)"), ""]
     L.append("The workloads of https://github.com/zarrs/zarr_benchmarks (see "
              "`benchmarks/zarr_benchmarks.py` for what differs). The *published* column is "
              "that benchmark's figure for the same library on the full 1024^3 arrays, on "

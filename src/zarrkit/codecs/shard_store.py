@@ -44,7 +44,7 @@ from .sharding import EMPTY
 
 _EMPTY = int(EMPTY)  # as the Python int an index entry's ``tolist()`` gives
 
-__all__ = ["ShardedStore", "ShardWrite", "IndexCache", "coalesce", "COALESCE_GAP"]
+__all__ = ["COALESCE_GAP", "IndexCache", "ShardWrite", "ShardedStore", "coalesce"]
 
 #: Inner chunks closer than this in a shard are fetched with one request (a wasted gap costs
 #: less than a round trip on any store where ranges matter).

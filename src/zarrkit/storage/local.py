@@ -10,14 +10,14 @@ import shutil
 import socket
 import stat
 import tempfile
-import time
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
 from ..errors import InvalidPathError, StoreError
-from .base import ByteRange, Store, ensure_bytes_like, validate_key, validate_prefix
 from . import fileio
+from .base import ByteRange, Store, ensure_bytes_like, validate_key, validate_prefix
 
 __all__ = ["DirectoryStore", "NestedDirectoryStore", "TempStore"]
 

@@ -73,6 +73,11 @@ PUBLISHED_READ_ALL_GB = {"uncompressed": (2.40, 2.37, 2.44, 2.39),
 PUBLISHED_POS = {"tensorstore": 1, "zarr": 2, "zarr-zarrs": 3}
 
 
+def dataset_of(op: str) -> str:
+    """The dataset an operation reads ("... sharded zstd" before "... zstd")."""
+    return max((d for d in DATASETS if op.endswith(" " + d)), key=len)
+
+
 def sizes(quick: bool) -> dict:
     if quick:
         return {"shape": (256,) * 3, "chunks": (128,) * 3, "inner": (64,) * 3}
@@ -222,7 +227,7 @@ def run_child(op: str, libkey: str, tmp: str, quick: bool, turns: B.Turns) -> di
     S = sizes(quick)
     shape = S["shape"]
     nbytes = int(np.prod(shape)) * 2
-    dataset = next(d for d in DATASETS if op.endswith(" " + d))
+    dataset = dataset_of(op)
     src = ref_path(tmp, dataset)
     loc = ("dir", src)
     meta: dict[str, Any] = {"zarr_format": 3}
@@ -310,7 +315,7 @@ def _published(op: str, libkey: str, n: int) -> str:
         table = PUBLISHED[kind]
         row = table.get(n) or table[8]
         return f"{row[pos]:.2f} s ({n if n in table else 8} in flight)"
-    dataset = next(d for d in DATASETS if op.endswith(" " + d))
+    dataset = dataset_of(op)
     return f"{PUBLISHED[kind][dataset][pos]:.2f} s"
 
 
@@ -350,7 +355,7 @@ def render(results: dict, quick: bool, refs: dict | None, fmt_time, md) -> list[
                     row = PUBLISHED[kind].get(n) or PUBLISHED[kind][8]
                     pub = f"zarrs (Rust): {row[0]:.2f} s"
                 else:
-                    ds = next(d for d in DATASETS if op.endswith(" " + d))
+                    ds = dataset_of(op)
                     pub = f"zarrs (Rust): {PUBLISHED[kind][ds][0]:.2f} s"
             if "seconds" not in e:
                 why = e.get("na") or e.get("error", "?")

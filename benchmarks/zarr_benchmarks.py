@@ -187,16 +187,19 @@ def inner_chunk_reader(A: B.Adapter, h: Any, sels: list, n: int):
             return {i: r for i, r in enumerate(pool.map(h.__getitem__, sels)) if i in keep}
 
         return run
+    # results not kept are dropped as soon as read (a task holds what it returns)
     if A.key == "tensorstore":
         async def one(i, sem):
             async with sem:
-                return i, await h[sels[i]].read()
+                r = await h[sels[i]].read()
+                return i, (r if i in keep else None)
     else:
         aa = h._async_array
 
         async def one(i, sem):
             async with sem:
-                return i, await aa.getitem(sels[i])
+                r = await aa.getitem(sels[i])
+                return i, (r if i in keep else None)
 
     async def all_reads():
         sem = asyncio.Semaphore(n)

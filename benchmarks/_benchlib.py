@@ -720,7 +720,8 @@ def run_child(workload: str, op: str, libkey: str, tmp: str, quick: bool, turns:
         r.update(nbytes=data.nbytes, unit="s")
         shutil.rmtree(scratch, ignore_errors=True)
         settle_page_cache()
-        time.sleep(RECENTLY_DELETED_S)  # the next measurement starts on a rested file system
+        # the next measurement starts on a rested file system (quick: indicative figures)
+        time.sleep(RECENTLY_DELETED_S if not quick else 1)
         return r
 
     def read_all_op(loc, meta, want):
@@ -1036,7 +1037,7 @@ def measure_limits(tmp: str, quick: bool, runs: int) -> dict:
             out.update(w4_write_floors(S["W4"], codec, ex, os.path.join(tmp, "w4-floor"),
                                        max(runs, 3)))
             settle_page_cache()
-            time.sleep(RECENTLY_DELETED_S)
+            time.sleep(RECENTLY_DELETED_S if not quick else 1)
     finally:
         blosc.set_nthreads(old_threads)
         blosc.use_threads = old_use

@@ -14,6 +14,9 @@ W4  4096^2 uint8, 32^2 chunks (16384 chunks), blosc lz4: write all, read all
 W5  sharded v3: 256^3 float32, shard 256^3, inner chunks 64^3: write, read all, read 1 inner chunk
 W6  read all from memory, uncompressed, 512^3 float32, 64^3 chunks
 W7  read 256 uncompressed 64x64 float32 chunks through a store adding 10 ms per request
+ZB  zarrs' published benchmark (github.com/zarrs/zarr_benchmarks): 1024^3 uint16 in 256^3
+    chunks, uncompressed / zstd / sharded zstd (64^3 inner chunks): read all, round trip, every
+    inner chunk one by one (``--quick``: 256^3, 128^3 chunks, 64^3 inner); see zarr_benchmarks.py
 
 Sections in modules of their own (``--only remote,growth``; part of the default run):
 
@@ -52,8 +55,9 @@ sys.path.insert(0, HERE)
 import _benchlib as B
 import growth
 import remote
+import zarr_benchmarks as ZB
 
-WORKLOADS = ["W1", "W2", "W3", "W4", "W5", "W6", "W7"]
+WORKLOADS = ["W1", "W2", "W3", "W4", "W5", "W6", "W7", "ZB"]
 TITLES = {
     "W1": "W1: write all, {s1}, float32, 64^3 chunks, blosc lz4 clevel 5 shuffle, local directory",
     "W2": "W2: read all of the W1 arrays ({s1}, local directory, page cache)",
@@ -85,6 +89,11 @@ def child_main(spec: dict) -> None:
         out = versions()
     elif kind in CHILD_KINDS:
         out = CHILD_KINDS[kind](spec)
+    elif kind == "zb-prep":
+        out = ZB.prepare(spec["tmp"], spec["quick"])
+    elif spec["workload"] == "ZB":
+        out = ZB.run_child(spec["op"], spec["lib"], spec["tmp"], spec["quick"],
+                           B.Turns(sys.stdin, sys.stdout))
     else:
         out = B.run_child(spec["workload"], spec["op"], spec["lib"], spec["tmp"], spec["quick"],
                           B.Turns(sys.stdin, sys.stdout))
@@ -280,7 +289,7 @@ def fmt_time(entry) -> str:
     return f"{entry['seconds']:.3f} s"
 
 
-def render(results, machine, limits, args, S, problems, wall, sections=()) -> str:
+def render(results, machine, limits, args, S, problems, wall, sections=(), zb_refs=None) -> str:
     L = []
     mode = "quick" if args.quick else "full"
     L.append(f"# zarrkit benchmarks ({mode})")
@@ -357,6 +366,9 @@ def render(results, machine, limits, args, S, problems, wall, sections=()) -> st
         L.append("")
     for w in WORKLOADS:
         if w not in results:
+            continue
+        if w == "ZB":
+            L.extend(ZB.render(results[w], args.quick, zb_refs, fmt_time, _md))
             continue
         title = TITLES[w].format(
             s1=fmt_size(S["W1"]["shape"]), n3=S["W3"]["n"], s4=fmt_size(S["W4"]["shape"]),
@@ -613,8 +625,8 @@ def main(argv=None) -> int:
             "page cache dropped before write runs": B.settle_page_cache(),
             "free-page reporting": held or "not changed",
         }
-        core = any(w in WORKLOADS for w in only)  # the sections need no reference arrays
-        if held and core:
+        core = any(w in WORKLOADS and w != "ZB" for w in only)  # ZB and the sections need no reference arrays
+        if held and not args.quick and (core or "ZB" in only):  # (quick sizes allocate <= 64 MiB at once)
             log("touching 8 GiB of memory once")
             machine["memory touched once before the runs"] = f"8 GiB ({B.touch_memory(8):.0f} s)"
         log("preparing reference arrays with zarr-python")
@@ -637,19 +649,29 @@ def main(argv=None) -> int:
                 problems.append(f"machine limits failed: {_md(err[-300:])}")
                 limits = {}
         sections: list[str] = []
+        zb_refs = None
         for w in only:
             if w in SECTIONS:
                 sections += SECTIONS[w].run(args, tmp, log, problems, spawn, Child, take_turns,
                                             RESULT_TAG)
                 continue
             results[w] = {}
-            for op in B.OPS[w]:
+            if w == "ZB":
+                log("writing the ZB arrays with zarr-python")
+                zb_refs, err = spawn({"kind": "zb-prep", "tmp": tmp, "quick": args.quick},
+                                     timeout)
+                if zb_refs is None:
+                    problems.append(f"preparing the ZB arrays failed: {_md(err[-500:])}")
+                    continue
+                zb_refs.pop("_wall", None)
+            for op in (ZB.OPS if w == "ZB" else B.OPS[w]):
                 results[w][op] = {}
+                op_libs = ZB.libraries(op, libs) if w == "ZB" else libs
                 measured = run_in_turns(
                     [{"kind": "run", "workload": w, "op": op, "lib": lib, "tmp": tmp,
-                      "quick": args.quick} for lib in libs],
+                      "quick": args.quick} for lib in op_libs],
                     args.runs, timeout)
-                for lib, (r, err) in zip(libs, measured):
+                for lib, (r, err) in zip(op_libs, measured):
                     if r is None:
                         first = err.strip().splitlines()[0] if err.strip() else "child failed"
                         r = {"library": lib, "error": first}
@@ -664,7 +686,7 @@ def main(argv=None) -> int:
                         log(f"{w} {op} {lib}: {r.get('na') or r.get('error')}")
                     results[w][op][lib] = r
         wall = time.perf_counter() - t_start
-        report = render(results, machine, limits, args, S, problems, wall, sections)
+        report = render(results, machine, limits, args, S, problems, wall, sections, zb_refs)
         print(report)
         if args.out:
             os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)

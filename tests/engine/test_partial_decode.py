@@ -351,8 +351,8 @@ def test_parallel_writes_store_frames_that_decode_to_the_data(layout, tmp_path):
 
 def test_directory_store_without_gathered_io(tmp_path, monkeypatch):
     # platforms without preadv/writev: whole values are read and parts written one by one
-    monkeypatch.setattr(zarrkit.storage.local, "_HAS_PREADV", False)
-    monkeypatch.setattr(zarrkit.storage.local, "_HAS_WRITEV", False)
+    monkeypatch.setattr(zarrkit.storage.fileio, "HAS_PREADV", False)
+    monkeypatch.setattr(zarrkit.storage.fileio, "_HAS_WRITEV", False)
     store = DirectoryStore(str(tmp_path / "s"))
     store.set_parts("k", [b"ab", b"", b"cd" * 1000, memoryview(b"e")])
     assert store.get("k") == b"ab" + b"cd" * 1000 + b"e"

@@ -250,7 +250,7 @@ def _fail_writes(how, store, monkeypatch):
         raise OSError("disk full")
 
     if how == "content":
-        monkeypatch.setattr(zarrkit.storage.local, "_write_all", failing)
+        monkeypatch.setattr(zarrkit.storage.fileio, "write_all", failing)
     else:
         monkeypatch.setattr(os, "replace", failing)
 

@@ -14,11 +14,25 @@ and writes the chunks of an array without shards:
 
 Stores that prefer keys in groups say so with :attr:`ShardedStore.groups_keys`; the engine then
 asks :meth:`ShardedStore.key_groups` how to group them.
+
+Decoded shard indexes are kept (:class:`IndexCache`, bounded in entries and bytes), so that
+reading a shard's inner chunks one after the other reads its index once.  A ShardedStore
+belongs to one :class:`~zarrkit.Array` object (it is built with the array's metadata), so the
+cache is that object's.  A shard written or deleted through zarrkit in this process -- by any
+Array object on the same store (the same store object, or an equal one such as another
+DirectoryStore of the same directory) -- is dropped from the caches of all of them.  A shard
+rewritten by another process or host keeps its old index here until the Array object is
+opened again, as the array's metadata is kept with ``cache_metadata=True``; an Array opened
+with ``cache_metadata=False`` rebuilds its store at every access, so it reads every index
+afresh.  A kept index pointing beyond the end of a shard rewritten meanwhile is dropped and
+read again.
 """
 
 from __future__ import annotations
 
 import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -28,7 +42,9 @@ from ..errors import ChunkDecodeError, ReadOnlyError
 from ..storage.base import ByteRange, Store
 from .sharding import EMPTY
 
-__all__ = ["ShardedStore", "ShardWrite", "coalesce", "COALESCE_GAP"]
+_EMPTY = int(EMPTY)  # as the Python int an index entry's ``tolist()`` gives
+
+__all__ = ["COALESCE_GAP", "IndexCache", "ShardWrite", "ShardedStore", "coalesce"]
 
 #: Inner chunks closer than this in a shard are fetched with one request (a wasted gap costs
 #: less than a round trip on any store where ranges matter).
@@ -47,6 +63,81 @@ def coalesce(ranges: list[tuple[int, int, Any]], gap: int = COALESCE_GAP) -> lis
             groups.append([r])
             end = r[0] + r[1]
     return groups
+
+
+#: bounds of the decoded shard indexes one array keeps (an index of 4^3 inner chunks takes 1 KiB)
+INDEX_CACHE_MAX_ENTRIES = 4096
+INDEX_CACHE_MAX_BYTES = 16 << 20
+
+
+class IndexCache:
+    """Decoded shard indexes by shard key, least recently used dropped first beyond
+    ``max_entries`` indexes or ``max_bytes`` bytes of them; safe to share between threads.
+
+    An index read while the same store wrote or dropped any index (:meth:`drop`) is not kept:
+    a reader that fetched the old index before a write must not store it after the write's
+    drop (:meth:`generation` is taken before the fetch, :meth:`put` checks it).
+    """
+
+    def __init__(self, max_entries: int = INDEX_CACHE_MAX_ENTRIES, max_bytes: int = INDEX_CACHE_MAX_BYTES):
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._bytes = 0
+        self._generation = 0
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def generation(self) -> int:
+        return self._generation
+
+    def get(self, key: str) -> np.ndarray | None:
+        entries = self._entries
+        index = entries.get(key)
+        if index is not None:
+            with self._lock:
+                if key in entries:
+                    entries.move_to_end(key)
+        return index
+
+    def put(self, key: str, index: np.ndarray, generation: int) -> None:
+        if index.nbytes > self.max_bytes:
+            return
+        with self._lock:
+            if generation != self._generation:
+                return
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self._bytes -= old.nbytes
+            self._entries[key] = index
+            self._bytes += index.nbytes
+            while len(self._entries) > self.max_entries or self._bytes > self.max_bytes:
+                self._bytes -= self._entries.popitem(last=False)[1].nbytes
+
+    def drop(self, key: str) -> None:
+        """Forget the index of ``key`` (its shard was written or deleted)."""
+        with self._lock:
+            self._generation += 1
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self._bytes -= old.nbytes
+
+
+#: the ShardedStores alive in this process (whose index caches a write must reach)
+_live: weakref.WeakSet[ShardedStore] = weakref.WeakSet()
+_live_lock = threading.Lock()
+
+
+def _drop_index(base: Store, key: str) -> None:
+    """Forget the index of shard ``key`` of ``base`` in every ShardedStore over that store."""
+    with _live_lock:
+        stores = list(_live)
+    for s in stores:
+        if s.base is base or (type(s.base) is type(base) and s.base == base):
+            s.indexes.drop(key)
 
 
 def _serial_map(fn: Callable[[Any], Any], items: Sequence[Any], threads: int | None = None) -> list[Any]:
@@ -112,6 +203,10 @@ class ShardedStore(Store):
         self.supports_writes = base.supports_writes
         self.read_only = getattr(base, "read_only", False)
         self._partial = getattr(base, "supports_partial_reads", False)
+        #: decoded indexes of the shards read (see the module's documentation)
+        self.indexes = IndexCache()
+        with _live_lock:
+            _live.add(self)
 
     def __repr__(self) -> str:
         return f"ShardedStore({self.base!r}, {self._prefix!r})"
@@ -155,11 +250,22 @@ class ShardedStore(Store):
         return key.rpartition("@")[0]
 
     # -- reading ------------------------------------------------------------------------------
-    def _index(self, shard: str, shard_coords: tuple[int, ...]) -> np.ndarray | None:
-        """The shard's index, read with one ranged request (None: no shard)."""
+    def _index(self, shard: str, shard_coords: tuple[int, ...], cached: bool = True) -> np.ndarray | None:
+        """The shard's index: kept from an earlier read (when ``cached``), or read with one
+        ranged request (None: no shard)."""
+        if cached:
+            index = self.indexes.get(shard)
+            if index is not None:
+                return index
+        generation = self.indexes.generation
         sharding = self.sharding_at(shard_coords)
         raw = self.base.get(shard, ByteRange(*sharding.index_range()))
-        return None if raw is None else sharding.decode_index(raw, shard)
+        if raw is None:
+            return None
+        index = sharding.decode_index(raw, shard)
+        index.flags.writeable = False  # shared by the readers of the shard
+        self.indexes.put(shard, index, generation)
+        return index
 
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         value = self._read_one(key, self.base.get)
@@ -174,16 +280,28 @@ class ShardedStore(Store):
         shard, (shard_coords, local) = key.rpartition("@")[0], self._locate(key)
         if not self._partial:
             return self.get_many([key])[key]
-        index = self._index(shard, shard_coords)
-        if index is None:
-            return None
-        off, n = index[local]
-        if off == EMPTY:
-            return None
-        raw = get(shard, ByteRange(int(off), int(n)))
-        if raw is None or len(raw) < int(n):
+        cached = True
+        while True:
+            index = self._index(shard, shard_coords, cached)
+            if index is None:
+                return None
+            off, n = index[local].tolist()
+            if off == _EMPTY:
+                return None
+            raw = get(shard, ByteRange(off, n))
+            if raw is not None and len(raw) >= n:
+                return raw
+            if cached and self._stale(shard, index):
+                cached = False  # the shard changed since its index was kept: read it again
+                continue
             raise ChunkDecodeError(f"shard index points to bytes {off}..{off + n} beyond the shard's end", shard)
-        return raw
+
+    def _stale(self, shard: str, index: np.ndarray) -> bool:
+        """Whether ``index`` was a kept one (then forgotten): a read through it failed."""
+        if self.indexes.get(shard) is not index:
+            return False
+        self.indexes.drop(shard)
+        return True
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
         """The inner chunks at ``keys`` (None when not stored), a shard at a time: its index
@@ -208,33 +326,39 @@ class ShardedStore(Store):
                 if off != EMPTY:
                     found[key] = view[int(off) : int(off) + int(n)]
             return found
-        index = self._index(shard, shard_coords)
-        if index is None:
-            return found
-        wanted = []
-        for key in keys:
-            off, n = index[self._locate(key)[1]]
-            if off != EMPTY:
-                wanted.append((int(off), int(n), key))
-        groups = coalesce(wanted)
-        spans = [ByteRange(g[0][0], max(o + n for o, n, _ in g) - g[0][0]) for g in groups]
+        cached = True
+        while True:
+            index = self._index(shard, shard_coords, cached)
+            if index is None:
+                return found
+            wanted = []
+            for key in keys:
+                off, n = index[self._locate(key)[1]].tolist()
+                if off != _EMPTY:
+                    wanted.append((off, n, key))
+            groups = coalesce(wanted)
+            spans = [ByteRange(g[0][0], max(o + n for o, n, _ in g) - g[0][0]) for g in groups]
 
-        def checked(span: ByteRange, raw: Any) -> memoryview:
-            n = span.length or 0
-            if raw is None or len(raw) < n:
-                stop = span.offset + n
-                raise ChunkDecodeError(f"shard index points to bytes {span.offset}..{stop} beyond the shard's end", shard)
-            return memoryview(raw)
+            def whole(span: ByteRange, raw: Any) -> memoryview | None:
+                return None if raw is None or len(raw) < (span.length or 0) else memoryview(raw)
 
-        if self.base.batched_ranges:  # every span in one call to the store
-            raws = self.base.get_ranges(shard, spans) or [None] * len(spans)
-            views = [checked(span, raw) for span, raw in zip(spans, raws)]
-        else:
-            views = self._map(lambda span: checked(span, self.base.get(shard, span)), spans, None)
+            if self.base.batched_ranges:  # every span in one call to the store
+                raws = self.base.get_ranges(shard, spans) or [None] * len(spans)
+                views = [whole(span, raw) for span, raw in zip(spans, raws)]
+            else:
+                views = self._map(lambda span: whole(span, self.base.get(shard, span)), spans, None)
+            if all(v is not None for v in views):
+                break
+            if cached and self._stale(shard, index):
+                cached = False  # the shard changed since its index was kept: read it again
+                continue
+            span = spans[views.index(None)]
+            stop = span.offset + (span.length or 0)
+            raise ChunkDecodeError(f"shard index points to bytes {span.offset}..{stop} beyond the shard's end", shard)
         for group, view in zip(groups, views):
             start = group[0][0]
             for o, n, key in group:
-                found[key] = view[o - start : o - start + n]
+                found[key] = view[o - start : o - start + n]  # type: ignore[index]  # none is None here
         return found
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
@@ -247,7 +371,7 @@ class ShardedStore(Store):
             shard_coords = self._parse_shard_key(key)
             if shard_coords is None:
                 continue
-            index = self._index(key, shard_coords)
+            index = self._index(key, shard_coords, cached=False)
             if index is None:
                 continue
             firsts = [first for first, _ in self._extent(shard_coords)]
@@ -347,7 +471,10 @@ class ShardWrite:
             else:
                 chunks[local] = value
         parts = self.sharding.assemble_parts(chunks, self.key)
-        if parts:
-            store.base.set_parts(self.key, parts)
-        else:
-            store.base.delete(self.key)
+        try:
+            if parts:
+                store.base.set_parts(self.key, parts)
+            else:
+                store.base.delete(self.key)
+        finally:
+            _drop_index(store.base, self.key)

@@ -69,6 +69,8 @@ class ChunkContext:
     #: on a grid whose chunks differ in shape (rectilinear), the codec chain of the chunk at
     #: given coordinates; None when every chunk has ``codec`` and ``chunk_shape``
     codec_at: Any = None
+    #: bytes of a decoded chunk of ``chunk_shape``
+    chunk_nbytes: int = 0
 
     @classmethod
     def build(cls, store: Store, path: str, meta: Any) -> ChunkContext:
@@ -115,6 +117,7 @@ class ChunkContext:
             chunk_key=chunk_key,
             ragged=not grid.regular or any(s % c for s, c in zip(meta.shape, largest)),
             codec_at=codec_at,
+            chunk_nbytes=int(np.prod(largest, dtype=np.int64)) * meta.dtype.itemsize,
             missing=(
                 np.zeros((), dtype=meta.dtype)[()]
                 if meta.fill_value is None and meta.dtype.kind != "O"

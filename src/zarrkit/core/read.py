@@ -63,10 +63,13 @@ def read_selection(
         return out
     store = ctx.chunks
     codec = ctx.codec
-    projections = list(indexer)
-    nbytes = int(np.prod(ctx.chunk_shape, dtype=np.int64)) * ctx.dtype.itemsize
+    projections = list(iter(indexer))  # (list(indexer) would count the chunks first, via len)
+    nbytes = ctx.chunk_nbytes
     read_one, read_row = _chunk_readers(ctx, out, nbytes)
-    if store.groups_keys and len(projections) > 1:
+    if len(projections) == 1:  # one chunk (an inner chunk read on its own): no tasks to plan
+        read_one(projections[0])
+        return out
+    if store.groups_keys:
         _read_groups(ctx, projections, out, read_one)
         return out
     threads = threads_for(store, nbytes)

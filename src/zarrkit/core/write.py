@@ -87,7 +87,7 @@ def write_selection(
     codec_at = ctx.codec_at
     key_of = ctx.chunk_key_function()
     merged = _merger(ctx, arr, scalar, fields, write_empty_chunks)
-    chunks = list(indexer)
+    chunks = list(iter(indexer))  # (list(indexer) would count the chunks first, via len)
     if store.groups_keys:
         _write_groups(ctx, chunks, merged, fields, synchronizer)
         return
@@ -120,7 +120,7 @@ def write_selection(
             if values:
                 yield values
 
-    nbytes = int(np.prod(ctx.chunk_shape, dtype=np.int64)) * ctx.dtype.itemsize
+    nbytes = ctx.chunk_nbytes
     threads = threads_for(store, nbytes)
     if threads == 1 and synchronizer is None and len(chunks) > 1:
         # tiny chunks: the caller encodes them a batch at a time while pool threads store the

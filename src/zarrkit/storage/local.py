@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import InvalidPathError, StoreError
+from . import fileio
 from .base import ByteRange, Store, ensure_bytes_like, validate_key, validate_prefix
 
 __all__ = ["DirectoryStore"]
@@ -29,9 +30,15 @@ _counter = itertools.count()
 _HOST = socket.gethostname().replace("-", "_") or "host"
 
 
+#: this process's id, renewed in a forked child (os.getpid is a system call per write)
+_PID = [os.getpid()]
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=lambda: _PID.__setitem__(0, os.getpid()))
+
+
 def _unique() -> str:
     """A temp-file name no other writer (host, process, thread) uses at the same time."""
-    return f"{_HOST}-{os.getpid()}-{threading.get_ident()}-{next(_counter)}"
+    return f"{_HOST}-{_PID[0]}-{threading.get_ident()}-{next(_counter)}"
 
 
 #: Values are written to a temporary file beside their destination, then renamed into place.
@@ -64,85 +71,6 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _read_range(fd: int, offset: int, length: int) -> bytes:
-    """``length`` bytes of ``fd`` from ``offset`` (fewer at the end of the file)."""
-    if length <= 0:
-        return b""
-    data = os.pread(fd, length, offset)
-    if len(data) < length:  # a short read (large files, some file systems)
-        parts = [data]
-        got = len(data)
-        while got < length:
-            more = os.pread(fd, length - got, offset + got)
-            if not more:
-                break
-            parts.append(more)
-            got += len(more)
-        data = b"".join(parts)
-    return data
-
-
-_HAS_PREADV = hasattr(os, "preadv")  # not on every platform: there, new bytes per value
-#: values up to this size are read into a per-thread buffer by ``get_transient``
-TRANSIENT_MAX_BYTES = 64 << 20
-_transient = threading.local()
-
-
-def _read_range_into(fd: int, offset: int, length: int) -> memoryview:
-    """:func:`_read_range` into this thread's reusable buffer (grown as needed)."""
-    buf = getattr(_transient, "buf", None)
-    if buf is None or len(buf) < length:
-        grown = min(2 * len(buf), TRANSIENT_MAX_BYTES) if buf is not None else 0
-        buf = _transient.buf = bytearray(max(length, grown))
-    view = memoryview(buf)[:length]
-    got = 0
-    while got < length:
-        n = os.preadv(fd, [view[got:]], offset + got)
-        if n <= 0:  # the file ended early
-            return view[:got]
-        got += n
-    return view
-
-
-#: buffers handed to one writev call (the system's IOV_MAX is at least 1024 on Linux)
-_IOV_MAX = 1024
-_HAS_WRITEV = hasattr(os, "writev")
-
-
-def _write_all(fd: int, parts: list[memoryview]) -> None:
-    """Write every byte of ``parts``, in order, to ``fd``."""
-    if len(parts) == 1:  # the usual case: one value, written by one call
-        n = os.write(fd, parts[0])
-        if n == parts[0].nbytes:
-            return
-        parts = [parts[0][n:]]
-    parts = [p for p in parts if p.nbytes]
-    i = 0
-    while i < len(parts):
-        if i == len(parts) - 1 or not _HAS_WRITEV:
-            n = os.write(fd, parts[i])
-        else:
-            n = os.writev(fd, parts[i : i + _IOV_MAX])
-        while i < len(parts) and n >= parts[i].nbytes:  # skip what was written
-            n -= parts[i].nbytes
-            i += 1
-        if n:  # a short write inside a part: the rest of it goes next
-            parts[i] = parts[i][n:]
-
-
-def _fsync_dir(directory: str) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 class DirectoryStore(Store):
     """A store where every key is a file below ``path`` (``/`` in a key is a sub-directory).
 
@@ -172,6 +100,16 @@ class DirectoryStore(Store):
         zarr-python 2's option: keys are lower-cased before use.
     root : str or os.PathLike, optional
         zarr-python 3's ``LocalStore`` spelling of ``path``.
+    atomic : bool, default True
+        Write each value to a temporary file renamed over the key (see above).  With
+        ``atomic=False`` a value is written into the key's file in place (truncated, then
+        written): one rename less per value, as other libraries write chunks, but a writer
+        killed (or a machine losing power) in the middle of a write leaves a torn value -- a
+        chunk cut short or mixing old and new bytes, which reads as a decoding error or, for
+        uncompressed chunks, as wrong data -- and a reader racing a writer may see such a
+        value too.  Fine for arrays written once by one writer and rewritten from scratch
+        after a failure; keep the default where values are updated in place or read while
+        written.
 
     Examples
     --------
@@ -201,6 +139,7 @@ class DirectoryStore(Store):
         fsync: bool = False,
         *,
         root: Any = None,
+        atomic: bool = True,
     ) -> None:
         if root is not None:  # zarr-python 3's LocalStore(root=...)
             if path is not None:
@@ -219,6 +158,7 @@ class DirectoryStore(Store):
         self.normalize_keys = bool(normalize_keys)
         self.read_only = read_only
         self.fsync = fsync
+        self.atomic = bool(atomic)
         self._dirs: set[str] = set()  # directories known to exist (saves a stat per write)
         self._real_root = os.path.realpath(self.path)
         self._root_sep = self.path if self.path.endswith(os.sep) else self.path + os.sep
@@ -408,6 +348,13 @@ class DirectoryStore(Store):
                 return None
             fd = opened
         try:
+            if byte_range is not None and byte_range.offset >= 0 and byte_range.length is not None:
+                # a range from a known offset (an inner chunk of a shard): no size needed, a
+                # read past the end comes back short
+                offset, length = byte_range.offset, byte_range.length
+                if transient and 0 < length <= fileio.TRANSIENT_MAX_BYTES and fileio.HAS_PREADV:
+                    return fileio.read_range_into(fd, offset, length)
+                return fileio.read_range(fd, offset, length)
             # files are replaced whole, never changed in place: the size read here holds
             # (lseek is a cheaper way to ask than fstat, which builds a whole stat result)
             size = os.lseek(fd, 0, os.SEEK_END)
@@ -426,9 +373,9 @@ class DirectoryStore(Store):
                 length = size - offset
                 if byte_range.length is not None:
                     length = min(length, byte_range.length)
-            if transient and 0 < length <= TRANSIENT_MAX_BYTES and _HAS_PREADV:
-                return _read_range_into(fd, offset, length)
-            return _read_range(fd, offset, length)
+            if transient and 0 < length <= fileio.TRANSIENT_MAX_BYTES and fileio.HAS_PREADV:
+                return fileio.read_range_into(fd, offset, length)
+            return fileio.read_range(fd, offset, length)
         except IsADirectoryError:
             return None
         finally:
@@ -487,7 +434,7 @@ class DirectoryStore(Store):
         into place -- one rename for all of them, atomic as the rename of each file would be.
         Returns False, having written nothing, when the directory exists already (or this
         platform or ``fsync`` asks for one file at a time)."""
-        if not _POSIX or self.fsync:
+        if not _POSIX or self.fsync or not self.atomic:
             return False
         directory = self._file(head)
         if directory in self._dirs or os.path.lexists(directory):
@@ -507,7 +454,7 @@ class DirectoryStore(Store):
                 fd = os.open(tmp + os.sep + key.rpartition("/")[2],
                              os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
                 try:
-                    _write_all(fd, [memoryview(ensure_bytes_like(value, key))])
+                    fileio.write_all(fd, [memoryview(ensure_bytes_like(value, key))])
                 finally:
                     os.close(fd)
             if os.path.lexists(directory):  # made meanwhile (rename would replace an empty one)
@@ -537,6 +484,9 @@ class DirectoryStore(Store):
         fn = self._file(key)
         directory = fn.rpartition(os.sep)[0] if _POSIX else os.path.dirname(fn)
         self._check_dir(key)
+        if not self.atomic:
+            self._write_in_place(key, fn, directory, parts)
+            return
         for attempt in range(3):
             if attempt or directory not in self._dirs:
                 self._make_dir(directory, key)
@@ -551,14 +501,14 @@ class DirectoryStore(Store):
                 continue
             try:
                 try:
-                    _write_all(fd, parts)
+                    fileio.write_all(fd, parts)
                     if self.fsync:
                         os.fsync(fd)
                 finally:
                     os.close(fd)
                 os.replace(tmp, fn)
                 if self.fsync:
-                    _fsync_dir(directory)
+                    fileio.fsync_dir(directory)
                 return
             except BaseException as exc:
                 try:
@@ -571,6 +521,39 @@ class DirectoryStore(Store):
                         f"cannot write key {key!r} in {self.path!r}: it is a directory"
                     ) from None
                 raise
+
+    def _write_in_place(self, key: str, fn: str, directory: str, parts: list[memoryview]) -> None:
+        """Write the value of ``key`` into its file directly (``atomic=False``)."""
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _O_BINARY | _O_NOFOLLOW
+        for attempt in range(3):
+            if attempt or directory not in self._dirs:
+                self._make_dir(directory, key)
+            try:
+                fd = os.open(fn, flags, 0o666)
+            except FileNotFoundError:  # a concurrent delete removed the (then empty) directory
+                self._dirs.discard(directory)
+                if attempt == 2:
+                    raise
+                continue
+            except (IsADirectoryError, PermissionError):
+                if os.path.isdir(fn):
+                    raise StoreError(f"cannot write key {key!r} in {self.path!r}: it is a directory") from None
+                raise
+            except OSError as exc:
+                if exc.errno != _ELOOP:
+                    raise
+                os.remove(fn)  # the key is a symbolic link: replaced by a file, as a rename does
+                continue
+            try:
+                fileio.write_all(fd, parts)
+                if self.fsync:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+            if self.fsync:
+                fileio.fsync_dir(directory)
+            return
+        raise StoreError(f"cannot write key {key!r} in {self.path!r}: its file keeps changing")
 
     def _make_dir(self, directory: str, key: str) -> None:
         """Make ``directory`` (and its parents) for writing ``key``, and remember it."""

@@ -1,0 +1,88 @@
+"""Plain system-call file I/O for the local stores: whole and ranged reads (into new bytes or
+into a per-thread buffer reused from read to read), gathered writes, directory fsync."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+__all__ = ["HAS_PREADV", "TRANSIENT_MAX_BYTES", "fsync_dir", "read_range", "read_range_into", "write_all"]
+
+
+def read_range(fd: int, offset: int, length: int) -> bytes:
+    """``length`` bytes of ``fd`` from ``offset`` (fewer at the end of the file)."""
+    if length <= 0:
+        return b""
+    data = os.pread(fd, length, offset)
+    if len(data) < length:  # a short read (large files, some file systems)
+        parts = [data]
+        got = len(data)
+        while got < length:
+            more = os.pread(fd, length - got, offset + got)
+            if not more:
+                break
+            parts.append(more)
+            got += len(more)
+        data = b"".join(parts)
+    return data
+
+
+HAS_PREADV = hasattr(os, "preadv")  # not on every platform: there, new bytes per value
+#: values up to this size are read into a per-thread buffer by ``get_transient``
+TRANSIENT_MAX_BYTES = 64 << 20
+_transient = threading.local()
+
+
+def read_range_into(fd: int, offset: int, length: int) -> memoryview:
+    """:func:`read_range` into this thread's reusable buffer (grown as needed)."""
+    buf = getattr(_transient, "buf", None)
+    if buf is None or len(buf) < length:
+        grown = min(2 * len(buf), TRANSIENT_MAX_BYTES) if buf is not None else 0
+        buf = _transient.buf = bytearray(max(length, grown))
+    view = memoryview(buf)[:length]
+    got = 0
+    while got < length:
+        n = os.preadv(fd, [view[got:]], offset + got)
+        if n <= 0:  # the file ended early
+            return view[:got]
+        got += n
+    return view
+
+
+#: buffers handed to one writev call (the system's IOV_MAX is at least 1024 on Linux)
+_IOV_MAX = 1024
+_HAS_WRITEV = hasattr(os, "writev")
+
+
+def write_all(fd: int, parts: list[memoryview]) -> None:
+    """Write every byte of ``parts``, in order, to ``fd``."""
+    if len(parts) == 1:  # the usual case: one value, written by one call
+        n = os.write(fd, parts[0])
+        if n == parts[0].nbytes:
+            return
+        parts = [parts[0][n:]]
+    parts = [p for p in parts if p.nbytes]
+    i = 0
+    while i < len(parts):
+        if i == len(parts) - 1 or not _HAS_WRITEV:
+            n = os.write(fd, parts[i])
+        else:
+            n = os.writev(fd, parts[i : i + _IOV_MAX])
+        while i < len(parts) and n >= parts[i].nbytes:  # skip what was written
+            n -= parts[i].nbytes
+            i += 1
+        if n:  # a short write inside a part: the rest of it goes next
+            parts[i] = parts[i][n:]
+
+
+def fsync_dir(directory: str) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

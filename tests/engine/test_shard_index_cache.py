@@ -1,6 +1,7 @@
-"""The decoded shard indexes an Array keeps: one index read per shard for inner chunks read one
-by one, dropped by zarrkit's own writes (from any Array object on the store), read again when a
-shard rewritten elsewhere makes a kept index point past its end."""
+"""The decoded shard indexes an Array keeps (in stores with cheap version tokens: directories):
+one index read per shard for inner chunks read one by one, never used once the shard changed --
+written by zarrkit (from any Array object on the store) or rewritten by another writer, whatever
+the new layout -- and none kept where the store cannot tell (memory, object stores)."""
 
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ def inner_reads(z):
     return [z[i:i + 4, j:j + 4] for i in range(0, 32, 4) for j in range(0, 32, 4)]
 
 
-def test_inner_chunks_one_by_one_read_each_index_once():
-    store = CountingStore(MemoryStore())
+def test_inner_chunks_one_by_one_read_each_index_once(tmp_path):
+    store = CountingStore(DirectoryStore(tmp_path))
     make(store)
     r = zarrkit.open_array(store, mode="r")
     store.reset()
@@ -68,6 +69,32 @@ def test_shard_rewritten_by_another_writer_past_the_kept_index_is_read_again(tmp
     other[12:16, 12:16] = 5
     assert np.array_equal(z[12:16, 12:16], np.full((4, 4), 5))
     assert z[0, 0] == 0
+
+
+def test_shard_rewritten_by_another_writer_with_other_offsets_is_read_afresh(tmp_path):
+    """A kept index whose offsets still fall inside the rewritten shard would read other
+    chunks' bytes: the shard's version token tells the index is no longer the shard's."""
+    z = make(DirectoryStore(tmp_path), compressors=None)
+    reader = zarrkit.open_array(str(tmp_path), mode="r")
+    assert reader[14, 14] == 14 * 32 + 14  # index of shard c/0/0 kept
+    other = zarr.open_array(str(tmp_path), mode="r+")
+    new = np.arange(256, dtype="i4").reshape(16, 16) + 5000
+    new[0:4, 0:4] = 0  # the first inner chunk is not stored: every other one moves 64 bytes up
+    other[0:16, 0:16] = new
+    # the old offset of the last inner chunk now holds bytes of the shard's index
+    assert np.array_equal(reader[12:16, 12:16], new[12:16, 12:16])
+    assert np.array_equal(reader[0:16, 0:16], new)
+    assert np.array_equal(z[0:16, 0:16], new)
+
+
+def test_no_index_is_kept_where_the_store_cannot_tell_a_change():
+    store = CountingStore(MemoryStore())
+    make(store)
+    r = zarrkit.open_array(store, mode="r")
+    store.reset()
+    inner_reads(r)
+    reads = [k for k, _ in store.keys_read if k.startswith("c/")]
+    assert len(reads) == 2 * 64  # each inner read: its shard's index, then the chunk
 
 
 def test_array_without_cached_metadata_reads_every_index_afresh(tmp_path):

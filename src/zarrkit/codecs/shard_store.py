@@ -18,14 +18,14 @@ asks :meth:`ShardedStore.key_groups` how to group them.
 Decoded shard indexes are kept (:class:`IndexCache`, bounded in entries and bytes), so that
 reading a shard's inner chunks one after the other reads its index once.  A ShardedStore
 belongs to one :class:`~zarrkit.Array` object (it is built with the array's metadata), so the
-cache is that object's.  A shard written or deleted through zarrkit in this process -- by any
-Array object on the same store (the same store object, or an equal one such as another
-DirectoryStore of the same directory) -- is dropped from the caches of all of them.  A shard
-rewritten by another process or host keeps its old index here until the Array object is
-opened again, as the array's metadata is kept with ``cache_metadata=True``; an Array opened
-with ``cache_metadata=False`` rebuilds its store at every access, so it reads every index
-afresh.  A kept index pointing beyond the end of a shard rewritten meanwhile is dropped and
-read again.
+cache is that object's.  Indexes are kept only in stores that tell cheaply whether a value
+was replaced (a directory: the file's inode, size and modification time, see
+:meth:`~zarrkit.storage.Store.version_token`), and a kept index is used only while the shard
+still has the token it was read with: a shard rewritten by another Array object, process or
+host is read afresh.  (Elsewhere checking would cost what reading the index costs: a request
+to an object store, a slice of a value in memory.)  A shard written or deleted through
+zarrkit is also dropped from the caches of every Array object on the same store at once, and
+a kept index pointing beyond the end of a shard rewritten meanwhile is dropped and read again.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ class IndexCache:
     def __init__(self, max_entries: int = INDEX_CACHE_MAX_ENTRIES, max_bytes: int = INDEX_CACHE_MAX_BYTES):
         self.max_entries = max_entries
         self.max_bytes = max_bytes
-        self._entries: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._entries: OrderedDict[str, tuple[Any, np.ndarray]] = OrderedDict()
         self._bytes = 0
         self._generation = 0
         self._lock = threading.Lock()
@@ -94,16 +94,20 @@ class IndexCache:
     def generation(self) -> int:
         return self._generation
 
-    def get(self, key: str) -> np.ndarray | None:
+    def get(self, key: str, token: Any = None) -> np.ndarray | None:
+        """The kept index of ``key``, if it was kept with ``token`` (the shard unchanged)."""
         entries = self._entries
-        index = entries.get(key)
-        if index is not None:
-            with self._lock:
-                if key in entries:
-                    entries.move_to_end(key)
-        return index
+        entry = entries.get(key)
+        if entry is None or entry[0] != token:
+            return None
+        with self._lock:
+            if key in entries:
+                entries.move_to_end(key)
+        return entry[1]
 
-    def put(self, key: str, index: np.ndarray, generation: int) -> None:
+    def put(self, key: str, index: np.ndarray, generation: int, token: Any = None) -> None:
+        """Keep ``index``, read while the shard had ``token``, unless an index was dropped
+        since ``generation`` was taken."""
         if index.nbytes > self.max_bytes:
             return
         with self._lock:
@@ -111,11 +115,16 @@ class IndexCache:
                 return
             old = self._entries.pop(key, None)
             if old is not None:
-                self._bytes -= old.nbytes
-            self._entries[key] = index
+                self._bytes -= old[1].nbytes
+            self._entries[key] = (token, index)
             self._bytes += index.nbytes
             while len(self._entries) > self.max_entries or self._bytes > self.max_bytes:
-                self._bytes -= self._entries.popitem(last=False)[1].nbytes
+                self._bytes -= self._entries.popitem(last=False)[1][1].nbytes
+
+    def holds(self, key: str, index: np.ndarray) -> bool:
+        """Whether ``index`` is the one kept for ``key``."""
+        entry = self._entries.get(key)
+        return entry is not None and entry[1] is index
 
     def drop(self, key: str) -> None:
         """Forget the index of ``key`` (its shard was written or deleted)."""
@@ -123,7 +132,7 @@ class IndexCache:
             self._generation += 1
             old = self._entries.pop(key, None)
             if old is not None:
-                self._bytes -= old.nbytes
+                self._bytes -= old[1].nbytes
 
 
 #: the ShardedStores alive in this process (whose index caches a write must reach)
@@ -251,10 +260,11 @@ class ShardedStore(Store):
 
     # -- reading ------------------------------------------------------------------------------
     def _index(self, shard: str, shard_coords: tuple[int, ...], cached: bool = True) -> np.ndarray | None:
-        """The shard's index: kept from an earlier read (when ``cached``), or read with one
-        ranged request (None: no shard)."""
-        if cached:
-            index = self.indexes.get(shard)
+        """The shard's index: kept from an earlier read of the same shard (when ``cached``),
+        or read with one ranged request (None: no shard)."""
+        token = self.base.version_token(shard)  # None: this store's indexes are not kept
+        if token is not None and cached:
+            index = self.indexes.get(shard, token)
             if index is not None:
                 return index
         generation = self.indexes.generation
@@ -264,7 +274,8 @@ class ShardedStore(Store):
             return None
         index = sharding.decode_index(raw, shard)
         index.flags.writeable = False  # shared by the readers of the shard
-        self.indexes.put(shard, index, generation)
+        if token is not None:
+            self.indexes.put(shard, index, generation, token)
         return index
 
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
@@ -298,7 +309,7 @@ class ShardedStore(Store):
 
     def _stale(self, shard: str, index: np.ndarray) -> bool:
         """Whether ``index`` was a kept one (then forgotten): a read through it failed."""
-        if self.indexes.get(shard) is not index:
+        if not self.indexes.holds(shard, index):
             return False
         self.indexes.drop(shard)
         return True
@@ -358,7 +369,7 @@ class ShardedStore(Store):
         for group, view in zip(groups, views):
             start = group[0][0]
             for o, n, key in group:
-                found[key] = view[o - start : o - start + n]  # type: ignore[index]  # none is None here
+                found[key] = view[o - start : o - start + n]  # type: ignore[index]  # (no None left: see the loop)
         return found
 
     def list_prefix(self, prefix: str) -> Iterator[str]:

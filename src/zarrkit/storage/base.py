@@ -180,6 +180,22 @@ class Store(StoreConveniences):
             return self._get(key.lower() if self.normalize_keys else key, None)
         return self.get(key)
 
+    def version_token(self, key: str) -> Any:
+        """A value that changes whenever the value at ``key`` is replaced or rewritten, where
+        the store has one far cheaper than reading the value (a file's inode, size and
+        modification time); None where it has none (the default).
+
+        Parameters
+        ----------
+        key : str
+            The value's key.
+
+        Returns
+        -------
+        hashable or None
+        """
+        return None
+
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
         """Return ``{key: value or None}`` for several keys.
 

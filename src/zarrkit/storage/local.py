@@ -596,6 +596,25 @@ class DirectoryStore(Store):
             return False
         return not os.path.islink(fn) or self._inside(fn)
 
+    def version_token(self, key: str) -> Any:
+        """The file's device, inode, size and modification time (None when it is missing): an
+        atomic write makes a new file, one in place changes the size or the time.
+
+        Parameters
+        ----------
+        key : str
+            The value's key.
+
+        Returns
+        -------
+        tuple or None
+        """
+        try:
+            st = os.stat(self._file(self._checked(key)))
+        except (OSError, InvalidPathError):
+            return None
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
     def getsize(self, key: str) -> int:  # type: ignore[override]  # Store wraps it to take None too
         key = self._checked(key)
         if not self.exists(key):

@@ -39,6 +39,20 @@ class WrapperStore(Store):
         """Whether the wrapped store is slow to answer (object storage)."""
         return getattr(self.inner, "high_latency", False)
 
+    def version_token(self, key: str) -> Any:
+        """The wrapped store's version token of ``key``.
+
+        Parameters
+        ----------
+        key : str
+            The value's key.
+
+        Returns
+        -------
+        hashable or None
+        """
+        return self.inner.version_token(key)
+
     @property
     def transactional(self) -> bool:  # type: ignore[override]
         """Whether the wrapped store's changes land together, at a commit."""

@@ -28,7 +28,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
-SKIPPED = ("api/", "changelog.md", "benchmarks.md")  # generated or included text, no examples
+SKIPPED = ("api/", "changelog.md", "benchmarks")  # generated or included text, no examples
 
 FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,})(?P<lang>[\w-]*)[^\n`]*$")
 CHECKER = doctest.OutputChecker()

@@ -116,7 +116,8 @@ def test_codec_object_and_configuration():
     assert codec.to_json() == {"name": "zfp", "configuration": {"mode": "fixed_precision", "precision": 10}}
     for bad in [dict(mode="fast"), dict(mode="fixed_rate"), dict(mode="fixed_rate", rate=-1.0),
                 dict(mode="reversible", rate=2.0), dict(mode="fixed_precision", precision=2.5),
-                dict(mode="fixed_accuracy", tolerance=float("nan"))]:
+                dict(mode="fixed_accuracy", tolerance=float("nan")), dict(mode="fixed_precision", precision=10**30),
+                dict(mode="fixed_rate", rate=1e300)]:
         with pytest.raises(MetadataError, match="zfp"):
             ZfpCodec(**bad)
 

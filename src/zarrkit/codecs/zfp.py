@@ -43,6 +43,8 @@ _MODES: dict[str, tuple[str, ...]] = {
     "fixed_rate": ("rate",),
     "fixed_precision": ("precision",),
 }
+#: the largest value a parameter can usefully take (bits per value, bit planes of a 64-bit value)
+_LARGEST = {"rate": 64, "precision": 64}
 #: integers promoted to int32 by shifting them to its top bits
 _PROMOTED = {"int8": 8, "int16": 16, "uint8": 8, "uint16": 16}
 #: the most bits zfp spends on a block's exponent and mode bits, by the type it compresses
@@ -103,9 +105,11 @@ class ZfpCodec(ArrayBytesCodec):
         for name, value in parameters.items():
             integral = name != "rate" and name != "tolerance"
             ok = isinstance(value, int) if integral else isinstance(value, (int, float))
-            if isinstance(value, bool) or not ok or (name != "minexp" and value < 0) or not math.isfinite(value):
+            top = _LARGEST.get(name)
+            if (isinstance(value, bool) or not ok or not math.isfinite(value)
+                    or (name != "minexp" and value < 0) or (top is not None and value > top)):
                 kind = "an integer" if integral else "a number"
-                bound = "" if name == "minexp" else " of at least 0"
+                bound = "" if name == "minexp" else f" from 0 to {top}" if top is not None else " of at least 0"
                 raise MetadataError(f"zfp: {name} must be {kind}{bound}, got {value!r}")
         self.mode = mode
         self.parameters = dict(parameters)

@@ -278,7 +278,7 @@ def group(
         Synchronizer of the group and its arrays.
     path : str, optional
         Path of the group within the store.
-    zarr_format : {2, 3}, optional
+    zarr_format : int (2 or 3), optional
         Format of a new group (default: ``zarrkit.config.zarr_format``).
     storage_options : dict, optional
         Options of the remote file system when ``store`` is a URL.
@@ -354,7 +354,7 @@ def open_group(
         Path of the group within the store.
     chunk_store : MutableMapping, optional
         Separate storage for the chunks of the group's arrays.
-    zarr_format : {2, 3}, optional
+    zarr_format : int (2 or 3), optional
         Format of a new group; for an existing one, open only a group of this format.
     storage_options : dict, optional
         Options of the remote file system when ``store`` is a URL.
@@ -540,7 +540,7 @@ def open_consolidated(
         Read only, or data may be written.
     path : str, optional
         Path of the group (default: the root).
-    zarr_format : {2, 3}, optional
+    zarr_format : int (2 or 3), optional
         Where to look for the consolidated metadata.
     storage_options : dict, optional
         Options of the remote file system when ``store`` is a URL.

@@ -39,7 +39,7 @@ def create_group(
         A directory path, URL, mapping or store (default: a new in-memory store).
     path : str, optional
         Path of the group within the store.
-    zarr_format : {2, 3}, optional
+    zarr_format : int (2 or 3), optional
         Format of the group (default: ``zarrkit.config.zarr_format``).
     overwrite : bool, optional
         Replace whatever is at ``path``.
@@ -180,7 +180,7 @@ def from_array(
         Default: a zarrkit source's fill value.
     order : {'C', 'F'}, optional
         Memory layout within each chunk.
-    zarr_format : {2, 3}, optional
+    zarr_format : int (2 or 3), optional
         Default: a zarrkit source's format, else ``zarrkit.config.zarr_format``.
     attributes : dict, optional
         Default: a zarrkit source's attributes.

@@ -56,11 +56,11 @@ def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: st
         Store or path to a directory (a path ending ``.zip`` gives a zip file).
     arr : ndarray
         The data to save.
-    zarr_format : {2, 3}, optional
+    zarr_format : int (2 or 3), optional
         Format of the new array (default: ``zarrkit.config.zarr_format``).
     path : str, optional
         Path of the array within the store.
-    zarr_version : {2, 3}, optional
+    zarr_version : int (2 or 3), optional
         zarr-python 2's spelling of ``zarr_format``.
     **kwargs
         Passed to :func:`zarrkit.array` (``chunks``, ``compressor``, ...); ``mode``
@@ -99,11 +99,11 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
         Store or path to a directory (a path ending ``.zip`` gives a zip file).
     *args : ndarray
         Arrays saved as ``arr_0``, ``arr_1``, ...
-    zarr_format : {2, 3}, optional
+    zarr_format : int (2 or 3), optional
         Format of the new group and arrays.
     path : str, optional
         Path of the group within the store.
-    zarr_version : {2, 3}, optional
+    zarr_version : int (2 or 3), optional
         zarr-python 2's spelling of ``zarr_format``.
     **kwargs : ndarray
         Arrays saved under their keyword.
@@ -148,11 +148,11 @@ def save(store: Any, *args: Any, zarr_format: int | None = None, path: str | Non
     *args : ndarray
         One array saved as the node at ``path``; several saved as ``arr_0``, ``arr_1``, ...
         in a group.
-    zarr_format : {2, 3}, optional
+    zarr_format : int (2 or 3), optional
         Format of the new nodes (default: ``zarrkit.config.zarr_format``).
     path : str, optional
         Path of the array or group within the store.
-    zarr_version : {2, 3}, optional
+    zarr_version : int (2 or 3), optional
         zarr-python 2's spelling of ``zarr_format``.
     **kwargs : ndarray
         Arrays saved under their keyword (in a group).
@@ -220,11 +220,11 @@ def load(store: Any, zarr_format: int | None = None, path: str | None = None,
     ----------
     store : MutableMapping or str
         Store or path to a directory or ``.zip`` file.
-    zarr_format : {2, 3}, optional
+    zarr_format : int (2 or 3), optional
         Accepted for compatibility: the format is read from the store.
     path : str, optional
         Path of the array or group within the store.
-    zarr_version : {2, 3}, optional
+    zarr_version : int (2 or 3), optional
         zarr-python 2's spelling of ``zarr_format``.
 
     Returns

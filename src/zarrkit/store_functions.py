@@ -200,7 +200,7 @@ def normalize_store_arg(
         Options of the file system of a URL.
     mode : str, optional
         ``'r'`` opens a path or URL read-only.
-    zarr_version : {2, 3}, optional
+    zarr_version : int (2 or 3), optional
         Accepted for compatibility (checked, not used).
 
     Returns

@@ -63,10 +63,14 @@ class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
         If False, attributes are read again on every access.
     write_empty_chunks : bool, optional
         If False, chunks that end up all fill value are deleted rather than stored.
-    zarr_format, zarr_version : {2, 3}, optional
-        Open only an array of this format (``zarr_version`` is zarr-python 2's spelling).
-    partial_decompress, meta_array : optional
-        zarr-python 2's read strategy and output buffer type: accepted and ignored.
+    zarr_format : int, optional
+        2 or 3: open only an array of this format (default: either).
+    zarr_version : int, optional
+        zarr-python 2's spelling of ``zarr_format``.
+    partial_decompress : bool, optional
+        zarr-python 2's read strategy: accepted and ignored.
+    meta_array : object, optional
+        zarr-python 2's output buffer type: accepted and ignored.
 
     Examples
     --------

@@ -67,7 +67,7 @@ class Group(Mapping[str, "Array | Group"], MemberCreationMethods, Zarr3GroupMeth
     synchronizer : object, optional
         Synchronizer handed to member arrays; changes to the hierarchy (creating, requiring,
         moving, deleting members) also take its ``'zarrkit-hierarchy'`` lock.
-    zarr_version, zarr_format : {2, 3}, optional
+    zarr_version, zarr_format : int (2 or 3), optional
         Open only a group of this format (``zarr_version`` is zarr-python 2's spelling).
     meta_array : optional
         zarr-python 2's output buffer type: accepted and ignored.

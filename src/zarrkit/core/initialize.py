@@ -113,7 +113,7 @@ def init_array(
         As in :func:`zarrkit.create` (``fill_value`` defaults to None here).
     overwrite : optional
         As in :func:`zarrkit.create` (``fill_value`` defaults to None here).
-    zarr_format : {2, 3}, optional
+    zarr_format : int (2 or 3), optional
         Format of the array (default 2).
     v3_options : dict, optional
         v3 settings: ``shards``, ``codecs``, ``chunk_key_encoding``, ``dimension_names``,
@@ -186,7 +186,7 @@ def init_group(
         Path of the group within the store.
     chunk_store : MutableMapping, optional
         Separate chunk storage (cleared below ``path`` too with ``overwrite``).
-    zarr_format : {2, 3}, optional
+    zarr_format : int (2 or 3), optional
         Format of the group (default 2).
     attributes : dict, optional
         Attributes of the new group.

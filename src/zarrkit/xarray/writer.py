@@ -303,7 +303,7 @@ def to_zarr(
         ``compressors``, ``filters``, ``fill_value`` (v3), ``write_empty_chunks``).
     consolidated : bool, optional
         Consolidate the store's metadata at its root afterwards (default True; ``None`` too).
-    zarr_format : {2, 3}, optional
+    zarr_format : int (2 or 3), optional
         Format of a new hierarchy (default: that of an existing one, else zarrkit's default).
     safe_chunks : bool
         Never let two dask tasks write one Zarr chunk (one shard of a sharded array), which

@@ -145,8 +145,10 @@ def compress_transient(
 
 
 def remember(buf: np.ndarray) -> None:
-    """Note the address of a buffer that will be decoded into many times."""
-    _known[id(buf)] = (buf, buf.__array_interface__["data"][0])
+    """Note the address of a buffer that will be decoded into many times (C-contiguous ones
+    only: :func:`decompress_into` writes a noted buffer's bytes in order)."""
+    if _decompress_ctx is not None and buf.flags.c_contiguous:
+        _known[id(buf)] = (buf, buf.__array_interface__["data"][0])
 
 
 def forget(buf: np.ndarray) -> None:
@@ -193,8 +195,13 @@ def decompress_into(raw: Any, out: np.ndarray) -> None:
     except (struct.error, TypeError):
         nbytes, cbytes = frame_sizes(raw)  # raises the error that explains it
     n = len(raw) if is_bytes else memoryview(raw).nbytes
-    _check_fit(nbytes, cbytes, n, out)
-    if (
+    if cbytes != n or nbytes != out.nbytes:
+        _check_fit(nbytes, cbytes, n, out)  # raises the error that explains it
+    known = _known.get(id(out))
+    if known is not None and nbytes < BLOSC_THREADS_MIN_BYTES:
+        # a reused buffer (C-contiguous, address noted): the common case of small chunks
+        address = known[1]
+    elif (
         _decompress_ctx is None
         or not out.flags.c_contiguous
         or (
@@ -207,8 +214,8 @@ def decompress_into(raw: Any, out: np.ndarray) -> None:
         # of threads (a context would start and stop its own threads for every call)
         _nc_blosc.decompress(raw, out)
         return
-    known = _known.get(id(out))
-    address = known[1] if known is not None else out.__array_interface__["data"][0]
+    else:
+        address = out.__array_interface__["data"][0]
     fn = _decompress_ctx_holding_gil if nbytes < SMALL_FRAME else _decompress_ctx
     got = fn(raw if is_bytes else _address(raw), address, nbytes, 1)
     if got != nbytes:

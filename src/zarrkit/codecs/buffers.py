@@ -40,7 +40,9 @@ def scratch(
                 forget_address(old)
             bufs.clear()
         buf = bufs[key] = np.empty(shape, dtype=dtype, order=order)
-        if is_worker():  # pool threads live as long as the pool: their buffers may be noted
+        if is_worker() or threading.current_thread() is threading.main_thread():
+            # pool threads live as long as the pool, the main thread as long as the process:
+            # their buffers may be noted (another thread's would outlive it in the notes)
             remember_address(buf)
     return buf
 

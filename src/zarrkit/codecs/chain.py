@@ -201,12 +201,13 @@ class CodecChain:
                     flags = target.flags
                     if (flags.c_contiguous or flags.f_contiguous) and self._into(raw, target, key):
                         return
-                    if not self.stored_raw:
-                        # not contiguous in the output: decode into this thread's buffer, copy
+                    if not self.stored_raw and out.dtype == self._into_dtype:
+                        # not contiguous in the output: decode into this thread's buffer (of
+                        # the chunk's shape and layout), copy
                         buf = self._scratch(raw, key, out.dtype)
-                        if self._into(raw, buf, key):
-                            target[...] = buf
-                            return
+                        self._decode_whole(raw, buf, key)
+                        target[...] = buf
+                        return
             elif not self.stored_raw:
                 buf = self._scratch(raw, key, out.dtype)
                 if self._span_into(raw, buf, key, chunk_selection) or self._into(raw, buf, key):
@@ -227,14 +228,18 @@ class CodecChain:
         return False when ``out`` is not such a buffer."""
         if not self._fits(out):
             return False
+        self._decode_whole(raw, out, key)
+        return True
+
+    def _decode_whole(self, raw: Any, out: np.ndarray, key: str) -> None:
+        """Decode the whole chunk into ``out``, a buffer that :meth:`_fits`."""
         mem = out if self.order == "C" else out.T
         try:
             if self._comp is not None:
                 self._comp.decode_into(raw, mem)  # checks the decoded size itself
-                return True
+                return
             self._check_size(raw, key)
             mem.reshape(-1).view(np.uint8)[:] = np.frombuffer(raw, dtype=np.uint8)
-            return True
         except ChunkDecodeError as exc:
             raise ChunkDecodeError(exc.reason, key) from None
         except Exception as exc:

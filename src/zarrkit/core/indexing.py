@@ -278,14 +278,17 @@ class _ProductIndexer:
         per_dim = [list(d) for d in self.dims]
         drop = any(d.drop for d in self.dims)
         orthogonal = self.orthogonal
-        for combo in itertools.product(*per_dim):
-            coords, chunk_sel, out_sel, comp = zip(*combo) if combo else ((), (), (), ())
+        # one product per field of the per-dimension tuples, advanced in step: the tuples of
+        # every projection are built in C (the projections of a large read are many)
+        fields = [itertools.product(*[[t[k] for t in items] for items in per_dim]) for k in range(4)]
+        make = tuple.__new__
+        for coords, chunk_sel, out_sel, comp in zip(*fields):
             if drop:
                 out_sel = tuple(o for o in out_sel if o is not None)
             if orthogonal:
                 chunk_sel = _ix(chunk_sel)
                 out_sel = _ix(out_sel)
-            yield ChunkProjection(coords, chunk_sel, out_sel, all(comp))
+            yield make(ChunkProjection, (coords, chunk_sel, out_sel, all(comp)))
 
     def __len__(self) -> int:
         return sum(1 for _ in self)

@@ -604,6 +604,7 @@ def touch_memory(gib: float) -> float:
 
 READY_TAG = "@@BENCH-READY@@"
 TIME_TAG = "@@BENCH-TIME@@ "
+LOADED_TAG = "@@BENCH-LOADED@@"
 
 
 class Turns:
@@ -611,10 +612,26 @@ class Turns:
     ready, then does one timed run each time the parent writes ``run`` (and reports its time),
     until the parent writes ``stop``.  The parent runs every library once per round, so that a
     change in the machine's speed during the measurement (a VM shares its host) falls on all
-    libraries alike instead of on whichever ran at that moment."""
+    libraries alike instead of on whichever ran at that moment.
 
-    def __init__(self, inp, out):
-        self.inp, self.out = inp, out
+    ``gated``: before its cold run the child says it is loaded (its imports done, its data
+    made) and waits for the parent's ``go``, so that the children of one operation can start
+    together while their cold runs still run one at a time."""
+
+    def __init__(self, inp, out, gated: bool = False):
+        self.inp, self.out, self.gated = inp, out, gated
+
+    def start(self) -> None:
+        """Wait for the parent's ``go`` (gated children)."""
+        if not self.gated:
+            return
+        self._say(LOADED_TAG)
+        while True:
+            line = self.inp.readline()
+            if not line:
+                raise SystemExit("the parent went away before the cold run")
+            if line.strip() == "go":
+                return
 
     def _say(self, line: str) -> None:
         self.out.write("\n" + line + "\n")
@@ -640,6 +657,7 @@ def _measure(prepare, run, verify, turns: Turns, after=None):
     each time the parent says so (``turns``); the median is reported.  ``after(state)``, if
     given, is called (untimed) after each timed run.
     """
+    turns.start()
     state = prepare()
     base, ok = reset_peak()
     t0 = time.perf_counter()

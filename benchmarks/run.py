@@ -93,10 +93,10 @@ def child_main(spec: dict) -> None:
         out = ZB.prepare(spec["tmp"], spec["quick"])
     elif spec["workload"] == "ZB":
         out = ZB.run_child(spec["op"], spec["lib"], spec["tmp"], spec["quick"],
-                           B.Turns(sys.stdin, sys.stdout))
+                           B.Turns(sys.stdin, sys.stdout, gated=True))
     else:
         out = B.run_child(spec["workload"], spec["op"], spec["lib"], spec["tmp"], spec["quick"],
-                          B.Turns(sys.stdin, sys.stdout))
+                          B.Turns(sys.stdin, sys.stdout, gated=True))
     out["_wall"] = time.perf_counter() - t0
     sys.stdout.write("\n" + RESULT_TAG + json.dumps(out) + "\n")
     sys.stdout.flush()
@@ -167,8 +167,9 @@ class Child:
             pass  # the child is gone: the next wait() reports it
 
     def wait(self, timeout: float) -> tuple[str, object]:
-        """The next tagged line: ("ready", None), ("time", seconds) or ("result", dict); or
-        ("failed", None) when the child exits or times out first (``self.failure`` says why)."""
+        """The next tagged line: ("loaded", None), ("ready", None), ("time", seconds) or
+        ("result", dict); or ("failed", None) when the child exits or times out first
+        (``self.failure`` says why)."""
         deadline = time.monotonic() + timeout
         fd = self.proc.stdout.fileno()
         while True:
@@ -177,6 +178,8 @@ class Child:
                 text = line.decode(errors="replace")
                 if text == B.READY_TAG:
                     return "ready", None
+                if text == B.LOADED_TAG:
+                    return "loaded", None
                 if text.startswith(B.TIME_TAG):
                     return "time", float(text[len(B.TIME_TAG):])
                 if text.startswith(RESULT_TAG):
@@ -233,14 +236,16 @@ def take_turns(children: list[Child], runs: int, timeout: float) -> None:
 
 
 def run_in_turns(specs: list[dict], runs: int, timeout: float) -> list[tuple[dict | None, str]]:
-    """Measure one operation with several libraries, one child each: the cold runs one after
-    the other, then ``runs`` rounds in which every library does one timed run (in the round's
-    :func:`turn_order`); returns (result, stderr tail) per spec."""
-    children = []
-    for spec in specs:
-        c = Child(spec)
-        c.wait(timeout)  # ready, or a result already (not available, failed)
-        children.append(c)
+    """Measure one operation with several libraries, one child each: the children start
+    together (imports, data), then do their cold runs one after the other, then ``runs``
+    rounds in which every library does one timed run (in the round's :func:`turn_order`);
+    returns (result, stderr tail) per spec."""
+    children = [Child(spec) for spec in specs]
+    loaded = [c.wait(timeout)[0] == "loaded" for c in children]  # or a result (n/a), a failure
+    for c, ok in zip(children, loaded):
+        if ok:
+            c.send("go")
+            c.wait(timeout)  # ready, or a result already (failed)
     take_turns(children, runs, timeout)
     for c in children:
         if c.result is None and c.failure is None:

@@ -180,14 +180,19 @@ def inner_chunk_reader(A: B.Adapter, h: Any, sels: list, n: int):
     """A function reading every selection of ``sels`` with ``n`` reads in flight, keeping
     the results of the first few (returned)."""
     keep = set(range(0, len(sels), max(1, len(sels) // 16)))
+    # every library's task drops a result not kept as soon as it is read (a task holds what it
+    # returns until the results are gathered)
     if A.key in ("zarrkit", IN_PLACE):
         pool = ThreadPoolExecutor(n)
 
+        def read(i):
+            r = h[sels[i]]
+            return r if i in keep else None
+
         def run():
-            return {i: r for i, r in enumerate(pool.map(h.__getitem__, sels)) if i in keep}
+            return {i: r for i, r in enumerate(pool.map(read, range(len(sels)))) if i in keep}
 
         return run
-    # results not kept are dropped as soon as read (a task holds what it returns)
     if A.key == "tensorstore":
         async def one(i, sem):
             async with sem:

@@ -436,14 +436,17 @@ def render_targets(results, limits, quick) -> list[str]:
                      ("W6", "read all (memory, uncompressed)"),
                      ("W7", "read all (256 chunks, 10 ms/request)")]:
         zk = measured(results, w, label, "zarrkit")
-        peers = [(e["library"], e["seconds"]) for lib, e in results.get(w, {}).get(label, {}).items()
-                 if lib != "zarrkit" and "seconds" in e]
+        row = results.get(w, {}).get(label, {})
+        peers = [(e["library"], e["seconds"]) for lib, e in row.items()
+                 if not lib.startswith("zarrkit") and "seconds" in e]
         if not zk or not peers:
             continue
         name, best = min(peers, key=lambda p: p[1])
         ratio = zk["seconds"] / best
         rows.append((f"{w} {label}: at least as fast as the fastest peer",
                      f"{ratio:.2f}x of {name}", verdict(ratio <= 1.0)))
+        if label.startswith("write") and w in ("W1", "W4", "W5"):
+            rows += like_for_like(row, w, label, verdict)
     zk, ts, zp = (measured(results, "W4", "read v3", k)
                   for k in ("zarrkit", "tensorstore", "zarr"))
     if zk and ts:
@@ -488,6 +491,27 @@ def render_targets(results, limits, quick) -> list[str]:
     L += [f"| {t} | {m} | {v} |" for t, m, v in rows]
     L.append("")
     return L
+
+
+def like_for_like(row: dict, w: str, label: str, verdict) -> list[tuple[str, str, str]]:
+    """The write targets between libraries making the same promise: zarrkit's atomic writes
+    within 1.05x of the fastest atomic peer, its in-place ones within 1.05x of the in-place
+    peer."""
+    out = []
+    zk, inplace = row.get("zarrkit"), row.get(B.ZarrkitInPlaceAdapter.key)
+    atomic = [(e["library"], e["seconds"]) for lib, e in row.items()
+              if lib in B.ATOMIC_WRITERS and lib != "zarrkit" and "seconds" in e]
+    if zk and "seconds" in zk and atomic:
+        name, best = min(atomic, key=lambda p: p[1])
+        r = zk["seconds"] / best
+        out.append((f"{w} {label}: atomic writes within 1.05x of the fastest atomic peer",
+                    f"{r:.2f}x of {name}", verdict(r <= 1.05)))
+    peer = row.get(B.IN_PLACE_WRITER)
+    if inplace and "seconds" in inplace and peer and "seconds" in peer:
+        r = inplace["seconds"] / peer["seconds"]
+        target = f"{w} {label}: in-place writes (atomic=False) within 1.05x of {peer['library']}"
+        out.append((target, f"{r:.2f}x", verdict(r <= 1.05)))
+    return out
 
 
 W2_DECODE_LIMITS = {
@@ -671,7 +695,7 @@ def main(argv=None) -> int:
                 zb_refs.pop("_wall", None)
             for op in (ZB.OPS if w == "ZB" else B.OPS[w]):
                 results[w][op] = {}
-                op_libs = ZB.libraries(op, libs) if w == "ZB" else libs
+                op_libs = ZB.libraries(op, libs) if w == "ZB" else B.libraries(w, op, libs)
                 measured = run_in_turns(
                     [{"kind": "run", "workload": w, "op": op, "lib": lib, "tmp": tmp,
                       "quick": args.quick} for lib in op_libs],

@@ -144,9 +144,7 @@ def check(read_planes, shape: tuple[int, ...], what: str, step: int = 64) -> Non
                                  f"(got {got.shape} {got.dtype})")
 
 
-#: zarrkit writing its files in place (``DirectoryStore(atomic=False)``), as its peers do: a
-#: round trip like for like (zarrkit's default writes each file under a temporary name first)
-IN_PLACE = "zarrkit-inplace"
+IN_PLACE = B.ZarrkitInPlaceAdapter.key
 
 
 def libraries(op: str, libs: list[str]) -> list[str]:
@@ -154,14 +152,6 @@ def libraries(op: str, libs: list[str]) -> list[str]:
     if op.startswith("round trip") and "zarrkit" in libs:
         return libs[:1 + libs.index("zarrkit")] + [IN_PLACE] + libs[1 + libs.index("zarrkit"):]
     return libs
-
-
-def adapter(libkey: str) -> B.Adapter:
-    if libkey == IN_PLACE:
-        A = B.ZarrkitAdapter()
-        A.key, A.name = IN_PLACE, "zarrkit, DirectoryStore(atomic=False)"
-        return A
-    return B.make_adapter(libkey)
 
 
 def writable(A: B.Adapter, path: str) -> Any:
@@ -224,7 +214,7 @@ def run_child(op: str, libkey: str, tmp: str, quick: bool, turns: B.Turns) -> di
     import warnings
 
     warnings.filterwarnings("ignore")
-    A = adapter(libkey)
+    A = B.make_adapter(libkey)
     res: dict[str, Any] = {"library": A.name, "label": op}
     why = A.available()
     if why:

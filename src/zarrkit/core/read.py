@@ -3,7 +3,7 @@ row of chunks spanning the output's last dimension."""
 
 from __future__ import annotations
 
-import functools
+from collections.abc import Callable
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -111,11 +111,15 @@ def _chunk_readers(ctx: ChunkContext, out: np.ndarray, nbytes: int) -> tuple[Any
     # chains that decode into a buffer are done with the stored bytes when decode_into
     # returns, so the store may hand large chunks over in a buffer it reuses (small ones come
     # cheaper as bytes of their own)
+    get: Callable[[str], Any]
     if codec.decodes_into and nbytes >= TRANSIENT_MIN_BYTES:
         get = store.get_transient
     else:
         # a stored chunk rarely holds much more than its decoded size
-        get = functools.partial(store.get_upto, limit=nbytes + 64)
+        get_upto, limit = store.get_upto, nbytes + 64
+
+        def get(key: str) -> Any:  # (a partial with a keyword argument costs more per call)
+            return get_upto(key, limit)
 
     def read_one(p: ChunkProjection) -> None:
         key = key_of(p.chunk_coords)

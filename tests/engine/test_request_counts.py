@@ -146,3 +146,37 @@ def test_consolidated_open_and_walk_costs_one_read(zarr_format):
     assert sorted(p for p, _, _ in names) == ["a", "a/c", "a/c/z", "a/y", "b", "b/w", "x"]
     assert store.counts["get"] == 1, store.keys_read
     assert store.counts["list"] == 0
+
+
+def test_large_inner_chunks_of_a_local_shard_are_read_each_on_its_own(tmp_path):
+    # a directory keeps shard indexes (its files have version tokens): the inner chunks of
+    # a whole-shard read are fetched by the tasks decoding them, one ranged read each, and
+    # the index once; no read spans several chunks
+    store = CountingStore(zarrkit.DirectoryStore(tmp_path / "a"))
+    z = zarrkit.create_array(store, shape=(4 * 65536,), chunks=(65536,), shards=(4 * 65536,),
+                             dtype="f8", zarr_format=3, compressors=None)
+    a = np.random.default_rng(1).random(4 * 65536)
+    z[:] = a
+    r = zarrkit.open_array(store, mode="r")
+    _ = r.dtype
+    store.reset()
+    assert np.array_equal(r[:], a)
+    reads = sorted((br.offset, br.length) for k, br in store.keys_read if k == "c/0")
+    chunk_bytes = 65536 * 8
+    assert reads[0][1] is None and reads[0][0] < 0  # the index, at the end
+    assert reads[1:] == [(i * chunk_bytes, chunk_bytes) for i in range(4)]
+    # rewritten in place meanwhile: the kept index is not used for the new shard
+    z[:] = a[::-1]
+    assert np.array_equal(r[:], a[::-1])
+
+
+def test_large_inner_chunks_from_memory_come_in_one_request():
+    # a store without version tokens keeps no index: one coalesced request after the index
+    store = CountingStore(MemoryStore())
+    z = zarrkit.create_array(store, shape=(4 * 65536,), chunks=(65536,), shards=(4 * 65536,),
+                             dtype="f8", zarr_format=3, compressors=None)
+    a = np.random.default_rng(2).random(4 * 65536)
+    z[:] = a
+    store.reset()
+    assert np.array_equal(z[:], a)
+    assert len([br for k, br in store.keys_read if k == "c/0"]) == 2

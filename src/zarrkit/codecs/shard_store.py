@@ -278,6 +278,16 @@ class ShardedStore(Store):
             self.indexes.put(shard, index, generation, token)
         return index
 
+    def reads_apart(self, key: str) -> bool:
+        """Whether the inner chunks of the shard holding ``key`` are best read each on its own
+        (by the task decoding it) rather than together: ranged reads from a low-latency store
+        whose shard indexes are kept (see :meth:`_index`), so that reading overlaps decoding
+        and no buffer of the shard's size is needed."""
+        return (
+            self._partial and not self.high_latency
+            and self.base.version_token(key.rpartition("@")[0]) is not None
+        )
+
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         value = self._read_one(key, self.base.get)
         return value if value is None or byte_range is None else byte_range.slice(value)

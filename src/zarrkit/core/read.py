@@ -153,10 +153,13 @@ def _read_groups(ctx: ChunkContext, projections: list[ChunkProjection], out: np.
     codec_of = ctx.codec_of
     missing = ctx.missing
     key_of = ctx.chunk_key_function()
+    # large inner chunks from a local store may be read each by the task that decodes it (into
+    # a reused buffer: see _chunk_readers), the reads spread over the workers
+    large = ctx.codec.decodes_into and ctx.chunk_nbytes >= TRANSIENT_MIN_BYTES
 
     def read_group(group: list[ChunkProjection]) -> None:
-        if len(group) == 1:
-            read_one(group[0])
+        if len(group) == 1 or (large and store.reads_apart(key_of(group[0].chunk_coords))):
+            run_tasks(read_one, group)
             return
         raws = store.get_many([key_of(p.chunk_coords) for p in group])
 

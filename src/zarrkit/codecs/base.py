@@ -7,6 +7,7 @@ Each codec is parsed once from its JSON form and *resolved* against the chunk it
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, Self
 
 import numpy as np
@@ -104,7 +105,7 @@ class ArrayBytesCodec(V3Codec):
         """The most bytes a chunk of ``spec`` serialises to, when bounded (what a compressor
         in front may inflate to at most); None when it is not."""
         raw = self.raw_dtype(spec)
-        return None if raw is None else int(np.prod(spec.shape, dtype=np.int64)) * raw.itemsize
+        return None if raw is None else math.prod(spec.shape) * raw.itemsize
 
 
 class BytesBytesCodec(V3Codec):

@@ -15,6 +15,7 @@ chunk's memory itself: decoding is a copy).  Which codec can do what faster is s
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -100,7 +101,7 @@ class CodecChain:
         self.chunk_shape = spec.shape
         self.dtype = spec.dtype
         self.codecs = tuple(self.aa) + (self.ab,) + tuple(self.bb)
-        self.nbytes = int(np.prod(self.chunk_shape, dtype=np.int64)) * self.dtype.itemsize
+        self.nbytes = math.prod(self.chunk_shape) * self.dtype.itemsize
         order = _memory_order(self.aa, len(spec.shape))
         #: memory order of the decoded chunk the fast paths work in
         self.order = order or "C"

@@ -140,8 +140,17 @@ class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
 
     # -- metadata ------------------------------------------------------------------------------
     def _set_meta(self, meta: Any) -> None:
-        self._meta = meta
-        self._ctx = ChunkContext.build(self._chunk_store, self._path, meta)
+        self._meta = meta  # the chunk context follows it (_ctx)
+
+    #: the chunk context of ``_meta``, built on first use: opening (many) arrays builds none
+    _chunk_context: ChunkContext | None = None
+
+    @property
+    def _ctx(self) -> ChunkContext:
+        ctx, meta = self._chunk_context, self._meta
+        if ctx is None or ctx.meta is not meta:
+            ctx = self._chunk_context = ChunkContext.build(self._chunk_store, self._path, meta)
+        return ctx
 
     def _refresh_metadata(self) -> None:
         if not self._cache_metadata:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -117,7 +118,7 @@ class ChunkContext:
             chunk_key=chunk_key,
             ragged=not grid.regular or any(s % c for s, c in zip(meta.shape, largest)),
             codec_at=codec_at,
-            chunk_nbytes=int(np.prod(largest, dtype=np.int64)) * meta.dtype.itemsize,
+            chunk_nbytes=math.prod(largest) * meta.dtype.itemsize,
             missing=(
                 np.zeros((), dtype=meta.dtype)[()]
                 if meta.fill_value is None and meta.dtype.kind != "O"

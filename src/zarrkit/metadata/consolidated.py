@@ -115,10 +115,15 @@ def consolidate(store: Store, path: str = "") -> None:
 
 def load_consolidated(
     store: Store, path: str = "", zarr_format: int | None = None
-) -> dict[str, bytes] | None:
-    """Metadata documents by key (relative to the store) from the consolidated document at
-    ``path``, or None when there is none.  Costs one store read when it finds one (two for a
-    v2 hierarchy when ``zarr_format`` is not given)."""
+) -> dict[str, Any] | None:
+    """Metadata documents by key (relative to the store), parsed, from the consolidated
+    document at ``path``, or None when there is none.  Costs one store read when it finds one
+    (two for a v2 hierarchy when ``zarr_format`` is not given).
+
+    The member documents are only checked to be JSON objects here; each is validated as
+    array or group metadata when its node is opened (naming its own key when it is bad), so
+    opening a hierarchy of many nodes does no work per node it does not use.
+    """
     key3 = join_path(path, v3.ZARR_JSON)
     doc = None if zarr_format == 2 else io.read_json(store, key3)
     if doc is not None:
@@ -127,11 +132,11 @@ def load_consolidated(
             return None
         if not isinstance(cm, dict) or cm.get("kind") != "inline" or not isinstance(cm.get("metadata"), dict):
             raise MetadataError(f"consolidated_metadata: expected an inline metadata object, got {cm!r}", key3)
-        docs = {key3: _reserialize(doc)}
+        docs = {key3: doc}
         for rel, node in cm["metadata"].items():
             if not isinstance(node, dict):
                 raise MetadataError(f"consolidated_metadata: entry {rel!r} is not an object", key3)
-            docs[join_path(path, rel, v3.ZARR_JSON)] = _reserialize(node)
+            docs[join_path(path, rel, v3.ZARR_JSON)] = node
         return docs
     if zarr_format == 3:
         return None
@@ -145,7 +150,7 @@ def load_consolidated(
         raise MetadataError(
             f"zarr_consolidated_format: expected 1, got {doc.get('zarr_consolidated_format')!r}", key2
         )
-    return {join_path(path, k): _reserialize(v) for k, v in doc["metadata"].items()}
+    return {join_path(path, k): v for k, v in doc["metadata"].items()}
 
 
 class ConsolidatedMetadataStore(Store):
@@ -200,6 +205,10 @@ class ConsolidatedMetadataStore(Store):
         return f"ConsolidatedMetadataStore({self.store!r})"
 
 
+def _is_bytes(value: Any) -> bool:
+    return isinstance(value, (bytes, bytearray, memoryview))
+
+
 def _reserialize(doc: Any) -> bytes:
     # Each document is handed to the same parser as an unconsolidated one, so it is written back
     # as it was read: NaN/Infinity literals (not JSON, but parsed) stay for that parser to judge.
@@ -216,9 +225,12 @@ class ConsolidatedStore(ConsolidatedMetadataStore):
     zarr-python 2's ``open_consolidated`` arranged with two stores.
     """
 
-    def __init__(self, store: Store, docs: dict[str, bytes]):
+    def __init__(self, store: Store, docs: dict[str, Any]):
         self.store = store
-        self.docs = dict(docs)
+        # the documents by key: parsed (as load_consolidated gives them) until written through
+        # this store (then the bytes written); each form is made from the other on demand
+        self._parsed: dict[str, Any] = {k: v for k, v in docs.items() if not _is_bytes(v)}
+        self._bytes: dict[str, bytes] = {k: bytes(v) for k, v in docs.items() if _is_bytes(v)}
         self.read_only = store.read_only
         self.supports_writes = store.supports_writes
         self.supports_partial_reads = store.supports_partial_reads
@@ -227,27 +239,51 @@ class ConsolidatedStore(ConsolidatedMetadataStore):
         self.dimension_separator = getattr(store, "dimension_separator", None)
         self._children: dict[str, set[str]] | None = None  # list_dir's index, built on demand
 
+    @property
+    def docs(self) -> dict[str, bytes]:  # type: ignore[override]
+        """Every metadata document by key, as stored bytes."""
+        return {k: v for k in [*self._parsed, *self._bytes] if (v := self._document_bytes(k)) is not None}
+
+    def _document_bytes(self, key: str) -> bytes | None:
+        value = self._bytes.get(key)
+        if value is None and key in self._parsed:
+            value = self._bytes[key] = _reserialize(self._parsed[key])
+        return value
+
+    def parsed_document(self, key: str) -> Any:
+        """The parsed metadata document at ``key`` (None when there is none), without the
+        store read and JSON parsing of :func:`io.read_json`; shared, not to be modified."""
+        if key in self._parsed:
+            return self._parsed[key]
+        raw = self._bytes.get(key)
+        if raw is None:
+            return None
+        doc = self._parsed[key] = io.parse_json(raw, key)
+        return doc
+
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         if _is_meta_key(key):
-            value = self.docs.get(key)
+            value = self._document_bytes(key)
             return value if value is None or byte_range is None else byte_range.slice(value)
         return self.store.get(key, byte_range)
 
     def get_many(self, keys: Any) -> dict[str, bytes | None]:
         keys = list(keys)
-        out = {k: self.docs.get(k) for k in keys if _is_meta_key(k)}
+        out = {k: self._document_bytes(k) for k in keys if _is_meta_key(k)}
         out.update(self.store.get_many([k for k in keys if not _is_meta_key(k)]))
         return out
 
     def _set(self, key: str, value: Any) -> None:
         self.store.set(key, value)
         if _is_meta_key(key):
-            self.docs[key] = bytes(value)
+            self._bytes[key] = bytes(value)
+            self._parsed.pop(key, None)
             self._children = None
 
     def _delete(self, key: str) -> None:
         self.store.delete(key)
-        self.docs.pop(key, None)
+        self._parsed.pop(key, None)
+        self._bytes.pop(key, None)
         self._children = None
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
@@ -260,7 +296,7 @@ class ConsolidatedStore(ConsolidatedMetadataStore):
             # every directory's children at once: a walk lists every group, and scanning all
             # documents for each would cost a walk time quadratic in the number of nodes
             children: dict[str, set[str]] = {}
-            for key in self.docs:
+            for key in [*self._parsed, *self._bytes]:
                 parts = key.split("/")
                 for i in range(len(parts) - 1):
                     children.setdefault("/".join(parts[:i]) + "/" if i else "", set()).add(parts[i])

@@ -69,7 +69,8 @@ def node_info(store: Store, path: str) -> tuple[str | None, int | None, Any]:
     kept = _reused.get(id(store))
     doc = kept.pop(key, None) if kept else None
     if doc is None:
-        doc = read_json(store, key)
+        parsed = getattr(store, "parsed_document", None)
+        doc = read_json(store, key) if parsed is None else parsed(key)
     if doc is not None:
         return _v3_node_type(doc, key), 3, doc
     if store.get(meta_key(path, v2.ARRAY_KEY)) is not None:
@@ -98,19 +99,21 @@ def node_kinds(store: Store, paths: list[str]) -> dict[str, str | None]:
     costs at most three rounds of requests, not a request per member."""
     kinds: dict[str, str | None] = dict.fromkeys(paths)
     kept = _reused.get(id(store))
+    parsed = getattr(store, "parsed_document", None)  # documents at hand (consolidated)
     pending = list(paths)
     for name in (v3.ZARR_JSON, v2.ARRAY_KEY, v2.GROUP_KEY):
         if not pending:
             break
-        found = store.get_many([meta_key(p, name) for p in pending])
+        keys = [meta_key(p, name) for p in pending]
+        found = ({k: parsed(k) for k in keys} if parsed is not None and name == v3.ZARR_JSON
+                 else store.get_many(keys))
         missing = []
-        for p in pending:
-            key = meta_key(p, name)
+        for p, key in zip(pending, keys):
             raw = found.get(key)
             if raw is None:
                 missing.append(p)
             elif name == v3.ZARR_JSON:
-                doc = parse_json(raw, key)
+                doc = parse_json(raw, key) if parsed is None else raw
                 kinds[p] = _v3_node_type(doc, key)
                 if kept is not None:
                     kept[key] = doc

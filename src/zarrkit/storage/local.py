@@ -61,6 +61,14 @@ def _safe_listdir(path: str) -> list[str]:
         return []
 
 
+def _plain_dir(path: str) -> bool:
+    """Whether ``path`` is a directory itself, not a symbolic link to one."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -239,11 +247,14 @@ class DirectoryStore(Store):
         if head in self._confined:
             return
         directory = self._file(head)
-        if not self._inside(directory):
+        # a real directory (not a link) in a directory known to resolve inside is inside: one
+        # lstat, not a resolution of the whole path (opening a hierarchy checks every node's)
+        plain = head.rpartition("/")[0] in self._confined and _plain_dir(directory)
+        if not plain and not self._inside(directory):
             raise InvalidPathError(
                 f"key {key!r} of {self.path!r} leads through a symbolic link outside the store"
             )
-        if os.path.isdir(directory):
+        if plain or os.path.isdir(directory):
             if len(self._confined) > 100_000:
                 self._confined = {""}
             self._confined.add(head)

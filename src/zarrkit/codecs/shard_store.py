@@ -282,11 +282,13 @@ class ShardedStore(Store):
         """Whether the inner chunks of the shard holding ``key`` are best read each on its own
         (by the task decoding it) rather than together: ranged reads from a low-latency store
         whose shard indexes are kept (see :meth:`_index`), so that reading overlaps decoding
-        and no buffer of the shard's size is needed."""
-        return (
-            self._partial and not self.high_latency
-            and self.base.version_token(key.rpartition("@")[0]) is not None
-        )
+        and no buffer of the shard's size is needed.  When they are, the shard's index is read
+        here, once, for those tasks (which would otherwise each read it, at once)."""
+        shard = key.rpartition("@")[0]
+        if not self._partial or self.high_latency or self.base.version_token(shard) is None:
+            return False
+        self._index(shard, self._locate(key)[0])
+        return True
 
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         value = self._read_one(key, self.base.get)

@@ -12,11 +12,13 @@ import contextlib
 import gc
 import os
 import shutil
+import signal
 import statistics
+import subprocess
 import threading
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -465,12 +467,44 @@ IN_PLACE_WRITER = "zarr-zarrs"
 
 
 def libraries(workload: str, op: str, libs: list[str]) -> list[str]:
-    """The libraries measured for ``op`` of ``workload``: directory writes add zarrkit
-    writing in place, right after zarrkit."""
-    if op.startswith("write") and workload in ("W1", "W4", "W5") and "zarrkit" in libs:
+    """The libraries measured for ``op`` of ``workload``: directory writes (W1, W4 and W5
+    writes, zarrs' benchmark's round trips) add zarrkit writing in place, right after zarrkit."""
+    writes = (workload in ("W1", "W4", "W5") and op.startswith("write")) or (
+        workload == "ZB" and op.startswith("round trip"))
+    if writes and "zarrkit" in libs:
         i = libs.index("zarrkit") + 1
         return libs[:i] + [ZarrkitInPlaceAdapter.key] + libs[i:]
     return libs
+
+
+@contextlib.contextmanager
+def perf_sampled(path: str, hz: int) -> Iterator[None]:
+    """While inside, this process is sampled by Linux ``perf record`` at ``hz`` (the
+    ``cpu-clock`` event: no hardware counters needed, so it works inside a VM) into ``path``."""
+    perf = subprocess.Popen(["perf", "record", "-q", "-F", str(hz), "-p", str(os.getpid()),
+                             "-o", path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)  # perf attached
+    try:
+        yield
+    finally:
+        perf.send_signal(signal.SIGINT)
+        perf.wait()
+
+
+def perf_samples(path: str, sort: str, group: Callable[[list[str]], str]) -> dict[str, int]:
+    """Samples of one ``perf record`` file, counted by ``group(fields)`` of each line of its
+    report sorted by ``sort`` (``"dso"`` or ``"dso,sym"``: the fields, in that order)."""
+    out = subprocess.run(["perf", "report", "-i", path, "--no-children", "-n", "--sort", sort,
+                          "-g", "none", "-t", "\t", "--stdio"],
+                         capture_output=True, text=True, check=True).stdout
+    counts: dict[str, int] = {}
+    for line in out.splitlines():
+        f = line.split("\t")
+        if line.startswith("#") or len(f) < 3 or not f[1].strip().isdigit():
+            continue
+        key = group([x.strip() for x in f[2:]])
+        counts[key] = counts.get(key, 0) + int(f[1])
+    return counts
 
 
 def make_adapter(key: str) -> Adapter:

@@ -23,9 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -98,24 +96,14 @@ def floors(path: str, shape: tuple[int, int], chunks: tuple[int, int], runs: int
 def perf_shares(read, runs: int, scratch: str) -> dict[str, float]:
     """Shares of the CPU samples of ``runs`` calls of ``read`` by group of shared objects."""
     data = os.path.join(scratch, "read.data")
-    perf = subprocess.Popen(["perf", "record", "-q", "-F", str(HZ), "-p", str(os.getpid()),
-                             "-o", data], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(0.5)  # perf attached
-    for _ in range(runs):
-        read()
-    perf.send_signal(signal.SIGINT)
-    perf.wait()
-    out = subprocess.run(["perf", "report", "-i", data, "--no-children", "-n", "--sort", "dso",
-                          "-g", "none", "-t", "\t", "--stdio"],
-                         capture_output=True, text=True, check=True).stdout
-    counts: dict[str, int] = {}
-    for line in out.splitlines():
-        f = line.split("\t")
-        if line.startswith("#") or len(f) < 3 or not f[1].strip().isdigit():
-            continue
-        dso = f[2].strip()
-        group = next((g for g, keys in GROUPS if any(k in dso for k in keys)), "everything else")
-        counts[group] = counts.get(group, 0) + int(f[1])
+    with B.perf_sampled(data, HZ):
+        for _ in range(runs):
+            read()
+
+    def group(fields: list[str]) -> str:
+        return next((g for g, keys in GROUPS if any(k in fields[0] for k in keys)), "everything else")
+
+    counts = B.perf_samples(data, "dso", group)
     total = sum(counts.values()) or 1
     return {g: counts.get(g, 0) / total for g, _ in GROUPS + [("everything else", ())]}
 
@@ -128,6 +116,7 @@ def main() -> None:
     if shutil.which("perf") is None:
         sys.exit("profile_read.py needs Linux perf ('perf' not found on PATH)")
     import tensorstore as ts
+
     import zarrkit
 
     d = B.sizes(False)["W4"]
@@ -163,7 +152,7 @@ def main() -> None:
          "Blosc lz4)", "",
          f"Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} by "
          f"`python benchmarks/profile_read.py --runs {args.runs}` ({os.cpu_count()} cores, load "
-         f"average {load} at the end; zarrkit {zarrkit.__version__}, tensorstore {version("tensorstore")}).",
+         f"average {load} at the end; zarrkit {zarrkit.__version__}, tensorstore {version('tensorstore')}).",
          "", "| read of the whole array into a new array | seconds | per chunk | vs tensorstore |",
          "|---|---|---|---|"]
     for name, sec in [("tensorstore", tstore), ("zarrkit", zk),

@@ -28,7 +28,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -76,32 +75,16 @@ def child(lib: str, fmt: int, runs: int, scratch: str, quick: bool) -> None:
     for i in range(runs):
         B.settle_page_cache()
         time.sleep(0.3)
-        perf = subprocess.Popen(
-            ["perf", "record", "-q", "-F", str(HZ), "-p", str(os.getpid()),
-             "-o", os.path.join(scratch, f"{lib}-{i}.data")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(0.5)  # perf attached
-        t0 = time.perf_counter()
-        a.write(a.create(("dir", os.path.join(scratch, f"{lib}-{i}")), meta), data)
-        walls.append(time.perf_counter() - t0)
-        perf.send_signal(signal.SIGINT)
-        perf.wait()
+        with B.perf_sampled(os.path.join(scratch, f"{lib}-{i}.data"), HZ):
+            t0 = time.perf_counter()
+            a.write(a.create(("dir", os.path.join(scratch, f"{lib}-{i}")), meta), data)
+            walls.append(time.perf_counter() - t0)
     print(json.dumps(walls))
 
 
 def samples(path: str) -> dict[str, int]:
     """Samples of one ``perf record`` file by category."""
-    out = subprocess.run(
-        ["perf", "report", "-i", path, "--no-children", "-n", "--sort", "dso,sym", "-g", "none",
-         "-t", "\t", "--stdio"], capture_output=True, text=True, check=True).stdout
-    counts: dict[str, int] = {}
-    for line in out.splitlines():
-        f = line.split("\t")
-        if line.startswith("#") or len(f) < 4 or not f[1].strip().isdigit():
-            continue
-        c = category(f[2].strip(), f[3].strip())
-        counts[c] = counts.get(c, 0) + int(f[1])
-    return counts
+    return B.perf_samples(path, "dso,sym", lambda f: category(f[0], f[1] if len(f) > 1 else ""))
 
 
 def main() -> None:

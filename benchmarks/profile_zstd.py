@@ -106,6 +106,7 @@ def main() -> None:
         child(args.child, args.runs, args.path)
         return
     import numcodecs
+
     import zarrkit
 
     data = ZB.expected(0, SHAPE[0], SHAPE)

@@ -695,7 +695,7 @@ def main(argv=None) -> int:
                 zb_refs.pop("_wall", None)
             for op in (ZB.OPS if w == "ZB" else B.OPS[w]):
                 results[w][op] = {}
-                op_libs = ZB.libraries(op, libs) if w == "ZB" else B.libraries(w, op, libs)
+                op_libs = B.libraries(w, op, libs)
                 measured = run_in_turns(
                     [{"kind": "run", "workload": w, "op": op, "lib": lib, "tmp": tmp,
                       "quick": args.quick} for lib in op_libs],

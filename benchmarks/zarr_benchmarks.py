@@ -147,19 +147,10 @@ def check(read_planes, shape: tuple[int, ...], what: str, step: int = 64) -> Non
 IN_PLACE = B.ZarrkitInPlaceAdapter.key
 
 
-def libraries(op: str, libs: list[str]) -> list[str]:
-    """The libraries measured for ``op``: round trips add zarrkit writing in place."""
-    if op.startswith("round trip") and "zarrkit" in libs:
-        return libs[:1 + libs.index("zarrkit")] + [IN_PLACE] + libs[1 + libs.index("zarrkit"):]
-    return libs
-
-
 def writable(A: B.Adapter, path: str) -> Any:
     """Open the existing array at ``path`` for writing with adapter ``A``."""
-    if A.key == "zarrkit":
-        return A.zk.open_array(path, mode="r+")
-    if A.key == IN_PLACE:
-        return A.zk.open_array(A.zk.DirectoryStore(path, atomic=False), mode="r+")
+    if A.key in ("zarrkit", IN_PLACE):
+        return A.zk.open_array(A._store(("dir", path)), mode="r+")
     if A.key == "tensorstore":
         return A.ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": path + "/"}},
                          open=True, read=True, write=True).result()

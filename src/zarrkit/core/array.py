@@ -37,7 +37,7 @@ from .info import (
     array_repr,
     tokenize_array,
 )
-from .stored import check_stored, count_stored_chunks, iter_stored
+from .stored import check_stored, count_stored_chunks, current_documents, iter_stored
 
 __all__ = ["Array"]
 
@@ -156,8 +156,10 @@ class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
         if not self._cache_metadata:
             self._set_meta(io.load_array_metadata(self._store, self._path))
 
-    def _write_metadata(self, meta: Any) -> None:
-        io.write_array_metadata(self._store, self._path, meta)
+    def _write_metadata(self, meta: Any, attributes: dict[str, Any] | None = None) -> None:
+        # a v3 document holds the attributes too: those given, or else those stored now (not
+        # those of a consolidated snapshot, which would undo other writers' updates)
+        io.write_array_metadata(current_documents(self._store), self._path, meta, attributes)
         self._set_meta(meta)
 
     def _lock(self, key: str) -> contextlib.AbstractContextManager[Any]:
@@ -273,9 +275,9 @@ class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
     @fill_value.setter
     def fill_value(self, value: Any) -> None:
         self._check_writable()
-        self._refresh_metadata()
-        with self._lock(io.meta_key(self._path, self._meta.metadata_key)):
-            self._write_metadata(self._meta.evolve(fill_value=normalize_fill_value(value, self.dtype)))
+        with self._metadata_lock():
+            meta, attributes = self._current_document()
+            self._write_metadata(meta.evolve(fill_value=normalize_fill_value(value, meta.dtype)), attributes)
 
     @property
     def order(self) -> str:

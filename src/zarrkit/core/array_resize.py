@@ -9,14 +9,15 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ReadOnlyError, ShapeMismatchError
-from ..metadata import io
+from ..errors import ArrayNotFoundError, ReadOnlyError, ShapeMismatchError
+from ..metadata import io, v2, v3
 from ..metadata.normalize import normalize_shape
 from ..metadata.v2 import ArrayMetadataV2
 from ..metadata.v3 import ArrayMetadataV3
+from ..storage.base import describe_location
 from .chunks import ChunkContext
 from .indexing import make_indexer
-from .stored import iter_stored
+from .stored import current_documents, iter_stored
 from .write import write_selection
 
 __all__ = ["ResizeMethods"]
@@ -37,7 +38,7 @@ class ResizeMethods:
     _synchronizer: Any
     _lock: Callable[[str], Any]
     _set_meta: Callable[[Any], None]
-    _write_metadata: Callable[[Any], None]
+    _write_metadata: Callable[..., None]
     _check_writable: Callable[[], None]
 
     def resize(self, *args: Any) -> None:
@@ -70,24 +71,46 @@ class ResizeMethods:
                 f"new shape {new_shape} must have {len(self._meta.shape)} dimensions like {self._meta.shape}"
             )
         with self._metadata_lock():
-            self._resize_locked(new_shape)
+            self._resize_locked(self._current_document(), new_shape)
 
     def _metadata_lock(self) -> Any:
         """The synchronizer's lock on this array's metadata document (a no-op without one)."""
         return self._lock(io.meta_key(self._path, self._meta.metadata_key))
 
-    def _load_for_update(self) -> Any:
-        """The current metadata, re-read from the store when other writers may change it."""
-        if self._synchronizer is not None or not self._cache_metadata:
-            self._set_meta(io.load_array_metadata(self._store, self._path))
-        return self._meta
+    def _current_document(self) -> tuple[Any, dict[str, Any] | None]:
+        """The array's metadata as stored now (and a v3 document's attributes, which share
+        it), with one read, also kept as this array's metadata.
 
-    def _resize_locked(self, new_shape: tuple[int, ...], appended: Any = None) -> None:
+        A shape change is computed from this, never from what the array was opened with: a
+        handle opened before another writer appended, or through a consolidated snapshot,
+        would otherwise write its rows over the other writer's and delete the other writer's
+        chunks as leftovers of an interrupted resize.
+        """
+        store = current_documents(self._store)
+        name = v3.ZARR_JSON if self._meta.zarr_format == 3 else v2.ARRAY_KEY
+        key = io.meta_key(self._path, name)
+        doc = io.read_json(store, key)
+        if doc is None:
+            raise ArrayNotFoundError(f"no array found at {describe_location(self._store, self._path)}",
+                                     self._path)
+        if name == v3.ZARR_JSON:
+            meta: Any = ArrayMetadataV3.from_json(doc, key)
+            attributes = doc.get("attributes", {})
+        else:
+            meta, attributes = ArrayMetadataV2.from_json(doc, key), None
+        self._set_meta(meta)
+        return meta, attributes
+
+    def _resize_locked(self, current: tuple[Any, dict[str, Any] | None], new_shape: tuple[int, ...],
+                       appended: Any = None) -> None:
         """Write the metadata of ``new_shape`` in an order a writer killed at any point leaves
         consistent: stored objects outside the current grid (left by an interrupted resize,
         invisible until the array grows over them) deleted first, ``appended`` (``(region,
-        data)``) written out of sight, the new metadata, then a shrunk grid's objects deleted."""
-        old = self._load_for_update()
+        data)``) written out of sight, the new metadata, then a shrunk grid's objects deleted.
+
+        ``current`` is what :meth:`_current_document` read under the same lock: no stored
+        object inside its shape is deleted, only those outside it or outside ``new_shape``."""
+        old, attributes = current
         new = old.evolve(shape=new_shape)
         old_grid, new_grid = old.storage_grid.grid_shape, new.storage_grid.grid_shape
         leftovers, shrunk = [], []
@@ -103,14 +126,14 @@ class ResizeMethods:
         for key in leftovers + shrunk if transactional else leftovers:
             self._chunk_store.delete(key)
         if transactional:
-            self._write_metadata(new)
+            self._write_metadata(new, attributes)
         if appended is not None:
             region, data = appended
             ctx = ChunkContext.build(self._chunk_store, self._path, new)
             write_selection(ctx, make_indexer(region, new.shape, ctx.grid, "basic"), data,
                             write_empty_chunks=self._write_empty_chunks, synchronizer=self._synchronizer)
         if not transactional:
-            self._write_metadata(new)
+            self._write_metadata(new, attributes)
             for key in shrunk:
                 self._chunk_store.delete(key)
 
@@ -155,7 +178,8 @@ class ResizeMethods:
         data = np.asanyarray(data)
         # the whole append holds the metadata lock: concurrent appends never claim the same rows
         with self._metadata_lock():
-            shape = self._load_for_update().shape
+            current = self._current_document()
+            shape = current[0].shape
             if not -len(shape) <= axis < len(shape):
                 raise ValueError(f"axis {axis} is out of range for a {len(shape)}-d array")
             axis = axis % len(shape)
@@ -172,5 +196,5 @@ class ResizeMethods:
                 for i in range(len(shape))
             )
             # the rows are written before the shape that shows them: an append is all or nothing
-            self._resize_locked(new_shape, appended=(region, data))
+            self._resize_locked(current, new_shape, appended=(region, data))
         return new_shape

@@ -11,6 +11,7 @@ from typing import Any
 from ..errors import ReadOnlyError
 from ..metadata import io
 from ..storage.coerce import coerce_store
+from .stored import current_documents
 
 __all__ = ["Attributes"]
 
@@ -68,8 +69,8 @@ class Attributes(MutableMapping[str, Any]):
         self._cached: dict[str, Any] | None = None
 
     # -- storage ---------------------------------------------------------------------------------
-    def _read(self) -> dict[str, Any]:
-        return io.read_attributes_at(self.store, self.key)
+    def _read(self, store: Any = None) -> dict[str, Any]:
+        return io.read_attributes_at(self.store if store is None else store, self.key)
 
     def _load(self) -> dict[str, Any]:
         if self.cache and self._cached is not None:
@@ -85,8 +86,8 @@ class Attributes(MutableMapping[str, Any]):
         lock: contextlib.AbstractContextManager[Any] = self.synchronizer[self.key]
         return lock
 
-    def _write(self, d: dict[str, Any]) -> None:
-        io.write_attributes_at(self.store, self.key, d)
+    def _write(self, d: dict[str, Any], store: Any = None) -> None:
+        io.write_attributes_at(self.store if store is None else store, self.key, d)
         self._cached = d if self.cache else None
 
     def _check(self) -> None:
@@ -95,12 +96,14 @@ class Attributes(MutableMapping[str, Any]):
 
     def _modify(self, fn: Callable[[dict[str, Any]], None]) -> None:
         # Read the stored document afresh (another process may have changed it), change it,
-        # write it back: one read and one write, under the key's lock.
+        # write it back: one read and one write, under the key's lock.  Afresh means as stored
+        # now, not as a consolidated snapshot has it: a v3 document holds the array's shape too.
         self._check()
         with self._lock():
-            d = dict(self._read())
+            store = current_documents(self.store)
+            d = dict(self._read(store))
             fn(d)
-            self._write(d)
+            self._write(d, store)
 
     # -- the API -----------------------------------------------------------------------------
     def asdict(self) -> dict[str, Any]:
@@ -119,7 +122,7 @@ class Attributes(MutableMapping[str, Any]):
         self._check()
         new = _string_keys(d)
         with self._lock():
-            self._write(new)
+            self._write(new, current_documents(self.store))
 
     def update(self, *args: Any, **kwargs: Any) -> None:
         """Update several attributes in one write."""

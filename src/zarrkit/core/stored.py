@@ -1,13 +1,62 @@
-"""What is stored for an array: its stored objects (chunks, or shards) and checking them."""
+"""What is stored for an array: its stored objects (chunks, or shards) and checking them, and
+its metadata documents as they are stored now (:func:`current_documents`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
+from ..metadata.consolidated import ConsolidatedStore
+from ..storage.base import ByteRange, Store
 from .chunks import ChunkContext, names_store
 
-__all__ = ["iter_stored", "count_stored_chunks", "check_stored"]
+__all__ = ["iter_stored", "count_stored_chunks", "check_stored", "current_documents"]
+
+
+def current_documents(store: Store) -> Store:
+    """``store`` as a read-modify-write of a metadata document must see it: ``store`` itself,
+    or, for a store that answers metadata from a snapshot (a consolidated hierarchy opened
+    with :func:`~zarrkit.open_consolidated`), a view reading the documents as they are stored
+    now and writing through the snapshot, which so learns what was written.
+
+    A shape, fill value or attributes computed from a snapshot and written back would undo
+    what other writers stored since: their appended rows hidden, then deleted as leftovers.
+    """
+    if isinstance(store, ConsolidatedStore):
+        return _CurrentDocuments(store)
+    return store
+
+
+class _CurrentDocuments(Store):
+    """Reads from the store under a consolidated snapshot; writes through the snapshot."""
+
+    def __init__(self, snapshot: ConsolidatedStore):
+        self._snapshot = snapshot
+        self._stored: Store = snapshot.store
+        self.read_only = snapshot.read_only
+        self.supports_writes = snapshot.supports_writes
+        self.supports_deletes = snapshot.supports_deletes
+
+    def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
+        return self._stored.get(key, byte_range)
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
+        return self._stored.get_many(keys)
+
+    def _set(self, key: str, value: bytes | memoryview) -> None:
+        self._snapshot.set(key, value)
+
+    def _delete(self, key: str) -> None:
+        self._snapshot.delete(key)
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        return self._stored.list_prefix(prefix)
+
+    def list_dir(self, prefix: str = "") -> list[str]:
+        return self._stored.list_dir(prefix)
+
+    def __repr__(self) -> str:
+        return f"current documents of {self._snapshot!r}"
 
 
 def iter_stored(ctx: ChunkContext, meta: Any, within: bool = True) -> Iterator[tuple[tuple[int, ...], str]]:

@@ -104,6 +104,17 @@ class Config:
         :class:`~zarrkit.storage.obstore.ObjectStore` (the default when obstore is installed)
         or :class:`~zarrkit.storage.fsspec.FsspecStore` (the default otherwise).  Other URLs
         (``memory://``, chained ``a::b`` URLs) always go through fsspec.
+    allow_unsafe_codecs : bool
+        Whether arrays may use codecs that can run code named by the data they decode: the
+        ``pickle`` object codec, whose decoding calls whatever the stored bytes tell it to.
+        False (the default): opening or creating such an array raises
+        :class:`~zarrkit.errors.MetadataError` naming the codec and the array, before any chunk
+        is read or anything written.  **Setting it lets anyone who can write to the store run
+        code in this process**; set it only for data you trust, ideally only around opening
+        it (``with zarrkit.config.set(allow_unsafe_codecs=True): z = zarrkit.open(...)``: an
+        array opened meanwhile keeps decoding its chunks).  zarrkit then unpickles chunks
+        itself, so numcodecs' own switch (``NUMCODECS_ALLOW_UNSAFE_PICKLE_DECODE``) is neither
+        needed nor changed.
     """
 
     threads: int = field(default_factory=_default_threads)
@@ -115,6 +126,7 @@ class Config:
     max_chunk_bytes: int = 4 * 2**30
     default_compressor: Any = field(default_factory=_default_compressor)
     remote: str = field(default_factory=_default_remote)
+    allow_unsafe_codecs: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     _no_effect: dict = field(default_factory=lambda: dict(ZARR3_NO_EFFECT), repr=False, compare=False)
 
@@ -185,6 +197,8 @@ class Config:
             raise ValueError(f"config zarr_format must be 2 or 3, got {changes['zarr_format']!r}")
         if "remote" in changes and changes["remote"] not in ("obstore", "fsspec"):
             raise ValueError(f"config remote must be 'obstore' or 'fsspec', got {changes['remote']!r}")
+        if "allow_unsafe_codecs" in changes and not isinstance(changes["allow_unsafe_codecs"], bool):
+            raise ValueError(f"config allow_unsafe_codecs must be True or False, got {changes['allow_unsafe_codecs']!r}")
         if "order" in changes and changes["order"] not in ("C", "F"):
             raise ValueError(f"config order must be 'C' or 'F', got {changes['order']!r}")
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Iterable
 from typing import Any, Self
 
 import numpy as np
@@ -21,6 +22,7 @@ __all__ = [
     "ArrayBytesCodec",
     "BytesBytesCodec",
     "parse_codec_json",
+    "check_codecs_available",
 ]
 
 
@@ -53,6 +55,12 @@ class V3Codec:
 
     def validate(self, spec: ChunkSpec) -> None:
         """Raise MetadataError if this codec cannot handle chunks of ``spec``."""
+
+    def check_available(self) -> None:
+        """Raise :class:`~zarrkit.errors.UnknownCodecError` with the install command when the
+        optional package this codec's implementation needs is missing (default: it needs
+        none).  Asked when an array is created, before anything is written; an array opened
+        for reading only finds out when a chunk is decoded."""
 
     def __repr__(self) -> str:
         config = self.configuration() or {}
@@ -159,6 +167,17 @@ class BytesBytesCodec(V3Codec):
     def encoded_size(self, size: int) -> int | None:
         """Exact encoded size for an input of ``size`` bytes, if fixed (checksums), else None."""
         return None
+
+
+def check_codecs_available(codecs: Iterable[V3Codec]) -> None:
+    """:meth:`V3Codec.check_available` of every codec of a chain, those inside sharding codecs
+    (their ``codecs`` and ``index_codecs``) included."""
+    stack = list(codecs)
+    while stack:
+        codec = stack.pop()
+        codec.check_available()
+        stack.extend(getattr(codec, "codecs", None) or ())
+        stack.extend(getattr(codec, "index_codecs", None) or ())
 
 
 def parse_codec_json(obj: Any, key: str | None) -> tuple[str, dict[str, Any]]:

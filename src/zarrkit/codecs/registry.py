@@ -19,6 +19,10 @@ __all__ = ["get_codec", "codec_config", "register_codec", "format_codec", "Codec
 
 _overrides: dict[str, type[Codec]] = {Categorize.codec_id: Categorize}
 
+#: numcodecs codecs that exist only when an optional package is installed: the package and
+#: zarrkit's extra that installs it
+OPTIONAL_CODECS = {"zfpy": ("zfpy", "zfpy"), "pcodec": ("pcodec", "pcodec")}
+
 
 def register_codec(cls: type[Codec], codec_id: str | None = None) -> None:
     """Make a codec class available under its ``codec_id`` for reading and writing metadata."""
@@ -46,6 +50,12 @@ def get_codec(config: Any, key: str | None = None) -> Codec:
             try:  # numcodecs registers some codecs (e.g. msgpack2) on demand
                 return numcodecs.get_codec(dict(config))
             except (KeyError, ValueError):
+                if codec_id in OPTIONAL_CODECS:
+                    package, extra = OPTIONAL_CODECS[codec_id]
+                    raise UnknownCodecError(
+                        f"codec {codec_id!r} needs the {package} package (pip install 'zarrkit[{extra}]')",
+                        key,
+                    ) from None
                 raise UnknownCodecError(
                     f"unknown codec id {codec_id!r}; known ids: "
                     f"{sorted(set(numcodecs.registry.codec_registry) | set(_overrides))}",

@@ -10,6 +10,7 @@ the bytes are the same.
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,16 +18,49 @@ import numpy as np
 from numcodecs.abc import Codec
 from numcodecs.compat import ensure_contiguous_ndarray, ensure_ndarray_like
 
+from ..config import config
 from ..errors import MetadataError
 from . import blosc_fast
 from .base import ArrayBytesCodec, BytesBytesCodec, ChunkSpec, V3Codec
 from .chain import check_vlen_count
 from .v3_builtin import TransposeCodec, declared_decoded_size, decode_limited
 
-__all__ = ["V2Filters", "V2Compressor", "v2_codecs"]
+__all__ = [
+    "V2Filters", "V2Compressor", "v2_codecs", "check_codecs_allowed", "OBJECT_CODEC_IDS", "UNSAFE_CODEC_IDS",
+]
 
 #: Codecs whose encoded form starts with a 4-byte little-endian item count.
 VLEN_IDS = frozenset({"vlen-utf8", "vlen-bytes", "vlen-array"})
+#: Codecs that turn an array of Python objects into bytes and back: the first of an object
+#: array's ``filters`` must be one of them (nothing else may see its elements).
+OBJECT_CODEC_IDS = frozenset({*VLEN_IDS, "json2", "msgpack2", "pickle", "categorize"})
+#: Codecs whose decoding can run code the data names (``pickle``: unpickling calls whatever
+#: the stream says).  numcodecs' ``msgpack2`` and ``json2`` are not among them: their decoders
+#: take no hooks, and their configuration, read from metadata, cannot add any.
+UNSAFE_CODEC_IDS = frozenset({"pickle"})
+
+
+def check_codecs_allowed(codecs: Sequence[Any], field: str, key: str | None = None) -> None:
+    """Refuse, with :class:`~zarrkit.errors.MetadataError` naming ``field`` and ``key``, a codec
+    that can run code named by the data it decodes, unless ``zarrkit.config.allow_unsafe_codecs``
+    is set.  Checked when a chain is built (an array opened or created), before any chunk."""
+    if config.allow_unsafe_codecs:
+        return
+    for c in codecs:
+        codec_id = getattr(c, "codec_id", None)
+        if codec_id in UNSAFE_CODEC_IDS:
+            raise MetadataError(
+                f"{field}: codec {codec_id!r} runs code named by the stored data when it decodes it; "
+                f"expected no such codec, got {codec_id!r} (for data you trust, opt in with "
+                "zarrkit.config.set(allow_unsafe_codecs=True))",
+                key,
+            )
+
+
+def _unpickle(data: Any) -> Any:
+    # numcodecs' Pickle.decode, without numcodecs' own process-wide switch: zarrkit's opt-in
+    # (checked when the array was opened) is what allows it
+    return pickle.loads(ensure_contiguous_ndarray(data))
 
 
 class V2Filters(ArrayBytesCodec):
@@ -36,7 +70,11 @@ class V2Filters(ArrayBytesCodec):
     name = "v2-filters"
 
     def __init__(self, filters: Sequence[Codec] = ()):
+        check_codecs_allowed(filters, "filters")
         self.filters = tuple(filters)
+        self._decoders = tuple(
+            _unpickle if getattr(f, "codec_id", None) == "pickle" else f.decode for f in self.filters
+        )
         self._vlen = next(
             (i for i, f in enumerate(self.filters) if getattr(f, "codec_id", None) in VLEN_IDS), None
         )
@@ -45,12 +83,13 @@ class V2Filters(ArrayBytesCodec):
         return {"filters": [f.get_config() for f in self.filters]}
 
     def raw_dtype(self, spec: ChunkSpec) -> np.dtype | None:
-        return None if self.filters or spec.dtype.kind == "O" else spec.dtype
+        # stored bytes are never the memory of elements that are references (object fields)
+        return None if self.filters or spec.dtype.hasobject else spec.dtype
 
     def max_encoded_size(self, spec: ChunkSpec) -> int | None:
         if not self.filters:
             return super().max_encoded_size(spec)
-        if spec.dtype.kind == "O" or self._vlen is not None or any(
+        if spec.dtype.hasobject or self._vlen is not None or any(
             getattr(f, "codec_id", None) in ("json2", "msgpack2", "pickle") for f in self.filters
         ):
             return None
@@ -72,12 +111,14 @@ class V2Filters(ArrayBytesCodec):
         for i in range(len(self.filters) - 1, -1, -1):
             if i == self._vlen:
                 check_vlen_count(buf, nitems)
-            buf = self.filters[i].decode(buf)
+            buf = self._decoders[i](buf)
         if spec.dtype.kind == "O":
             arr = np.asarray(buf, dtype=object)
         else:
             arr = ensure_ndarray_like(buf)
             if arr.dtype != spec.dtype:
+                if spec.dtype.hasobject:  # only its object codec's own array will do
+                    raise ValueError(f"expected items of {spec.dtype}, got {arr.dtype}")
                 arr = arr.reshape(-1, order="A").view(spec.dtype)
         if arr.size != nitems:
             raise ValueError(
@@ -93,8 +134,10 @@ class V2Compressor(BytesBytesCodec):
     name = "v2-compressor"
 
     def __init__(self, codec: Codec):
+        check_codecs_allowed([codec], "compressor")
         self.codec = codec
         self._id = codec.codec_id
+        self._decode = _unpickle if self._id == "pickle" else codec.decode
         self._blosc = self._id == "blosc"
         self.decodes_into = self._id in ("blosc", "lz4")
         if self._blosc:
@@ -112,9 +155,11 @@ class V2Compressor(BytesBytesCodec):
         return self.codec.encode(data)
 
     def decode(self, data: Any) -> Any:
-        return self.codec.decode(data)
+        return self._decode(data)
 
     def decode_limited(self, data: Any, limit: int) -> Any:
+        if self._decode is _unpickle:
+            return _unpickle(data)
         return decode_limited(self.codec, data, limit)
 
     def declared_size(self, data: Any) -> int | None:

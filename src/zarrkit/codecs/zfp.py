@@ -117,6 +117,9 @@ class ZfpCodec(ArrayBytesCodec):
     def configuration(self) -> dict[str, Any]:
         return {"mode": self.mode, **self.parameters}
 
+    def check_available(self) -> None:
+        _zfpy()
+
     def validate(self, spec: ChunkSpec) -> None:
         name = spec.dtype.name
         if name not in _NATIVE:

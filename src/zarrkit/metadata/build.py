@@ -14,9 +14,17 @@ from typing import Any
 import numcodecs
 import numpy as np
 
-from ..codecs.base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, V3Codec
+from ..codecs.base import (
+    ArrayArrayCodec,
+    ArrayBytesCodec,
+    BytesBytesCodec,
+    ChunkSpec,
+    V3Codec,
+    check_codecs_available,
+)
 from ..codecs.registry import get_codec
 from ..codecs.sharding import ShardingCodec
+from ..codecs.v2 import OBJECT_CODEC_IDS, check_codecs_allowed
 from ..codecs.v3_builtin import BytesCodec, TransposeCodec, VLenBytesCodec, VLenUTF8Codec
 from ..config import config
 from ..errors import MetadataError, UnsupportedCodecError, UnsupportedDtypeError
@@ -79,7 +87,7 @@ def h5py_compressor(compression: Any, compression_opts: Any) -> Any:
 #: zarr-python 2's string dtypes naming an object codec: ``'str'``, ``'bytes'``, ``'array:i4'``
 _OBJECT_DTYPE_CODECS = {"str": "vlen-utf8", "bytes": "vlen-bytes", "array": "vlen-array"}
 #: codecs that turn objects into bytes: one of them first in ``filters`` is the object codec
-_OBJECT_CODEC_IDS = {"vlen-utf8", "vlen-bytes", "vlen-array", "json2", "msgpack2", "pickle", "categorize"}
+_OBJECT_CODEC_IDS = OBJECT_CODEC_IDS
 
 
 def _normalize_dtype(dtype: Any, object_codec: Any, filters: Any = None) -> tuple[np.dtype, Any]:
@@ -213,6 +221,10 @@ def build_array_metadata(
         dimension_separator = getattr(store, "dimension_separator", None) or "."
     if dimension_separator not in (".", "/"):
         raise ValueError(f"dimension_separator must be '.' or '/', got {dimension_separator!r}")
+    # typed, before the metadata is built (whose other errors are ValueErrors here)
+    check_codecs_allowed(filters, "filters")
+    if compressor is not None:
+        check_codecs_allowed([compressor], "compressor")
     try:
         return ArrayMetadataV2(
             shape=shape,
@@ -275,6 +287,8 @@ def build_array_metadata_v3(
             grid = longest_edges(edges) if edges is not None else normalize_shape(shards, "shards")
             _check_shards(edges, grid, inner, shape)
             chain = [ShardingCodec(inner, chain)]
+    # a codec whose package is missing would fail at the first write, after the metadata
+    check_codecs_available(chain)
     if dt.kind == "O" and isinstance(_last_serializer(chain), VLenBytesCodec):
         dt = BYTES_DTYPE
     # v3 has no "no fill value": an unset one becomes the type's zero, as zarr-python does.

@@ -37,6 +37,7 @@ __all__ = [
     "v3_fill_value_json",
     "ML_DTYPES",
     "ml_dtype_name",
+    "object_field",
 ]
 
 #: the data types of the zarr-extensions registry that the ``ml_dtypes`` package provides
@@ -132,9 +133,28 @@ def parse_v2_dtype(value: Any, key: str | None = None) -> np.dtype:
             dt = np.dtype(_tuplify(value))
         else:
             raise ValueError("expected a type string or a list of fields")
-    except (TypeError, ValueError, SyntaxError, OverflowError, MemoryError) as exc:
+    except (TypeError, ValueError, SyntaxError, OverflowError, MemoryError, RecursionError) as exc:
         raise UnsupportedDtypeError(f"dtype {value!r} is not supported: {exc}", key) from None
     return dt
+
+
+def object_field(dtype: np.dtype) -> str | None:
+    """The first field of ``dtype`` holding Python objects, as a dotted path (``'a'``,
+    ``'s.name'``; ``''`` for an object dtype itself), looking into nested structures and
+    subarray fields; None when ``dtype`` holds none (``dtype.hasobject`` is False)."""
+    if not dtype.hasobject:
+        return None
+    stack: list[tuple[str, np.dtype]] = [("", dtype)]
+    while stack:  # iterative: a structure from a metadata document may nest hundreds deep
+        path, dt = stack.pop()
+        if dt.subdtype is not None:
+            stack.append((path, dt.subdtype[0]))
+        elif dt.names is not None:
+            fields = dt.fields or {}
+            stack.extend((f"{path}.{n}" if path else n, fields[n][0]) for n in reversed(dt.names))
+        elif dt.kind == "O":
+            return path
+    return ""
 
 
 def v2_dtype_json(dtype: np.dtype) -> Any:

@@ -8,7 +8,6 @@ v3 nodes have ``zarr.json``; v2 arrays ``.zarray`` and v2 groups ``.zgroup`` (at
 from __future__ import annotations
 
 import contextlib
-import json
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from ..errors import ArrayNotFoundError, GroupNotFoundError, MetadataError
 from ..storage.base import Store, describe_location, join_path
 from . import v2, v3
+from .json_text import dump_json, load_json
 
 __all__ = [
     "meta_key",
@@ -44,14 +44,10 @@ def meta_key(path: str, name: str) -> str:
 
 
 def parse_json(raw: Any, key: str) -> Any:
+    """The document stored as ``raw`` (None for None); see :func:`.json_text.load_json`."""
     if raw is None:
         return None
-    try:
-        return json.loads(bytes(raw).decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise MetadataError(f"not valid JSON: {exc}", key) from None
-    except RecursionError:
-        raise MetadataError("JSON nested too deeply", key) from None
+    return load_json(raw, key)
 
 
 def read_json(store: Store, key: str) -> Any:
@@ -186,22 +182,31 @@ def check_group(store: Store, path: str) -> int:
 
 def write_array_metadata(store: Store, path: str, meta: Any, attributes: dict[str, Any] | None = None) -> None:
     """Write array metadata.  A v3 document keeps the attributes already stored in it unless
-    ``attributes`` is given."""
+    ``attributes`` is given.  For v2, ``attributes`` (written by the caller next, as
+    ``.zattrs``) are checked first, so that attributes that cannot be written leave nothing
+    written."""
     if meta.zarr_format == 3:
         if attributes is None:
             attributes = read_attributes(store, path, 3)
-        store.set(meta_key(path, v3.ZARR_JSON), meta.to_bytes(attributes))
+        key = meta_key(path, v3.ZARR_JSON)
+        store.set(key, meta.to_bytes(attributes, key))
     else:
-        store.set(meta_key(path, v2.ARRAY_KEY), meta.to_bytes())
+        if attributes is not None:
+            _attributes_bytes(attributes, attributes_key(path, 2))
+        key = meta_key(path, v2.ARRAY_KEY)
+        store.set(key, meta.to_bytes(key))
 
 
 def write_group_metadata(store: Store, path: str, zarr_format: int = 2, attributes: dict[str, Any] | None = None) -> None:
     if zarr_format == 3:
         doc = {"attributes": attributes or {}, "zarr_format": 3, "node_type": "group"}
-        store.set(meta_key(path, v3.ZARR_JSON), v3.json_bytes_v3(doc))
+        key = meta_key(path, v3.ZARR_JSON)
+        store.set(key, v3.json_bytes_v3(doc, key))
     elif zarr_format == 2:
+        attrs_key = attributes_key(path, 2)
+        attrs = _attributes_bytes(attributes or {}, attrs_key)  # before .zgroup: all or nothing
         store.set(meta_key(path, v2.GROUP_KEY), json_bytes(v2.group_document_v2()))
-        write_attributes(store, path, attributes or {}, 2)
+        store.set(attrs_key, attrs)
     else:
         raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
 
@@ -232,9 +237,16 @@ def read_attributes_at(store: Store, key: str) -> dict[str, Any]:
     return doc
 
 
-def _attrs_json(attrs: dict[str, Any], key: str) -> None:
+def _attributes_bytes(attrs: dict[str, Any], key: str, v2_document: bool = True) -> bytes:
+    """A v2 ``.zattrs`` document (sorted keys, indent 4, NaN literals as zarr-python 2 wrote
+    them), or with ``v2_document`` False the attributes checked the quickest way;
+    ``TypeError`` for values JSON cannot hold, MetadataError for too deep a nesting."""
     try:
-        json.dumps(attrs, allow_nan=True)
+        if not v2_document:
+            return dump_json(attrs, key, allow_nan=True)
+        return dump_json(attrs, key, indent=4, sort_keys=True, allow_nan=True)
+    except MetadataError:
+        raise
     except (TypeError, ValueError) as exc:
         raise TypeError(f"attributes for {key!r} must be JSON serializable: {exc}") from None
 
@@ -246,13 +258,13 @@ def write_attributes(store: Store, path: str, attrs: dict[str, Any], zarr_format
 def write_attributes_at(store: Store, key: str, attrs: dict[str, Any]) -> None:
     """Store ``attrs`` at ``key`` (into the ``attributes`` of a v3 ``zarr.json``, which must
     exist; as a whole v2 document otherwise)."""
-    _attrs_json(attrs, key)
-    if _holds_node_document(key):
+    in_node_document = _holds_node_document(key)
+    raw = _attributes_bytes(attrs, key, not in_node_document)
+    if in_node_document:
         doc = read_json(store, key)
         if not isinstance(doc, dict):
             raise MetadataError("no zarr.json to hold the attributes", key)
         doc["attributes"] = attrs
-        store.set(key, v3.json_bytes_v3(doc))
+        store.set(key, v3.json_bytes_v3(doc, key))
         return
-    raw = json.dumps(attrs, indent=4, sort_keys=True, ensure_ascii=True, allow_nan=True)
-    store.set(key, raw.encode("ascii"))
+    store.set(key, raw)

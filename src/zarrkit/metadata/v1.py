@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..errors import MetadataError
 from ..storage.coerce import coerce_store
+from .json_text import load_json
 from .v2 import ArrayMetadataV2, json_bytes
 
 
@@ -38,10 +38,7 @@ def migrate_1to2(store: Any) -> None:
     raw = s.get("meta")
     if raw is None:
         raise MetadataError("no v1 'meta' key to migrate", "meta")
-    try:
-        meta = json.loads(bytes(raw).decode("utf-8"))
-    except ValueError as exc:
-        raise MetadataError(f"not valid JSON: {exc}", "meta") from None
+    meta = load_json(raw, "meta")
     if not isinstance(meta, dict) or meta.get("zarr_format") != 1:
         raise MetadataError(f"expected zarr_format 1, got {meta!r}", "meta")
     compression = meta.pop("compression", None)
@@ -60,7 +57,7 @@ def migrate_1to2(store: Any) -> None:
     meta.update(zarr_format=2, compressor=compressor, filters=None)
     doc = {k: meta[k] for k in ("zarr_format", "shape", "chunks", "dtype", "compressor", "fill_value", "order", "filters") if k in meta}
     ArrayMetadataV2.from_json(doc, "meta")  # validate before changing anything
-    s.set(".zarray", json_bytes(doc))
+    s.set(".zarray", json_bytes(doc, ".zarray"))
     attrs = s.get("attrs")
     s.set(".zattrs", attrs if attrs is not None else b"{}")
     s.delete("meta")

@@ -7,7 +7,6 @@ engine needs (chunk keys, the resolved codec chain) is derived from it once.
 from __future__ import annotations
 
 import dataclasses
-import json
 from functools import cached_property
 from typing import Any, ClassVar, Literal
 
@@ -17,19 +16,23 @@ from numcodecs.abc import Codec
 from ..codecs.base import ChunkSpec
 from ..codecs.chain import CodecChain
 from ..codecs.registry import codec_config, get_codec
-from ..codecs.v2 import v2_codecs
+from ..codecs.v2 import OBJECT_CODEC_IDS, v2_codecs
 from ..errors import MetadataError
 from .common import check_declared_sizes, parse_chunks_field, parse_shape_field
 from .dtypes import (
     BYTES_DTYPE,
+    object_field,
     parse_v2_dtype,
     parse_v2_fill_value,
     v2_dtype_json,
     v2_fill_value_json,
 )
 from .grid import RegularGrid
+from .json_text import dump_json
 
-__all__ = ["ArrayMetadataV2", "ARRAY_KEY", "GROUP_KEY", "ATTRS_KEY", "group_document_v2"]
+__all__ = [
+    "ArrayMetadataV2", "ARRAY_KEY", "GROUP_KEY", "ATTRS_KEY", "group_document_v2", "check_object_codec",
+]
 
 ARRAY_KEY = ".zarray"
 GROUP_KEY = ".zgroup"
@@ -39,9 +42,37 @@ _REQUIRED = ("zarr_format", "shape", "chunks", "dtype", "compressor", "fill_valu
 _OPTIONAL = ("dimension_separator",)
 
 
-def json_bytes(doc: Any) -> bytes:
-    """Encode a metadata document the way zarr-python writes it (sorted keys, indent 4)."""
-    return json.dumps(doc, indent=4, sort_keys=True, ensure_ascii=True, allow_nan=False).encode("ascii")
+def json_bytes(doc: Any, key: str | None = None) -> bytes:
+    """Encode a metadata document the way zarr-python writes it (sorted keys, indent 4); a
+    document nested deeper than :data:`~zarrkit.metadata.json_text.MAX_JSON_DEPTH` is a
+    :class:`~zarrkit.errors.MetadataError` naming ``key``."""
+    return dump_json(doc, key, indent=4, sort_keys=True, allow_nan=False)
+
+
+def check_object_codec(dtype: np.dtype, filters: tuple[Codec, ...] | None, key: str | None = None) -> None:
+    """An array whose elements hold Python objects is stored only through an object codec,
+    first in ``filters``: its chunks are never raw memory (bytes that would become pointers).
+    A structured dtype with object fields (at any depth) needs ``pickle``, the one codec that
+    encodes such values; a plain object dtype any object codec."""
+    path = object_field(dtype)
+    if path is None:
+        return
+    first = getattr(filters[0], "codec_id", None) if filters else None
+    got = f"{first!r}" if first is not None else "no filters"
+    if path:
+        if first != "pickle":
+            raise MetadataError(
+                f"dtype: field {path!r} holds Python objects ('|O'); a structured dtype with object "
+                f"fields is stored only through the 'pickle' object codec: expected 'pickle' as "
+                f"the first filter, got {got}",
+                key,
+            )
+    elif first not in OBJECT_CODEC_IDS:
+        raise MetadataError(
+            f"dtype '|O' (object) needs an object codec as its first filter: expected one of "
+            f"{sorted(OBJECT_CODEC_IDS)}, got {got}",
+            key,
+        )
 
 
 def group_document_v2() -> dict[str, Any]:
@@ -84,10 +115,7 @@ class ArrayMetadataV2:
             raise MetadataError(
                 f"dimension_separator must be '.' or '/', got {self.dimension_separator!r}"
             )
-        if self.dtype.kind == "O" and not self.filters:
-            raise MetadataError(
-                "an object array needs an object codec (e.g. VLenUTF8) as its first filter"
-            )
+        check_object_codec(self.dtype, self.filters)
         _ = self.codec  # resolve (and validate) the codec chain now
         check_declared_sizes(self)
 
@@ -119,10 +147,7 @@ class ArrayMetadataV2:
             filters = tuple(get_codec(f, key) for f in filters_doc)
         else:
             raise MetadataError(f"filters: expected a list or null, got {filters_doc!r}", key)
-        if dtype.kind == "O" and not filters:
-            raise MetadataError(
-                "dtype '|O' (object) needs an object codec such as vlen-utf8 as first filter", key
-            )
+        check_object_codec(dtype, filters, key)
         fill_value = parse_v2_fill_value(doc["fill_value"], dtype, key)
         if dtype.kind == "O" and filters and filters[0].codec_id == "vlen-bytes":
             dtype = BYTES_DTYPE
@@ -153,8 +178,8 @@ class ArrayMetadataV2:
             doc["dimension_separator"] = self.dimension_separator
         return doc
 
-    def to_bytes(self) -> bytes:
-        return json_bytes(self.to_json())
+    def to_bytes(self, key: str | None = None) -> bytes:
+        return json_bytes(self.to_json(), key)
 
     # -- what the engine uses --------------------------------------------------------------
     @cached_property

@@ -8,7 +8,6 @@ chain once (once per chunk shape on a rectilinear grid).
 from __future__ import annotations
 
 import dataclasses
-import json
 from functools import cached_property
 from typing import Any, ClassVar, Literal, cast
 
@@ -22,7 +21,13 @@ from ..codecs.v3_registry import parse_v3_codec
 from ..errors import MetadataError
 from . import value_codecs  # noqa: F401  (registers cast_value and scale_offset)
 from .common import check_declared_sizes, parse_chunks_field, parse_shape_field
-from .dtypes import parse_v3_data_type, parse_v3_fill_value, v3_data_type_json, v3_fill_value_json
+from .dtypes import (
+    object_field,
+    parse_v3_data_type,
+    parse_v3_fill_value,
+    v3_data_type_json,
+    v3_fill_value_json,
+)
 from .grid import (
     ChunkGrid,
     RectilinearGrid,
@@ -32,6 +37,7 @@ from .grid import (
     merge_run,
     runs_total,
 )
+from .json_text import dump_json
 from .zdtypes import ZDType, data_type_of
 
 __all__ = ["ArrayMetadataV3", "ChunkKeyEncoding", "ZARR_JSON", "json_bytes_v3", "parse_group_v3"]
@@ -46,9 +52,11 @@ _ARRAY_OPTIONAL = ("attributes", "storage_transformers", "dimension_names")
 _GROUP_KNOWN = ("zarr_format", "node_type", "attributes", "consolidated_metadata")
 
 
-def json_bytes_v3(doc: Any) -> bytes:
-    """Encode a ``zarr.json`` document as zarr-python does (indent 2, no NaN literals)."""
-    return json.dumps(doc, indent=2, ensure_ascii=True, allow_nan=False).encode("ascii")
+def json_bytes_v3(doc: Any, key: str | None = None) -> bytes:
+    """Encode a ``zarr.json`` document as zarr-python does (indent 2, no NaN literals); a
+    document nested deeper than :data:`~zarrkit.metadata.json_text.MAX_JSON_DEPTH` is a
+    :class:`~zarrkit.errors.MetadataError` naming ``key``."""
+    return dump_json(doc, key, indent=2, allow_nan=False)
 
 
 def _check_extensions(doc: dict[str, Any], known: tuple[str, ...], key: str | None) -> dict[str, Any]:
@@ -230,6 +238,13 @@ class ArrayMetadataV3:
             raise MetadataError(
                 f"dimension_names {list(self.dimension_names)} must have one entry per dimension of {self.shape}"
             )
+        field = object_field(self.dtype)
+        if field:
+            # v3 has strings and bytes as data types of their own, no object fields in a struct
+            raise MetadataError(
+                f"data_type: field {field!r} holds Python objects; expected fields of fixed-size "
+                f"data types, got {self.dtype}"
+            )
         _ = self.codec  # resolve (and validate) the codec chain now
         check_declared_sizes(self)
         s = self.sharding
@@ -297,8 +312,10 @@ class ArrayMetadataV3:
         doc.update(dict(self.extra_fields))
         return doc
 
-    def to_bytes(self, attributes: dict[str, Any] | None = None) -> bytes:
-        return json_bytes_v3(self.to_json(attributes))
+    def to_bytes(self, attributes: dict[str, Any] | None = None, key: str | None = None) -> bytes:
+        """The ``zarr.json`` document; :class:`~zarrkit.errors.MetadataError` naming ``key``
+        when ``attributes`` nest too deeply to be written."""
+        return json_bytes_v3(self.to_json(attributes), key)
 
     def chunk_grid_json(self) -> dict[str, Any]:
         if self.chunk_shapes is None:

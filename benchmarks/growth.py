@@ -13,7 +13,8 @@ Part of ``benchmarks/run.py`` (``--only growth``); zarrkit only, one child proce
 * **distributed**: storing a dask array into a zarrkit array from a ``distributed``
   LocalCluster of 1 and 2 worker processes.
 
-Tables per size; with ``--out`` the plots go beside the report (``growth_*.png``).
+Tables per size; with ``--out`` the plots go beside the report (``growth_*.png``), drawn by
+``growth_plots.py`` from the tables (which can also draw them again from a committed report).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
+import growth_plots
 import s3proxy
 
 GiB = 1 << 30
@@ -354,9 +356,6 @@ def render(results: dict, plots: str | None) -> list[str]:
                      f"{req} | {per} |")
         L.append("")
         L += hierarchy_checks(h)
-        L += plot(plots, "growth_hierarchy.png", "per-node time of open + walk", h,
-                  lambda r: f"{r['where']}, {'consolidated' if r['consolidated'] else 'listed'}",
-                  "nodes", lambda r: r["seconds"] / r["nodes"] * 1e6, "µs per node")
     n = results.get("nchunks", {}).get("rows", [])
     if n:
         L += ["### nchunks_initialized and info", "",
@@ -370,10 +369,6 @@ def render(results: dict, plots: str | None) -> list[str]:
                      f"{r['nchunks_initialized'] / r['chunks'] * 1e6:.2f} µs | {r['info']:.4f} s"
                      f" | {r['info'] / r['chunks'] * 1e6:.2f} µs |")
         L.append("")
-        rows = ([dict(r, what=f"nchunks_initialized, {r['where']}", v=r["nchunks_initialized"])
-                 for r in n] + [dict(r, what=f"info, {r['where']}", v=r["info"]) for r in n])
-        L += plot(plots, "growth_nchunks.png", "per-chunk time", rows, lambda r: r["what"],
-                  "chunks", lambda r: r["v"] / r["chunks"] * 1e6, "µs per chunk")
     c = results.get("cp", {})
     if c.get("rows"):
         L += ["### zarrkit cp", "",
@@ -392,12 +387,6 @@ def render(results: dict, plots: str | None) -> list[str]:
                      f"{(r['seconds'] - c['import_seconds']) / gib:.2f} | "
                      f"{r['peak_mib']:.0f} MiB | {r['peak_mib'] - first:+,.0f} MiB |")
         L.append("")
-        rows = ([dict(r, what="net seconds per GiB",
-                      v=max(r["seconds"] - c["import_seconds"], 1e-3) / (r["mib"] / 1024))
-                 for r in c["rows"]]
-                + [dict(r, what="peak RSS MiB", v=r["peak_mib"]) for r in c["rows"]])
-        L += plot(plots, "growth_cp.png", "zarrkit cp", rows, lambda r: r["what"], "MiB copied",
-                  lambda r: r["v"], "s per GiB / peak MiB", x=lambda r: r["mib"])
     d = results.get("distributed", {}).get("rows", [])
     if d:
         L += ["### Writing from a distributed LocalCluster", "",
@@ -409,10 +398,8 @@ def render(results: dict, plots: str | None) -> list[str]:
             L.append(f"| {r['mib']} MiB | {r['workers']} | {r['seconds']:.2f} s | "
                      f"{r['mib'] / r['seconds']:,.0f} |")
         L.append("")
-        L += plot(plots, "growth_distributed.png", "distributed write", d,
-                  lambda r: f"{r['workers']} worker(s)", "MiB written",
-                  lambda r: r["mib"] / r["seconds"], "MiB/s", x=lambda r: r["mib"])
-    return L
+    # the plots are drawn from the tables just rendered: what a plot shows is what they print
+    return growth_plots.add_figures(L, plots)
 
 
 def hierarchy_checks(rows: list[dict]) -> list[str]:
@@ -437,37 +424,3 @@ def hierarchy_checks(rows: list[dict]) -> list[str]:
     L = ["| check | measured | |", "|---|---|---|"]
     L += [f"| {t} | {m} | {'met' if ok else '**missed**'} |" for t, m, ok in out]
     return L + [""]
-
-
-def plot(directory, name, title, rows, series, xlabel, y, ylabel, x=None) -> list[str]:
-    """A log-log plot of ``y(row)`` against ``x(row)`` (default: the row's size), a line per
-    ``series(row)``; returns the markdown image line (nothing without a directory)."""
-    if directory is None or not rows:
-        return []
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return ["(no plot: matplotlib is not installed; pip install -e '.[bench]')", ""]
-    xs = x or (lambda r: r.get("nodes", r.get("chunks")))
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    lines: dict[str, list] = {}
-    for r in rows:
-        lines.setdefault(series(r), []).append((xs(r), y(r)))
-    for label, pts in lines.items():
-        pts.sort()
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    os.makedirs(directory, exist_ok=True)
-    fig.savefig(os.path.join(directory, name), dpi=100)
-    plt.close(fig)
-    return [f"![{title}]({name})", ""]

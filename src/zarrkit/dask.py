@@ -6,7 +6,12 @@
 * :func:`store` — ``dask.array.store`` into a zarrkit array, lock-free: blocks that do not
   cover whole chunks (whole shards of a sharded array) are first regrouped by
   :func:`align_blocks` so that every stored chunk or shard is written by exactly one task;
-* :func:`from_dask` — create a zarrkit array shaped like a dask array and store it.
+* :func:`from_dask` — create a zarrkit array shaped like a dask array and store it;
+* :func:`from_zarr` and :func:`to_zarr` — ``dask.array.from_zarr`` and ``dask.array.to_zarr``
+  with the same arguments, for zarrkit arrays and groups.  dask's own functions recognise
+  zarr-python's ``zarr.Array`` only (an ``isinstance`` test) and hand anything else to
+  zarr-python as a store, which refuses a zarrkit array (``Unsupported type for store_like:
+  'Array'``); given a path or URL they read and write through zarr-python.
 
 Arrays pickle (by store and path), so all of this works with ``dask.distributed`` as long as
 the store is shared (a ``DirectoryStore`` on a common file system, not a ``MemoryStore``).
@@ -23,11 +28,14 @@ from typing import Any
 
 import numpy as np
 
+from .api import open_array
 from .core.array import Array
 from .core.creation import create_array
+from .core.group import Group
 from .core.info import tokenize_array
 
-__all__ = ["align_blocks", "aligned_chunks", "check_aligned", "from_dask", "store", "to_dask", "tokenize_array"]
+__all__ = ["align_blocks", "aligned_chunks", "check_aligned", "from_dask", "from_zarr", "store", "to_dask",
+           "to_zarr", "tokenize_array"]
 
 
 def _register_tokenizer() -> None:
@@ -244,3 +252,107 @@ def from_dask(x: Any, store: Any = None, path: str | None = None, **create_kwarg
     arr = create_array({} if store is None else store, name=path, shape=x.shape, chunks=chunks, **create_kwargs)
     _store(x, arr)
     return arr
+
+
+def _member_array(group: Group, component: str | None) -> Array:
+    if component is None:
+        raise ValueError(f"{group!r} is a group: name the array in it with component=")
+    node = group[component]
+    if not isinstance(node, Array):
+        raise TypeError(f"{component!r} in {group!r} is a group, not an array")
+    return node
+
+
+def from_zarr(
+    url: Any,
+    component: str | None = None,
+    storage_options: dict[str, Any] | None = None,
+    chunks: Any = None,
+    name: str | None = None,
+    inline_array: bool = False,
+    **kwargs: Any,
+):
+    """``dask.array.from_zarr`` for zarrkit: a dask array reading a zarrkit array.
+
+    ``url`` is a zarrkit :class:`~zarrkit.Array`, a :class:`~zarrkit.Group` with the array's
+    path in it as ``component``, or anything :func:`zarrkit.open_array` opens (a path, a URL
+    with ``storage_options``, a store; opened read-only unless ``mode=`` says otherwise).
+    ``chunks`` defaults to the Zarr chunks; ``name`` and ``inline_array`` go to
+    :func:`dask.array.from_array`, other keyword arguments to :func:`zarrkit.open_array`.
+
+    Examples
+    --------
+    >>> import zarrkit, zarrkit.dask
+    >>> g = zarrkit.group()
+    >>> _ = g.ones("t", shape=(6,), chunks=(2,))
+    >>> x = zarrkit.dask.from_zarr(g, component="t")
+    >>> x.chunks, float(x.sum().compute())
+    (((2, 2, 2),), 6.0)
+    """
+    if isinstance(url, Array):
+        if component is not None:
+            raise ValueError(f"component={component!r} names an array in a group; {url!r} is an array")
+        arr = url
+    elif isinstance(url, Group):
+        arr = _member_array(url, component)
+    else:
+        kwargs.setdefault("mode", "r")
+        arr = open_array(url, path=component, storage_options=storage_options, **kwargs)
+    return to_dask(arr, chunks=chunks, name=name, inline_array=inline_array)
+
+
+def to_zarr(
+    arr: Any,
+    url: Any,
+    component: str | None = None,
+    storage_options: dict[str, Any] | None = None,
+    region: tuple[slice, ...] | None = None,
+    compute: bool = True,
+    return_stored: bool = False,
+    mode: str = "a",
+    **create_kwargs: Any,
+):
+    """``dask.array.to_zarr`` for zarrkit: store the dask array ``arr`` as a zarrkit array.
+
+    ``url`` is an existing zarrkit :class:`~zarrkit.Array` (written in ``region`` if given, as
+    :func:`store` writes), a :class:`~zarrkit.Group` in which a new array ``component`` is
+    created, or a path, URL (with ``storage_options``) or store in which one is created (at
+    ``component`` if given).  A new array takes the shape and dtype of ``arr`` and, unless
+    ``chunks=`` says otherwise, its first block along each dimension as chunk shape; other
+    keyword arguments go to :func:`zarrkit.create_array` (``compressors``, ``shards``,
+    ``zarr_format``...).  ``mode="w"`` replaces an array already there; the other modes
+    refuse to.  ``compute`` and ``return_stored`` are those of
+    :func:`dask.array.store`; blocks that cut chunks are regrouped, so no lock is needed.
+
+    Examples
+    --------
+    >>> import dask.array as da, zarrkit, zarrkit.dask
+    >>> z = zarrkit.zeros((6,), chunks=(2,))
+    >>> zarrkit.dask.to_zarr(da.arange(6, chunks=3), z)
+    >>> z[:]
+    array([0., 1., 2., 3., 4., 5.])
+    """
+    import dask.array as da
+
+    arr = da.asarray(arr)
+    if isinstance(url, Array):
+        if component is not None:
+            raise ValueError(f"component={component!r} names an array in a group; {url!r} is an array")
+        target = url
+    else:
+        if region is not None:
+            raise ValueError("region= writes into an existing array: pass that zarrkit Array as url")
+        if mode == "r":
+            raise ValueError("mode='r' is read-only: to_zarr writes")
+        _check_known(arr.chunks)
+        create_kwargs.setdefault("shape", arr.shape)
+        create_kwargs.setdefault("chunks", tuple(max(c[0], 1) if c else 1 for c in arr.chunks))
+        create_kwargs.setdefault("dtype", arr.dtype)
+        create_kwargs.setdefault("overwrite", mode == "w")
+        if isinstance(url, Group):
+            if component is None:
+                raise ValueError(f"{url!r} is a group: name the new array in it with component=")
+            target = url.create_array(component, **create_kwargs)
+        else:
+            target = create_array(url, name=component, storage_options=storage_options, **create_kwargs)
+    return store(arr, target, region=region, compute=compute, return_stored=return_stored)

@@ -371,7 +371,7 @@ def test_verify_counts_the_missing_chunks_of_a_huge_grid_and_shows_the_first(tmp
     assert [ln for ln in out.splitlines() if ln.startswith("missing: 0.")] == ["missing: 0.0", "missing: 0.2",
                                                                                 "missing: 0.3"]
     assert f"and {2**124 - 4} more in /" in out
-    assert f"1 chunks decoded in 1 stored objects, 0 corrupt, {2**124 - 1} missing" in out
+    assert f"1 chunk decoded in 1 stored object, 0 corrupt, {2**124 - 1} missing" in out
 
 
 def test_verify_sharded_and_corrupt_metadata(tmp_path):
@@ -505,3 +505,74 @@ def test_import_and_cp_progress_raise_no_warning(tmp_path):
     assert drawn and all(f.startswith("big.zarr: ") and "/100" in f for f in drawn), drawn
     assert "Warning" not in proc.stderr
     np.testing.assert_array_equal(open_array(tmp_path / "copy.zarr")[:], z[:])
+
+
+# -- the command's own voice -----------------------------------------------------------------------
+def test_a_warning_raised_during_a_command_is_one_line_in_the_commands_voice(v2, tmp_path):
+    """Consolidating a zip file rewrites its root document, which the zip store warns about:
+    the warning comes out as ``zarrkit: warning: ...``, not as Python's ``file.py:60:
+    UserWarning: ...`` followed by a line of source."""
+    zpath = tmp_path / "data.zip"
+    with zarrkit.ZipStore(zpath, mode="w") as zs:
+        zarrkit.convenience.copy_store(zarrkit.DirectoryStore(v2), zs)
+    run("consolidate", zpath)  # .zmetadata is new: nothing written twice
+    proc = run("consolidate", zpath)
+    assert "consolidated the metadata of 5 nodes" in proc.stdout
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("zarrkit: warning: ZipStore "), lines[0]
+    assert "written again" in lines[0]
+    assert "UserWarning" not in proc.stderr and ".py:" not in proc.stderr
+
+
+def test_the_warning_voice_is_only_for_the_command(v2):
+    """``main`` restores Python's own warning display when it returns."""
+    import warnings
+
+    from zarrkit.cli import main
+
+    before = warnings.showwarning
+    assert main(["ls", str(v2)]) == 0
+    assert warnings.showwarning is before
+
+
+@pytest.mark.parametrize("args, option, expectation", [
+    (("tree", "{v2}", "--level", "-1"), "--level", "an integer >= 0, got -1"),
+    (("tree", "{v2}", "--level", "one"), "--level", "an integer, got 'one'"),
+    (("verify", "{v2}", "--max-missing", "-5"), "--max-missing", "an integer >= 0, got -5"),
+    (("cp", "{v2}", "{tmp}/copy.zarr", "--buffer", "0"), "--buffer", "an integer >= 1, got 0"),
+])
+def test_numeric_arguments_out_of_range_are_refused(v2, tmp_path, args, option, expectation):
+    proc = run(*(a.format(v2=v2, tmp=tmp_path) for a in args), expect=2)
+    assert_one_line_error(proc, f"argument {option}: expected {expectation}")
+    assert proc.stdout == ""
+    assert not (tmp_path / "copy.zarr").exists()
+
+
+def test_tree_level_zero_is_the_node_alone_and_output_ends_without_a_blank_line(v2):
+    assert run("tree", v2, "--level", "0").stdout == "/\n"
+    for args in ((v2,), (v2, "--level", "1"), (v2 / "grp",)):
+        out = run("tree", *args).stdout
+        assert out.endswith("\n") and not out.endswith("\n\n"), repr(out[-20:])
+        assert "" not in out.splitlines()
+
+
+def test_counts_agree_with_their_nouns(v2, tmp_path):
+    assert_one_line_error(run("cp", v2 / "grp" / "a", tmp_path / "x.zarr", "--chunks", "10", expect=2),
+                          "--chunks 10 has 1 value but array /grp/a has 2 dimensions")
+    assert_one_line_error(run("cp", v2 / "b", tmp_path / "x.zarr", "--chunks", "5,5", expect=2),
+                          "--chunks 5,5 has 2 values but array /b has 1 dimension")
+    assert_one_line_error(
+        run("cp", v2 / "b", tmp_path / "x.zarr", "--zarr-format", "3", "--shards", "7,7", expect=2),
+        "--shards 7,7 has 2 values but array /b has 1 dimension")
+    ls = run("ls", v2).stdout.splitlines()
+    assert ls[1].split("group")[1].strip() == "1 member"
+    # one array of one chunk: every count of the summaries is singular
+    one = tmp_path / "one.zarr"
+    zarrkit.array(np.arange(5), chunks=5, store=str(one), zarr_format=2)
+    out = run("verify", one).stdout
+    assert out.splitlines()[-1] == ("verified 1 array: 1 chunk decoded in 1 stored object, "
+                                    "0 corrupt, 0 missing")
+    out = run("cp", one, tmp_path / "copy.zarr").stdout
+    assert "1 array, 0 groups; 1 chunk written, 0 already present, 0 empty; " in out
+    assert " bytes in " in out

@@ -184,3 +184,53 @@ def test_cli_reference_is_current(monkeypatch):
         with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
             parser.parse_args(command + ["--help"])
         assert out.getvalue().strip() in quoted, f"`zarrkit {' '.join(command)} --help` changed"
+
+
+# -- benchmark figures quoted in the pages ---------------------------------------------------------
+RESULTS = ROOT / "benchmarks" / "RESULTS.md"
+
+
+def markdown_table(text: str, header: str) -> list[list[str]]:
+    """The cells of the body rows of the first table whose header line starts with ``header``."""
+    table = text.split("\n" + header, 1)[1].split("\n\n", 1)[0]
+    return [[c.strip() for c in line.strip().strip("|").split("|")] for line in table.splitlines()[2:]]
+
+
+def _seconds(cell: str) -> float:
+    value, unit = re.search(r"([\d.]+) (m?s)\b", cell).groups()
+    return float(value) / (1000 if unit == "ms" else 1)
+
+
+def _agrees(table: str, zk: str, peer: str, ratio: str, to_zarr_python: str) -> bool:
+    if f"| zarrkit | {zk} |" in table:  # zarrkit's own row: the ratios are the results'
+        return bool(re.search(rf"^\| [^|]+ \| {re.escape(peer)} \| [^|]+ \| {ratio} \|", table,
+                              flags=re.MULTILINE)
+                    and re.search(rf"^\| zarr-python \| [^|]+ \| [^|]+ \| {to_zarr_python} \|", table,
+                                  flags=re.MULTILINE))
+    if not re.search(rf"^\| zarrkit, [^|]+ \| {re.escape(zk)} \|", table, flags=re.MULTILINE):
+        return False
+    zp = re.search(r"^\| zarr-python \| ([\d.]+ m?s) \|", table, flags=re.MULTILINE).group(1)
+    return (f"| {peer} |" in table
+            and abs(float(ratio) - _seconds(zk) / _seconds(peer)) <= 0.01
+            and abs(float(to_zarr_python) - _seconds(zk) / _seconds(zp)) <= 0.01)
+
+
+def check_benchmark_rows(rows: list[list[str]], where: str) -> None:
+    """Rows ``workload (naming W1...W7) | zarrkit time | other library's time (who) | ratio |
+    ratio to zarr-python``: both times are in a results table of that workload, and each ratio is
+    the one the results give (computed there from unrounded times), or, for a zarrkit variant
+    the results do not compare, the quotient of the times shown."""
+    results = RESULTS.read_text(encoding="utf-8")
+    tables = re.findall(r"^### (W\d) .*?\n\n(.*?)(?:\n\n|\Z)", results, flags=re.DOTALL | re.MULTILINE)
+    for workload, ours, theirs, ratio, to_zarr_python in rows:
+        name = re.search(r"\b(W\d)\b", workload).group(1)
+        zk, peer = re.search(r"[\d.]+ m?s", ours).group(0), re.search(r"[\d.]+ m?s", theirs).group(0)
+        assert any(_agrees(t, zk, peer, ratio, to_zarr_python) for w, t in tables if w == name), (
+            f"{where}: row {workload!r} does not give the figures of benchmarks/RESULTS.md")
+
+
+def test_performance_page_figures_are_the_committed_runs():
+    page = (DOCS / "guide" / "performance.md").read_text(encoding="utf-8")
+    rows = markdown_table(page, "| workload |")
+    assert len(rows) >= 12
+    check_benchmark_rows(rows, "docs/guide/performance.md")

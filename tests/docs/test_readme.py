@@ -1,39 +1,72 @@
-"""The README's Python examples run, in order, in a scratch directory."""
+"""The README, a page a newcomer reads in two minutes: its two set-up commands come first, its
+example runs and prints what it says, its links lead to pages that exist, and its benchmark
+figures are those of the committed run.  The details it leaves to the guide are run there
+(``test_guide.py``)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 from pathlib import Path
 
-import zarrkit
+from test_guide import check_benchmark_rows, check_output, markdown_table, parse_text
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-
-
-def python_blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.DOTALL)
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
 
 
-def test_readme_has_examples():
-    assert len(python_blocks()) >= 5
-
-
-def test_readme_examples_run(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    namespace: dict = {}
-    for block in python_blocks():
-        if block.startswith("# (reaches the network"):
-            continue  # tests/stores/test_fsspec_store.py runs these calls against local servers
-        exec(compile(block, str(README), "exec"), namespace)
-    root = zarrkit.open_consolidated("data/example.zarr")
-    assert root["climate/temperature"].attrs["units"] == "K"
-    assert zarrkit.open_array("data/images.zarr/stack").metadata.dimension_names == ("t", "y", "x")
-    assert zarrkit.open_array("data/big.zarr").shards == (4096, 4096)
+def text() -> str:
+    return README.read_text(encoding="utf-8")
 
 
 def test_readme_first_commands_are_demo_and_test():
-    text = README.read_text(encoding="utf-8")
-    block = re.search(r"```sh\n(.*?)```", text, flags=re.DOTALL).group(1)
+    block = re.search(r"```sh\n(.*?)```", text(), flags=re.DOTALL).group(1)
     commands = [line.split("#")[0].strip() for line in block.splitlines() if line.strip()]
     assert commands[:2] == ["make demo", "make test"]
     assert "make test" in (README.parent / ".ci" / "run").read_text()
+
+
+def test_readme_says_what_make_test_costs_and_does():
+    """How long the suite takes, the quicker target, and the system package it may install
+    (the Makefile's recipe is what the README describes)."""
+    prose = " ".join(text().split())
+    assert "`make test` takes about 7 minutes on 2 idle cores, and longer on a busy machine" in prose
+    assert "`make test-quick`" in prose
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"^test-quick:", makefile, flags=re.MULTILINE)
+    assert "apt-get install -y -qq redis-server" in makefile and "sudo -n apt-get" in makefile
+    assert "installs it with the system's package manager (`apt-get`, directly or through `sudo -n`)" in prose
+
+
+def test_readme_is_short():
+    assert len(text().splitlines()) <= 130
+
+
+def test_readme_example_runs_and_prints_what_it_shows(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    blocks = [b for b in parse_text(text(), str(README)) if b.lang == "python"]
+    assert len(blocks) == 1
+    (example,) = blocks
+    assert len([line for line in example.code.splitlines() if line.strip()]) <= 10
+    assert example.expected is not None, "the example's output is shown after it"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile("\n" * (example.line - 1) + example.code, str(README), "exec"), {})
+    check_output(f"{README}:{example.line}", example.expected, out.getvalue())
+
+
+def test_readme_links_lead_to_existing_pages():
+    links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text())
+    local = [link for link in links if "://" not in link]
+    assert len(local) >= 15
+    for link in local:
+        assert (ROOT / link).exists(), link
+    # the README leads into the user guide rather than repeating it
+    assert len({link for link in local if link.startswith("docs/guide/")}) >= 12
+
+
+def test_readme_benchmark_figures_are_the_committed_runs():
+    rows = markdown_table(text(), "| workload |")
+    assert len(rows) >= 6
+    check_benchmark_rows(rows, str(README))

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import pickle
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -187,3 +189,84 @@ def test_distributed_local_cluster(tmp_path):
     np.testing.assert_array_equal(dst[:], data((60, 40)) * 2)
     back = xr.open_zarr(str(tmp_path / "y.zarr"))
     np.testing.assert_array_equal(back.w.values, data((60, 40)))
+
+
+# -- dask's habits: da.from_zarr / da.to_zarr and their zarrkit one-liners -------------------------
+DASK_PAGE = Path(__file__).resolve().parents[2] / "docs" / "guide" / "xarray-dask.md"
+
+
+def documented_one_liners() -> list[tuple[str, str]]:
+    """The table of the dask page: ``(dask's call, zarrkit's call)`` per row."""
+    text = DASK_PAGE.read_text(encoding="utf-8")
+    return re.findall(r"^\| `(da\.[^`]+)` \| `(zarrkit\.dask\.[^`]+)` \|$", text, flags=re.MULTILINE)
+
+
+def test_the_dask_page_has_a_zarrkit_one_liner_for_each_dask_call():
+    rows = documented_one_liners()
+    assert {dask_call.split("(")[0] for dask_call, _ in rows} == {"da.from_zarr", "da.to_zarr"}
+    assert len(rows) >= 5
+    for dask_call, ours in rows:  # the same call, only the prefix changes
+        assert ours == dask_call.replace("da.", "zarrkit.dask.", 1)
+
+
+@pytest.mark.parametrize("dask_call, ours", documented_one_liners(), ids=lambda s: s)
+def test_documented_one_liners_work(tmp_path, monkeypatch, dask_call, ours):
+    monkeypatch.chdir(tmp_path)
+    values = data((100, 100))
+    group = zarrkit.open_group("data.zarr", mode="w")
+    group.create_array("t", shape=(100, 100), chunks=(25, 50), dtype="f8")[:] = values
+    z = zarrkit.zeros((100, 100), chunks=(25, 50), store="z.zarr")
+    z[:] = -values
+    x = da.from_array(values, chunks=30)
+    result = eval(ours, {"zarrkit": zarrkit, "z": z, "group": group, "x": x})
+    if ours.startswith("zarrkit.dask.from_zarr("):
+        assert isinstance(result, da.Array) and result.chunksize == (25, 50)
+        want = -values if ours.startswith("zarrkit.dask.from_zarr(z") else values
+        np.testing.assert_array_equal(result.compute(), want)
+        return
+    assert result is None  # computed, as dask's to_zarr does by default
+    target = z if ", z" in ours else zarrkit.open_array("out.zarr", path="t", mode="r")
+    region = re.search(r"region=\(slice\((\d+), (\d+)\),\)", ours)
+    if region is None:
+        np.testing.assert_array_equal(target[:], values)
+    else:
+        start, stop = map(int, region.groups())
+        np.testing.assert_array_equal(target[start:stop], values[start:stop])
+        np.testing.assert_array_equal(target[stop:], -values[stop:])  # untouched
+
+
+def test_dask_own_functions_refuse_zarrkit_arrays_as_the_page_says():
+    """The page tells why its one-liners exist: dask's functions test for zarr-python's Array.
+    If dask learns to take zarrkit arrays, this fails and the page needs rewriting."""
+    pytest.importorskip("zarr")
+    z = zarrkit.zeros((4, 4), chunks=(2, 2))
+    text = DASK_PAGE.read_text(encoding="utf-8")
+    with pytest.raises(TypeError) as read:
+        da.from_zarr(z)
+    assert f"TypeError: {read.value}" in text
+    with pytest.raises(TypeError, match="store_like"):
+        da.to_zarr(da.ones((4, 4), chunks=2), z)
+
+
+def test_from_zarr_and_to_zarr_arguments():
+    g = zarrkit.group()
+    g.zeros("sub/a", shape=(4,), chunks=(2,))
+    with pytest.raises(ValueError, match="component="):
+        zd.from_zarr(g)
+    with pytest.raises(TypeError, match="group, not an array"):
+        zd.from_zarr(g, component="sub")
+    with pytest.raises(ValueError, match="component="):
+        zd.from_zarr(g["sub/a"], component="a")
+    x = da.arange(4, chunks=2)
+    with pytest.raises(ValueError, match="existing array"):
+        zd.to_zarr(x, {}, region=(slice(0, 4),))
+    with pytest.raises(ValueError, match="read-only"):
+        zd.to_zarr(x, {}, mode="r")
+    with pytest.raises(zarrkit.errors.ContainsArrayError):
+        zd.to_zarr(x, g, component="sub/a")  # mode 'a' does not replace an array
+    zd.to_zarr(x + 1, g, component="sub/a", mode="w")
+    np.testing.assert_array_equal(g["sub/a"][:], [1, 2, 3, 4])
+    stored = zd.to_zarr(x * 3, g["sub/a"], compute=False)
+    np.testing.assert_array_equal(g["sub/a"][:], [1, 2, 3, 4])  # nothing written yet
+    stored.compute()
+    np.testing.assert_array_equal(g["sub/a"][:], [0, 3, 6, 9])

@@ -49,7 +49,8 @@ import contextlib
 import os
 import signal
 import sys
-from typing import Any
+import warnings
+from typing import Any, TextIO
 
 from .. import __version__
 from ..errors import ZarrkitError
@@ -64,6 +65,7 @@ from .common import (
     Location,
     _parse_storage_options,
     _Parser,
+    int_at_least,
     locate,
     storage_options,
 )
@@ -106,7 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("tree", "print the hierarchy as a tree", cmd_tree)
     path_args(p)
-    p.add_argument("--level", type=int, default=None, help="depth to show")
+    p.add_argument("--level", type=int_at_least(0), default=None,
+                   help="levels below the node to show (0: the node alone; default: all)")
 
     p = add("ls", "list the members of a group", cmd_ls)
     path_args(p)
@@ -124,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compressor of the copy (default: the source's)")
     p.add_argument("--dtype", default=None, help="data type of the copy (values are cast)")
     p.add_argument("--overwrite", action="store_true", help="replace whatever is at DST")
-    p.add_argument("--buffer", type=int, default=64, metavar="MIB",
+    p.add_argument("--buffer", type=int_at_least(1), default=64, metavar="MIB",
                    help="memory for chunks in flight, in MiB (default 64; at least one chunk)")
     bar = p.add_mutually_exclusive_group()
     bar.add_argument("--progress", dest="progress", action="store_true", default=None,
@@ -138,7 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("verify", "decode every stored chunk; report missing and corrupt ones (exit 1 if corrupt)", cmd_verify)
     path_args(p)
-    p.add_argument("--max-missing", type=int, default=20, help="missing chunks listed per array (default 20)")
+    p.add_argument("--max-missing", type=int_at_least(0), default=20,
+                   help="missing chunks listed per array (default 20)")
     p.add_argument("--all", action="store_true", help="list every missing chunk")
 
     p = add("consolidate", "consolidate the metadata of a hierarchy", cmd_consolidate)
@@ -165,6 +169,14 @@ def _error(message: str) -> None:
     print(f"zarrkit: error: {message}", file=sys.stderr)
 
 
+def _warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+             file: TextIO | None = None, line: str | None = None) -> None:
+    """``warnings.showwarning`` while a command runs: the command's own voice, one line, not
+    Python's ``path/to/module.py:60: UserWarning: ...`` with the source line below it."""
+    text = " ".join(str(message).split()) or category.__name__
+    print(f"zarrkit: warning: {text}", file=sys.stderr if file is None else file)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
     parser = build_parser()
@@ -172,6 +184,19 @@ def main(argv: list[str] | None = None) -> int:
     if hasattr(signal, "SIGTERM"):
         with contextlib.suppress(ValueError):  # not in the main thread
             previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        # every warning raised while the command runs (from any thread of its pool) is shown
+        # as one line in the command's voice; which warnings show is still up to the filters
+        with warnings.catch_warnings():
+            warnings.showwarning = _warning
+            return _run(parser, argv)
+    finally:
+        if previous is not None:
+            with contextlib.suppress(ValueError):
+                signal.signal(signal.SIGTERM, previous)
+
+
+def _run(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
     try:
         args = parser.parse_args(argv)
         # the options every store opened by this command gets
@@ -198,10 +223,6 @@ def main(argv: list[str] | None = None) -> int:
         known = isinstance(exc, (ZarrkitError, OSError, ValueError, TypeError, KeyError))
         _error(_one_line(exc) if known else f"{type(exc).__name__}: {_one_line(exc)} (set ZARRKIT_DEBUG=1 for a traceback)")
         return EXIT_ERROR
-    finally:
-        if previous is not None:
-            with contextlib.suppress(ValueError):
-                signal.signal(signal.SIGTERM, previous)
 
 
 def _terminate(signum: int, frame: Any) -> None:

@@ -10,7 +10,7 @@ import os
 import re
 import sys
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import unquote, urlparse
 
@@ -47,6 +47,28 @@ class CLIError(Exception):
 
 class CopyStopped(Exception):
     """A copy stopped on purpose (``ZARRKIT_CP_FAIL_AFTER``)."""
+
+
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """A count and its noun, agreeing: ``"1 chunk"``, ``"2 chunks"``, ``"0 chunks"``."""
+    return f"{n} {noun if n == 1 else nouns or noun + 's'}"
+
+
+def int_at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse ``type`` taking integers from ``minimum`` up; anything else is refused by
+    the parser, naming the option (``argument --level: expected an integer >= 0, got -1``)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {value}")
+        return value
+
+    parse.__name__ = f"integer >= {minimum}"
+    return parse
 
 
 _INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)$")

@@ -46,6 +46,7 @@ from .common import (
     _open_store,
     _walk,
     locate,
+    plural,
 )
 
 
@@ -126,12 +127,14 @@ def _plan_copy(store: Store, path: str, args: argparse.Namespace) -> list[_Node]
         name = src.name or "/"
         node_ov = dict(ov)
         if "chunks" in node_ov and len(node_ov["chunks"]) != src.ndim:
-            raise CLIError(f"--chunks {args.chunks} has {len(node_ov['chunks'])} values but array {name} has {src.ndim} dimensions")
+            raise CLIError(f"--chunks {args.chunks} has {plural(len(node_ov['chunks']), 'value')} "
+                           f"but array {name} has {plural(src.ndim, 'dimension')}")
         if node_ov.get("shards") is not None:
             if fmt != 3:
                 raise CLIError("--shards needs Zarr v3 (add --zarr-format 3)")
             if len(node_ov["shards"]) != src.ndim:
-                raise CLIError(f"--shards {args.shards} has {len(node_ov['shards'])} values but array {name} has {src.ndim} dimensions")
+                raise CLIError(f"--shards {args.shards} has {plural(len(node_ov['shards']), 'value')} "
+                               f"but array {name} has {plural(src.ndim, 'dimension')}")
         try:
             kw = creation_kwargs(src, fmt, node_ov)
         except (ZarrkitError, ValueError, TypeError) as exc:
@@ -243,7 +246,8 @@ def _open_zip_destination(args: argparse.Namespace, dst_loc: Location, plan: lis
             raise CLIError(f"{args.dst} already exists (use --overwrite to replace it)")
     partial = dst_loc.root + PARTIAL_SUFFIX
     resume = False
-    if os.path.exists(partial) and not zipfile.is_zipfile(partial):
+    # is_zipfile opens the file: a named pipe there would block it forever
+    if os.path.lexists(partial) and not (os.path.isfile(partial) and zipfile.is_zipfile(partial)):
         print(f"zarrkit: discarding {partial} (an unreadable partial copy); starting over", file=sys.stderr)
         os.remove(partial)
     if os.path.exists(partial):
@@ -333,6 +337,10 @@ class _CopyRun:
             return os.path.basename(str(self.args.src).rstrip("/\\")) or str(self.args.src)
         return name
 
+    def counted(self, n: int) -> str:
+        """``n`` with the unit copied: ``"1 chunk"``, ``"2 shards"``, ``"3 chunks/shards"``."""
+        return plural(n, self.unit.replace("chunks", "chunk").replace("shards", "shard"), self.unit)
+
     def on_written(self, coords: Any, region: Any, nbytes: int) -> None:
         self.counts["written"] += 1
         self.counts["bytes"] += nbytes
@@ -341,7 +349,7 @@ class _CopyRun:
             time.sleep(self.throttle)
         if self.fail_after is not None and self.counts["written"] >= self.fail_after:
             raise CopyStopped(
-                f"copy stopped after {self.counts['written']} {self.unit} "
+                f"copy stopped after {self.counted(self.counts['written'])} "
                 f"(ZARRKIT_CP_FAIL_AFTER={self.fail_after}); run the same command again to resume"
             )
 
@@ -412,11 +420,16 @@ def cmd_cp(args: argparse.Namespace) -> int:
     counts = run.counts
     print(
         f"{'resumed' if resume else 'copied'} {args.src} -> {args.dst}: {n_arrays} array{'s' if n_arrays != 1 else ''}, "
-        f"{n_groups} group{'s' if n_groups != 1 else ''}; {counts['written']} {run.unit} written, "
+        f"{n_groups} group{'s' if n_groups != 1 else ''}; {run.counted(counts['written'])} written, "
         f"{counts['present']} already present, {counts['empty']} empty; "
-        f"{human_readable_size(counts['bytes'])} in {time.monotonic() - start:.1f}s"
+        f"{_size(counts['bytes'])} in {time.monotonic() - start:.1f}s"
     )
     return EXIT_OK
+
+
+def _size(nbytes: int) -> str:
+    """``"0 bytes"``, ``"1 byte"``, ``"512 bytes"``, then ``"1.5K"``, ``"2.0M"``... as ``info`` does."""
+    return plural(nbytes, "byte") if nbytes < 1024 else human_readable_size(nbytes)
 
 
 def _product(ranges: list[range]) -> Iterator[tuple[int, ...]]:

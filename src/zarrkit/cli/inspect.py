@@ -34,6 +34,7 @@ from .common import (
     _table,
     _walk,
     locate,
+    plural,
 )
 
 # -- info ------------------------------------------------------------------------------------------
@@ -166,7 +167,8 @@ def cmd_tree(args: argparse.Namespace) -> int:
         if isinstance(node, Array):
             print(f"{_display_name(node)} {node.shape} {node.dtype}")
         else:
-            print(node.tree(level=args.level))
+            # the drawing ends with a line break of its own: no blank line after the tree
+            print(str(node.tree(level=args.level)).rstrip("\n"))
     return EXIT_OK
 
 
@@ -194,7 +196,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
             if e["node_type"] == "array":
                 rows.append((e["name"], "array", f"{tuple(e['shape'])} {e['dtype']}  chunks {tuple(e['chunks'])}"))
             else:
-                rows.append((e["name"] + "/", "group", f"{e['members']} members"))
+                rows.append((e["name"] + "/", "group", plural(e["members"], "member")))
         width = max((len(r[0]) for r in rows), default=0)
         for name, kind, desc in rows:
             print(f"{name:<{width}}  {kind}  {desc}")
@@ -316,9 +318,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if incomplete:
             print(f"incomplete: {loc.arg} holds an interrupted 'zarrkit cp'; run the same cp command again to finish it")
         print(
-            f"verified {n_arrays} array{'s' if n_arrays != 1 else ''}: {n_chunks} chunks decoded "
-            f"in {n_objects} stored objects, {n_corrupt} corrupt, {n_missing} missing"
+            f"verified {plural(n_arrays, 'array')}: {plural(n_chunks, 'chunk')} decoded "
+            f"in {plural(n_objects, 'stored object')}, {n_corrupt} corrupt, {n_missing} missing"
         )
         if n_mixed:
-            print(f"{n_mixed} half-converted node{'s' if n_mixed != 1 else ''}")
+            print(plural(n_mixed, "half-converted node"))
     return EXIT_FAILED if n_corrupt or incomplete or n_mixed else EXIT_OK

@@ -75,6 +75,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--site", type=Path, default=Path("site"))
     parser.add_argument("--out", type=Path, default=Path("docs/screenshots"))
+    parser.add_argument("--page", action="append", choices=sorted(PAGES),
+                        help="take only this screenshot (repeatable; default: all of them)")
     args = parser.parse_args()
     if not (args.site / "index.html").is_file():
         sys.exit(f"docs-check: {args.site}/index.html not found: run `make docs` first")
@@ -88,6 +90,8 @@ def main() -> int:
     failures = []
     try:
         for name, page in PAGES.items():
+            if args.page and name not in args.page:
+                continue
             url = f"http://127.0.0.1:{port}/{page}"
             html = wait_for(url)
             if len(html) < MIN_HTML_BYTES:

@@ -12,7 +12,7 @@ from typing import Any
 from .config import config
 from .core.array import Array
 from .core.creation import (  # noqa: F401 - the creation functions are this module's too
-    _UNSET,
+    AS_SOURCE,
     _given,
     _open_store,
     array,
@@ -75,9 +75,9 @@ _MODES = ("r", "r+", "a", "w", "w-", "x")
 
 
 def open_like(
-    a: Any, path: Any, *, mode: str = "a", shape: Any = _UNSET, chunks: Any = _UNSET, dtype: Any = _UNSET,
-    compressor: Any = _UNSET, fill_value: Any = _UNSET, order: Any = _UNSET, synchronizer: Any = None,
-    filters: Any = _UNSET, cache_metadata: bool = True, cache_attrs: bool = True, object_codec: Any = _UNSET,
+    a: Any, path: Any, *, mode: str = "a", shape: Any = AS_SOURCE, chunks: Any = AS_SOURCE, dtype: Any = AS_SOURCE,
+    compressor: Any = AS_SOURCE, fill_value: Any = AS_SOURCE, order: Any = AS_SOURCE, synchronizer: Any = None,
+    filters: Any = AS_SOURCE, cache_metadata: bool = True, cache_attrs: bool = True, object_codec: Any = AS_SOURCE,
     chunk_store: Any = None, write_empty_chunks: bool | None = None, dimension_separator: str | None = None,
     zarr_format: int | None = None, storage_options: dict[str, Any] | None = None, **kwargs: Any,
 ) -> Array:
@@ -94,7 +94,7 @@ def open_like(
     mode : {'r', 'r+', 'a', 'w', 'w-', 'x'}, optional
         As in :func:`open_array`.
     shape, chunks, dtype, compressor, fill_value, order, filters, object_codec : optional
-        As in :func:`open_array`; not given: ``a``'s.
+        As in :func:`open_array`; not given (``AS_SOURCE``): ``a``'s.
     synchronizer, chunk_store, write_empty_chunks, dimension_separator, zarr_format, storage_options : optional
         As in :func:`open_array`.
     cache_metadata, cache_attrs : optional
@@ -301,8 +301,7 @@ def group(
     --------
     >>> import zarrkit
     >>> zarrkit.group(zarr_format=2)
-    Group(/, 0)
-      store: DictStore
+    <zarrkit.Group '/'>
     >>> zarrkit.group()  # doctest: +ELLIPSIS
     <Group memory://...>
     """

@@ -13,7 +13,15 @@ from typing import Any
 from ..convert import mixed_documents
 from ..core.array import Array
 from ..core.group import Group
-from ..core.info import human_readable_size
+from ..core.info import (
+    array_items,
+    bytes_text,
+    describe_array,
+    describe_group,
+    group_items,
+    render_text,
+    report_width,
+)
 from ..core.pool import run_tasks, threads_for
 from ..errors import MetadataError
 from ..metadata import io
@@ -31,7 +39,6 @@ from .common import (
     _note_interrupted,
     _open_node,
     _open_store,
-    _table,
     _walk,
     locate,
     plural,
@@ -115,6 +122,45 @@ def _group_info(grp: Group, loc: Location) -> dict[str, Any]:
     }
 
 
+def _after(items: list[tuple[str, str]], name: str, extra: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    at = next(i for i, (k, _) in enumerate(items) if k == name) + 1
+    return items[:at] + extra + items[at:]
+
+
+def array_info_text(arr: Array, loc: Location) -> str:
+    """An array's report as ``.info_complete()`` shows it (zarr-python 3's style for a v3
+    array, 2's for a v2 one), with where it is and what it holds beside the store type."""
+    d = describe_array(arr, stored=True)
+    items = array_items(d)
+    extra = [("Store path", loc.root)]
+    if d.zarr_format == 2:  # zarr-python 3's report has the fill value already
+        extra.append(("Fill value", str(d.fill_value)))
+    if d.dimension_names is not None:
+        extra.append(("Dimension names", str(d.dimension_names)))
+    extra.append(("Attributes", str(len(arr.attrs.asdict()))))
+    items = _after(items, "Store type", extra)
+    if d.zarr_format == 3:  # zarr-python 3 names a group, not an array: the path says which
+        items.insert(0, ("Name", d.path))
+    return render_text(items, report_width(d.zarr_format, "array"))
+
+
+def group_info_text(grp: Group, loc: Location, info: dict[str, Any]) -> str:
+    """A group's report as ``.info_complete()`` shows it, in its format's style, with where it
+    is, and what the whole hierarchy below holds (``info`` is :func:`_group_info`'s)."""
+    zarr3 = grp.zarr_format == 3
+    d = describe_group(grp, members=not zarr3, descendants=zarr3)
+    items = _after(group_items(d), "Store type", [("Store path", loc.root)])
+    items += [
+        ("Attributes", str(len(info["attributes"]))),
+        ("Consolidated", str(info["consolidated"])),
+        # zarr-python 3's report counts them already
+        *([] if zarr3 else [("Arrays below", str(info["n_arrays"])), ("Groups below", str(info["n_groups"]))]),
+        ("No. bytes", bytes_text(info["nbytes"])),
+        ("No. bytes stored", bytes_text(info["nbytes_stored"])),
+    ]
+    return render_text(items, report_width(d.zarr_format, "group"))
+
+
 def cmd_info(args: argparse.Namespace) -> int:
     loc = locate(args.path_arg, args.path)
     with contextlib.closing(_open_store(loc)) as store:
@@ -123,38 +169,14 @@ def cmd_info(args: argparse.Namespace) -> int:
         if isinstance(node, Array):
             if args.json:
                 print(json.dumps(_array_info(node, loc), indent=2, sort_keys=False, allow_nan=True))
-                return EXIT_OK
-            items = node.info_items()
-            extra = [("Store path", loc.root), ("Fill value", str(node.fill_value))]
-            if node.metadata.dimension_names is not None:
-                extra.append(("Dimension names", str(tuple(node.metadata.dimension_names))))
-            extra.append(("Attributes", str(len(node.attrs.asdict()))))
-            at = next(i for i, (k, _) in enumerate(items) if k == "Store type") + 1
-            print(_table(items[:at] + extra + items[at:]))
+            else:
+                print(array_info_text(node, loc))
             return EXIT_OK
         info = _group_info(node, loc)
         if args.json:
             print(json.dumps(info, indent=2, allow_nan=True))
-            return EXIT_OK
-        arrays = [m["name"] for m in info["members"] if m["node_type"] == "array"]
-        groups = [m["name"] for m in info["members"] if m["node_type"] == "group"]
-        items = [
-            ("Name", info["name"]),
-            ("Type", "zarrkit.hierarchy.Group"),
-            ("Zarr format", str(info["zarr_format"])),
-            ("Read-only", "True"),
-            ("Store type", info["store_type"]),
-            ("Store path", loc.root),
-            ("Arrays", f"{len(arrays)}" + (f" ({', '.join(arrays)})" if arrays else "")),
-            ("Groups", f"{len(groups)}" + (f" ({', '.join(groups)})" if groups else "")),
-            ("Attributes", str(len(info["attributes"]))),
-            ("Consolidated", str(info["consolidated"])),
-            ("Arrays below", str(info["n_arrays"])),
-            ("Groups below", str(info["n_groups"])),
-            ("No. bytes", f"{info['nbytes']} ({human_readable_size(info['nbytes'])})"),
-            ("No. bytes stored", f"{info['nbytes_stored']} ({human_readable_size(info['nbytes_stored'])})"),
-        ]
-        print(_table(items))
+        else:
+            print(group_info_text(node, loc, info))
     return EXIT_OK
 
 

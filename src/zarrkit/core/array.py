@@ -32,9 +32,11 @@ from .indexing import (
 from .info import (
     InfoReporter,
     array_digest,
-    array_info_items,
-    array_info_items_zarr3,
+    array_items,
+    array_report,
     array_repr,
+    describe_array,
+    render_html,
     tokenize_array,
 )
 from .stored import check_stored, count_stored_chunks, current_documents, iter_stored
@@ -101,11 +103,27 @@ class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
         zarr_version: int | None = None,
         partial_decompress: bool = False,
         meta_array: Any = None,
-        _meta: Any = None,
-        _is_view: bool = False,
     ):
         # partial_decompress and meta_array (zarr-python 2) choose read strategies and output
         # buffers; zarrkit decodes partially where the codec allows and returns NumPy arrays.
+        self._open(
+            store, path, read_only, chunk_store, synchronizer, cache_metadata, cache_attrs,
+            write_empty_chunks, wanted=zarr_version if zarr_format is None else zarr_format,
+        )
+
+    @classmethod
+    def _view_of(cls, meta: Any, store: Any, **kwargs: Any) -> Array:
+        """A view: an array of ``store``'s data described by ``meta`` instead of the stored
+        metadata (``kwargs`` are :meth:`_open`'s)."""
+        view = cls.__new__(cls)
+        view._open(store, meta=meta, is_view=True, **kwargs)
+        return view
+
+    def _open(  # __init__'s work; a view also has its metadata (``meta``), not the stored one
+        self, store: Any, path: str | None = None, read_only: bool = False, chunk_store: Any = None,
+        synchronizer: Any = None, cache_metadata: bool = True, cache_attrs: bool = True,
+        write_empty_chunks: bool = True, wanted: int | None = None, meta: Any = None, is_view: bool = False,
+    ) -> None:
         self._store: Store = coerce_store(store)
         # Keep the user's mapping object for display and ``.store`` (a plain dict stays a dict).
         self._store_arg = user_store(store, self._store)
@@ -118,12 +136,12 @@ class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
         self._path = normalize_path(path)
         self._read_only = bool(read_only) or self._store.read_only
         self._synchronizer = synchronizer
-        self._cache_metadata = cache_metadata or _is_view
+        self._cache_metadata = cache_metadata or is_view
         self._cache_attrs = cache_attrs
         self._write_empty_chunks = write_empty_chunks
-        self._is_view = _is_view
-        meta = _meta if _meta is not None else io.load_array_metadata(self._store, self._path)
-        wanted = zarr_version if zarr_format is None else zarr_format
+        self._is_view = is_view
+        if meta is None:
+            meta = io.load_array_metadata(self._store, self._path)
         if wanted is not None and wanted != meta.zarr_format:
             raise ArrayNotFoundError(
                 f"no Zarr v{wanted} array at path {self._path!r} (the array there is v{meta.zarr_format})",
@@ -355,7 +373,11 @@ class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
 
     @property
     def nbytes_stored(self) -> int:
-        """Bytes stored for the array: metadata, attributes and chunks."""
+        """Bytes stored for the array: metadata, attributes and chunks.
+
+        Reads the store: a listing of the array's keys with their sizes (on some stores a
+        request per key), each time it is asked for.
+        """
         prefix = self._ctx.prefix
         total = sum(size for _, size in self._store.list_prefix_sizes(prefix))
         if self._chunk_store is not self._store:
@@ -380,7 +402,11 @@ class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
     @property
     def nchunks_initialized(self) -> int:
         """Number of chunks that are stored (inner chunks of a sharded array, read from the
-        shard indexes)."""
+        shard indexes).
+
+        Reads the store: a listing of the array's chunks, and each shard's index when it is
+        sharded.
+        """
         return count_stored_chunks(self._ctx, self._meta)
 
     @property
@@ -391,7 +417,8 @@ class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
 
     @property
     def nshards_initialized(self) -> int:
-        """Number of stored shards of a sharded array (stored chunks otherwise)."""
+        """Number of stored shards of a sharded array (stored chunks otherwise); reads the
+        store (a listing of the array's chunks)."""
         return sum(1 for _ in self._initialized_chunk_coords())
 
     def _initialized_chunk_coords(self) -> Iterator[tuple[int, ...]]:
@@ -606,7 +633,8 @@ class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
                 changes["fill_value"] = None
         if filters is not None:
             changes["filters"] = tuple(filters) if filters else None
-        return Array(
+        return Array._view_of(
+            meta.evolve(**changes) if changes else meta,
             self._store_arg,
             path=self._path,
             read_only=self._read_only if read_only is None else read_only,
@@ -615,8 +643,6 @@ class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
             cache_metadata=True,
             cache_attrs=self._cache_attrs,
             write_empty_chunks=self._write_empty_chunks,
-            _meta=meta.evolve(**changes) if changes else meta,
-            _is_view=True,
         )
 
     def astype(self, dtype: Any) -> Array:
@@ -687,21 +713,31 @@ class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
 
     @property
     def info(self) -> InfoReporter:
-        """A report of the array's configuration and storage (prints as a text table, renders
-        as HTML in Jupyter): zarr-python 3's report for a v3 array, zarr-python 2's for v2."""
-        if self._meta.zarr_format == 3:
-            return InfoReporter(self, lambda: array_info_items_zarr3(self), width=18)
-        return InfoReporter(self)
+        """A report of the array (prints as a text table, renders as HTML in Jupyter), as the
+        zarr-python of its format shows it: zarr-python 3's ``info`` for a v3 array (its
+        metadata only; :meth:`info_complete` adds what is stored), zarr-python 2's for a v2
+        array.
+
+        Showing a v2 array's report reads the store, as in zarr-python 2: it has the stored
+        size and the count of stored chunks (a listing of the array's chunks).  ``repr`` never
+        does.
+        """
+        return array_report(self, stored=self._meta.zarr_format == 2)
 
     def info_items(self) -> list[tuple[str, str]]:
-        """The items of :attr:`info` as ``(name, value)`` pairs."""
-        return array_info_items(self)
+        """zarr-python 2's ``info_items()``: the rows of its ``info`` as ``(name, value)``
+        pairs, whatever the array's format.  Reads the store (a listing of the array's
+        chunks) for the stored size and the count of stored chunks."""
+        return array_items(describe_array(self, stored=True), style=2)
 
     def __repr__(self) -> str:
+        # from the metadata in memory: a repr reads nothing from the store
         return array_repr(self)
 
-    def _repr_html_(self) -> str:  # Jupyter shows the info table
-        return self.info._repr_html_()
+    def _repr_html_(self) -> str:
+        """What Jupyter shows: the rows of :attr:`info` that the metadata gives (the stored
+        sizes would cost listings of the store: ``info_complete()`` has them)."""
+        return render_html(array_items(describe_array(self)))
 
     # -- identity and pickling ----------------------------------------------------------------
     def __eq__(self, other: object) -> bool:
@@ -731,8 +767,7 @@ class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        type(self).__init__(
-            self,
+        self._open(
             state["store"],
             path=state["path"],
             read_only=state["read_only"],
@@ -741,8 +776,8 @@ class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
             cache_metadata=state["cache_metadata"],
             cache_attrs=state["cache_attrs"],
             write_empty_chunks=state["write_empty_chunks"],
-            _meta=state["meta"],
-            _is_view=state["is_view"],
+            meta=state["meta"],
+            is_view=state["is_view"],
         )
 
 

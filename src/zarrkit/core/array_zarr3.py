@@ -11,7 +11,7 @@ from ..codecs.shard_store import COALESCE_GAP
 from ..metadata.v2 import ArrayMetadataV2
 from ..metadata.v3 import ArrayMetadataV3, edge_lengths
 from .attributes import Attributes
-from .info import InfoReporter, array_info_items_zarr3
+from .info import InfoReporter, array_report
 
 __all__ = ["Zarr3ArrayMethods", "ArrayConfig"]
 
@@ -41,10 +41,12 @@ class Zarr3ArrayMethods:
 
     def info_complete(self) -> InfoReporter:
         """:attr:`info` with the stored sizes and chunk counts (zarr-python 3's name; a v2
-        array's :attr:`info` has them already)."""
-        if self._meta.zarr_format == 3:
-            return InfoReporter(self, lambda: array_info_items_zarr3(self, complete=True), width=18)
-        return self.info
+        array's :attr:`info` has them already).
+
+        Showing the report reads the store: a listing of the array's chunks, and each shard's
+        index when it is sharded.
+        """
+        return array_report(self, stored=True)
 
     def update_attributes(self, new_attributes: dict[str, Any]) -> Any:
         """Merge ``new_attributes`` into the attributes (one write).

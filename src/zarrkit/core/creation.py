@@ -18,7 +18,8 @@ import numpy as np
 from ..codecs.v3_builtin import ZstdCodec
 from ..config import config
 from ..config import config as _settings  # the name create_array's config= argument shadows
-from ..metadata.build import chunk_key_encoding_arg
+from ..metadata.build import chunk_key_encoding_arg, dtype_arg
+from ..metadata.codec_args import to_v2_codec
 from ..metadata.normalize import ZARR3_CHUNK_BASE, guess_chunks, normalize_shape
 from ..storage.coerce import coerce_store
 from .array import Array
@@ -28,12 +29,22 @@ from .initialize import (
     _pop_h5py_kwargs,
     _pop_v3_options,
     _reject_unknown,
+    check_codec_arguments,
     init_array,
     legacy_format,
 )
 
-#: the default of a parameter not given (a ``*_like`` function takes it from its source array)
-_UNSET: Any = type("Unset", (), {"__repr__": lambda self: "<not given>"})()
+
+class _AsSource:
+    """The type of :data:`AS_SOURCE`."""
+
+    def __repr__(self) -> str:
+        return "AS_SOURCE"
+
+
+#: the default of a ``*_like`` function's parameters (and :func:`zarrkit.open_like`'s): not
+#: given, so the value of the source array is taken
+AS_SOURCE: Any = _AsSource()
 
 __all__ = [
     "create",
@@ -75,7 +86,7 @@ def create(
     codecs: Any = None,
     chunk_key_encoding: Any = None,
     serializer: Any = None,
-    compressors: Any = _UNSET,
+    compressors: Any = "auto",
     **kwargs: Any,
 ) -> Array:
     """Create an array.
@@ -136,7 +147,8 @@ def create(
     serializer : codec, optional
         The v3 array-to-bytes codec (default: ``bytes``, or ``vlen-utf8`` for strings).
     compressors : codec or list of codecs, optional
-        The v3 bytes-to-bytes codecs, instead of ``compressor`` (None: no compression).
+        The v3 bytes-to-bytes codecs, instead of ``compressor`` (None: no compression;
+        ``'auto'``, the default: as ``compressor`` says).
     **kwargs
         zarr-python 2's and h5py's keywords, forwarded to the same translation as
         :func:`zarrkit.storage.init_array`: ``zarr_version`` (``zarr_format``), ``compression``
@@ -168,6 +180,10 @@ def create(
     """
     zarr_format = _check_zarr_format(legacy_format(kwargs, zarr_format, "create"))
     compressor = _pop_h5py_kwargs(compressor, kwargs)
+    check_codec_arguments(
+        compressor=compressor, filters=filters, object_codec=object_codec, serializer=serializer, codecs=codecs,
+        **({} if isinstance(compressors, str) and compressors == "auto" else {"compressors": compressors}),
+    )
     fill_value = _pop_h5py_fillvalue(fill_value, kwargs, 0)
     # zarr-python 3's creation functions take a mode
     if mode not in (None, "w", "w-", "x", "a"):
@@ -176,7 +192,7 @@ def create(
     v3_options = _pop_v3_options({
         "shards": shards, "dimension_names": dimension_names, "codecs": codecs,
         "chunk_key_encoding": chunk_key_encoding, "serializer": serializer,
-        **({} if compressors is _UNSET else {"compressors": compressors}),
+        **({} if isinstance(compressors, str) and compressors == "auto" else {"compressors": compressors}),
     })
     _reject_unknown(kwargs, "create")
     if store is None:
@@ -214,9 +230,9 @@ def create(
 
 def _given(args: dict[str, Any]) -> dict[str, Any]:
     """The keyword arguments of a forwarding call, from the caller's ``locals()``: the
-    parameters given (not :data:`_UNSET`), with its ``**kwargs`` merged in."""
+    parameters given (not :data:`AS_SOURCE`), with its ``**kwargs`` merged in."""
     extra = args.pop("kwargs", {})
-    return {**{k: v for k, v in args.items() if v is not _UNSET}, **extra}
+    return {**{k: v for k, v in args.items() if v is not AS_SOURCE}, **extra}
 
 
 def _fixed_fill(fn: str, value: Any, given: Any) -> None:
@@ -241,7 +257,7 @@ def empty(
     zarr_format: int | None = None, storage_options: dict[str, Any] | None = None,
     attributes: dict[str, Any] | None = None, mode: str | None = None, shards: Any = None,
     dimension_names: Any = None, codecs: Any = None, chunk_key_encoding: Any = None, serializer: Any = None,
-    compressors: Any = _UNSET, **kwargs: Any,
+    compressors: Any = "auto", **kwargs: Any,
 ) -> Array:
     """Create an array whose uninitialized contents are undefined (no fill value).
 
@@ -299,7 +315,7 @@ def zeros(
     zarr_format: int | None = None, storage_options: dict[str, Any] | None = None,
     attributes: dict[str, Any] | None = None, mode: str | None = None, shards: Any = None,
     dimension_names: Any = None, codecs: Any = None, chunk_key_encoding: Any = None, serializer: Any = None,
-    compressors: Any = _UNSET, **kwargs: Any,
+    compressors: Any = "auto", **kwargs: Any,
 ) -> Array:
     """Create an array filled with zeros.
 
@@ -361,7 +377,7 @@ def ones(
     zarr_format: int | None = None, storage_options: dict[str, Any] | None = None,
     attributes: dict[str, Any] | None = None, mode: str | None = None, shards: Any = None,
     dimension_names: Any = None, codecs: Any = None, chunk_key_encoding: Any = None, serializer: Any = None,
-    compressors: Any = _UNSET, **kwargs: Any,
+    compressors: Any = "auto", **kwargs: Any,
 ) -> Array:
     """Create an array filled with ones.
 
@@ -422,7 +438,7 @@ def full(
     zarr_format: int | None = None, storage_options: dict[str, Any] | None = None,
     attributes: dict[str, Any] | None = None, mode: str | None = None, shards: Any = None,
     dimension_names: Any = None, codecs: Any = None, chunk_key_encoding: Any = None, serializer: Any = None,
-    compressors: Any = _UNSET, **kwargs: Any,
+    compressors: Any = "auto", **kwargs: Any,
 ) -> Array:
     """Create an array filled with ``fill_value``.
 
@@ -511,7 +527,7 @@ def array(
     zarr_format: int | None = None, storage_options: dict[str, Any] | None = None,
     attributes: dict[str, Any] | None = None, mode: str | None = None, shards: Any = None,
     dimension_names: Any = None, codecs: Any = None, chunk_key_encoding: Any = None, serializer: Any = None,
-    compressors: Any = _UNSET, **kwargs: Any,
+    compressors: Any = "auto", **kwargs: Any,
 ) -> Array:
     """Create an array filled with ``data`` (a NumPy array, array-like or zarrkit Array).
 
@@ -664,6 +680,7 @@ def create_array(
     ((10, 10), (50, 50))
     """
     zarr_format = _check_zarr_format(zarr_format)
+    check_codec_arguments(compressors=compressors, filters=filters, serializer=serializer, codecs=codecs)
     array_config = dict(config or {})
     unknown = set(array_config) - {"order", "write_empty_chunks"}
     if unknown:
@@ -689,13 +706,15 @@ def create_array(
             raise TypeError("shards, codecs, serializer and dimension_names need zarr_format=3")
         if isinstance(compressor, (list, tuple)):
             if len(compressor) > 1:
-                raise ValueError("zarr_format=2 arrays take at most one compressor")
+                raise ValueError(f"compressors: a zarr_format=2 array takes at most one, got {len(compressor)}")
             compressor = compressor[0] if compressor else None
-    if chunks == "auto":  # zarr-python 3's guess (larger chunks than zarr-python 2's)
+        if compressor is not None and not (isinstance(compressor, str) and compressor == "default"):
+            compressor = to_v2_codec(compressor, "compressors")  # errors name the argument given
+    if isinstance(chunks, str) and chunks == "auto":  # zarr-python 3's guess (larger chunks than 2's)
         try:
-            itemsize = np.dtype(dtype).itemsize
+            itemsize = np.dtype(dtype_arg(dtype)).itemsize
         except TypeError:
-            itemsize = 0
+            itemsize = 0  # a string dtype ('str'), or one refused with its reason later
         chunks = guess_chunks(normalize_shape(shape), itemsize, ZARR3_CHUNK_BASE) if itemsize else True
     if compressors == "auto" and zarr_format == 3 and codecs is None:
         compressor = [ZstdCodec(level=0, checksum=False)]  # zarr-python 3's default

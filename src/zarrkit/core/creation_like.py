@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from .array import Array
-from .creation import _UNSET, _given, _source_info, empty, full, ones, zeros
+from .creation import AS_SOURCE, _given, _source_info, empty, full, ones, zeros
 
 __all__ = ["empty_like", "full_like", "ones_like", "zeros_like"]
 
@@ -25,15 +25,15 @@ def _like(fn: str, a: Any, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]
 
 
 def empty_like(
-    a: Any, *, shape: Any = _UNSET, chunks: Any = _UNSET, dtype: Any = _UNSET, compressor: Any = _UNSET,
-    order: Any = _UNSET, store: Any = None, synchronizer: Any = None, overwrite: bool = False,
-    path: str | None = None, chunk_store: Any = None, filters: Any = _UNSET, cache_metadata: bool = True,
-    cache_attrs: bool = True, read_only: bool = False, object_codec: Any = _UNSET,
+    a: Any, *, shape: Any = AS_SOURCE, chunks: Any = AS_SOURCE, dtype: Any = AS_SOURCE, compressor: Any = AS_SOURCE,
+    order: Any = AS_SOURCE, store: Any = None, synchronizer: Any = None, overwrite: bool = False,
+    path: str | None = None, chunk_store: Any = None, filters: Any = AS_SOURCE, cache_metadata: bool = True,
+    cache_attrs: bool = True, read_only: bool = False, object_codec: Any = AS_SOURCE,
     dimension_separator: str | None = None, write_empty_chunks: bool | None = None,
     zarr_format: int | None = None, storage_options: dict[str, Any] | None = None,
     attributes: dict[str, Any] | None = None, mode: str | None = None, shards: Any = None,
     dimension_names: Any = None, codecs: Any = None, chunk_key_encoding: Any = None, serializer: Any = None,
-    compressors: Any = _UNSET, **kwargs: Any,
+    compressors: Any = "auto", **kwargs: Any,
 ) -> Array:
     """Create an empty array like ``a``: its shape, chunks, dtype, compressor, order, filters
     and object codec, unless given.
@@ -43,7 +43,7 @@ def empty_like(
     a : array-like
         The array to take after (a zarrkit or NumPy array, or any object with a ``shape``).
     shape, chunks, dtype, compressor, order, filters, object_codec : optional
-        As in :func:`create`; not given: ``a``'s.
+        As in :func:`create`; not given (``AS_SOURCE``): ``a``'s.
     store, synchronizer, path, chunk_store, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
         As in :func:`create`.
     overwrite, read_only : bool, optional
@@ -79,15 +79,15 @@ def empty_like(
 
 
 def zeros_like(
-    a: Any, *, shape: Any = _UNSET, chunks: Any = _UNSET, dtype: Any = _UNSET, compressor: Any = _UNSET,
-    order: Any = _UNSET, store: Any = None, synchronizer: Any = None, overwrite: bool = False,
-    path: str | None = None, chunk_store: Any = None, filters: Any = _UNSET, cache_metadata: bool = True,
-    cache_attrs: bool = True, read_only: bool = False, object_codec: Any = _UNSET,
+    a: Any, *, shape: Any = AS_SOURCE, chunks: Any = AS_SOURCE, dtype: Any = AS_SOURCE, compressor: Any = AS_SOURCE,
+    order: Any = AS_SOURCE, store: Any = None, synchronizer: Any = None, overwrite: bool = False,
+    path: str | None = None, chunk_store: Any = None, filters: Any = AS_SOURCE, cache_metadata: bool = True,
+    cache_attrs: bool = True, read_only: bool = False, object_codec: Any = AS_SOURCE,
     dimension_separator: str | None = None, write_empty_chunks: bool | None = None,
     zarr_format: int | None = None, storage_options: dict[str, Any] | None = None,
     attributes: dict[str, Any] | None = None, mode: str | None = None, shards: Any = None,
     dimension_names: Any = None, codecs: Any = None, chunk_key_encoding: Any = None, serializer: Any = None,
-    compressors: Any = _UNSET, **kwargs: Any,
+    compressors: Any = "auto", **kwargs: Any,
 ) -> Array:
     """Create an array of zeros like ``a``: its shape, chunks, dtype, compressor, order,
     filters and object codec, unless given.
@@ -97,7 +97,7 @@ def zeros_like(
     a : array-like
         The array to take after (a zarrkit or NumPy array, or any object with a ``shape``).
     shape, chunks, dtype, compressor, order, filters, object_codec : optional
-        As in :func:`create`; not given: ``a``'s.
+        As in :func:`create`; not given (``AS_SOURCE``): ``a``'s.
     store, synchronizer, path, chunk_store, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
         As in :func:`create`.
     overwrite, read_only : bool, optional
@@ -134,15 +134,15 @@ def zeros_like(
 
 
 def ones_like(
-    a: Any, *, shape: Any = _UNSET, chunks: Any = _UNSET, dtype: Any = _UNSET, compressor: Any = _UNSET,
-    order: Any = _UNSET, store: Any = None, synchronizer: Any = None, overwrite: bool = False,
-    path: str | None = None, chunk_store: Any = None, filters: Any = _UNSET, cache_metadata: bool = True,
-    cache_attrs: bool = True, read_only: bool = False, object_codec: Any = _UNSET,
+    a: Any, *, shape: Any = AS_SOURCE, chunks: Any = AS_SOURCE, dtype: Any = AS_SOURCE, compressor: Any = AS_SOURCE,
+    order: Any = AS_SOURCE, store: Any = None, synchronizer: Any = None, overwrite: bool = False,
+    path: str | None = None, chunk_store: Any = None, filters: Any = AS_SOURCE, cache_metadata: bool = True,
+    cache_attrs: bool = True, read_only: bool = False, object_codec: Any = AS_SOURCE,
     dimension_separator: str | None = None, write_empty_chunks: bool | None = None,
     zarr_format: int | None = None, storage_options: dict[str, Any] | None = None,
     attributes: dict[str, Any] | None = None, mode: str | None = None, shards: Any = None,
     dimension_names: Any = None, codecs: Any = None, chunk_key_encoding: Any = None, serializer: Any = None,
-    compressors: Any = _UNSET, **kwargs: Any,
+    compressors: Any = "auto", **kwargs: Any,
 ) -> Array:
     """Create an array of ones like ``a``: its shape, chunks, dtype, compressor, order,
     filters and object codec, unless given.
@@ -152,7 +152,7 @@ def ones_like(
     a : array-like
         The array to take after (a zarrkit or NumPy array, or any object with a ``shape``).
     shape, chunks, dtype, compressor, order, filters, object_codec : optional
-        As in :func:`create`; not given: ``a``'s.
+        As in :func:`create`; not given (``AS_SOURCE``): ``a``'s.
     store, synchronizer, path, chunk_store, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
         As in :func:`create`.
     overwrite, read_only : bool, optional
@@ -188,15 +188,15 @@ def ones_like(
 
 
 def full_like(
-    a: Any, *, fill_value: Any = _UNSET, shape: Any = _UNSET, chunks: Any = _UNSET, dtype: Any = _UNSET,
-    compressor: Any = _UNSET, order: Any = _UNSET, store: Any = None, synchronizer: Any = None,
-    overwrite: bool = False, path: str | None = None, chunk_store: Any = None, filters: Any = _UNSET,
-    cache_metadata: bool = True, cache_attrs: bool = True, read_only: bool = False, object_codec: Any = _UNSET,
+    a: Any, *, fill_value: Any = AS_SOURCE, shape: Any = AS_SOURCE, chunks: Any = AS_SOURCE, dtype: Any = AS_SOURCE,
+    compressor: Any = AS_SOURCE, order: Any = AS_SOURCE, store: Any = None, synchronizer: Any = None,
+    overwrite: bool = False, path: str | None = None, chunk_store: Any = None, filters: Any = AS_SOURCE,
+    cache_metadata: bool = True, cache_attrs: bool = True, read_only: bool = False, object_codec: Any = AS_SOURCE,
     dimension_separator: str | None = None, write_empty_chunks: bool | None = None,
     zarr_format: int | None = None, storage_options: dict[str, Any] | None = None,
     attributes: dict[str, Any] | None = None, mode: str | None = None, shards: Any = None,
     dimension_names: Any = None, codecs: Any = None, chunk_key_encoding: Any = None, serializer: Any = None,
-    compressors: Any = _UNSET, **kwargs: Any,
+    compressors: Any = "auto", **kwargs: Any,
 ) -> Array:
     """Create a filled array like ``a``: its shape, chunks, dtype, compressor, order, filters,
     object codec and fill value, unless given.
@@ -208,7 +208,7 @@ def full_like(
     fill_value : object, optional
         The value of every element (not given: ``a``'s fill value).
     shape, chunks, dtype, compressor, order, filters, object_codec : optional
-        As in :func:`create`; not given: ``a``'s.
+        As in :func:`create`; not given (``AS_SOURCE``): ``a``'s.
     store, synchronizer, path, chunk_store, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
         As in :func:`create`.
     overwrite, read_only : bool, optional

@@ -24,10 +24,10 @@ from .array import Array
 from .attributes import Attributes
 from .group_create import MemberCreationMethods
 from .group_zarr3 import GroupMetadata, Zarr3GroupMethods  # noqa: F401  (zarr-python 3 imports it from here)
-from .info import InfoReporter, group_info_items, group_info_items_zarr3, node_url, store_name
+from .info import InfoReporter, describe_group, group_items, group_report, group_repr
 from .initialize import require_parent_groups
 from .pool import run_tasks, threads_for
-from .tree import TreeView
+from .tree import TreeView, members_html
 from .walk import list_levels
 
 __all__ = ["Group"]
@@ -36,6 +36,9 @@ __all__ = ["Group"]
 # moving and deleting members): one lock for the whole store, so that two processes requiring
 # the same group serialise on it.
 HIERARCHY_LOCK = "zarrkit-hierarchy"
+
+#: how many members a group's HTML view (what Jupyter shows) lists
+HTML_MEMBERS = 50
 
 # A group's own metadata documents, listed beside its members but never members themselves.
 _METADATA_NAMES = frozenset({".zgroup", ".zattrs", ".zarray", ".zmetadata", "zarr.json"})
@@ -203,17 +206,24 @@ class Group(Mapping[str, "Array | Group"], MemberCreationMethods, Zarr3GroupMeth
         out with a warning naming it."""
         path = self._path if path is None else path
         prefix = f"{path}/" if path else ""
+        names = self._listed_names(path)
+        kinds = io.node_kinds(self._store, [prefix + n for n in names])
+        return [(n, kinds[prefix + n]) for n in names if kinds[prefix + n] is not None]  # type: ignore[misc]
+
+    def _listed_names(self, path: str) -> list[str]:
+        """The names listed in the group at ``path`` that a node could have, sorted (one
+        listing); a listed name no node can have is left out with a warning naming it."""
+        prefix = f"{path}/" if path else ""
         names = []
         for n in self._store.list_dir(prefix):
             if n in _METADATA_NAMES:
                 continue
             if not is_node_name(n):
                 warnings.warn(f"{describe_store(self._store_arg)}: skipping {prefix + n!r}, which no node can be named",
-                              stacklevel=3)
+                              stacklevel=4)
                 continue
             names.append(n)
-        kinds = io.node_kinds(self._store, [prefix + n for n in names])
-        return sorted((n, kinds[prefix + n]) for n in names if kinds[prefix + n] is not None)  # type: ignore[misc]
+        return sorted(names)
 
     def _walk(self, max_depth: int | None = None) -> Iterator[tuple[str, str, str]]:
         """``(name relative to this group, kind, path)`` of every descendant, depth first (a
@@ -637,56 +647,59 @@ class Group(Mapping[str, "Array | Group"], MemberCreationMethods, Zarr3GroupMeth
 
     # -- display and identity ------------------------------------------------------------
     def __repr__(self) -> str:
-        """The group's name and members, and its store.
-
-        Listing members costs a listing of the group and a read of each member's metadata;
-        on a high-latency store (object storage, HTTP) the repr reads nothing and leaves the
-        members to :attr:`info`.
-        """
-        if self._zarr_format == 3:  # zarr-python 3's form
-            return f"<Group {node_url(self._store, self._path)}>"
-        if getattr(self._store, "high_latency", False):
-            lines = [f"Group({self.name})"]
-        else:
-            members = self._member_names()
-            arrays = [n for n, k in members if k == "array"]
-            groups = [n for n, k in members if k == "group"]
-            lines = [f"Group({self.name}, {len(members)})"]
-            if arrays:
-                lines.append(f"  arrays: {len(arrays)}; {', '.join(arrays)}")
-            if groups:
-                lines.append(f"  groups: {len(groups)}; {', '.join(groups)}")
-        store_line = f"  store: {store_name(self.store)}"
-        if self._chunk_store_arg is not None:
-            store_line += f"; chunk_store: {store_name(self._chunk_store_arg)}"
-        lines.append(store_line)
-        return "\n".join(lines)
+        # nothing read from the store: zarr-python 3's form for a v3 group, 2's for a v2 one
+        return group_repr(self)
 
     @property
     def info(self) -> InfoReporter:
-        """A report on the group: its type, store and members (one listing of the group).
+        """A report on the group: its type and store, as the zarr-python of its format shows
+        it (``print(g.info)`` shows a text table; Jupyter renders it as an HTML table).
 
-        ``print(g.info)`` shows a text table; Jupyter renders it as an HTML table.  A v3 group
-        shows zarr-python 3's report (``info_complete()`` adds the member counts).
+        A v2 group's report lists its members, as zarr-python 2's does: showing it reads the
+        store (a listing of the group and a read of each member's metadata).  A v3 group's
+        shows what zarr-python 3's does, which reads nothing; :meth:`info_complete` adds the
+        member counts.
         """
-        if self._zarr_format == 3:
-            return InfoReporter(self, lambda: group_info_items_zarr3(self), width=11)
-        return InfoReporter(self)
+        return group_report(self, members=self._zarr_format == 2)
 
     def info_complete(self) -> InfoReporter:
-        """:attr:`info` with the counts of members (zarr-python 3's name; one listing)."""
-        if self._zarr_format == 3:
-            return InfoReporter(self, lambda: group_info_items_zarr3(self, self._member_names()), width=11)
-        return self.info
+        """:attr:`info` with the counts of members (zarr-python 3's name).  Showing it reads
+        the store: for a v3 group, as in zarr-python 3, the count is of every array and group
+        below it (a listing of each group below and a read of each node's metadata); a v2
+        group's :attr:`info` has its members already."""
+        return group_report(self, members=True)
 
     def info_items(self) -> list[tuple[str, str]]:
-        """The items of :attr:`info` as ``(name, value)`` pairs."""
-        return group_info_items(self, self._member_names())
+        """zarr-python 2's ``info_items()``: the rows of its ``info`` as ``(name, value)``
+        pairs, whatever the group's format.  Reads the store (a listing of the group and a
+        read of each member's metadata)."""
+        return group_items(describe_group(self, members=True), style=2)
 
-    # IPython asks for these rich displays: the tree for HTML, None (the text repr) for the
-    # others (and a group has no attribute of these names to look up among its members)
+    def _member_page(self, limit: int) -> tuple[list[tuple[str, str]], int]:
+        """``(name, kind)`` of the first ``limit`` names listed in the group that are nodes,
+        and how many listed names come after them (not looked at, so not checked to be
+        nodes): one listing of the group and one batched read of ``limit`` names' metadata."""
+        names = self._listed_names(self._path)
+        prefix = f"{self._path}/" if self._path else ""
+        first = names[:limit]
+        kinds = io.node_kinds(self._store, [prefix + n for n in first])
+        shown = [(n, kinds[prefix + n]) for n in first if kinds[prefix + n] is not None]
+        return shown, len(names) - len(first)  # type: ignore[return-value]
+
+    # IPython asks for these rich displays: a bounded view for HTML, None (the text repr) for
+    # the others (and a group has no attribute of these names to look up among its members)
     def _repr_html_(self) -> str:
-        return self.tree()._repr_html_()
+        """What Jupyter shows: the group's first :data:`HTML_MEMBERS` members (arrays with
+        their shape and data type), one level deep, and how many more there are.  It costs
+        one listing of the group and a read of the metadata of the members shown, however big
+        the hierarchy; :meth:`tree` draws all of it."""
+        with io.reuse_documents(self._store):
+            shown, more = self._member_page(HTML_MEMBERS)
+            # an array's shape and data type cost its metadata (read once on a v3 store); a
+            # group is shown by name, without opening it
+            nodes = [(name, self._open_member(join_path(self._path, name), kind) if kind == "array" else None)
+                     for name, kind in shown]
+        return members_html(self.basename or "/", nodes, more)
 
     def _repr_markdown_(self) -> None:
         return None

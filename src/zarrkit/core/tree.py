@@ -8,7 +8,7 @@ from typing import Any
 
 from .array import Array
 
-__all__ = ["TreeView"]
+__all__ = ["TreeView", "members_html"]
 
 
 class TreeView:
@@ -89,6 +89,20 @@ class TreeView:
 
     def __bytes__(self) -> bytes:
         return str(self).translate(_ASCII_TREE).encode("utf-8")
+
+
+def members_html(root: str, members: list[tuple[str, Any]], more: int) -> str:
+    """A group's members one level deep as an HTML list (what Jupyter shows for a group):
+    arrays (given opened) with their shape and data type, groups (given as None) by name,
+    then "…and K more" when ``more`` names were listed after them."""
+    items = []
+    for name, obj in members:
+        label = f"{name} {obj.shape} {obj.dtype}" if isinstance(obj, Array) else name
+        items.append(f"<li>{html.escape(label)}</li>")
+    if more:
+        items.append(f"<li>\u2026and {more} more</li>")
+    return (f'<div class="zarrkit-tree"><details open><summary>{html.escape(root)}</summary>'
+            f'<ul>{"".join(items)}</ul></details></div>')
 
 
 _ASCII_TREE = str.maketrans({"├": "+", "└": "+", "│": "|", "─": "-"})

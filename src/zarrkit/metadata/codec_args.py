@@ -19,8 +19,14 @@ from typing import Any
 import numcodecs
 from numcodecs.abc import Codec as NumcodecsCodec
 
-from ..codecs.base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, V3Codec
-from ..codecs.registry import get_codec
+from ..codecs.base import (
+    ArrayArrayCodec,
+    ArrayBytesCodec,
+    BytesBytesCodec,
+    V3Codec,
+    parse_codec_json,
+)
+from ..codecs.registry import get_codec, v2_codec_ids
 from ..codecs.v3_builtin import (
     _NUMCODECS_ARRAY,
     BloscCodec,
@@ -32,10 +38,35 @@ from ..codecs.v3_builtin import (
     VLenUTF8Codec,
     ZstdCodec,
 )
-from ..codecs.v3_registry import parse_v3_codec
-from ..errors import UnsupportedCodecError
+from ..codecs.v3_registry import parse_v3_codec, registered_v3_codecs
+from ..errors import UnknownCodecError, UnsupportedCodecError
 
-__all__ = ["to_v2_codec", "to_v2_codecs", "to_v3_codec", "to_v3_codecs"]
+__all__ = ["to_v2_codec", "to_v2_codecs", "to_v3_codec", "to_v3_codecs", "check_codec_argument"]
+
+#: what a codec argument may be, said in errors
+CODEC_FORMS = "a codec (numcodecs or zarrkit.codecs), its JSON form, its name"
+
+
+def _is_codec_form(value: Any) -> bool:
+    return isinstance(value, (V3Codec, NumcodecsCodec, dict, str))
+
+
+def check_codec_argument(value: Any, argument: str, many: bool = False, words: tuple[str, ...] = ()) -> None:
+    """Refuse, naming ``argument``, a value that is no codec in any accepted form: None, a
+    codec in any form (see the module's docstring), one of ``words`` (``'default'``,
+    ``'auto'``...), or a list or tuple of codecs (said in the error when ``many``).  Which
+    codecs exist is checked later, in the array's format's vocabulary."""
+    if value is None or (isinstance(value, str) and value in words) or _is_codec_form(value):
+        return
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            if not _is_codec_form(item):
+                raise UnsupportedCodecError(
+                    f"{argument}[{i}]: expected {CODEC_FORMS}, got {type(item).__name__}: {item!r}", argument
+                )
+        return
+    expected = f"{CODEC_FORMS}{', a list of them' if many else ''} or None"
+    raise UnsupportedCodecError(f"{argument}: expected {expected}, got {type(value).__name__}: {value!r}", argument)
 
 
 def _from_numcodecs(codec: NumcodecsCodec) -> V3Codec:
@@ -67,6 +98,8 @@ def to_v3_codec(obj: Any, argument: str = "codecs") -> V3Codec:
         return obj
     if isinstance(obj, NumcodecsCodec):
         return _from_numcodecs(obj)
+    if isinstance(obj, dict) and "id" in obj and "name" not in obj:  # a codec as .zarray has it
+        return _from_numcodecs(get_codec(obj, argument))
     if isinstance(obj, (dict, str)):
         return parse_v3_codec(obj, argument)
     raise UnsupportedCodecError(
@@ -82,6 +115,7 @@ def to_v3_codecs(objs: Any, argument: str, kind: type | None = None) -> list[V3C
         return []
     if isinstance(objs, (V3Codec, NumcodecsCodec, dict, str)):
         objs = [objs]
+    check_codec_argument(objs, argument, many=True)
     out = [to_v3_codec(o, argument) for o in objs]
     if kind is not None:
         for c in out:
@@ -98,6 +132,29 @@ _NO_V2 = {
     "transpose": "a v2 array has no transpose codec: use order='F' for the reverse permutation",
     "sharding_indexed": "sharding needs Zarr v3 (zarr_format=3, shards=...)",
 }
+
+
+def _refuse_v3_only(name: Any, argument: str) -> None:
+    """Refuse a name of the v3 vocabulary that has no v2 equivalent (``bytes``, ``transpose``,
+    ``sharding_indexed``...), saying why."""
+    if (isinstance(name, str) and name in registered_v3_codecs() and name not in v2_codec_ids()
+            and not name.startswith("numcodecs.")):
+        why = _NO_V2.get(name, "it is a Zarr v3 codec only")
+        raise UnsupportedCodecError(f"{argument}: the codec {name!r} has no Zarr v2 equivalent ({why})", argument)
+
+
+def _v2_codec_by_name(obj: Any, argument: str) -> Any:
+    """A codec given by name (``'zstd'``, ``{'name': 'gzip', 'configuration': ...}``) for a v2
+    array: a name of the v3 vocabulary parsed as a v3 codec (converted by the caller), a v2
+    ``id`` as that numcodecs codec; a v3 name with no v2 equivalent and an unknown name are
+    refused, offering the v2 vocabulary."""
+    name, config = parse_codec_json(obj, argument)
+    _refuse_v3_only(name, argument)
+    if name in registered_v3_codecs():
+        return parse_v3_codec(obj, argument)
+    if name in v2_codec_ids():
+        return get_codec({**config, "id": name}, argument)
+    raise UnknownCodecError(f"{argument}: unknown codec {name!r}; known Zarr v2 codec ids: {v2_codec_ids()}", argument)
 
 
 def to_v2_codec(obj: Any, argument: str = "compressor") -> NumcodecsCodec:
@@ -122,9 +179,12 @@ def to_v2_codec(obj: Any, argument: str = "compressor") -> NumcodecsCodec:
     if isinstance(obj, NumcodecsCodec):
         return obj
     if isinstance(obj, dict) and "id" in obj:
+        _refuse_v3_only(obj["id"], argument)
         return get_codec(obj, argument)
     if isinstance(obj, (dict, str)):
-        obj = parse_v3_codec(obj, argument)
+        obj = _v2_codec_by_name(obj, argument)
+        if isinstance(obj, NumcodecsCodec):
+            return obj
     if not isinstance(obj, V3Codec):
         raise UnsupportedCodecError(
             f"{argument}: expected a numcodecs codec, a codec object or a JSON codec description, "

@@ -24,7 +24,15 @@ _CHUNK_MIN = 128 * 1024
 _CHUNK_MAX = 64 * 1024 * 1024
 
 
-def _as_index(value: Any, argument: str) -> int:
+#: what ``shape`` (and ``shards``) may be, said in errors
+_SHAPE_FORMS = "an int or a tuple of ints"
+#: what ``chunks`` may be, said in errors
+_CHUNKS_FORMS = "an int, a tuple of ints (None or -1: the whole dimension), True or False (guess or no chunking)"
+
+
+def _as_index(value: Any, argument: str, whole: Any = None, forms: str = _SHAPE_FORMS) -> int:
+    """An int from a length given as an int (or a whole float, as zarr-python 2 took it);
+    anything else is a TypeError naming ``argument`` and quoting the ``whole`` value given."""
     try:
         return operator.index(value)
     except TypeError:
@@ -33,23 +41,25 @@ def _as_index(value: Any, argument: str) -> int:
         # zarr-python 2 took whole floats (1.0) with a warning; other floats are errors
         warnings.warn(f"{argument}: {value!r} is a float, taken as {int(value)}", UserWarning, stacklevel=4)
         return int(value)
-    raise TypeError(f"{argument} must contain integers, got {value!r}") from None
+    shown = value if whole is None else whole
+    raise TypeError(f"{argument}: expected {forms}, got {shown!r}") from None
 
 
 def normalize_shape(shape: Any, argument: str = "shape") -> tuple[int, ...]:
     """``10`` → ``(10,)``; checks every length is a non-negative integer."""
     if shape is None:
-        raise TypeError(f"{argument} is required")
-    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        raise TypeError(f"{argument} is required: expected {_SHAPE_FORMS}")
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
         shape = (shape,)
-    try:
-        dims = tuple(_as_index(s, argument) for s in shape)
-    except TypeError as exc:
-        if "must contain" in str(exc):
-            raise
-        raise TypeError(f"{argument} must be an int or a tuple of ints, got {shape!r}") from None
+    # a string is a sequence of characters, not of lengths: "10" is not (1, 0)
+    if isinstance(shape, (str, bytes, bool, np.bool_)) or not hasattr(shape, "__iter__"):
+        raise TypeError(f"{argument}: expected {_SHAPE_FORMS}, got {shape!r}")
+    items = tuple(shape)
+    if any(isinstance(s, (bool, np.bool_)) for s in items):
+        raise TypeError(f"{argument}: expected {_SHAPE_FORMS}, got {shape!r}")
+    dims = tuple(_as_index(s, argument, shape) for s in items)
     if any(d < 0 for d in dims):
-        raise ValueError(f"{argument} must not be negative, got {dims}")
+        raise ValueError(f"{argument}: lengths must not be negative, got {dims}")
     return dims
 
 
@@ -85,32 +95,32 @@ def guess_chunks(shape: tuple[int, ...], typesize: int, base: int = _CHUNK_BASE)
 def normalize_chunks(chunks: Any, shape: tuple[int, ...], typesize: int) -> tuple[int, ...]:
     """Resolve ``chunks=``: None/True guess; an int applies to every dimension; ``None`` or
     ``-1`` in a tuple means the whole dimension."""
-    if chunks is None or chunks is True:
+    if chunks is None or chunks is True or (isinstance(chunks, str) and chunks == "auto"):
         return guess_chunks(shape, typesize)
     if chunks is False:
         return tuple(max(s, 1) for s in shape)
-    if isinstance(chunks, (int, np.integer)) and not isinstance(chunks, bool):
+    if isinstance(chunks, (int, np.integer)) and not isinstance(chunks, (bool, np.bool_)):
         chunks = (int(chunks),) * len(shape)
         if chunks and chunks[0] == -1:
             chunks = tuple(shape)
-    try:
-        chunks = tuple(chunks)
-    except TypeError:
-        raise TypeError(f"chunks must be an int or a tuple of ints, got {chunks!r}") from None
+    given = chunks
+    if isinstance(chunks, (str, bytes)) or not hasattr(chunks, "__iter__"):
+        raise TypeError(f"chunks: expected {_CHUNKS_FORMS}, got {given!r}")
+    chunks = tuple(chunks)
     if len(chunks) > len(shape):
-        raise ValueError(f"chunks {chunks} has more dimensions than shape {shape}")
+        raise ValueError(f"chunks: {given!r} has more dimensions than shape {shape}")
     if len(chunks) < len(shape):  # zarr-python 2: missing trailing dims span the whole dim
         chunks = chunks + tuple(shape[len(chunks):])
     out = []
     for c, s in zip(chunks, shape):
-        if c is None or c == -1:
+        if c is None or (not isinstance(c, (bool, np.bool_)) and c == -1):
             out.append(max(s, 1))
             continue
-        if isinstance(c, bool):
-            raise TypeError(f"chunks must contain integers, got {chunks!r}")
-        c = _as_index(c, "chunks")
+        if isinstance(c, (bool, np.bool_)):
+            raise TypeError(f"chunks: expected {_CHUNKS_FORMS}, got {given!r}")
+        c = _as_index(c, "chunks", given, _CHUNKS_FORMS)
         if c < 1:
-            raise ValueError(f"chunks must be positive (or -1/None for a whole dimension), got {chunks}")
+            raise ValueError(f"chunks: lengths must be positive (or -1/None for a whole dimension), got {given!r}")
         out.append(c)
     return tuple(out)
 

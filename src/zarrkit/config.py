@@ -127,8 +127,9 @@ class Config:
     default_compressor: Any = field(default_factory=_default_compressor)
     remote: str = field(default_factory=_default_remote)
     allow_unsafe_codecs: bool = False
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-    _no_effect: dict = field(default_factory=lambda: dict(ZARR3_NO_EFFECT), repr=False, compare=False)
+    # private state, not settings: no parameters of the constructor, not in the repr
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
+    _no_effect: dict = field(default_factory=lambda: dict(ZARR3_NO_EFFECT), init=False, repr=False, compare=False)
 
     def _resolve(self, changes: Mapping[str, object]) -> dict[str, object]:
         names = {f.name for f in fields(self) if not f.name.startswith("_")}

@@ -20,6 +20,10 @@ is what keeps every intermediate state readable:
   documents are removed, parents first, so a reader that takes a group's format for its
   members (zarr-python) finds the v2 documents there.
 
+A store that could not finish the conversion -- read-only, or unable to delete the old
+documents -- is refused before the first write.  In a zip file (``ZipStore`` in mode ``'a'``)
+the whole conversion appears at once, when the store is closed.
+
 A re-run knows what is left from the store alone: documents of the old format still present
 (a node holding both keeps its ``zarr.json``, the one readers were using; a v3 node still
 holding ``zarr.json`` is converted from it again), and a group was consolidated if it holds
@@ -44,7 +48,7 @@ from .codecs.v3_builtin import (
     VLenBytesCodec,
     VLenUTF8Codec,
 )
-from .errors import MetadataError, NodeNotFoundError
+from .errors import MetadataError, NodeNotFoundError, ReadOnlyError, StoreOperationNotSupported
 from .metadata import io, v2, v3
 from .metadata.codec_args import to_v3_codec
 from .metadata.consolidated import (
@@ -57,7 +61,7 @@ from .metadata.consolidated import (
 )
 from .metadata.dtypes import BYTES_DTYPE
 from .metadata.normalize import normalize_path
-from .storage.base import Store, join_path
+from .storage.base import Store, describe_location, join_path
 from .storage.coerce import coerce_store
 
 __all__ = [
@@ -225,6 +229,9 @@ def convert(store: Any, zarr_format: int, path: str | None = None) -> None:
         A ``zarr_format`` other than 2 and 3.
     UnsupportedCodecError
         A codec or data type the other format cannot describe (nothing is written then).
+    ReadOnlyError, StoreOperationNotSupported
+        The store is read-only, or cannot delete (the old documents could not be removed):
+        nothing is written; convert a copy instead.
 
     Examples
     --------
@@ -247,6 +254,7 @@ def convert(store: Any, zarr_format: int, path: str | None = None) -> None:
     old = {p: [n for n in names if s.exists(join_path(p, n))] for p, _, _, _ in infos}
     if not any(old.values()):
         return  # nothing to convert: nothing is written (consolidated metadata stays as it is)
+    _check_can_finish(s, path, zarr_format)
     consolidated = {p for p, kind, _, doc in infos if kind == "group" and _was_consolidated(s, p, doc)}
     above = _consolidated_above(s, path, zarr_format)
     # every new document is built (and so validated) before anything is written
@@ -272,6 +280,22 @@ def convert(store: Any, zarr_format: int, path: str | None = None) -> None:
     for node_path, _, _, _ in infos:
         for name in old[node_path]:
             s.delete(join_path(node_path, name))
+
+
+def _check_can_finish(store: Store, path: str, zarr_format: int) -> None:
+    """Refuse, before anything is written, a conversion the store could not finish: one that
+    would leave both formats' documents behind, every re-run failing the same way."""
+    where = describe_location(store, path)
+    hint = (f"convert a copy instead (zarrkit cp SOURCE NEW --zarr-format {zarr_format}, or "
+            f"zarrkit.copy_store then zarrkit.convert on the copy)")
+    if getattr(store, "read_only", False) or not getattr(store, "supports_writes", True):
+        raise ReadOnlyError(f"cannot convert {where} to Zarr v{zarr_format}: the store is "
+                            f"read-only; nothing was written; {hint}")
+    if not getattr(store, "supports_deletes", True):
+        raise StoreOperationNotSupported(
+            f"cannot convert {where} to Zarr v{zarr_format} in place: the conversion removes the "
+            f"old format's documents, which this store cannot delete; nothing was written; {hint}"
+        )
 
 
 def _write_v3(s: Store, infos: list[Any], plan: dict[str, Any], consolidated: set[str]) -> None:
@@ -301,8 +325,7 @@ def _write_v2(s: Store, infos: list[Any], plan: dict[str, Any], consolidated: se
             continue
         new, attrs = plan[node_path]
         if kind == "array":
-            io.write_array_metadata(s, node_path, new)
-            io.write_attributes(s, node_path, attrs, 2)
+            io.write_array_metadata(s, node_path, new, attributes=attrs)
         else:
             io.write_group_metadata(s, node_path, 2, attrs)
     for node_path, _, _, _ in reversed(infos):

@@ -25,6 +25,7 @@ from .._threads import is_busy
 __all__ = [
     "compress",
     "compress_transient",
+    "check_frame",
     "decompress_into",
     "decompress_range_into",
     "frame_sizes",
@@ -38,8 +39,14 @@ HEADER_SIZE = 16
 _SIZES = struct.Struct("<4xI4xI").unpack_from
 #: (flags, decoded size, block size, compressed size) from a Blosc header
 _HEADER = struct.Struct("<2xB1xIII")
+#: (version, flags, typesize, decoded size, block size, compressed size) from a Blosc header
+_FIELDS = struct.Struct("<BxBBIII").unpack_from
 #: header flag: the frame holds the data uncompressed after its header
 _MEMCPYED = 0x02
+#: header flag of a later format c-blosc 1.x refuses
+_FUTURE_FLAG = 0x08
+#: the one frame format c-blosc 1.x reads
+_VERSION = 2
 
 
 def _load(loader: Any = ctypes.CDLL) -> Any:
@@ -173,13 +180,47 @@ def frame_sizes(raw: Any) -> tuple[int, int]:
         ) from None
 
 
-def _check_fit(nbytes: int, cbytes: int, n: int, out: np.ndarray) -> None:
-    """A frame of ``n`` bytes whose header says ``nbytes``/``cbytes`` must be whole and decode
-    to exactly ``out`` (c-blosc reads no further than the header's compressed size)."""
+def check_frame(raw: Any, n: int | None = None) -> int:
+    """Check that c-blosc can decode the Blosc frame ``raw`` (of ``n`` bytes, its length when
+    not given) reading nothing outside it, and return its decoded size; ValueError, naming the
+    field, for one it cannot.
+
+    c-blosc is handed a pointer, never the frame's length.  It checks every block offset and
+    every stream size (the int32 before each stream) of a frame against the compressed size
+    in the frame's own header, and reads nothing past that size; a header declaring more than
+    the frame holds sends it reading past the end (a segmentation fault: the fuzzer's frame
+    of 87 bytes declared 872 MB, and a block at 671 MB).  So that size must be the frame's
+    length (and the rest of the header what c-blosc 1.x reads).  The offsets and stream sizes
+    are left to c-blosc: it has checked them since 1.16 (numcodecs bundles 1.21), a walk over
+    them here would cost about as much as decompressing a small chunk, and the releases
+    before 1.16, which did not check them, also decoded LZ4 with a function that reads past a
+    stream's end whatever its size says, which no walk here could prevent.
+    """
+    try:
+        version, flags, typesize, nbytes, blocksize, cbytes = _FIELDS(raw)
+    except (struct.error, TypeError):
+        frame_sizes(raw)  # raises the error that explains it
+        raise
+    if n is None:
+        n = len(raw) if type(raw) is bytes else memoryview(raw).nbytes
     if cbytes != n:
         raise ValueError(f"blosc header says {cbytes} compressed bytes, the frame has {n}")
-    if nbytes != out.nbytes:
-        raise ValueError(f"blosc frame holds {nbytes} bytes, expected {out.nbytes}")
+    known = version == _VERSION and not flags & _FUTURE_FLAG and typesize
+    if not (known and 0 < blocksize <= nbytes <= _MAX_BUFFER):
+        if not nbytes:
+            return 0  # an empty frame: c-blosc reads nothing past the header
+        if not known:
+            raise ValueError(f"blosc header of an unknown format (version {version}, flags "
+                             f"{flags:#04x}, typesize {typesize})")
+        raise ValueError(f"blosc header says {nbytes} bytes in blocks of {blocksize}: expected "
+                         f"at most {_MAX_BUFFER} bytes in blocks of 1 to that size")
+    if flags & _MEMCPYED:
+        if cbytes != nbytes + HEADER_SIZE:
+            raise ValueError(f"uncompressed blosc frame of {cbytes} bytes should hold {nbytes}")
+    elif HEADER_SIZE + 4 * -(-nbytes // blocksize) > cbytes:
+        raise ValueError(f"blosc frame of {cbytes} bytes is too short for the offsets of its "
+                         f"{-(-nbytes // blocksize)} blocks")
+    return nbytes
 
 
 def decompress_into(raw: Any, out: np.ndarray) -> None:
@@ -187,7 +228,9 @@ def decompress_into(raw: Any, out: np.ndarray) -> None:
     be the frame's decoded size.  Raises ValueError for a frame that does not fit ``out``.
 
     The frame's header is checked first: its compressed size must be the length of ``raw``
-    (c-blosc reads no further than that size) and its decoded size the size of ``out``.
+    (all :func:`check_frame` needs to make sure of, for c-blosc to read nothing outside the
+    frame: made here without a call, on the path of every small chunk) and its decoded size
+    the size of ``out``.
     """
     is_bytes = type(raw) is bytes
     try:
@@ -196,7 +239,8 @@ def decompress_into(raw: Any, out: np.ndarray) -> None:
         nbytes, cbytes = frame_sizes(raw)  # raises the error that explains it
     n = len(raw) if is_bytes else memoryview(raw).nbytes
     if cbytes != n or nbytes != out.nbytes:
-        _check_fit(nbytes, cbytes, n, out)  # raises the error that explains it
+        check_frame(raw, n)  # raises what is wrong with the frame, if anything
+        raise ValueError(f"blosc frame holds {nbytes} bytes, expected {out.nbytes}")
     known = _known.get(id(out))
     if known is not None and nbytes < BLOSC_THREADS_MIN_BYTES:
         # a reused buffer (C-contiguous, address noted): the common case of small chunks
@@ -219,6 +263,7 @@ def decompress_into(raw: Any, out: np.ndarray) -> None:
     fn = _decompress_ctx_holding_gil if nbytes < SMALL_FRAME else _decompress_ctx
     got = fn(raw if is_bytes else _address(raw), address, nbytes, 1)
     if got != nbytes:
+        check_frame(raw, n)  # a header c-blosc refuses: say what is wrong with it
         raise ValueError(f"blosc decompression failed (error {got})")
 
 
@@ -249,24 +294,26 @@ def decompress_range_into(raw: Any, out: np.ndarray, lo: int, hi: int) -> bool:
         flags, nbytes, blocksize, cbytes = _HEADER.unpack_from(raw)
     except (struct.error, TypeError):
         return False  # too short for a header: the whole-frame decode reports it
-    view = memoryview(raw).cast("B") if not isinstance(raw, bytes) else raw
-    n = len(view)
-    _check_fit(nbytes, cbytes, n, out)
     if _decompress_ctx is None or not out.flags.c_contiguous or not 0 <= lo < hi <= nbytes:
         return False
-    if flags & _MEMCPYED:
-        if cbytes != nbytes + HEADER_SIZE:
-            raise ValueError(f"uncompressed blosc frame of {cbytes} bytes should hold {nbytes}")
+    memcpyed = flags & _MEMCPYED
+    if not memcpyed:
+        if blocksize <= 0:
+            return False
+        nblocks = -(-nbytes // blocksize)
+        b0, b1 = lo // blocksize, -(-hi // blocksize)
+        if b1 - b0 >= nblocks:
+            return False  # every block: the whole-frame decode (which checks the frame)
+    view = memoryview(raw).cast("B") if not isinstance(raw, bytes) else raw
+    n = len(view)
+    if cbytes != n or nbytes != out.nbytes or (memcpyed and cbytes != nbytes + HEADER_SIZE):
+        check_frame(view, n)  # raises what is wrong with the frame, if anything
+        raise ValueError(f"blosc frame holds {nbytes} bytes, expected {out.nbytes}")
+    if memcpyed:
         data = np.frombuffer(view, dtype=np.uint8, count=hi - lo, offset=HEADER_SIZE + lo)
         out.reshape(-1).view(np.uint8)[lo:hi] = data
         return True
-    if blocksize <= 0:
-        return False
-    nblocks = -(-nbytes // blocksize)
-    b0, b1 = lo // blocksize, -(-hi // blocksize)
     table_end = HEADER_SIZE + 4 * nblocks
-    if b1 - b0 >= nblocks or table_end > n:
-        return False
     starts = np.frombuffer(view, dtype="<u4", count=nblocks, offset=HEADER_SIZE).astype(np.int64)
     ends = np.append(starts[1:], cbytes)
     if not (starts[0] >= table_end and np.all(starts < ends) and ends[-1] <= n):

@@ -106,6 +106,10 @@ class CodecChain:
         #: memory order of the decoded chunk the fast paths work in
         self.order = order or "C"
         raw = self.ab.raw_dtype(specs[-1]) if order is not None else None
+        if raw is not None and (raw.hasobject or self.dtype.hasobject):
+            # stored bytes written straight into memory that holds references would become
+            # pointers: never, whatever a serializer says (decided once, here, not per chunk)
+            raw = None
         comp = self.bb[0] if len(self.bb) == 1 else None
         #: the dtype of a buffer chunks decode straight into (None: they never do)
         self._into_dtype = raw if raw is not None and (not self.bb or (comp and comp.decodes_into)) else None
@@ -327,3 +331,60 @@ class CodecChain:
 
     def to_json(self) -> list[dict[str, Any]]:
         return [c.to_json() for c in self.codecs]
+
+
+# -- the largest stored chunk a chain writes ---------------------------------------------------
+
+def _deflate_bound(n: int) -> int:
+    # zlib's compressBound: stored blocks when nothing compresses, plus the stream's framing
+    return n + (n >> 12) + (n >> 14) + (n >> 25) + 13
+
+
+#: the most bytes each numcodecs compressor or checksum writes for ``n`` bytes: its format's
+#: worst case for data that does not compress (the bounds its own library documents)
+_WORST_CASE = {
+    "zlib": _deflate_bound,
+    "gzip": lambda n: _deflate_bound(n) + 12,  # gzip's header and trailer instead of zlib's
+    "zstd": lambda n: n + (n >> 8) + ((128 * 1024 - n) >> 11 if n < 128 * 1024 else 0),  # ZSTD_compressBound
+    "lz4": lambda n: 4 + n + n // 255 + 16,  # numcodecs' size header + LZ4_compressBound
+    "blosc": lambda n: n + 16,  # BLOSC_MAX_OVERHEAD: c-blosc copies what does not compress
+    "bz2": lambda n: n + n // 100 + 600,  # the bzip2 manual's output buffer size
+    # xz stores what does not compress (3 bytes per 64 KiB); LZMA1 (FORMAT_ALONE, raw
+    # filters) cannot, and grows incompressible data by about 1.5%
+    "lzma": lambda n: n + n // 32 + 4096,
+    "shuffle": lambda n: n,
+    "base64": lambda n: 4 * (-(-n // 3)),
+    "crc32": lambda n: n + 4,
+    "crc32c": lambda n: n + 4,
+    "adler32": lambda n: n + 4,
+    "fletcher32": lambda n: n + 4,
+    "jenkins_lookup3": lambda n: n + 4,
+}
+
+#: added to every bound, with 1/256 of the size: other writers frame the same format a little
+#: differently (flushed deflate blocks, zstd frames split in several), and a stored object
+#: that much larger is still harmless to read
+_FRAMING_SLACK = 64
+
+
+def max_compressed_size(codec: Any, size: int) -> int | None:
+    """The most bytes the bytes→bytes ``codec`` (zarrkit's, or a v2 compressor wrapping a
+    numcodecs codec) writes for ``size`` bytes; None when its format has no known bound."""
+    fixed = codec.encoded_size(size)
+    if fixed is not None:
+        return fixed
+    bound = _WORST_CASE.get(getattr(getattr(codec, "codec", None), "codec_id", None))
+    return None if bound is None else bound(size) + (size >> 8) + _FRAMING_SLACK
+
+
+def max_stored_size(chain: CodecChain) -> int | None:
+    """The largest stored object ``chain`` can write for one chunk: what its serializer
+    writes at most, through each bytes→bytes codec's worst case; None when a codec has no
+    bound (variable-length items, unknown codecs).  A larger stored object is not one of its
+    chunks, and is refused from its size before it is read."""
+    size = chain.ab.max_encoded_size(chain.specs[-1])
+    for codec in chain.bb:
+        if size is None:
+            return None
+        size = max_compressed_size(codec, size)
+    return size

@@ -15,13 +15,20 @@ from numcodecs.abc import Codec
 from ..errors import MetadataError, UnknownCodecError
 from .categorize import Categorize
 
-__all__ = ["get_codec", "codec_config", "register_codec", "format_codec", "Codec"]
+__all__ = ["get_codec", "codec_config", "register_codec", "format_codec", "v2_codec_ids", "Codec"]
 
 _overrides: dict[str, type[Codec]] = {Categorize.codec_id: Categorize}
 
 #: numcodecs codecs that exist only when an optional package is installed: the package and
 #: zarrkit's extra that installs it
 OPTIONAL_CODECS = {"zfpy": ("zfpy", "zfpy"), "pcodec": ("pcodec", "pcodec")}
+
+
+def v2_codec_ids() -> list[str]:
+    """The Zarr v2 codec vocabulary: the ``id`` of every registered numcodecs codec, sorted
+    (what a ``.zarray`` may name; the v3 names such as ``bytes`` or ``sharding_indexed`` are
+    not among them)."""
+    return sorted(set(numcodecs.registry.codec_registry) | set(_overrides))
 
 
 def register_codec(cls: type[Codec], codec_id: str | None = None) -> None:
@@ -57,9 +64,7 @@ def get_codec(config: Any, key: str | None = None) -> Codec:
                         key,
                     ) from None
                 raise UnknownCodecError(
-                    f"unknown codec id {codec_id!r}; known ids: "
-                    f"{sorted(set(numcodecs.registry.codec_registry) | set(_overrides))}",
-                    key,
+                    f"unknown codec id {codec_id!r}; known Zarr v2 codec ids: {v2_codec_ids()}", key
                 ) from None
             except Exception as exc:
                 raise MetadataError(f"invalid configuration for codec {codec_id!r}: {exc}", key) from exc

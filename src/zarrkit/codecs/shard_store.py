@@ -15,17 +15,25 @@ and writes the chunks of an array without shards:
 Stores that prefer keys in groups say so with :attr:`ShardedStore.groups_keys`; the engine then
 asks :meth:`ShardedStore.key_groups` how to group them.
 
+A read of a shard takes its index and its inner chunks from one version of it
+(:class:`ShardVersion`), though a writer replaces the shard meanwhile: a file held open, a
+value held in memory, an object read ``If-Match`` the ETag of its first read.  Where a store
+can hold none, a read that fails to decode while the shard's index changed is made again
+(:meth:`ShardedStore.changed`).  Every index entry is checked against the shard's size and
+the largest inner chunk its codecs write before anything it points to is read.
+
 Decoded shard indexes are kept (:class:`IndexCache`, bounded in entries and bytes), so that
 reading a shard's inner chunks one after the other reads its index once.  A ShardedStore
 belongs to one :class:`~zarrkit.Array` object (it is built with the array's metadata), so the
 cache is that object's.  Indexes are kept only in stores that tell cheaply whether a value
 was replaced (a directory: the file's inode, size and modification time, see
-:meth:`~zarrkit.storage.Store.version_token`), and a kept index is used only while the shard
-still has the token it was read with: a shard rewritten by another Array object, process or
-host is read afresh.  (Elsewhere checking would cost what reading the index costs: a request
-to an object store, a slice of a value in memory.)  A shard written or deleted through
-zarrkit is also dropped from the caches of every Array object on the same store at once, and
-a kept index pointing beyond the end of a shard rewritten meanwhile is dropped and read again.
+:meth:`~zarrkit.storage.Store.version_token`), and a kept index is used only for a version
+of the shard with the token it was read with: a shard rewritten by another Array object,
+process or host is read afresh.  (Elsewhere checking would cost what reading the index
+costs: a request to an object store, a slice of a value in memory.)  A shard written or
+deleted through zarrkit is also dropped from the caches of every Array object on the same
+store at once, and a kept index pointing beyond the end of a shard rewritten meanwhile is
+dropped and read again.
 """
 
 from __future__ import annotations
@@ -38,13 +46,15 @@ from typing import Any
 
 import numpy as np
 
+from ..config import config
 from ..errors import ChunkDecodeError, ReadOnlyError
 from ..storage.base import ByteRange, Store
+from ..storage.memory import HeldValue
 from .sharding import EMPTY
 
 _EMPTY = int(EMPTY)  # as the Python int an index entry's ``tolist()`` gives
 
-__all__ = ["COALESCE_GAP", "IndexCache", "ShardWrite", "ShardedStore", "coalesce"]
+__all__ = ["COALESCE_GAP", "IndexCache", "ShardVersion", "ShardWrite", "ShardedStore", "coalesce"]
 
 #: Inner chunks closer than this in a shard are fetched with one request (a wasted gap costs
 #: less than a round trip on any store where ranges matter).
@@ -212,6 +222,12 @@ class ShardedStore(Store):
         self.supports_writes = base.supports_writes
         self.read_only = getattr(base, "read_only", False)
         self._partial = getattr(base, "supports_partial_reads", False)
+        #: one version of a shard, held for a read (see :class:`ShardVersion`), where the
+        #: store can hold one
+        self._pin: Callable[[str], Any] | None = getattr(base, "value_version", None)
+        #: the index each shard's last read used, where no version can be held (see
+        #: :meth:`changed`)
+        self._seen: dict[str, bytes] = {}
         #: decoded indexes of the shards read (see the module's documentation)
         self.indexes = IndexCache()
         with _live_lock:
@@ -259,130 +275,143 @@ class ShardedStore(Store):
         return key.rpartition("@")[0]
 
     # -- reading ------------------------------------------------------------------------------
-    def _index(self, shard: str, shard_coords: tuple[int, ...], cached: bool = True) -> np.ndarray | None:
-        """The shard's index: kept from an earlier read of the same shard (when ``cached``),
-        or read with one ranged request (None: no shard)."""
-        token = self.base.version_token(shard)  # None: this store's indexes are not kept
+    def version_of(self, shard: str, shard_coords: tuple[int, ...]) -> ShardVersion | None:
+        """The shard ``shard`` (at ``shard_coords``) as it is now, open for reading its index
+        and inner chunks from that one version; None when there is no shard.  Close it."""
+        if self._pin is not None:
+            value = self._pin(shard)
+        elif not self._partial:  # read whole at once: that is one version
+            limit = self.sharding_at(shard_coords).max_shard_size
+            raw = self.base.get_upto(shard, limit if limit is not None else config.max_chunk_bytes)
+            value = None if raw is None else HeldValue(raw)
+        else:
+            value = _Unpinned(self.base, shard)
+        return None if value is None else self._version(shard, shard_coords, value)
+
+    def _version(self, shard: str, shard_coords: tuple[int, ...], value: Any) -> ShardVersion | None:
+        try:
+            version = ShardVersion(self, shard, shard_coords, value)
+        except BaseException:
+            value.close()
+            raise
+        if version.index is None:
+            version.close()
+            return None
+        return version
+
+    def _load_index(self, value: Any, shard: str, shard_coords: tuple[int, ...], cached: bool) -> np.ndarray | None:
+        """The index of the version ``value`` of ``shard``: kept from an earlier read of the
+        same version (when ``cached``), or read from it (None: no shard)."""
+        token = value.token  # None: this store's indexes are not kept
         if token is not None and cached:
             index = self.indexes.get(shard, token)
             if index is not None:
                 return index
         generation = self.indexes.generation
         sharding = self.sharding_at(shard_coords)
-        raw = self.base.get(shard, ByteRange(*sharding.index_range()))
+        raw = value.read(*sharding.index_range())
         if raw is None:
             return None
-        index = sharding.decode_index(raw, shard)
+        raw = bytes(raw)  # (a kept index must not keep the shard's bytes alive)
+        if self._pin is None and self._partial:
+            if len(self._seen) >= INDEX_CACHE_MAX_ENTRIES:
+                self._seen.clear()
+            self._seen[shard] = raw
+        index = sharding.decode_index(raw, shard, value.size)
         index.flags.writeable = False  # shared by the readers of the shard
         if token is not None:
             self.indexes.put(shard, index, generation, token)
         return index
 
-    def reads_apart(self, key: str) -> bool:
-        """Whether the inner chunks of the shard holding ``key`` are best read each on its own
-        (by the task decoding it) rather than together: ranged reads from a low-latency store
-        whose shard indexes are kept (see :meth:`_index`), so that reading overlaps decoding
-        and no buffer of the shard's size is needed.  When they are, the shard's index is read
-        here, once, for those tasks (which would otherwise each read it, at once)."""
+    def _versions(self, shard: str, shard_coords: tuple[int, ...], read: Callable[[ShardVersion], Any]) -> Any:
+        """``read(version)`` of ``shard`` as it is now, again (a bounded number of times)
+        while the version first read is gone when the chunks are read (an object store
+        answering that the object changed); ``_MISSING`` when there is no shard."""
+        for _ in range(VERSION_ATTEMPTS):
+            version = self.version_of(shard, shard_coords)
+            if version is None:
+                return _MISSING
+            try:
+                got = read(version)
+            finally:
+                version.close()
+            if got is not _GONE:
+                return got
+        raise ChunkDecodeError(f"the shard was replaced while it was read, {VERSION_ATTEMPTS} times", shard)
+
+    def read_apart(self, key: str) -> ShardVersion | None:
+        """The shard holding ``key``, open for reading its inner chunks each on its own (by
+        the task decoding it) rather than together, when that is best: ranged reads of one
+        version held open on a low-latency store (a file), so that reading overlaps decoding
+        and no buffer of the shard's size is needed; None otherwise (or when there is no
+        shard).  Its index is read here, once, for those tasks."""
+        if self._pin is None or self.high_latency or not self._partial:
+            return None
         shard = key.rpartition("@")[0]
-        if not self._partial or self.high_latency or self.base.version_token(shard) is None:
+        value = self._pin(shard)
+        if value is None or not getattr(value, "holds_open", False):  # (not a file held open)
+            if value is not None:
+                value.close()
+            return None
+        return self._version(shard, self._locate(key)[0], value)
+
+    @property
+    def pins_versions(self) -> bool:
+        """Whether every read of a shard takes its index and inner chunks from one version
+        (a file held open, a value held in memory, an object read ``If-Match`` its ETag)."""
+        return self._pin is not None or not self._partial
+
+    def changed(self, key: str) -> bool:
+        """Whether the index of the shard holding inner chunk ``key`` is no longer the one
+        its last read used, on a store whose reads cannot be pinned to one version: a read
+        that failed to decode may then have mixed two versions, and is worth another try."""
+        shard = key.rpartition("@")[0]
+        seen = self._seen.get(shard)
+        if seen is None or self.pins_versions:
             return False
-        self._index(shard, self._locate(key)[0])
-        return True
+        sharding = self.sharding_at(self._locate(key)[0])
+        raw = self.base.get(shard, ByteRange(*sharding.index_range()))
+        return raw is None or bytes(raw) != seen
+
+    def _read_one(self, key: str, limit: int | None, transient: bool) -> Any:
+        shard_coords, local = self._locate(key)
+        got = self._versions(key.rpartition("@")[0], shard_coords, lambda version: version.get(local, limit, transient))
+        return None if got is _MISSING else got
 
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
-        value = self._read_one(key, self.base.get)
-        return value if value is None or byte_range is None else byte_range.slice(value)
+        value = self._read_one(key, None, False)
+        if value is None:
+            return None
+        return byte_range.slice(value) if byte_range is not None else bytes(value)
+
+    def get_upto(self, key: str, limit: int) -> bytes | memoryview | None:
+        """The inner chunk at ``key`` (see :meth:`Store.get_upto`): one whose index entry
+        claims more than ``limit`` bytes is refused before it is read."""
+        return self._read_one(key, limit, False)
+
+    def get_transient_upto(self, key: str, limit: int) -> bytes | memoryview | None:
+        """:meth:`get_upto` into a buffer the store may reuse (see :meth:`Store.get_transient`)."""
+        return self._read_one(key, limit, True)
 
     def get_transient(self, key: str, byte_range: ByteRange | None = None) -> bytes | memoryview | None:
         if byte_range is not None:
             return self.get(key, byte_range)
-        return self._read_one(self._checked(key), self.base.get_transient)
-
-    def _read_one(self, key: str, get: Callable[..., Any]) -> Any:
-        shard, (shard_coords, local) = key.rpartition("@")[0], self._locate(key)
-        if not self._partial:
-            return self.get_many([key])[key]
-        cached = True
-        while True:
-            index = self._index(shard, shard_coords, cached)
-            if index is None:
-                return None
-            off, n = index[local].tolist()
-            if off == _EMPTY:
-                return None
-            raw = get(shard, ByteRange(off, n))
-            if raw is not None and len(raw) >= n:
-                return raw
-            if cached and self._stale(shard, index):
-                cached = False  # the shard changed since its index was kept: read it again
-                continue
-            raise ChunkDecodeError(f"shard index points to bytes {off}..{off + n} beyond the shard's end", shard)
-
-    def _stale(self, shard: str, index: np.ndarray) -> bool:
-        """Whether ``index`` was a kept one (then forgotten): a read through it failed."""
-        if not self.indexes.holds(shard, index):
-            return False
-        self.indexes.drop(shard)
-        return True
+        return self._read_one(self._checked(key), None, True)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
         """The inner chunks at ``keys`` (None when not stored), a shard at a time: its index
-        with one request, then the chunks' byte ranges, nearby ones in one request."""
+        with one request, then the chunks' byte ranges, nearby ones in one request, all from
+        one version of the shard."""
         keys = list(keys)
         out: dict[str, Any] = {}
         for group in self.key_groups(keys):
-            out.update(self._get_shard_chunks([keys[i] for i in group]))
+            wanted = [keys[i] for i in group]
+            got = self._versions(  # (the lambda is called at once)
+                wanted[0].rpartition("@")[0], self._locate(wanted[0])[0],
+                lambda version: version.get_many(wanted),  # noqa: B023
+            )
+            out.update(dict.fromkeys(wanted) if got is _MISSING else got)
         return out
-
-    def _get_shard_chunks(self, keys: list[str]) -> dict[str, Any]:
-        shard = keys[0].rpartition("@")[0]
-        shard_coords = self._locate(keys[0])[0]
-        found: dict[str, Any] = dict.fromkeys(keys)
-        if not self._partial:
-            raw = self.base.get(shard)
-            if raw is None:
-                return found
-            index, view = self.sharding_at(shard_coords).split_shard(raw, shard)
-            for key in keys:
-                off, n = index[self._locate(key)[1]]
-                if off != EMPTY:
-                    found[key] = view[int(off) : int(off) + int(n)]
-            return found
-        cached = True
-        while True:
-            index = self._index(shard, shard_coords, cached)
-            if index is None:
-                return found
-            wanted = []
-            for key in keys:
-                off, n = index[self._locate(key)[1]].tolist()
-                if off != _EMPTY:
-                    wanted.append((off, n, key))
-            groups = coalesce(wanted)
-            spans = [ByteRange(g[0][0], max(o + n for o, n, _ in g) - g[0][0]) for g in groups]
-
-            def whole(span: ByteRange, raw: Any) -> memoryview | None:
-                return None if raw is None or len(raw) < (span.length or 0) else memoryview(raw)
-
-            if self.base.batched_ranges:  # every span in one call to the store
-                raws = self.base.get_ranges(shard, spans) or [None] * len(spans)
-                views = [whole(span, raw) for span, raw in zip(spans, raws)]
-            else:
-                views = self._map(lambda span: whole(span, self.base.get(shard, span)), spans, None)
-            if all(v is not None for v in views):
-                break
-            if cached and self._stale(shard, index):
-                cached = False  # the shard changed since its index was kept: read it again
-                continue
-            span = spans[views.index(None)]
-            stop = span.offset + (span.length or 0)
-            raise ChunkDecodeError(f"shard index points to bytes {span.offset}..{stop} beyond the shard's end", shard)
-        for group, view in zip(groups, views):
-            start = group[0][0]
-            for o, n, key in group:
-                found[key] = view[o - start : o - start + n]  # type: ignore[index]  # (no None left: see the loop)
-        return found
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
         """The keys of the stored inner chunks inside the array (read from the shard indexes)."""
@@ -394,9 +423,11 @@ class ShardedStore(Store):
             shard_coords = self._parse_shard_key(key)
             if shard_coords is None:
                 continue
-            index = self._index(key, shard_coords, cached=False)
-            if index is None:
+            version = self.version_of(key, shard_coords)
+            if version is None:
                 continue
+            index = version.index
+            version.close()
             firsts = [first for first, _ in self._extent(shard_coords)]
             for local in np.argwhere(index[..., 0] != EMPTY):
                 coords = tuple(int(f + i) for f, i in zip(firsts, local))
@@ -436,6 +467,146 @@ class ShardedStore(Store):
         return count
 
 
+#: reads of a shard whose version is gone by the time its chunks are read, before giving up
+VERSION_ATTEMPTS = 4
+_MISSING = object()  # no shard
+_GONE = object()  # the version of the shard being read is gone: read it again
+
+
+class _Unpinned:
+    """A shard read with the base store's ranged reads, on a store that cannot hold one
+    version of a value (its reads may come from different versions: see
+    :meth:`ShardedStore.changed`)."""
+
+    size = None
+
+    def __init__(self, base: Store, key: str):
+        self.base = base
+        self.key = key
+        self.token = base.version_token(key)
+        if base.batched_ranges:
+            self.read_ranges = lambda ranges: base.get_ranges(key, ranges)
+
+    def read(self, offset: int, length: int | None = None, transient: bool = False) -> Any:
+        if transient and length:
+            return self.base.get_transient(self.key, ByteRange(offset, length))
+        return self.base.get(self.key, ByteRange(offset, length))
+
+    def close(self) -> None:
+        pass
+
+
+class ShardVersion:
+    """One version of one shard, open for reading: its index, and the inner chunks that index
+    points to, all read from that version.
+
+    The version is the store's ``value_version(key)`` where it has one -- a file held open
+    (read through although it is replaced meanwhile), a value held in memory, an object whose
+    later reads ask for the ETag of the first (``If-Match``) -- which has ``size`` (None until
+    known), ``token`` (what a kept index is kept with, None: not kept),
+    ``read(offset, length=None, transient=False)`` (a suffix for a negative offset; None when
+    the value is missing, or its version gone), optionally ``read_ranges(ranges)``, and
+    ``close()``.  A store without it is read range by range, as it is now.
+    """
+
+    def __init__(self, store: ShardedStore, shard: str, shard_coords: tuple[int, ...], value: Any):
+        self.store = store
+        self.shard = shard
+        self.coords = shard_coords
+        self.value = value
+        self.index = store._load_index(value, shard, shard_coords, True)
+
+    def close(self) -> None:
+        self.value.close()
+
+    def _reload(self) -> bool:
+        """Read the index again from this version, when the one used was kept (and a read
+        through it failed: it was not this version's); False when it was read from it."""
+        if not self.store.indexes.holds(self.shard, self.index):
+            return False
+        self.store.indexes.drop(self.shard)
+        self.index = self.store._load_index(self.value, self.shard, self.coords, False)
+        return self.index is not None
+
+    def get(self, local: tuple[int, ...], limit: int | None = None, transient: bool = False) -> Any:
+        """The inner chunk at ``local`` in this shard (None when not stored), refused unread
+        when its index entry claims more than ``limit`` bytes; ``_GONE`` when this version is."""
+        while True:
+            off, n = self.index[local].tolist()  # type: ignore[index]
+            if off == _EMPTY:
+                return None
+            if limit is not None and n > limit:
+                raise ChunkDecodeError(
+                    f"shard index entry of inner chunk {local} claims {n} bytes, more than the {limit} its "
+                    "codecs write at most", self.shard
+                )
+            raw = self.value.read(off, n, transient)
+            if raw is None:
+                return _GONE
+            if len(raw) >= n:
+                return raw
+            if not self._reload():
+                raise self._beyond_end(local, off, n)
+
+    def _beyond_end(self, local: tuple[int, ...], off: int, n: int) -> ChunkDecodeError:
+        return ChunkDecodeError(
+            f"shard index entry of inner chunk {local} points to bytes {off}..{off + n}, beyond the shard's end",
+            self.shard,
+        )
+
+    def _read_span(self, span: ByteRange) -> Any:
+        return self.value.read(span.offset, span.length)
+
+    def getter(self, limit: int) -> Callable[[str], Any]:
+        """The read of one inner chunk of this version (see :meth:`get`) into a buffer the
+        store reuses, for tasks reading the chunks of a shard held open each on its own."""
+
+        locate = self.store._locate
+
+        def get(key: str) -> Any:
+            raw = self.get(locate(key)[1], limit, True)
+            if raw is _GONE:  # (a version held open is never gone)
+                raise ChunkDecodeError("the shard was replaced while it was read", self.shard)
+            return raw
+
+        return get
+
+    def get_many(self, keys: list[str]) -> Any:
+        """The inner chunks at ``keys`` of this shard (None when not stored): the byte ranges
+        of those stored, nearby ones read together; ``_GONE`` when this version is."""
+        found: dict[str, Any] = dict.fromkeys(keys)
+        locate = self.store._locate
+        while True:
+            index = self.index
+            wanted = []
+            for key in keys:
+                off, n = index[locate(key)[1]].tolist()  # type: ignore[index]
+                if off != _EMPTY:
+                    wanted.append((off, n, key))
+            groups = coalesce(wanted)
+            spans = [ByteRange(g[0][0], max(o + n for o, n, _ in g) - g[0][0]) for g in groups]
+            read_ranges = getattr(self.value, "read_ranges", None)
+            if read_ranges is not None:  # every span in one call to the store
+                raws = read_ranges(spans) if spans else []
+            else:
+                raws = self.store._map(self._read_span, spans, None)
+            if raws is None or any(raw is None for raw in raws):
+                return _GONE
+            if all(len(raw) >= (span.length or 0) for span, raw in zip(spans, raws)):
+                break
+            if not self._reload():
+                o, n, key = next(
+                    r for g, raw in zip(groups, raws) for r in g if r[0] + r[1] > g[0][0] + len(raw)
+                )
+                raise self._beyond_end(locate(key)[1], o, n)
+        for group, raw in zip(groups, raws):
+            view = memoryview(raw)
+            start = group[0][0]
+            for o, n, key in group:
+                found[key] = view[o - start : o - start + n]
+        return found
+
+
 class ShardWrite:
     """Chunks set and deleted in one shard, written as a new shard by :meth:`commit`.
 
@@ -456,7 +627,8 @@ class ShardWrite:
     def _load(self) -> dict[tuple[int, ...], Any]:
         if self._old is None:
             old: dict[tuple[int, ...], Any] = {}
-            raw = self.store.base.get(self.key)
+            limit = self.sharding.max_shard_size
+            raw = self.store.base.get_upto(self.key, limit if limit is not None else config.max_chunk_bytes)
             if raw is not None:
                 index, view = self.sharding.split_shard(raw, self.key)
                 for row in np.argwhere(index[..., 0] != EMPTY):

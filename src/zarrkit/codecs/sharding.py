@@ -11,14 +11,16 @@ Reading decodes the index first; the chunk engine uses :meth:`ShardingCodec.inde
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any
 
 import numpy as np
 
+from ..config import config
 from ..errors import ChunkDecodeError, MetadataError
 from .base import ArrayBytesCodec, ChunkSpec, V3Codec
 from .buffers import filled, is_all_fill
-from .chain import CodecChain
+from .chain import CodecChain, max_stored_size
 from .v3_builtin import BytesCodec, Crc32cCodec
 
 __all__ = ["ShardingCodec", "EMPTY"]
@@ -89,6 +91,9 @@ class ShardingCodec(ArrayBytesCodec):
     def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
         return self.resolved(spec).decode_shard(data)
 
+    def max_encoded_size(self, spec: ChunkSpec) -> int | None:
+        return self.resolved(spec).max_shard_size
+
 
 class _ResolvedSharding:
     """A sharding codec bound to one shard spec: inner and index chains resolved."""
@@ -109,6 +114,13 @@ class _ResolvedSharding:
         #: computed, not measured: an index is allocated only when a shard is read or written
         self.index_nbytes = nbytes
         self.index_at_end = codec.index_location == "end"
+        #: the largest stored inner chunk the inner codecs can write (None: no bound but
+        #: ``config.max_chunk_bytes``), and the largest shard
+        self.max_inner_size = max_stored_size(inner)
+        self.max_shard_size = (
+            None if self.max_inner_size is None
+            else nbytes + math.prod(self.grid) * self.max_inner_size
+        )
 
     # -- index -------------------------------------------------------------------------------
     def index_range(self) -> tuple[int, int | None]:
@@ -118,21 +130,41 @@ class _ResolvedSharding:
         return 0, self.index_nbytes
 
     def decode_index(self, raw: Any, key: str, shard_size: int | None = None) -> np.ndarray:
-        """The ``grid + (2,)`` uint64 index, checked against the shard's size when known."""
+        """The ``grid + (2,)`` uint64 index, every entry checked (see :meth:`check_index`)."""
         if raw is None or len(raw) != self.index_nbytes:
             got = 0 if raw is None else len(raw)
             raise ChunkDecodeError(f"shard index: expected {self.index_nbytes} bytes, got {got}", key)
         index = self.index_codec.decode(raw, key)
+        self.check_index(index, key, shard_size)
+        return index
+
+    def check_index(self, index: np.ndarray, key: str, shard_size: int | None = None) -> None:
+        """Refuse an index with an entry no writer makes, before anything it points to is
+        allocated or read: an inner chunk larger than the inner codecs write, or reaching
+        beyond the shard (its size when known, else the largest shard the codecs write).  The
+        error names the shard and the inner chunk's place in it."""
         offsets = index[..., 0]
         lengths = index[..., 1]
         used = offsets != EMPTY
-        if shard_size is not None and used.any():
-            ends = offsets[used].astype(object) + lengths[used].astype(object)
-            if max(ends) > shard_size:
-                raise ChunkDecodeError(
-                    f"shard index points beyond the shard's end ({max(ends)} > {shard_size} bytes)", key
-                )
-        return index
+        inner = self.max_inner_size if self.max_inner_size is not None else config.max_chunk_bytes
+        limit = shard_size if shard_size is not None else self.max_shard_size
+        if limit is None:
+            limit = self.index_nbytes + math.prod(self.grid) * inner
+        top = np.uint64(min(limit, 2**64 - 1))
+        big = used & (lengths > np.uint64(min(inner, 2**64 - 1)))
+        # in uint64 without wrapping around: top - length only where length <= top
+        past = used & ((lengths > top) | (offsets > top - np.minimum(lengths, top)))
+        bad = big | past
+        if not bad.any():
+            return
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        off, n = (int(v) for v in index[where])
+        if big[where]:
+            why = f"claims {n} bytes, more than the {inner} its codecs write at most"
+        else:
+            size = f"{limit} bytes" if shard_size is not None else f"at most {limit} bytes from its codecs"
+            why = f"claims bytes {off}..{off + n}, beyond the shard's end ({size})"
+        raise ChunkDecodeError(f"shard index entry of inner chunk {where} {why}", key)
 
     def split_shard(self, raw: Any, key: str) -> tuple[np.ndarray, memoryview]:
         """The index and the shard's bytes of a whole stored shard."""

@@ -75,6 +75,11 @@ class V2Filters(ArrayBytesCodec):
         self._decoders = tuple(
             _unpickle if getattr(f, "codec_id", None) == "pickle" else f.decode for f in self.filters
         )
+        #: filters whose frames are checked as a compressor's are (the bytes come from the
+        #: store just the same, and Blosc and zfp trust their frames' headers)
+        self._bounded = frozenset(
+            i for i, f in enumerate(self.filters) if getattr(f, "codec_id", None) in ("blosc", "zfpy")
+        )
         self._vlen = next(
             (i for i, f in enumerate(self.filters) if getattr(f, "codec_id", None) in VLEN_IDS), None
         )
@@ -111,7 +116,13 @@ class V2Filters(ArrayBytesCodec):
         for i in range(len(self.filters) - 1, -1, -1):
             if i == self._vlen:
                 check_vlen_count(buf, nitems)
-            buf = self._decoders[i](buf)
+            if i in self._bounded:
+                # the first filter decodes to the chunk itself: no larger than it
+                first = i == 0 and not spec.dtype.hasobject
+                limit = nitems * spec.dtype.itemsize if first else config.max_chunk_bytes
+                buf = decode_limited(self.filters[i], buf, limit)
+            else:
+                buf = self._decoders[i](buf)
         if spec.dtype.kind == "O":
             arr = np.asarray(buf, dtype=object)
         else:
@@ -137,11 +148,13 @@ class V2Compressor(BytesBytesCodec):
         check_codecs_allowed([codec], "compressor")
         self.codec = codec
         self._id = codec.codec_id
-        self._decode = _unpickle if self._id == "pickle" else codec.decode
         self._blosc = self._id == "blosc"
+        self._decode = (
+            _unpickle if self._id == "pickle" else self._blosc_decode if self._blosc else codec.decode
+        )
         self.decodes_into = self._id in ("blosc", "lz4")
         if self._blosc:
-            # c-blosc straight into ``out`` (checking the frame's sizes), no call in between
+            # c-blosc straight into ``out`` (checking the frame first), no call in between
             self.decode_into = blosc_fast.decompress_into  # type: ignore[assignment]  # a function as instance attribute: called without self
             cname = getattr(codec, "cname", None)
             if not isinstance(cname, str):
@@ -156,6 +169,10 @@ class V2Compressor(BytesBytesCodec):
 
     def decode(self, data: Any) -> Any:
         return self._decode(data)
+
+    def _blosc_decode(self, data: Any) -> Any:
+        blosc_fast.check_frame(data)  # c-blosc would trust the frame's header
+        return self.codec.decode(data)
 
     def decode_limited(self, data: Any, limit: int) -> Any:
         if self._decode is _unpickle:

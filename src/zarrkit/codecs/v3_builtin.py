@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import bz2
+import ctypes
 import lzma
 import math
 import struct
@@ -198,6 +199,11 @@ class _NumcodecsWrapper:
 class NumcodecsArrayArrayCodec(_NumcodecsWrapper, ArrayArrayCodec):
     """A numcodecs filter (delta, fixedscaleoffset, quantize, bitround, packbits, astype)."""
 
+    def validate(self, spec: ChunkSpec) -> None:
+        # numeric filters: a variable-length array needs an object codec before any of them
+        if (spec.dtype.hasobject or spec.dtype.kind == "T") and self.codec.codec_id != "categorize":
+            raise MetadataError(f"{self.name} codec cannot filter variable-length dtype {spec.dtype}")
+
     def _out_dtype(self, spec: ChunkSpec) -> np.dtype:
         for attr in ("astype", "encode_dtype"):
             v = getattr(self.codec, attr, None)
@@ -242,14 +248,20 @@ def decode_limited(codec: Any, data: Any, limit: int) -> Any:
     when a header declares more (zstd, Blosc, LZ4): a small stored chunk cannot make the
     reader allocate gigabytes."""
     size: int | None
-    if getattr(codec, "codec_id", None) == "zfpy":
-        data, size = zfpy_frame(data)
+    cid = getattr(codec, "codec_id", None)
+    if cid == "zfpy":
+        data, size = zfpy_frame(data, limit)
+    elif cid == "blosc":
+        # its compressed size too, not only the decoded one: c-blosc reads as far as it says
+        size = blosc_fast.check_frame(data)
     else:
         size = declared_decoded_size(codec, data)
     if size is not None:
         if size > limit:
             raise ValueError(f"{codec.codec_id}: the frame declares {size} bytes, more than the chunk's {limit}")
         return codec.decode(data)
+    if getattr(codec, "codec_id", None) == "zstd" and _ZSTD_STREAM is not None:
+        return zstd_decode_upto(data, limit)  # (numcodecs would inflate a frame without a size whole)
     decompressor = _bounded_decompressor(codec)
     if decompressor is None:
         return codec.decode(data)
@@ -264,6 +276,74 @@ def decode_limited(codec: Any, data: Any, limit: int) -> Any:
 
 
 _ZLIB_DECOMPRESS = type(zlib.decompressobj())
+
+
+class _ZstdBuffer(ctypes.Structure):  # ZSTD_inBuffer and ZSTD_outBuffer
+    _fields_ = [("ptr", ctypes.c_void_p), ("size", ctypes.c_size_t), ("pos", ctypes.c_size_t)]
+
+
+def _load_zstd_stream() -> Any:
+    """zstd's streaming decompression, from the library numcodecs bundles and exports (None
+    where it does not)."""
+    try:
+        lib = ctypes.CDLL(numcodecs.zstd.__file__)
+        fns = (lib.ZSTD_createDStream, lib.ZSTD_decompressStream, lib.ZSTD_freeDStream,
+               lib.ZSTD_isError, lib.ZSTD_getErrorName)
+    except (OSError, AttributeError):
+        return None
+    create, stream, free, is_error, name = fns
+    create.restype = ctypes.c_void_p
+    create.argtypes = []
+    stream.restype = ctypes.c_size_t
+    stream.argtypes = [ctypes.c_void_p, ctypes.POINTER(_ZstdBuffer), ctypes.POINTER(_ZstdBuffer)]
+    free.restype = ctypes.c_size_t
+    free.argtypes = [ctypes.c_void_p]
+    is_error.restype = ctypes.c_uint
+    is_error.argtypes = [ctypes.c_size_t]
+    name.restype = ctypes.c_char_p
+    name.argtypes = [ctypes.c_size_t]
+    return fns
+
+
+_ZSTD_STREAM = _load_zstd_stream()
+
+
+def zstd_decode_upto(data: Any, limit: int) -> np.ndarray:
+    """Decode zstd frames (ones that do not declare their decoded size included) into at
+    most ``limit`` bytes, stopping with a ``ValueError`` as soon as the output would exceed
+    them: the output grows as it fills, so a small bomb allocates nothing near what it
+    claims."""
+    create, stream, free, is_error, name = _ZSTD_STREAM
+    src = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8)
+    source = _ZstdBuffer(src.ctypes.data, src.nbytes, 0)
+    out = np.empty(min(limit + 1, max(64 * 1024, 4 * src.nbytes)), dtype=np.uint8)
+    total = 0
+    zds = create()
+    if not zds:
+        raise MemoryError("zstd: cannot make a decompression stream")
+    try:
+        while True:
+            if total == out.size:
+                if out.size > limit:
+                    raise ValueError(f"zstd: the data inflates to more than the chunk's {limit} bytes")
+                grown = np.empty(min(2 * out.size, limit + 1), dtype=np.uint8)
+                grown[:total] = out[:total]
+                out = grown
+            sink = _ZstdBuffer(out.ctypes.data + total, out.size - total, 0)
+            before = source.pos
+            ret = stream(zds, ctypes.byref(sink), ctypes.byref(source))
+            if is_error(ret):
+                raise ValueError(f"zstd: {name(ret).decode()}")
+            total += sink.pos
+            if total > limit:
+                raise ValueError(f"zstd: the data inflates to more than the chunk's {limit} bytes")
+            if source.pos == source.size and not ret:  # every frame read and flushed
+                return out[:total]
+            if not sink.pos and source.pos == before and total < out.size:
+                # no input left for a frame not finished (or none taken)
+                raise ValueError("zstd: the compressed data is cut short")
+    finally:
+        free(zds)
 
 
 def declared_decoded_size(codec: Any, data: Any) -> int | None:
@@ -336,8 +416,9 @@ class ZstdCodec(_NumcodecsBytes):
     def decode_into(self, data: Any, out: np.ndarray) -> None:
         target = out.reshape(-1).view(np.uint8)
         size = self.declared_size(data)
-        if size is None:  # a frame without its size: decoded apart, then copied
-            decoded = memoryview(ensure_bytes(self.codec.decode(data))).cast("B")
+        if size is None:  # a frame without its size: decoded apart (bounded), then copied
+            decoded = zstd_decode_upto(data, target.nbytes) if _ZSTD_STREAM is not None else self.codec.decode(data)
+            decoded = memoryview(ensure_bytes(decoded)).cast("B")
             if len(decoded) != target.nbytes:
                 raise ValueError(f"zstd: decoded {len(decoded)} bytes, expected {target.nbytes}")
             target[...] = np.frombuffer(decoded, dtype=np.uint8)
@@ -435,7 +516,11 @@ class BloscCodec(_NumcodecsBytes):
     def declared_size(self, data: Any) -> int | None:
         return blosc_fast.frame_sizes(data)[0]
 
-    #: c-blosc straight into ``out`` (checking the frame's sizes), with no call in between
+    def decode(self, data: Any) -> Any:
+        blosc_fast.check_frame(data)
+        return self.codec.decode(data)
+
+    #: c-blosc straight into ``out`` (checking the frame first), with no call in between
     decode_into = staticmethod(blosc_fast.decompress_into)  # type: ignore[assignment]
 
     def decode_range_into(self, data: Any, out: np.ndarray, lo: int, hi: int) -> bool:
@@ -495,6 +580,11 @@ class NumcodecsBytesBytesCodec(_NumcodecsWrapper, _NumcodecsBytes):
 class NumcodecsArrayBytesCodec(_NumcodecsWrapper, ArrayBytesCodec):
     """A numcodecs codec that turns arrays into bytes itself (``numcodecs.pcodec``,
     ``numcodecs.zfpy``), as zarr-python registers them: the chunk's serializer."""
+
+    def validate(self, spec: ChunkSpec) -> None:
+        # these codecs decode numbers: never a reason to view bytes as Python object references
+        if spec.dtype.hasobject or spec.dtype.kind == "T":
+            raise MetadataError(f"{self.name} codec cannot serialise variable-length dtype {spec.dtype}")
 
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> bytes:
         return bytes(memoryview(self.codec.encode(np.ascontiguousarray(chunk, dtype=spec.dtype))).cast("B"))

@@ -60,7 +60,8 @@ def parse_v3_codec(obj: Any, key: str | None = None) -> V3Codec:
         return factory(config, key)
     except MetadataError:
         raise
-    except (TypeError, ValueError, KeyError) as exc:
+    # OverflowError: JSON's 1e999 parses as infinity, which int() refuses
+    except (TypeError, ValueError, KeyError, OverflowError) as exc:
         raise MetadataError(f"codec {name!r}: invalid configuration {config!r}: {exc}", key) from None
 
 

@@ -224,12 +224,13 @@ def _demote(field: np.ndarray, dtype: np.dtype) -> np.ndarray:
 _HEADER_BYTES = 24
 
 
-def zfpy_frame(data: Any) -> tuple[bytes, int]:
+def zfpy_frame(data: Any, limit: int) -> tuple[bytes, int]:
     """A ``numcodecs.zfpy`` frame (zfp header, then the stream) checked before zfp reads it:
     the frame zero-filled to the largest size a stream of its header's shape and mode can take
     (zfp reads whole words without checking the end, so a cut frame is never read past), and
     the number of bytes its header declares the decoded array takes.  ``ValueError`` for a
-    header zfp cannot read or one declaring a stream the library cannot write safely."""
+    header zfp cannot read, one declaring more than ``limit`` decoded bytes, or one declaring
+    a stream the library cannot write safely."""
     zfpy = _zfpy()
     raw = bytes(memoryview(data).cast("B"))
     head = raw[:_HEADER_BYTES].ljust(_HEADER_BYTES, b"\0")
@@ -241,6 +242,11 @@ def zfpy_frame(data: Any) -> tuple[bytes, int]:
     native = np.dtype(header["type"])
     if not shape or native.name not in _BLOCK_OVERHEAD:
         raise ValueError(f"zfpy: the zfp header declares no array ({header['type']}, shape {shape})")
+    size = math.prod(shape) * native.itemsize
+    # before the frame is padded to the size its header allows: a header is not a reason to
+    # allocate more than the chunk can hold
+    if size > limit:
+        raise ValueError(f"zfpy: the frame declares {size} bytes, more than the chunk's {limit}")
     values = 1 << (2 * len(shape))
     largest_block = _BLOCK_OVERHEAD[native.name] + values - 1 + values * 8 * native.itemsize
     # the header's bits per block mean something in fixed-rate and expert modes only
@@ -253,4 +259,4 @@ def zfpy_frame(data: Any) -> tuple[bytes, int]:
     largest = _HEADER_BYTES + -(-blocks * per_block // 64) * 8
     if len(raw) > largest:
         raise ValueError(f"zfpy: a frame of shape {shape} is at most {largest} bytes, got {len(raw)}")
-    return raw.ljust(largest, b"\0"), math.prod(shape) * native.itemsize
+    return raw.ljust(largest, b"\0"), size

@@ -11,8 +11,9 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..codecs.buffers import filled, is_all_fill, scratch
-from ..codecs.chain import CodecChain
+from ..codecs.chain import CodecChain, max_stored_size
 from ..codecs.shard_store import ShardedStore
+from ..config import config
 from ..errors import ChunkDecodeError
 from ..metadata.grid import ChunkGrid
 from ..metadata.v2 import ArrayMetadataV2
@@ -72,6 +73,10 @@ class ChunkContext:
     codec_at: Any = None
     #: bytes of a decoded chunk of ``chunk_shape``
     chunk_nbytes: int = 0
+    #: the largest stored chunk the codecs write for a chunk of ``chunk_shape``: a larger
+    #: stored object is refused from its size, unread (None: no bound but
+    #: ``config.max_chunk_bytes``, see :meth:`stored_limit`)
+    max_stored: int | None = None
 
     @classmethod
     def build(cls, store: Store, path: str, meta: Any) -> ChunkContext:
@@ -104,7 +109,10 @@ class ChunkContext:
             def codec_at(coords: tuple[int, ...]) -> CodecChain:
                 return codec_for(chunk_shape_of(coords))
 
+        # every chunk is at most the largest (a rectilinear grid's chains differ by shape only)
+        bounded = codec if codec_at is None or sharding is not None else meta.codec_for(largest)
         return cls(
+            max_stored=max_stored_size(bounded),
             store=store,
             prefix=prefix,
             meta=meta,
@@ -125,6 +133,11 @@ class ChunkContext:
                 else meta.fill_value
             ),
         )
+
+    def stored_limit(self) -> int:
+        """The most bytes a stored chunk may hold: :attr:`max_stored`, or
+        ``config.max_chunk_bytes`` where the codecs have no bound (asked once per read)."""
+        return self.max_stored if self.max_stored is not None else config.max_chunk_bytes
 
     def key(self, coords: tuple[int, ...]) -> str:
         """Store key of the stored object (chunk, or shard when sharded) at grid ``coords``."""

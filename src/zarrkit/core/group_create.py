@@ -39,7 +39,7 @@ class MemberCreationMethods:
     _check_writable: Callable[[], None]
     _hierarchy_lock: Callable[[], Any]
 
-    def _create_group_nosync(self, name: Any, overwrite: bool) -> Any:
+    def _create_group_nosync(self, name: Any, overwrite: bool, attributes: dict[str, Any] | None = None) -> Any:
         path = self._item_path(name)
         if overwrite:
             self._check_not_above(path, name)
@@ -47,7 +47,7 @@ class MemberCreationMethods:
             self._check_free(path, name)
         init_group(
             self._store, path=path, overwrite=overwrite, chunk_store=self._chunk_store_arg,
-            zarr_format=self._zarr_format,
+            zarr_format=self._zarr_format, attributes=attributes,
         )
         return self._open_member(path, "group")
 
@@ -82,10 +82,8 @@ class MemberCreationMethods:
         """
         self._check_writable()
         with self._hierarchy_lock():
-            group = self._create_group_nosync(name, overwrite)
-        if attributes:
-            group.attrs.update(attributes)
-        return group
+            # the attributes go into the group's first document: a group never appears without them
+            return self._create_group_nosync(name, overwrite, attributes)
 
     def require_group(self, name: str, overwrite: bool = False) -> Any:
         """Obtain a sub-group, creating it if it doesn't exist.

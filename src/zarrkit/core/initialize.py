@@ -15,13 +15,31 @@ from ..config import config
 from ..errors import ContainsArrayError, ContainsGroupError
 from ..metadata import io
 from ..metadata.build import build_array_metadata, build_array_metadata_v3, h5py_compressor
+from ..metadata.codec_args import check_codec_argument
 from ..metadata.normalize import normalize_path
 from ..metadata.v2 import ArrayMetadataV2
 from ..metadata.v3 import ArrayMetadataV3
 from ..storage.base import Store, describe_location
 from ..storage.coerce import coerce_store
 
-__all__ = ["init_array", "init_group", "require_parent_groups", "legacy_format"]
+__all__ = ["init_array", "init_group", "require_parent_groups", "legacy_format", "check_codec_arguments"]
+
+#: the words a codec argument may be instead of codecs: its default, and zarr-python 2's "none"
+_CODEC_WORDS = {
+    "compressor": ("default", "auto", "none"), "compressors": ("default", "auto", "none"),
+    "serializer": ("auto",), "filters": (), "codecs": (), "object_codec": (),
+}
+
+
+def check_codec_arguments(**given: Any) -> None:
+    """Check, as they enter, that the codec arguments given by name (``compressor=``,
+    ``compressors=``, ``filters=``, ``serializer=``, ``codecs=``, ``object_codec=``) are codecs
+    in one of their accepted forms, so that a mistake is named as the argument it was given
+    as, before anything else.  Which codecs a format knows is checked when the metadata is
+    built."""
+    for name, value in given.items():
+        check_codec_argument(value, name, many=name not in ("compressor", "serializer", "object_codec"),
+                             words=_CODEC_WORDS[name])
 
 
 def _check_zarr_format(zarr_format: Any) -> int:
@@ -137,6 +155,9 @@ def init_array(
     """
     zarr_format = _check_zarr_format(legacy_format(kwargs, zarr_format, "init_array") or 2)
     _reject_unknown(kwargs, "init_array")
+    check_codec_arguments(compressor=compressor, filters=filters, object_codec=object_codec, **{
+        k: v for k, v in (v3_options or {}).items() if k in ("compressors", "serializer", "codecs")
+    })
     s = coerce_store(store)
     cs = None if chunk_store is None else coerce_store(chunk_store)
     path = normalize_path(path)
@@ -160,8 +181,6 @@ def init_array(
     if overwrite:
         _clear_path(s, cs, path)
     io.write_array_metadata(s, path, meta, attributes=attributes or {})
-    if zarr_format == 2:
-        io.write_attributes(s, path, attributes or {})
 
 
 def init_group(

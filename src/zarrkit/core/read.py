@@ -10,7 +10,7 @@ import numpy as np
 
 from ..codecs.shard_store import ShardedStore
 from ..config import config
-from ..errors import ShapeMismatchError
+from ..errors import ChunkDecodeError, ShapeMismatchError
 from .chunks import ChunkContext, filled, names_store, scratch
 from .indexing import ChunkProjection
 from .pool import run_tasks, threads_for
@@ -36,6 +36,9 @@ ROW_MIN_CHUNK_BYTES = 64 * 1024
 #: together: smaller outputs stay in the CPU caches, where strided copies cost nothing extra,
 #: and the buffers stay a small part of the memory a read needs
 ROW_OUTPUT_FACTOR = 8
+#: a read of a shard on a store that cannot hold one version of it for the read, which fails
+#: to decode while the shard's index changes, is tried again this many times
+VERSION_RETRIES = 2
 
 
 @names_store
@@ -65,12 +68,16 @@ def read_selection(
     codec = ctx.codec
     projections = list(iter(indexer))  # (list(indexer) would count the chunks first, via len)
     nbytes = ctx.chunk_nbytes
-    read_one, read_row = _chunk_readers(ctx, out, nbytes)
-    if len(projections) == 1:  # one chunk (an inner chunk read on its own): no tasks to plan
+    limit = ctx.stored_limit()
+    get = chunk_getter(store, limit, codec.decodes_into and nbytes >= TRANSIENT_MIN_BYTES)
+    read_one, read_row = _chunk_readers(ctx, out, get)
+    # one chunk (an inner chunk read on its own): no tasks to plan, unless a failed read
+    # of a shard may have to be tried again (see _read_groups)
+    if len(projections) == 1 and (not store.groups_keys or cast(ShardedStore, store).pins_versions):
         read_one(projections[0])
         return out
     if store.groups_keys:
-        _read_groups(ctx, projections, out, read_one)
+        _read_groups(ctx, projections, out, read_one, limit)
         return out
     threads = threads_for(store, nbytes)
     rows = None
@@ -98,28 +105,29 @@ def _output(ctx: ChunkContext, shape: tuple[int, ...], out: np.ndarray | None) -
     return np.empty(shape, dtype=ctx.dtype, order=layout)
 
 
-def _chunk_readers(ctx: ChunkContext, out: np.ndarray, nbytes: int) -> tuple[Any, Any]:
-    """The tasks of a read into ``out``: one chunk, and one row of chunks (see
-    :func:`chunk_rows`); closures, so that the per-chunk path looks nothing up."""
-    store = ctx.chunks
+def chunk_getter(store: Any, limit: int, transient: bool) -> Callable[[str], Any]:
+    """The read of one whole stored chunk from ``store``: refused, unread, when it holds more
+    than ``limit`` bytes (what the codecs write at most, see :meth:`ChunkContext.stored_limit`).
+    Chains that decode into a buffer (``transient``) are done with the stored bytes when
+    decode_into returns, so the store may hand large chunks over in a buffer it reuses
+    (small ones come cheaper as bytes of their own)."""
+    get_upto = getattr(store, "get_transient_upto", store.get_upto) if transient else store.get_upto
+
+    def get(key: str) -> Any:  # (a partial with a keyword argument costs more per call)
+        return get_upto(key, limit)
+
+    return get
+
+
+def _chunk_readers(ctx: ChunkContext, out: np.ndarray, get: Callable[[str], Any]) -> tuple[Any, Any]:
+    """The tasks of a read into ``out``, each chunk read with ``get``: one chunk, and one row
+    of chunks (see :func:`chunk_rows`); closures, so that the per-chunk path looks nothing up."""
     codec = ctx.codec
     missing = ctx.missing
     chunk_shape = ctx.chunk_shape
     dtype = ctx.dtype
     key_of = ctx.chunk_key_function()
     codec_at = ctx.codec_at
-    # chains that decode into a buffer are done with the stored bytes when decode_into
-    # returns, so the store may hand large chunks over in a buffer it reuses (small ones come
-    # cheaper as bytes of their own)
-    get: Callable[[str], Any]
-    if codec.decodes_into and nbytes >= TRANSIENT_MIN_BYTES:
-        get = store.get_transient
-    else:
-        # a stored chunk rarely holds much more than its decoded size
-        get_upto, limit = store.get_upto, nbytes + 64
-
-        def get(key: str) -> Any:  # (a partial with a keyword argument costs more per call)
-            return get_upto(key, limit)
 
     def read_one(p: ChunkProjection) -> None:
         key = key_of(p.chunk_coords)
@@ -145,10 +153,14 @@ def _chunk_readers(ctx: ChunkContext, out: np.ndarray, nbytes: int) -> tuple[Any
     return read_one, read_row
 
 
-def _read_groups(ctx: ChunkContext, projections: list[ChunkProjection], out: np.ndarray, read_one: Any) -> None:
+def _read_groups(
+    ctx: ChunkContext, projections: list[ChunkProjection], out: np.ndarray, read_one: Any, limit: int
+) -> None:
     """A read from a store that reads keys best together (the inner chunks of a shard): a
     group per task, its chunks fetched with one ``get_many`` and decoded in parallel when the
-    group is the only one being read."""
+    group is the only one being read, all from one version of the shard.  Where the store
+    cannot hold a version for a read, a read that fails to decode is tried again while the
+    shard's index changes (a writer replaced the shard between the index and the chunks)."""
     store = cast(ShardedStore, ctx.chunks)  # the store that groups keys: a sharded array's
     codec_of = ctx.codec_of
     missing = ctx.missing
@@ -156,10 +168,30 @@ def _read_groups(ctx: ChunkContext, projections: list[ChunkProjection], out: np.
     # large inner chunks from a local store may be read each by the task that decodes it (into
     # a reused buffer: see _chunk_readers), the reads spread over the workers
     large = ctx.codec.decodes_into and ctx.chunk_nbytes >= TRANSIENT_MIN_BYTES
+    pinned = store.pins_versions
 
     def read_group(group: list[ChunkProjection]) -> None:
-        if len(group) == 1 or (large and store.reads_apart(key_of(group[0].chunk_coords))):
-            run_tasks(read_one, group)
+        if pinned:
+            read_version(group)
+            return
+        for attempt in range(VERSION_RETRIES + 1):
+            try:
+                read_version(group)
+                return
+            except ChunkDecodeError:
+                if attempt == VERSION_RETRIES or not store.changed(key_of(group[0].chunk_coords)):
+                    raise
+
+    def read_version(group: list[ChunkProjection]) -> None:
+        if len(group) == 1:
+            read_one(group[0])
+            return
+        version = store.read_apart(key_of(group[0].chunk_coords)) if large else None
+        if version is not None:
+            try:
+                run_tasks(_chunk_readers(ctx, out, version.getter(limit))[0], group)
+            finally:
+                version.close()
             return
         raws = store.get_many([key_of(p.chunk_coords) for p in group])
 

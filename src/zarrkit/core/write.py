@@ -143,6 +143,7 @@ def _merger(ctx: ChunkContext, arr: np.ndarray, scalar: bool, fields: Any, write
     dtype = ctx.dtype
     order = ctx.codec.order
     shape_of = None if ctx.codec_at is None else ctx.grid.chunk_shape
+    limit = ctx.stored_limit()  # an old chunk larger than its codecs write is refused, unread
 
     def merged(p: ChunkProjection, key: str, old: Any = None) -> np.ndarray | None:
         if p.is_complete_chunk and fields is None:
@@ -161,7 +162,7 @@ def _merger(ctx: ChunkContext, arr: np.ndarray, scalar: bool, fields: Any, write
                 else:
                     chunk[p.chunk_selection] = arr[p.out_selection]
         else:
-            raw = store.get(key) if old is None else old.get(key)
+            raw = store.get_upto(key, limit) if old is None else old.get(key)
             if raw is None:
                 chunk = ctx.fill_chunk(p.chunk_coords)
             else:

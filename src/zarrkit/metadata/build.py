@@ -29,16 +29,46 @@ from ..codecs.v3_builtin import BytesCodec, TransposeCodec, VLenBytesCodec, VLen
 from ..config import config
 from ..errors import MetadataError, UnsupportedCodecError, UnsupportedDtypeError
 from .codec_args import to_v2_codec, to_v2_codecs, to_v3_codec, to_v3_codecs
-from .dtypes import BYTES_DTYPE, is_bytes_dtype, normalize_fill_value
+from .dtypes import BYTES_DTYPE, ML_DTYPES, is_bytes_dtype, normalize_fill_value
 from .grid import longest_edges
 from .normalize import normalize_chunks, normalize_order, normalize_shape, rectilinear_chunks
 from .v2 import ArrayMetadataV2
 from .v3 import ArrayMetadataV3, ChunkKeyEncoding
+from .zdtypes import VariableLengthBytes, VariableLengthUTF8, ZDType
 
 __all__ = [
     "build_array_metadata", "build_array_metadata_v3", "chunk_key_encoding_arg", "h5py_compressor",
-    "default_compressor",
+    "default_compressor", "dtype_arg",
 ]
+
+#: what ``dtype`` may be, said in errors
+_DTYPE_FORMS = (
+    "a NumPy data type or its name ('float32', '<i4', 'M8[ns]'...), str, bytes or a zarrkit.dtype "
+    "data type"
+)
+
+
+def dtype_arg(dtype: Any) -> Any:
+    """A creation function's ``dtype=`` as NumPy (or the string forms of variable-length
+    strings and bytes) takes it: a ``zarrkit.dtype`` object becomes its NumPy dtype."""
+    if isinstance(dtype, VariableLengthUTF8):
+        return "str"
+    if isinstance(dtype, VariableLengthBytes):
+        return "bytes"
+    if isinstance(dtype, ZDType):
+        return dtype.to_native_dtype()
+    return dtype
+
+
+def _dtype_error(dtype: Any, exc: Exception) -> Exception:
+    """The error for a ``dtype=`` NumPy does not understand: the install hint for a data type
+    of the ml_dtypes package (NumPy knows its names once the package is imported), else what
+    is expected."""
+    if isinstance(dtype, str) and dtype in ML_DTYPES:
+        return UnsupportedDtypeError(
+            f"dtype {dtype!r} needs the ml_dtypes package (pip install 'zarrkit[ml]')", "dtype"
+        )
+    return TypeError(f"dtype: expected {_DTYPE_FORMS}, got {dtype!r} ({exc})")
 
 
 def chunk_key_encoding_arg(value: Any) -> ChunkKeyEncoding:
@@ -95,6 +125,7 @@ def _normalize_dtype(dtype: Any, object_codec: Any, filters: Any = None) -> tupl
     ``'array:<dtype>'`` ragged arrays of numbers (``VLenArray``), as in zarr-python 2."""
     if object_codec is not None:
         object_codec = to_v2_codec(object_codec, "object_codec")
+    dtype = dtype_arg(dtype)
     if dtype is None:
         _unneeded(object_codec)
         return np.dtype("f8"), None
@@ -116,7 +147,7 @@ def _normalize_dtype(dtype: Any, object_codec: Any, filters: Any = None) -> tupl
     try:
         dt = np.dtype(dtype)
     except TypeError as exc:
-        raise TypeError(f"dtype {dtype!r} is not understood: {exc}") from None
+        raise _dtype_error(dtype, exc) from None
     if dt.kind in "mM" and np.datetime_data(dt)[0] == "generic":
         raise ValueError(f"dtype {dtype!r} has no unit; give one, e.g. 'M8[ns]' or 'm8[s]'")
     if dt.kind in "SU" and dt.itemsize == 0:

@@ -9,7 +9,6 @@ hierarchy listing from that document and sends only chunk requests to the store.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,6 +16,7 @@ from ..errors import MetadataError, NodeNotFoundError
 from ..storage.base import ByteRange, Store, is_node_name, join_path
 from ..storage.coerce import coerce_store
 from . import io, v2, v3
+from .json_text import dump_json
 
 __all__ = [
     "ZMETADATA",
@@ -78,7 +78,7 @@ def consolidated_document_v3(store: Store, path: str, root_doc: dict[str, Any]) 
         metadata[node_path[base:]] = doc
     root = dict(root_doc)
     root["consolidated_metadata"] = {"kind": "inline", "must_understand": False, "metadata": metadata}
-    return v3.json_bytes_v3(root)
+    return v3.json_bytes_v3(root, join_path(path, v3.ZARR_JSON))
 
 
 def consolidated_document_v2(store: Store, path: str) -> bytes:
@@ -93,7 +93,7 @@ def consolidated_document_v2(store: Store, path: str) -> bytes:
             doc = io.read_json(store, join_path(node_path, name))
             if doc is not None:
                 docs[join_path(rel, name)] = doc
-    return v2.json_bytes({"metadata": docs, "zarr_consolidated_format": 1})
+    return v2.json_bytes({"metadata": docs, "zarr_consolidated_format": 1}, join_path(path, ZMETADATA))
 
 
 def consolidate(store: Store, path: str = "") -> None:
@@ -192,7 +192,7 @@ class ConsolidatedMetadataStore(Store):
             raise MetadataError(f"zarr_consolidated_format: expected 1, got {got!r}", metadata_key)
         if not isinstance(doc.get("metadata"), dict):
             raise MetadataError("expected {'metadata': {...}, 'zarr_consolidated_format': 1}", metadata_key)
-        self.docs = {k: _reserialize(v) for k, v in doc["metadata"].items()}
+        self.docs = {k: _reserialize(v, k) for k, v in doc["metadata"].items()}
 
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         value = self.docs.get(key)
@@ -209,10 +209,10 @@ def _is_bytes(value: Any) -> bool:
     return isinstance(value, (bytes, bytearray, memoryview))
 
 
-def _reserialize(doc: Any) -> bytes:
+def _reserialize(doc: Any, key: str) -> bytes:
     # Each document is handed to the same parser as an unconsolidated one, so it is written back
     # as it was read: NaN/Infinity literals (not JSON, but parsed) stay for that parser to judge.
-    return json.dumps(doc, allow_nan=True).encode()
+    return dump_json(doc, key, allow_nan=True)
 
 
 class ConsolidatedStore(ConsolidatedMetadataStore):
@@ -247,7 +247,7 @@ class ConsolidatedStore(ConsolidatedMetadataStore):
     def _document_bytes(self, key: str) -> bytes | None:
         value = self._bytes.get(key)
         if value is None and key in self._parsed:
-            value = self._bytes[key] = _reserialize(self._parsed[key])
+            value = self._bytes[key] = _reserialize(self._parsed[key], key)
         return value
 
     def parsed_document(self, key: str) -> Any:
@@ -266,6 +266,20 @@ class ConsolidatedStore(ConsolidatedMetadataStore):
             value = self._document_bytes(key)
             return value if value is None or byte_range is None else byte_range.slice(value)
         return self.store.get(key, byte_range)
+
+    def get_upto(self, key: str, limit: int) -> bytes | None:
+        """A chunk through the wrapped store's ``get_upto`` (refused, unread, beyond ``limit``)."""
+        return super().get_upto(key, limit) if _is_meta_key(key) else self.store.get_upto(key, limit)
+
+    def get_transient_upto(self, key: str, limit: int) -> bytes | memoryview | None:
+        if _is_meta_key(key):
+            return super().get_upto(key, limit)
+        return getattr(self.store, "get_transient_upto", self.store.get_upto)(key, limit)
+
+    @property
+    def value_version(self) -> Any:
+        """The wrapped store's ``value_version`` (shards are never metadata documents)."""
+        return getattr(self.store, "value_version", None)
 
     def get_many(self, keys: Any) -> dict[str, bytes | None]:
         keys = list(keys)

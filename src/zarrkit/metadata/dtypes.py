@@ -70,7 +70,12 @@ def _ml_scalar(value: Any, dtype: np.dtype, key: str | None) -> Any:
     """A fill value of an ``ml_dtypes`` type: integers by range, floats as the core float
     types take them (numbers, ``"NaN"``, ``"Infinity"``, hex bit patterns)."""
     if dtype.name in ("int2", "int4", "uint2", "uint4"):
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or float(value) != int(value):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float, np.integer, np.floating))
+            or not math.isfinite(value)
+            or float(value) != int(value)
+        ):
             raise MetadataError(f"fill_value {value!r} is not an integer for dtype {dtype}", key)
         info = ml_dtypes.iinfo(dtype)
         if not info.min <= int(value) <= info.max:

@@ -182,19 +182,21 @@ def check_group(store: Store, path: str) -> int:
 
 def write_array_metadata(store: Store, path: str, meta: Any, attributes: dict[str, Any] | None = None) -> None:
     """Write array metadata.  A v3 document keeps the attributes already stored in it unless
-    ``attributes`` is given.  For v2, ``attributes`` (written by the caller next, as
-    ``.zattrs``) are checked first, so that attributes that cannot be written leave nothing
-    written."""
+    ``attributes`` is given.  For v2, ``attributes`` (when given) are written as ``.zattrs``
+    before ``.zarray``: the array appears with its attributes or not at all, and attributes
+    that cannot be written leave nothing written."""
     if meta.zarr_format == 3:
         if attributes is None:
             attributes = read_attributes(store, path, 3)
         key = meta_key(path, v3.ZARR_JSON)
         store.set(key, meta.to_bytes(attributes, key))
     else:
-        if attributes is not None:
-            _attributes_bytes(attributes, attributes_key(path, 2))
         key = meta_key(path, v2.ARRAY_KEY)
-        store.set(key, meta.to_bytes(key))
+        document = meta.to_bytes(key)
+        if attributes is not None:
+            attrs_key = attributes_key(path, 2)
+            store.set(attrs_key, _attributes_bytes(attributes, attrs_key))
+        store.set(key, document)
 
 
 def write_group_metadata(store: Store, path: str, zarr_format: int = 2, attributes: dict[str, Any] | None = None) -> None:
@@ -204,9 +206,9 @@ def write_group_metadata(store: Store, path: str, zarr_format: int = 2, attribut
         store.set(key, v3.json_bytes_v3(doc, key))
     elif zarr_format == 2:
         attrs_key = attributes_key(path, 2)
-        attrs = _attributes_bytes(attributes or {}, attrs_key)  # before .zgroup: all or nothing
+        # .zattrs before .zgroup: the group appears with its attributes or not at all
+        store.set(attrs_key, _attributes_bytes(attributes or {}, attrs_key))
         store.set(meta_key(path, v2.GROUP_KEY), json_bytes(v2.group_document_v2()))
-        store.set(attrs_key, attrs)
     else:
         raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from ..errors import ReadOnlyError
+from ..errors import ChunkDecodeError, ReadOnlyError
 from .conveniences import (
     StoreConveniences,
     _delete_through_delitem,
@@ -46,7 +46,7 @@ from .keys import (
 
 __all__ = [
     "ByteRange", "Store", "normalize_key", "validate_key", "validate_prefix", "join_path",
-    "describe_store", "describe_location", "is_node_name", "is_valid_key",
+    "describe_store", "describe_location", "is_node_name", "is_valid_key", "oversized",
 ]
 
 
@@ -160,25 +160,32 @@ class Store(StoreConveniences):
         return self.get(key, byte_range)
 
     def get_upto(self, key: str, limit: int) -> bytes | None:
-        """:meth:`get` of a whole value the caller expects to hold at most ``limit`` bytes (a
-        small chunk), for a ``key`` the caller knows to be valid (as the chunk keys the engine
-        builds are: it is not validated again); stores that can read such a value more cheaply
-        do.  Stores whose keys are file paths still check them.
+        """:meth:`get` of a whole value that may hold at most ``limit`` bytes (a chunk, which
+        its codecs cannot have written larger), for a ``key`` the caller knows to be valid (as
+        the chunk keys the engine builds are: it is not validated again).  A larger value is
+        refused with :class:`~zarrkit.errors.ChunkDecodeError` naming ``key`` (see
+        :func:`oversized`), and stores that can tell from its size, before reading it whole,
+        do (a file's size, a ranged read of ``limit + 1`` bytes, an object's
+        ``Content-Length``).  Stores whose keys are file paths still check them.
 
         Parameters
         ----------
         key : str
             The key.
         limit : int
-            The size the value is expected not to exceed (a larger one is still read whole).
+            The most bytes the value may hold.
 
         Returns
         -------
         bytes or None
         """
         if type(self).get is Store.get:  # the usual case: no call through get() per chunk
-            return self._get(key.lower() if self.normalize_keys else key, None)
-        return self.get(key)
+            value = self._get(key.lower() if self.normalize_keys else key, None)
+        else:
+            value = self.get(key)
+        if value is not None and len(value) > limit:
+            raise oversized(key, len(value), limit)
+        return value
 
     def version_token(self, key: str) -> Any:
         """A value that changes whenever the value at ``key`` is replaced or rewritten, where
@@ -368,6 +375,13 @@ class Store(StoreConveniences):
     def _check_writable(self) -> None:
         if self.read_only or not self.supports_writes:
             raise ReadOnlyError(f"{type(self).__name__} is read-only")
+
+
+def oversized(key: str, size: int | None, limit: int) -> ChunkDecodeError:
+    """The error of :meth:`Store.get_upto` for a value larger than ``limit`` bytes (``size``:
+    its size, None when only a read of ``limit + 1`` bytes told)."""
+    held = f"{size} bytes, more than the {limit}" if size is not None else f"more than the {limit} bytes"
+    return ChunkDecodeError(f"the stored object holds {held} its codecs write at most: not read", key)
 
 
 def ensure_bytes_like(value: Any, key: str = "") -> bytes | memoryview:

@@ -10,7 +10,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
-from .base import ByteRange, Store
+from .base import ByteRange, Store, oversized
 from .coerce import coerce_store
 from .wrappers import WrapperStore
 
@@ -102,6 +102,9 @@ class CacheStore(WrapperStore):
         with self._lock:
             self._forget_locked(key)
 
+    #: reads go through the cache
+    value_version = None
+
     # -- the store contract ---------------------------------------------------------------
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         if key in self._sizes and self._fresh(key):
@@ -119,6 +122,36 @@ class CacheStore(WrapperStore):
         value = bytes(value)
         self._remember(key, value)
         return value if byte_range is None else byte_range.slice(value)
+
+    def get_upto(self, key: str, limit: int) -> bytes | None:
+        """A cached value, or the source store's :meth:`~zarrkit.storage.Store.get_upto`
+        (then cached): a value larger than ``limit`` bytes is refused, unread where the source
+        store can.
+
+        Parameters
+        ----------
+        key : str
+            The key (valid: not checked again).
+        limit : int
+            The most bytes the value may hold.
+
+        Returns
+        -------
+        bytes, memoryview or None
+        """
+        if not (key in self._sizes and self._fresh(key)):
+            if key in self._sizes:
+                self._forget(key)
+            value = self.inner.get_upto(key, limit)
+            if value is not None:
+                self._remember(key, bytes(value))
+            return value
+        value = self._get(key, None)
+        if value is not None and len(value) > limit:
+            raise oversized(key, len(value), limit)
+        return value
+
+    get_transient_upto = get_upto
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
         return {key: self._get(key, None) for key in keys}

@@ -10,6 +10,7 @@ from contextlib import nullcontext
 from typing import Any
 
 from ..errors import StoreError
+from . import fileio
 from .base import ByteRange, Store, validate_key, validate_prefix
 
 __all__ = ["DBMStore"]
@@ -31,6 +32,12 @@ class DBMStore(Store):
     has no ordered keys, so listings read every key.  Most backends keep some changes in memory
     until :meth:`flush` or :meth:`close`; flush before another store or process opens the same
     database.
+
+    A crash is survived only as well as the backend survives it: ``dbm.dumb`` (the fallback
+    where no other backend is built) rewrites values in place and its index by renaming, so a
+    writer killed mid-write can leave torn values or an empty-looking database.  For data that
+    must survive a killed writer use :class:`SQLiteStore`, :class:`LMDBStore` or a
+    :class:`DirectoryStore`.
 
     Parameters
     ----------
@@ -101,6 +108,10 @@ class DBMStore(Store):
         self.read_only = flag[0] == "r"
         self._lock: Any = threading.RLock() if write_lock else nullcontext()
         self._closed = False
+        # the backends add their own suffixes to the path
+        fileio.check_regular_files(
+            f"DBM database {self.path!r}", *(self.path + s for s in ("", ".db", ".dat", ".dir", ".bak", ".pag"))
+        )
         try:
             self.db = opener(self.path, flag, mode, **open_kwargs)
         except FileNotFoundError:

@@ -4,9 +4,28 @@ into a per-thread buffer reused from read to read), gathered writes, directory f
 from __future__ import annotations
 
 import os
+import stat
 import threading
 
-__all__ = ["HAS_PREADV", "TRANSIENT_MAX_BYTES", "fsync_dir", "read_range", "read_range_into", "write_all"]
+from ..errors import StoreError
+
+__all__ = [
+    "HAS_PREADV", "TRANSIENT_MAX_BYTES", "OpenFile", "check_regular_files", "fsync_dir", "read_range",
+    "read_range_into", "write_all",
+]
+
+
+def check_regular_files(what: str, *paths: str) -> None:
+    """Refuse (``StoreError`` naming ``what``) when one of ``paths`` exists as a named pipe,
+    a socket or a device: a database library opening one would block or read garbage.
+    Missing paths, files, directories and links to them pass."""
+    for path in paths:
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            continue
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            raise StoreError(f"{what}: {path!r} is not a regular file or directory")
 
 
 def read_range(fd: int, offset: int, length: int) -> bytes:
@@ -49,6 +68,38 @@ def read_range_into(fd: int, offset: int, length: int) -> memoryview:
     return view
 
 
+class OpenFile:
+    """A regular file held open for a read of several of its ranges (a shard's index, then
+    its chunks): they all come from this version of the file, even when a writer renames a
+    new one over it (or removes it) meanwhile.  ``token`` is the device, inode, size and
+    modification time, as ``DirectoryStore.version_token`` gives them."""
+
+    __slots__ = ("fd", "size", "token")
+    #: reads need no buffer of the whole value: tasks may each read their own range
+    holds_open = True
+
+    def __init__(self, fd: int, st: os.stat_result):
+        self.fd = fd
+        self.size = st.st_size
+        self.token = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+    def read(self, offset: int, length: int | None = None, transient: bool = False) -> bytes | memoryview:
+        """``length`` bytes from ``offset`` (a suffix for a negative offset, to the end for
+        no length), into this thread's reusable buffer when ``transient``."""
+        if offset < 0:
+            offset = max(self.size + offset, 0)
+        if length is None:
+            length = self.size - offset
+        if transient and 0 < length <= TRANSIENT_MAX_BYTES and HAS_PREADV:
+            return read_range_into(self.fd, offset, length)
+        return read_range(self.fd, offset, length)
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
 #: buffers handed to one writev call (the system's IOV_MAX is at least 1024 on Linux)
 _IOV_MAX = 1024
 _HAS_WRITEV = hasattr(os, "writev")
@@ -77,7 +128,8 @@ def write_all(fd: int, parts: list[memoryview]) -> None:
 
 def fsync_dir(directory: str) -> None:
     try:
-        fd = os.open(directory, os.O_RDONLY)
+        # only ever a directory: a named pipe swapped in would block an open without these
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return
     try:

@@ -38,7 +38,7 @@ from urllib.parse import unquote
 
 from ..config import config
 from ..errors import StorageOptionsError, StoreError
-from .base import ByteRange, Store, validate_key, validate_prefix
+from .base import ByteRange, Store, oversized, validate_key, validate_prefix
 
 __all__ = ["FSStore", "FsspecStore"]
 
@@ -130,13 +130,9 @@ def _http_status(exc: BaseException) -> int | None:
     resp = getattr(exc, "response", None)
     if isinstance(resp, dict):
         v = (resp.get("ResponseMetadata") or {}).get("HTTPStatusCode")
-        if isinstance(v, int):
-            return v
-    elif resp is not None:
+    else:
         v = getattr(resp, "status_code", None) or getattr(resp, "status", None)
-        if isinstance(v, int) and 100 <= v < 600:
-            return v
-    return None
+    return v if isinstance(v, int) and 100 <= v < 600 else None
 
 
 def classify_error(exc: BaseException) -> str:
@@ -476,6 +472,16 @@ class FsspecStore(Store):
         if length is not None and len(value) > length:  # the server ignored the Range header
             return byte_range.slice(value)
         return bytes(value)
+
+    def get_upto(self, key: str, limit: int) -> bytes | None:  # one read of limit + 1 bytes
+        if type(self)._get is not FsspecStore._get:
+            return super().get_upto(key, limit)
+        path = self._path(key)
+        value = self._call("read", key, lambda: self.fs.cat_file(path, start=0, end=limit + 1),
+                           missing=None, out_of_range=b"")
+        if value is None or len(value) <= limit:
+            return None if value is None else bytes(value)
+        raise oversized(key, len(value) if len(value) > limit + 1 else None, limit)  # (>: no ranges)
 
     def _suffix(self, path: str, offset: int) -> bytes:
         try:

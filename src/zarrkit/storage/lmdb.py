@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ..errors import StoreError
+from . import fileio
 from .base import ByteRange, Store, ensure_bytes_like, validate_key, validate_prefix
 
 __all__ = ["LMDBStore"]
@@ -168,6 +169,10 @@ class LMDBStore(Store):
         self.kwargs = dict(kwargs)
         self._lock = threading.Lock()  # serializes this store's write transactions
         self._closed = False
+        fileio.check_regular_files(
+            f"LMDB database {self.path!r}", self.path, self.path + "-lock",
+            *(os.path.join(self.path, n) for n in ("data.mdb", "lock.mdb")),
+        )
         if self.read_only and not os.path.exists(self.path):
             raise FileNotFoundError(f"LMDB database {self.path!r} does not exist")
         options = dict(kwargs)

@@ -5,29 +5,34 @@ from __future__ import annotations
 import errno
 import itertools
 import os
-import shutil
-import socket
 import stat
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 from ..errors import InvalidPathError, StoreError
-from . import fileio
-from .base import ByteRange, Store, ensure_bytes_like, validate_key, validate_prefix
+from . import fileio, local_tree
+from .base import ByteRange, Store, ensure_bytes_like, oversized, validate_key, validate_prefix
+from .local_tree import _HOST, ELOOP, ORPHAN_AGE, TEMP_MARKER, plain_dir  # noqa: F401  (ORPHAN_AGE: documented here)
 
 __all__ = ["DirectoryStore"]
 
 _O_BINARY = getattr(os, "O_BINARY", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_READ_FLAGS = os.O_RDONLY | _O_BINARY | _O_NOFOLLOW
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+#: a named pipe opened without O_NONBLOCK waits for the other end forever, and a terminal
+#: opened without O_NOCTTY may become this process's controlling terminal: values are only
+#: read from regular files, but which kind of file a name holds is known once it is open
+_O_SPECIAL_SAFE = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+_READ_FLAGS = os.O_RDONLY | _O_BINARY | _O_NOFOLLOW | _O_SPECIAL_SAFE
+_DIR_FLAGS = os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW
 _POSIX = os.sep == "/"  # keys are native relative paths
-_ELOOP = getattr(errno, "ELOOP", None)
 _counter = itertools.count()
+#: :meth:`DirectoryStore.get_upto` reads up to this limit in one read of ``limit + 1`` bytes
+#: (allocated before the read); above it, the file's size is asked first
+UPTO_READ_MAX = 1 << 20
 
 
-_HOST = socket.gethostname().replace("-", "_") or "host"
 
 
 #: this process's id, renewed in a forked child (os.getpid is a system call per write)
@@ -41,17 +46,11 @@ def _unique() -> str:
     return f"{_HOST}-{_PID[0]}-{threading.get_ident()}-{next(_counter)}"
 
 
-#: Values are written to a temporary file beside their destination, then renamed into place.
-#: Temporary names start with this marker: listings never show them, and the ones left by
-#: writers that died are removed when found.
-TEMP_MARKER = ".__zarrkit_partial__"
 
 #: Values written together (``set_many``) into a key directory that does not exist yet, at
 #: least this many, are written into a temporary directory renamed into place at once.
 NEW_DIRECTORY_MIN_VALUES = 8
 
-#: Temporary files of other hosts older than this are considered abandoned.
-ORPHAN_AGE = 24 * 3600
 
 
 def _safe_listdir(path: str) -> list[str]:
@@ -61,22 +60,14 @@ def _safe_listdir(path: str) -> list[str]:
         return []
 
 
-def _plain_dir(path: str) -> bool:
-    """Whether ``path`` is a directory itself, not a symbolic link to one."""
-    try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except OSError:
-        return False
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError):
-        return True
-    return True
+
+
+
+
+
+
 
 
 class DirectoryStore(Store):
@@ -91,7 +82,13 @@ class DirectoryStore(Store):
 
     The store is confined to its directory: a symbolic link below it that resolves inside the
     root is followed, one that leads outside is not part of the store — listings leave it out
-    and reading or writing through it raises :class:`~zarrkit.errors.InvalidPathError`.
+    and reading, writing or deleting through it raises
+    :class:`~zarrkit.errors.InvalidPathError`.  Removing a directory of keys
+    (:meth:`delete_prefix`, ``rmdir``, ``clear``) never recurses through a link: a link where
+    the removed directory is, or anywhere below it, is itself removed, whether it leads inside
+    the root or out, and what it leads to stays.  Values are kept in regular files only: named
+    pipes, sockets and devices are left out of listings and never read or written through (a
+    read of one raises :class:`~zarrkit.errors.InvalidPathError`; a write replaces it).
 
     Parameters
     ----------
@@ -189,43 +186,10 @@ class DirectoryStore(Store):
         """
         self._check_writable()
         validate_prefix(prefix)
-        root = self._file(prefix.strip("/")) if prefix.strip("/") else self.path
-        removed = 0
-        for dirpath, dirnames, filenames in os.walk(root):
-            temps = [d for d in dirnames if d.startswith(TEMP_MARKER)]
-            dirnames[:] = [d for d in dirnames if not d.startswith(TEMP_MARKER)]
-            removed += self._remove_orphans(dirpath, filenames + temps)
-        return removed
+        return local_tree.remove_orphans_below(self, prefix)
 
     def _remove_orphans(self, directory: str, names: list[str]) -> int:
-        if self.read_only:
-            return 0
-        removed = 0
-        now = time.time()
-        for name in names:
-            if not name.startswith(TEMP_MARKER):
-                continue
-            host, _, rest = name[len(TEMP_MARKER):].partition("-")
-            pid = rest.partition("-")[0]
-            fn = os.path.join(directory, name)
-            if host == _HOST and pid.isdigit():
-                if _pid_alive(int(pid)):
-                    continue
-            else:
-                try:
-                    if now - os.stat(fn).st_mtime < ORPHAN_AGE:
-                        continue
-                except OSError:
-                    continue
-            try:
-                if os.path.isdir(fn) and not os.path.islink(fn):  # a directory of new values
-                    shutil.rmtree(fn)
-                else:
-                    os.remove(fn)
-                removed += 1
-            except OSError:
-                pass
-        return removed
+        return 0 if self.read_only else local_tree.remove_orphans(directory, names)
 
     # -- helpers ------------------------------------------------------------------------------
     def _file(self, key: str) -> str:
@@ -249,7 +213,7 @@ class DirectoryStore(Store):
         directory = self._file(head)
         # a real directory (not a link) in a directory known to resolve inside is inside: one
         # lstat, not a resolution of the whole path (opening a hierarchy checks every node's)
-        plain = head.rpartition("/")[0] in self._confined and _plain_dir(directory)
+        plain = head.rpartition("/")[0] in self._confined and plain_dir(directory)
         if not plain and not self._inside(directory):
             raise InvalidPathError(
                 f"key {key!r} of {self.path!r} leads through a symbolic link outside the store"
@@ -260,29 +224,67 @@ class DirectoryStore(Store):
             self._confined.add(head)
 
     def _open(self, key: str, fn: str) -> int | None:
-        """A read-only descriptor of ``fn`` (None when it is missing or a directory), refusing
-        symbolic links that lead outside the root."""
+        """A read-only descriptor of the regular file ``fn`` (None when it is missing or a
+        directory), refusing symbolic links that lead outside the root and special files.
+
+        The hot paths open ``fn`` themselves and call this when that fails; it is rare, so
+        the descriptor's kind is checked here, where they only check it when a read fails or
+        comes back empty or too long."""
         self._check_dir(key)
         try:
-            return os.open(fn, _READ_FLAGS)
+            fd = os.open(fn, _READ_FLAGS)
         except (FileNotFoundError, NotADirectoryError):
             return None
-        except (IsADirectoryError, PermissionError):
-            if os.path.isdir(fn):
-                return None
-            raise
         except OSError as exc:
-            if exc.errno != _ELOOP:
+            if exc.errno != ELOOP:
+                # a directory (some systems refuse to open one), a socket (no file to open),
+                # or an error of its own
+                try:
+                    mode = os.lstat(fn).st_mode
+                except OSError:
+                    raise exc from None
+                if stat.S_ISDIR(mode):
+                    return None
+                if not stat.S_ISREG(mode) and not stat.S_ISLNK(mode):
+                    raise self._special(key, mode) from None
                 raise
-        # the key itself is a symbolic link: followed only when it stays inside the root
-        if not self._inside(fn):
-            raise InvalidPathError(
-                f"key {key!r} of {self.path!r} is a symbolic link to a file outside the store"
-            )
-        try:
-            return os.open(fn, os.O_RDONLY | _O_BINARY)
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            # the key itself is a symbolic link: followed only when it stays inside the root
+            if not self._inside(fn):
+                raise InvalidPathError(
+                    f"key {key!r} of {self.path!r} is a symbolic link to a file outside the store"
+                ) from None
+            try:
+                fd = os.open(fn, _READ_FLAGS & ~_O_NOFOLLOW)
+            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+                return None
+            except OSError:
+                mode = os.stat(fn).st_mode
+                if not stat.S_ISREG(mode):
+                    raise self._special(key, mode) from None
+                raise
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISREG(mode):
+            return fd
+        os.close(fd)
+        if stat.S_ISDIR(mode):
             return None
+        raise self._special(key, mode)
+
+    def _special(self, key: str, mode: int) -> InvalidPathError:
+        return InvalidPathError(
+            f"key {key!r} of {self.path!r} is {local_tree.file_kind(mode)}, not a regular file: "
+            "a store keeps values in regular files only"
+        )
+
+    def _irregular(self, key: str, fd: int) -> bool:
+        """Whether the open ``fd`` of ``key`` is a directory (no value there): False for a
+        regular file, raises for any other kind of file."""
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISREG(mode):
+            return False
+        if stat.S_ISDIR(mode):
+            return True
+        raise self._special(key, mode)
 
     # -- contract -----------------------------------------------------------------------------
     def get_transient(
@@ -306,26 +308,49 @@ class DirectoryStore(Store):
             return self.get(key, byte_range)
         return self._read(self._checked(key), byte_range, True)
 
-    def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
-        return self._read(key, byte_range, False)  # type: ignore[return-value]
-
-    def get_upto(self, key: str, limit: int) -> bytes | None:
-        """The whole value at ``key`` expected to hold at most ``limit`` bytes: one read of
-        ``limit + 1`` bytes, no size query (small chunks read one after the other).
+    def get_transient_upto(self, key: str, limit: int) -> bytes | memoryview | None:
+        """:meth:`get_transient` of a whole value that may hold at most ``limit`` bytes: a
+        larger file is refused from its size (see :meth:`Store.get_upto`), unread.
 
         Parameters
         ----------
         key : str
             The key.
         limit : int
-            The size the value is expected not to exceed (a larger one is still read whole).
+            The most bytes the value may hold.
+
+        Returns
+        -------
+        bytes, memoryview or None
+        """
+        if type(self)._get is not DirectoryStore._get:  # a subclass reads its own way
+            return super().get_upto(key, limit)
+        return self._read(self._checked(key), None, True, limit)
+
+    def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
+        return self._read(key, byte_range, False)  # type: ignore[return-value]
+
+    def get_upto(self, key: str, limit: int) -> bytes | None:
+        """The whole value at ``key``, which may hold at most ``limit`` bytes: one read of
+        ``limit + 1`` bytes, no size query (small chunks read one after the other); a larger
+        file is refused (:class:`~zarrkit.errors.ChunkDecodeError`) from that read, or for a
+        large ``limit`` from the file's size, before it is read whole.
+
+        Parameters
+        ----------
+        key : str
+            The key.
+        limit : int
+            The most bytes the value may hold.
 
         Returns
         -------
         bytes or None
         """
-        if type(self)._get is not DirectoryStore._get or self.normalize_keys:
-            return self.get(key)  # a subclass reads its own way, or the key changes
+        if type(self)._get is not DirectoryStore._get:  # a subclass reads its own way
+            return super().get_upto(key, limit)
+        if limit > UPTO_READ_MAX or self.normalize_keys:  # (a read of limit + 1 bytes allocates them first)
+            return self._read(self._checked(key), None, False, limit)  # type: ignore[return-value]
         validate_key(key)
         fn = self._root_sep + key if _POSIX else self._file(key)
         if key.rpartition("/")[0] not in self._confined:
@@ -339,14 +364,24 @@ class DirectoryStore(Store):
             fd = opened
         try:
             data = os.pread(fd, limit + 1, 0)
+            # a device reads as empty or endless, a named pipe not at all: only then is the
+            # kind of file asked
+            if (not data or len(data) > limit) and self._irregular(key, fd):
+                return None
         except IsADirectoryError:
             return None
+        except OSError as exc:
+            if exc.errno == errno.ESPIPE and self._irregular(key, fd):
+                return None
+            raise
         finally:
             os.close(fd)
-        return data if len(data) <= limit else self._get(key, None)
+        if len(data) > limit:
+            raise oversized(key, None, limit)
+        return data
 
     def _read(
-        self, key: str, byte_range: ByteRange | None, transient: bool
+        self, key: str, byte_range: ByteRange | None, transient: bool, limit: int | None = None
     ) -> bytes | memoryview | None:
         fn = self._root_sep + key if _POSIX else self._file(key)
         if key.rpartition("/")[0] not in self._confined:
@@ -366,14 +401,18 @@ class DirectoryStore(Store):
                 if transient and 0 < length <= fileio.TRANSIENT_MAX_BYTES and fileio.HAS_PREADV:
                     return fileio.read_range_into(fd, offset, length)
                 return fileio.read_range(fd, offset, length)
-            # files are replaced whole, never changed in place: the size read here holds
-            # (lseek is a cheaper way to ask than fstat, which builds a whole stat result)
-            size = os.lseek(fd, 0, os.SEEK_END)
-            if size >= 1 << 62:  # some file systems answer so for a directory
-                if stat.S_ISDIR(os.fstat(fd).st_mode):
+            # files are replaced whole, never changed in place: the size read here holds, and
+            # the same call tells a regular file from a directory, a named pipe or a device
+            # (small chunks, where an fstat would show, are read by get_upto)
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                if stat.S_ISDIR(st.st_mode):
                     return None
-                size = os.fstat(fd).st_size
+                raise self._special(key, st.st_mode)
+            size = st.st_size
             if byte_range is None:
+                if limit is not None and size > limit:
+                    raise oversized(key, size, limit)
                 # the hot path (whole chunks): plain system calls, no buffered file object
                 offset, length = 0, size
             elif byte_range.offset < 0:
@@ -389,6 +428,10 @@ class DirectoryStore(Store):
             return fileio.read_range(fd, offset, length)
         except IsADirectoryError:
             return None
+        except OSError as exc:  # a range of a named pipe (no size was asked)
+            if exc.errno == errno.ESPIPE and self._irregular(key, fd):
+                return None
+            raise
         finally:
             os.close(fd)
 
@@ -440,53 +483,7 @@ class DirectoryStore(Store):
             i = j
 
     def _write_new_directory(self, head: str, group: list[tuple[str, Any]], tmp_name: str) -> bool:
-        """Write the values of ``group`` (keys all in the key directory ``head``) as the files of
-        a new directory: written into a temporary directory beside it, which is then renamed
-        into place -- one rename for all of them, atomic as the rename of each file would be.
-        Returns False, having written nothing, when the directory exists already (or this
-        platform or ``fsync`` asks for one file at a time)."""
-        if not _POSIX or self.fsync or not self.atomic:
-            return False
-        directory = self._file(head)
-        if directory in self._dirs or os.path.lexists(directory):
-            return False
-        self._check_dir(group[0][0])
-        parent = directory.rpartition(os.sep)[0]
-        if parent not in self._dirs:
-            self._make_dir(parent, group[0][0])
-        tmp = parent + os.sep + tmp_name
-        try:
-            os.mkdir(tmp)
-        except FileNotFoundError:  # a concurrent delete removed the (then empty) parent
-            self._dirs.discard(parent)
-            return False  # one file at a time, which makes the directories again
-        try:
-            for key, value in group:
-                fd = os.open(tmp + os.sep + key.rpartition("/")[2],
-                             os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-                try:
-                    fileio.write_all(fd, [memoryview(ensure_bytes_like(value, key))])
-                finally:
-                    os.close(fd)
-            if os.path.lexists(directory):  # made meanwhile (rename would replace an empty one)
-                self._move_values(tmp, directory, group)
-            else:
-                try:
-                    os.rename(tmp, directory)
-                except OSError:  # made meanwhile, and not empty
-                    self._move_values(tmp, directory, group)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        self._dirs.add(directory)
-        return True
-
-    def _move_values(self, tmp: str, directory: str, group: list[tuple[str, Any]]) -> None:
-        """Rename the files of the temporary directory ``tmp`` into ``directory`` one by one."""
-        for key, _ in group:
-            name = key.rpartition("/")[2]
-            os.replace(tmp + os.sep + name, directory + os.sep + name)
-        os.rmdir(tmp)
+        return local_tree.write_new_directory(self, head, group, tmp_name)
 
     def _set(self, key: str, value: bytes | memoryview) -> None:
         self._write(key, [memoryview(value)])
@@ -535,7 +532,7 @@ class DirectoryStore(Store):
 
     def _write_in_place(self, key: str, fn: str, directory: str, parts: list[memoryview]) -> None:
         """Write the value of ``key`` into its file directly (``atomic=False``)."""
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _O_BINARY | _O_NOFOLLOW
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _O_BINARY | _O_NOFOLLOW | _O_SPECIAL_SAFE
         for attempt in range(3):
             if attempt or directory not in self._dirs:
                 self._make_dir(directory, key)
@@ -551,9 +548,15 @@ class DirectoryStore(Store):
                     raise StoreError(f"cannot write key {key!r} in {self.path!r}: it is a directory") from None
                 raise
             except OSError as exc:
-                if exc.errno != _ELOOP:
+                # a symbolic link (ELOOP), a named pipe nobody reads or a socket (ENXIO): replaced
+                # by a file, as a rename does
+                if exc.errno != ELOOP and not local_tree.special_file(fn):
                     raise
-                os.remove(fn)  # the key is a symbolic link: replaced by a file, as a rename does
+                os.remove(fn)
+                continue
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # a pipe someone reads, a device
+                os.close(fd)
+                os.remove(fn)
                 continue
             try:
                 fileio.write_all(fd, parts)
@@ -577,7 +580,10 @@ class DirectoryStore(Store):
         self._dirs.add(directory)
 
     def _prune_dirs(self, directory: str) -> None:
-        """Remove empty directories from ``directory`` up to (not including) the root."""
+        """Remove empty directories from ``directory`` up to (not including) the root.
+
+        Callers have confined ``directory`` (:meth:`_check_dir`); rmdir does not follow a
+        link in the last place, so a link on the way up ends the pruning."""
         root = self.path
         while directory != root and directory.startswith(root + os.sep):
             try:
@@ -589,7 +595,30 @@ class DirectoryStore(Store):
 
     def _delete(self, key: str) -> None:
         fn = self._file(key)
+        # confined as writes are (a link as the key itself is removed, not followed)
         self._check_dir(key)
+        head = key.rpartition("/")[0]
+        if head:
+            # _check_dir trusts a directory once seen inside; a deletion also checks that it is
+            # still the directory seen (one stat), so one swapped for a link to the outside
+            # since is refused.  One file by path, for speed: a swap between this check and
+            # the removal below remains possible; removing directories of keys (delete_prefix)
+            # holds descriptors and leaves no such window.
+            directory = fn.rpartition(os.sep)[0]
+            try:
+                st = os.stat(directory)
+            except (FileNotFoundError, NotADirectoryError):
+                return
+            ids = self.__dict__.setdefault("_dir_ids", {})
+            if ids.get(head) != (st.st_dev, st.st_ino):
+                if not self._inside(directory):
+                    self._confined.discard(head)
+                    raise InvalidPathError(
+                        f"key {key!r} of {self.path!r} leads through a symbolic link outside the store"
+                    )
+                if len(ids) > 100_000:
+                    ids.clear()
+                ids[head] = (st.st_dev, st.st_ino)
         try:
             os.remove(fn)
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
@@ -626,6 +655,44 @@ class DirectoryStore(Store):
             return None
         return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
+    def value_version(self, key: str) -> fileio.OpenFile | None:
+        """The file of ``key`` held open (None when there is none), for reading several
+        ranges of one version of it (a shard's index, then its chunks) while writers replace
+        it: a file renamed over it, or its removal, leaves the open one readable.
+
+        Parameters
+        ----------
+        key : str
+            The value's key.
+
+        Returns
+        -------
+        OpenFile or None
+            Close it after use.
+        """
+        key = self._checked(key)
+        fn = self._root_sep + key if _POSIX else self._file(key)
+        if key.rpartition("/")[0] not in self._confined:
+            self._check_dir(key)
+        try:
+            fd = os.open(fn, _READ_FLAGS)
+        except OSError:  # missing, a directory, a symbolic link...: sorted out by _open
+            opened = self._open(key, fn)
+            if opened is None:
+                return None
+            fd = opened
+        try:
+            st = os.fstat(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        if stat.S_ISREG(st.st_mode):
+            return fileio.OpenFile(fd, st)
+        os.close(fd)
+        if stat.S_ISDIR(st.st_mode):
+            return None
+        raise self._special(key, st.st_mode)
+
     def getsize(self, key: str) -> int:  # type: ignore[override]  # Store wraps it to take None too
         key = self._checked(key)
         if not self.exists(key):
@@ -640,94 +707,45 @@ class DirectoryStore(Store):
         return self._list_prefix(prefix)
 
     def _list_prefix(self, prefix: str) -> Iterator[str]:
-        # start the walk at the deepest directory the prefix names
-        head, _, _ = prefix.rpartition("/")
-        root = self._file(head) if head else self.path
-        if not os.path.isdir(root) or not self._inside(root):
-            return
-        base = len(self.path) + 1
-        stack = [root]
-        while stack:
-            dirpath = stack.pop()
-            rel = dirpath[base:].replace(os.sep, "/") if dirpath != self.path else ""
-            names, subdirs, orphans = self._scan(dirpath)
-            for name in names:
-                key = f"{rel}/{name}" if rel else name
-                if key.startswith(prefix):
-                    yield key
-            # symbolic links to directories are not walked (os.walk's default)
-            stack.extend(os.path.join(dirpath, d) for d in sorted(subdirs, reverse=True))
-            if orphans:
-                self._remove_orphans(dirpath, orphans)
+        return local_tree.walk_keys(self, prefix)
 
-    def _scan(self, directory: str) -> tuple[list[str], list[str], list[str]]:
-        """(sorted file names that are keys, real sub-directory names, temporary file names)
-        of ``directory``; symbolic links that lead outside the root are left out."""
-        files: list[str] = []
-        subdirs: list[str] = []
-        temps: list[str] = []
-        try:
-            entries = list(os.scandir(directory))
-        except (FileNotFoundError, NotADirectoryError, PermissionError):
-            return files, subdirs, temps
-        for e in entries:
-            if e.name.startswith(TEMP_MARKER):
-                temps.append(e.name)
-                continue
-            try:
-                if e.is_symlink():
-                    if not self._inside(e.path):
-                        continue
-                    if e.is_file():
-                        files.append(e.name)
-                elif e.is_dir(follow_symlinks=False):
-                    subdirs.append(e.name)
-                else:
-                    files.append(e.name)
-            except OSError:
-                continue
-        files.sort()
-        return files, subdirs, temps
 
     def list_dir(self, prefix: str = "") -> list[str]:
         validate_prefix(prefix)
-        prefix = prefix.strip("/")
-        root = self._file(prefix) if prefix else self.path
-        if prefix and not self._inside(root):
-            return []
-        try:
-            entries = list(os.scandir(root))
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-        keys = []
-        temps = []
-        for e in entries:
-            if e.name.startswith(TEMP_MARKER):
-                temps.append(e.name)
-            elif not e.is_symlink() or self._inside(e.path):
-                keys.append(e.name)
-        if temps:
-            self._remove_orphans(root, temps)
-        return sorted(keys)
+        return local_tree.list_directory(self, prefix)
 
     def delete_prefix(self, prefix: str) -> None:
+        """Remove every key starting with ``prefix``; a prefix ending in ``/`` removes that
+        directory of keys at once.
+
+        Confined as writes are: a prefix whose directory leads through a symbolic link out of
+        the root raises :class:`~zarrkit.errors.InvalidPathError`, having removed nothing.  The
+        removal never recurses through a link: a link where the directory is, or below it, is
+        removed itself (what it leads to stays).
+
+        Parameters
+        ----------
+        prefix : str
+            The start of the keys removed (``''``: all).
+        """
         self._check_writable()
         validate_prefix(prefix)
         self._dirs.clear()
         if prefix == "":
-            if os.path.isdir(self.path):
-                for name in os.listdir(self.path):
-                    p = os.path.join(self.path, name)
-                    shutil.rmtree(p) if os.path.isdir(p) and not os.path.islink(p) else os.remove(p)
+            self._remove_tree("", None, prefix)
             return
         if prefix.endswith("/"):
             validate_key(prefix[:-1])
-            d = self._file(prefix[:-1])
-            if os.path.isdir(d):
-                shutil.rmtree(d)
-                self._prune_dirs(os.path.dirname(d))
+            head, _, name = prefix[:-1].rpartition("/")
+            self._remove_tree(head, name, prefix)
             return
+        self._check_dir(prefix)  # listings leave a link out silently; a removal refuses it
         super().delete_prefix(prefix)
+
+    def _remove_tree(self, head: str, name: str | None, prefix: str) -> None:
+        local_tree.remove_tree(self, head, name, prefix)
+
+
 
     def clear(self) -> None:
         """Remove every key (the root directory itself stays)."""

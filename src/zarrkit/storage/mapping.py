@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
-from .base import ByteRange, Store
+from .base import ByteRange, Store, oversized
+from .memory import HeldValue
 
 __all__ = ["MappingStore", "KVStore"]
 
@@ -46,6 +47,53 @@ class MappingStore(Store):
         if not isinstance(value, bytes):
             value = _to_bytes(value, key)
         return value if byte_range is None else byte_range.slice(value)
+
+    def get_upto(self, key: str, limit: int) -> bytes | None:
+        """The value at ``key`` (None when missing), refused with
+        :class:`~zarrkit.errors.ChunkDecodeError` when it holds more than ``limit`` bytes; a
+        value that is not ``bytes`` is measured before it is copied into bytes.
+
+        Parameters
+        ----------
+        key : str
+            The key (valid: not checked again).
+        limit : int
+            The most bytes the value may hold.
+
+        Returns
+        -------
+        bytes or None
+        """
+        if type(self)._get is not MappingStore._get or type(self).get is not Store.get:
+            return super().get_upto(key, limit)
+        try:
+            value = self.mapping[key]
+        except KeyError:
+            return None
+        if type(value) is not bytes:
+            size = _nbytes(value)
+            if size is not None and size > limit:
+                raise oversized(key, size, limit)
+            value = _to_bytes(value, key)
+        if len(value) > limit:
+            raise oversized(key, len(value), limit)
+        return value
+
+    def value_version(self, key: str) -> HeldValue | None:
+        """The value at ``key`` as it is now, held for reading several of its ranges (a
+        shard's index and chunks) with one access to the mapping; None when missing.
+
+        Parameters
+        ----------
+        key : str
+            The key.
+
+        Returns
+        -------
+        HeldValue or None
+        """
+        value = self.get(key)
+        return None if value is None else HeldValue(value)
 
     def get_many(self, keys):
         return {k: self.get(k) for k in keys}
@@ -103,6 +151,16 @@ class KVStore(MappingStore):
 
     def __repr__(self) -> str:
         return f"KVStore({type(self.mapping).__name__})"
+
+
+def _nbytes(value: Any) -> int | None:
+    """The size of a buffer or string value without copying it (None: not known)."""
+    if isinstance(value, str):
+        return len(value)  # its UTF-8 form holds at least as many bytes: enough to refuse
+    try:
+        return memoryview(value).nbytes
+    except TypeError:
+        return None
 
 
 def _to_bytes(value: Any, key: str) -> bytes:

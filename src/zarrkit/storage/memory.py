@@ -4,10 +4,31 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from typing import Any
 
-from .base import ByteRange, Store, validate_key
+from .base import ByteRange, Store, oversized, validate_key
 
-__all__ = ["MemoryStore", "DictStore"]
+__all__ = ["MemoryStore", "DictStore", "HeldValue"]
+
+
+class HeldValue:
+    """One version of a value, held in memory for a read of several of its ranges (see
+    :class:`~zarrkit.codecs.shard_store.ShardVersion`): ranges of it are views, no copies."""
+
+    __slots__ = ("size", "view")
+    token = None  # no index of it is kept: nothing tells cheaply that the key changed since
+
+    def __init__(self, value: Any):
+        self.view = memoryview(value) if isinstance(value, bytes) else memoryview(value).cast("B")
+        self.size = len(self.view)
+
+    def read(self, offset: int, length: int | None = None, transient: bool = False) -> memoryview:
+        if offset < 0:
+            return self.view[max(self.size + offset, 0):]
+        return self.view[offset:] if length is None else self.view[offset : offset + length]
+
+    def close(self) -> None:
+        pass
 
 
 class MemoryStore(Store):
@@ -33,6 +54,13 @@ class MemoryStore(Store):
     ['zarr.json']
     """
 
+    #: values are read straight from the dict (False: a subclass reads its own way)
+    _reads_itself = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._reads_itself = cls._get is MemoryStore._get and cls.get is Store.get
+
     def __init__(
         self, root: dict[str, bytes] | None = None, cls: type = dict,
         dimension_separator: str | None = None,
@@ -49,6 +77,45 @@ class MemoryStore(Store):
         if value is None or byte_range is None:
             return value
         return byte_range.slice(value)
+
+    def get_upto(self, key: str, limit: int) -> bytes | None:
+        """The value at ``key`` (None when missing), refused with
+        :class:`~zarrkit.errors.ChunkDecodeError` when it holds more than ``limit`` bytes
+        (see :meth:`Store.get_upto`).
+
+        Parameters
+        ----------
+        key : str
+            The key (valid: not checked again).
+        limit : int
+            The most bytes the value may hold.
+
+        Returns
+        -------
+        bytes or None
+        """
+        if self._reads_itself and not self.normalize_keys:
+            value = self._data.get(key)
+            if value is None or len(value) <= limit:
+                return value
+            raise oversized(key, len(value), limit)
+        return super().get_upto(key, limit)
+
+    def value_version(self, key: str) -> HeldValue | None:
+        """The value at ``key`` as it is now, held for reading several of its ranges (a
+        shard's index and chunks), whatever is stored there meanwhile; None when missing.
+
+        Parameters
+        ----------
+        key : str
+            The key.
+
+        Returns
+        -------
+        HeldValue or None
+        """
+        value = self.get(key)
+        return None if value is None else HeldValue(value)
 
     def get_many(self, keys):
         if self.normalize_keys:

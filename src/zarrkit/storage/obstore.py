@@ -45,8 +45,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..config import config
-from ..errors import StorageOptionsError, StoreError, StoreOperationNotSupported
-from .base import ByteRange, Store, validate_key, validate_prefix
+from ..errors import ChunkDecodeError, StorageOptionsError, StoreError, StoreOperationNotSupported
+from .base import ByteRange, Store, oversized, validate_key, validate_prefix
 from .obstore_options import obstore_kwargs, obstore_url
 
 __all__ = ["ObjectStore"]
@@ -225,14 +225,74 @@ class ObjectStore(Store):
         return StoreError(f"{op} of key {key!r} in {self!r} {why}: {kind}: {first}")
 
     # -- reads --------------------------------------------------------------------------------
-    def _whole(self, key: str) -> Any:
-        """The object at ``key`` as obstore's ``Bytes`` (a buffer), or None when missing."""
+    def _whole(self, key: str, limit: int | None = None) -> Any:
+        """The object at ``key`` as obstore's ``Bytes`` (a buffer), or None when missing; one
+        larger than ``limit`` bytes is refused from its size (the response's headers), its
+        body unread."""
         try:
-            return self._obs.get(self.store, key).bytes()
+            result = self._obs.get(self.store, key)
+            if limit is not None and result.meta["size"] > limit:
+                raise oversized(key, result.meta["size"], limit)
+            return result.bytes()
+        except ChunkDecodeError:
+            raise
         except Exception as exc:
             if _is_missing(exc):
                 return None
             raise self._error("read", key, exc) from exc
+
+    def get_upto(self, key: str, limit: int) -> bytes | None:
+        """The object at ``key`` (see :meth:`Store.get_upto`): one larger than ``limit``
+        bytes is refused from its size, its body unread.
+
+        Parameters
+        ----------
+        key : str
+            The object's key (valid: not checked again).
+        limit : int
+            The most bytes it may hold.
+
+        Returns
+        -------
+        bytes or None
+        """
+        value = self._whole(key, limit)
+        return None if value is None else bytes(value)
+
+    def get_transient_upto(self, key: str, limit: int) -> memoryview | None:
+        """:meth:`get_upto` as a view of the buffer obstore read the object into (no copy).
+
+        Parameters
+        ----------
+        key : str
+            The object's key (valid: not checked again).
+        limit : int
+            The most bytes it may hold.
+
+        Returns
+        -------
+        memoryview or None
+        """
+        value = self._whole(key, limit)
+        return None if value is None else memoryview(value)
+
+    def value_version(self, key: str) -> _PinnedObject:
+        """The object at ``key`` as the first read of it finds it, for reading several of
+        its ranges (a shard's index, then its chunks): later reads ask for its ETag
+        (``If-Match``), and read as None once another version replaced it.
+
+        Parameters
+        ----------
+        key : str
+            The object's key.
+
+        Returns
+        -------
+        object
+            With ``read(offset, length=None)`` (None: missing, or replaced), ``read_ranges``
+            and ``close()``.
+        """
+        return _PinnedObject(self, validate_key(key))
 
     def get_transient(self, key: str, byte_range: ByteRange | None = None) -> bytes | memoryview | None:
         """A whole object as a view of the buffer obstore read it into (no copy).
@@ -508,3 +568,52 @@ class ObjectStore(Store):
     def __repr__(self) -> str:
         ro = ", read_only=True" if self.read_only and self.supports_writes else ""
         return f"{type(self).__name__}({self.url!r}{ro})"
+
+
+class _PinnedObject:
+    """One version of an object (see :meth:`ObjectStore.value_version`): the first read
+    learns its ETag and size, later ones are made ``If-Match`` that ETag."""
+
+    token = None  # (an ETag is known only from a request: no index is kept by it)
+
+    def __init__(self, store: ObjectStore, key: str):
+        self._store = store
+        self._key = key
+        self._etag: str | None = None
+        self.size: int | None = None
+
+    def read(self, offset: int, length: int | None = None, transient: bool = False) -> Any:
+        store, key = self._store, self._key
+        if length == 0:
+            return b""
+        if offset < 0:
+            options: dict[str, Any] = {"range": {"suffix": -offset}}
+        else:
+            options = {"range": {"offset": offset} if length is None else (offset, offset + length)}
+        if self._etag is not None:
+            options["if_match"] = self._etag
+        try:
+            result = store._obs.get(store.store, key, options=options)
+            if self.size is None:
+                self.size = int(result.meta["size"])
+                self._etag = result.meta.get("e_tag")
+            value = result.bytes()
+        except Exception as exc:
+            if _is_missing(exc) or type(exc).__name__ == "PreconditionError" or _status(exc) == 412:
+                return None
+            if self.size is None and offset >= 0:  # a range beyond the end of the object?
+                return store.get(key, ByteRange(offset, length))
+            raise store._error("read", key, exc) from exc
+        return memoryview(value) if transient else bytes(value)
+
+    def read_ranges(self, ranges: Sequence[ByteRange]) -> list[Any] | None:
+        """Each of ``ranges``, the requests in flight at once (None: the object is gone)."""
+        if self._etag is None:  # (a store without ETags: as get_ranges reads them)
+            return self._store.get_ranges(self._key, ranges)
+        if len(ranges) == 1:
+            return [self.read(ranges[0].offset, ranges[0].length)]
+        values = list(_executor().map(lambda r: self.read(r.offset, r.length), ranges))
+        return None if any(v is None for v in values) else values
+
+    def close(self) -> None:
+        pass

@@ -5,10 +5,10 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from .base import ByteRange, Store
+from .base import ByteRange, Store, oversized
 from .coerce import coerce_store
 
 __all__ = ["WrapperStore", "ReadOnlyStore", "CountingStore", "LatencyStore", "LRUStoreCache"]
@@ -54,12 +54,39 @@ class WrapperStore(Store):
         return self.inner.version_token(key)
 
     @property
+    def value_version(self) -> Callable[[str], Any] | None:
+        """The wrapped store's ``value_version`` (one version of a value held for a read of
+        several of its ranges, see :class:`~zarrkit.codecs.shard_store.ShardVersion`), or
+        None when it has none."""
+        return getattr(self.inner, "value_version", None)
+
+    @property
     def transactional(self) -> bool:  # type: ignore[override]
         """Whether the wrapped store's changes land together, at a commit."""
         return getattr(self.inner, "transactional", False)
 
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         return self.inner.get(key, byte_range)
+
+    def get_upto(self, key: str, limit: int) -> bytes | None:  # (documented by Store.get_upto)
+        return self.inner.get_upto(key, limit)
+
+    def get_transient_upto(self, key: str, limit: int) -> bytes | memoryview | None:
+        """:meth:`get_upto` into a buffer the wrapped store may reuse (its
+        ``get_transient_upto``, where it has one).
+
+        Parameters
+        ----------
+        key : str
+            The key (valid: not checked again).
+        limit : int
+            The most bytes the value may hold.
+
+        Returns
+        -------
+        bytes, memoryview or None
+        """
+        return getattr(self.inner, "get_transient_upto", self.inner.get_upto)(key, limit)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
         return self.inner.get_many(keys)
@@ -178,8 +205,41 @@ class CountingStore(WrapperStore):
                 self.bytes_read += len(value)
         return value
 
+    def get_upto(self, key: str, limit: int) -> bytes | None:
+        return self._counted(key, self.inner.get_upto(key, limit))
+
+    def get_transient_upto(self, key: str, limit: int) -> bytes | memoryview | None:
+        return self._counted(key, super().get_transient_upto(key, limit))
+
+    def _counted(self, key: str, value: Any) -> Any:
+        with self._lock:
+            self.counts["get"] += 1
+            self.keys_read.append((key, None))
+            if value is not None:
+                self.bytes_read += len(value)
+        return value
+
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
         return {k: self.get(k) for k in keys}
+
+    @property
+    def value_version(self) -> Callable[[str], Any] | None:
+        """The wrapped store's ``value_version``, its reads counted as gets (None when it has
+        none)."""
+        inner = getattr(self.inner, "value_version", None)
+        if inner is None:
+            return None
+
+        def version(key: str) -> Any:
+            held = inner(key)
+            if held is None:  # a request that found nothing
+                with self._lock:
+                    self.counts["get"] += 1
+                    self.keys_read.append((key, None))
+                return None
+            return _CountedVersion(self, key, held)
+
+        return version
 
     def exists(self, key: str) -> bool:
         self._count("exists")
@@ -213,6 +273,32 @@ class CountingStore(WrapperStore):
         return self.inner.getsize(key)
 
 
+class _CountedVersion:
+    """A version of a value held by the store a :class:`CountingStore` wraps: each read is
+    counted as a get of that range."""
+
+    def __init__(self, store: CountingStore, key: str, held: Any):
+        self._store = store
+        self._key = key
+        self._held = held
+        self.size = held.size
+        self.token = held.token
+        self.holds_open = getattr(held, "holds_open", False)
+
+    def read(self, offset: int, length: int | None = None, transient: bool = False) -> Any:
+        value = self._held.read(offset, length, transient)
+        store = self._store
+        with store._lock:
+            store.counts["get"] += 1
+            store.keys_read.append((self._key, ByteRange(offset, length)))
+            if value is not None:
+                store.bytes_read += len(value)
+        return value
+
+    def close(self) -> None:
+        self._held.close()
+
+
 class LatencyStore(WrapperStore):
     """Add a fixed delay to every request of another store (to model object storage).
 
@@ -240,6 +326,17 @@ class LatencyStore(WrapperStore):
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         time.sleep(self.seconds)
         return self.inner.get(key, byte_range)
+
+    #: reads go through :meth:`get`, which adds the delay
+    value_version = None
+
+    def get_upto(self, key: str, limit: int) -> bytes | None:
+        time.sleep(self.seconds)
+        return self.inner.get_upto(key, limit)
+
+    def get_transient_upto(self, key: str, limit: int) -> bytes | memoryview | None:
+        time.sleep(self.seconds)
+        return super().get_transient_upto(key, limit)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
         return {k: self.get(k) for k in keys}
@@ -339,7 +436,46 @@ class LRUStoreCache(WrapperStore):
                 _, old = self._values.popitem(last=False)
                 self._current_size -= len(old)
 
+    #: reads go through the cache
+    value_version = None
+
     # -- reads ------------------------------------------------------------------------------
+    def get_upto(self, key: str, limit: int) -> bytes | None:
+        """A cached value, or the wrapped store's :meth:`~zarrkit.storage.Store.get_upto`
+        (then cached): a value larger than ``limit`` bytes is refused, unread where the
+        wrapped store can.
+
+        Parameters
+        ----------
+        key : str
+            The key (valid: not checked again).
+        limit : int
+            The most bytes the value may hold.
+
+        Returns
+        -------
+        bytes, memoryview or None
+        """
+        with self._lock:
+            value = self._values.get(key)
+            if value is not None:
+                self._values.move_to_end(key)
+                self.hits += 1
+            else:
+                self.misses += 1
+        if value is None:
+            value = self.inner.get_upto(key, limit)
+            if value is None:
+                return None
+            value = bytes(value)
+            with self._lock:
+                self._remember(key, value)
+        if len(value) > limit:
+            raise oversized(key, len(value), limit)
+        return value
+
+    get_transient_upto = get_upto
+
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         with self._lock:
             value = self._values.get(key)

@@ -36,7 +36,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ..errors import ReadOnlyError, StoreError, StoreOperationNotSupported, ZarrkitError
-from .base import ByteRange, Store, ensure_bytes_like, validate_prefix
+from .base import ByteRange, Store, ensure_bytes_like, oversized, validate_prefix
 
 __all__ = ["ZarrStoreAdapter", "is_zarr_store"]
 
@@ -130,6 +130,10 @@ class ZarrStoreAdapter(Store):
         #: the store reads and writes as well without the loop (zarr-python's LocalStore and
         #: MemoryStore): single requests run on the calling thread
         self._sync_io = _synchronous(store)
+        #: zarr-python's own stores answer a range with the value's bytes in it only; others
+        #: may not (VirtualiZarr's ManifestStore reads on into the file past a chunk's end), so
+        #: a read of limit + 1 bytes tells nothing there, and they are read whole
+        self._exact_ranges = any(c.__module__.startswith("zarr.storage.") for c in type(store).__mro__)
         #: zarr-python's LocalStore: deleting a directory's name removes the directory, and
         #: listings show the temporary files of writes in flight
         self._local_files = any(
@@ -227,6 +231,50 @@ class ZarrStoreAdapter(Store):
         value = self._run(
             "read", key, self._aget(self._checked(key), byte_range), direct=self._sync_io
         )
+        if value is None or isinstance(value, bytes):
+            return value
+        return memoryview(value.as_numpy_array()).cast("B")
+
+    def _upto(self, key: str, limit: int) -> Any:
+        # one ranged read of limit + 1 bytes: a larger value is refused without being read whole
+        byte_range = ByteRange(0, limit + 1) if self._exact_ranges else None
+        value = self._run("read", key, self._aget(key, byte_range), direct=self._sync_io)
+        if value is not None and len(value) > limit:
+            raise oversized(key, len(value) if len(value) > limit + 1 else None, limit)
+        return value
+
+    def get_upto(self, key: str, limit: int) -> bytes | None:
+        """The value at ``key`` (see :meth:`Store.get_upto`), read with one request for its
+        first ``limit + 1`` bytes: a larger value is refused without being read whole.
+
+        Parameters
+        ----------
+        key : str
+            The key (valid: not checked again).
+        limit : int
+            The most bytes the value may hold.
+
+        Returns
+        -------
+        bytes, memoryview or None
+        """
+        return _to_bytes(self._upto(key, limit))
+
+    def get_transient_upto(self, key: str, limit: int) -> bytes | memoryview | None:
+        """:meth:`get_upto` as a view of the store's buffer (no copy).
+
+        Parameters
+        ----------
+        key : str
+            The key (valid: not checked again).
+        limit : int
+            The most bytes the value may hold.
+
+        Returns
+        -------
+        bytes, memoryview or None
+        """
+        value = self._upto(key, limit)
         if value is None or isinstance(value, bytes):
             return value
         return memoryview(value.as_numpy_array()).cast("B")

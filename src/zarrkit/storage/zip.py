@@ -2,37 +2,47 @@
 
 from __future__ import annotations
 
+import contextlib
+import lzma
 import os
+import stat
 import struct
+import tempfile
 import threading
 import time
 import warnings
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
-from ..errors import NodeExistsError, ReadOnlyError, StoreError, StoreOperationNotSupported
-from .base import ByteRange, Store, validate_key, validate_prefix
+from ..errors import NodeExistsError, ReadOnlyError, StoreError
+from .base import ByteRange, Store, oversized, validate_key, validate_prefix
 from .keys import is_valid_key
+from .zip_members import LOCAL_HEADER, PIECE, read_member
+
+try:
+    import fcntl
+except ImportError:  # Windows: orphaned temporary files are left alone (they are harmless)
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["ZipStore"]
 
-#: What reading a damaged member raises inside :mod:`zipfile` (bad CRC or header, truncated or
-#: corrupt deflate data, an unsupported compression method or encryption).
-_MEMBER_ERRORS = (
-    zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, struct.error
-)
 #: What opening a damaged zip file raises inside :mod:`zipfile`.
-_ARCHIVE_ERRORS = (zipfile.BadZipFile, EOFError, struct.error)
+_ARCHIVE_ERRORS = (zipfile.BadZipFile, EOFError, struct.error, OverflowError, MemoryError)
+#: Names of the new archive an append writes beside the zip file: ``.<name>`` + this + random.
+#: A leading dot and no ``.zip`` ending: nothing takes one for a zip file to open.
+APPEND_MARKER = ".zarrkit-append-"
+_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
+_HAS_PREAD = hasattr(os, "pread")
 
 
 def _unfinished(path: str) -> str:
     """A note for a file that is not a readable zip file but starts as one."""
     try:
-        with open(path, "rb") as f:
+        with _open_regular(path, "file") as f:
             head = f.read(4)
-    except OSError:
+    except OSError:  # (StoreError included: not a regular file)
         return ""
     if head != b"PK\x03\x04":
         return ""
@@ -42,29 +52,92 @@ def _unfinished(path: str) -> str:
     )
 
 
+def _open_regular(path: str, what: str) -> Any:
+    """``path`` opened for reading, refused unless it is a regular file (a FIFO would block
+    the open, a device would never end): ``O_NONBLOCK`` lets the check come first."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        _check_regular(path, os.fstat(fd).st_mode, what)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _check_regular(path: str, mode: int, what: str) -> None:
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a special file"
+        raise StoreError(f"{what} {path!r} is {kind}, not a regular file: it cannot be a zip file")
+
+
+def _orphan_prefix(target: str) -> tuple[str, str]:
+    directory, name = os.path.split(target)
+    return directory or ".", "." + name + APPEND_MARKER
+
+
+def remove_orphaned_appends(path: Any) -> int:
+    """Remove the new archives that appends to the zip file at ``path`` left when their
+    writer died before closing; returns how many.  A writer holds a lock on its file while it
+    lives, so only dead writers' files are removed (where ``fcntl`` is missing: none).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The zip file.
+    """
+    if fcntl is None:
+        return 0
+    directory, prefix = _orphan_prefix(os.path.realpath(os.fsdecode(path)))
+    try:
+        names = [n for n in os.listdir(directory) if n.startswith(prefix)]
+    except OSError:
+        return 0
+    removed = 0
+    for name in names:
+        fn = os.path.join(directory, name)
+        try:
+            f = _open_regular(fn, "file")
+        except (OSError, StoreError):
+            continue
+        with f:
+            try:
+                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # its writer is alive
+            with contextlib.suppress(OSError):
+                os.remove(fn)
+                removed += 1
+    return removed
+
+
 class ZipStore(Store):
     """Keys as members of a Zip file.
 
-    A zip file is written front to back: members are appended and the central directory (the
-    list of members) is written by :meth:`close` (or :meth:`flush`).  A member cannot be
-    changed or removed in place, so:
+    A zip file is a list of members followed by a central directory (the list of members).
+    Modes ``'w'`` and ``'x'`` write a new file front to back and the central directory at
+    :meth:`close` (or :meth:`flush`); a writer killed before that leaves a file that is
+    refused with a :class:`~zarrkit.errors.StoreError` naming it.  Mode ``'a'`` changes a zip
+    file without ever making it unreadable: the first change writes a **new archive beside
+    it** (``.<name>.zarrkit-append-*`` in the same directory: the members of the old one
+    copied byte for byte, not recompressed, then the new ones), which :meth:`close` (or
+    :meth:`flush`) completes and renames over the zip file.  Killed at any moment, an append
+    leaves the old zip file, bit for bit, or the new one, complete; the new archive a killed
+    append leaves is never opened as the zip file, and is removed the next time the zip file
+    is opened for writing.  One writer at a time: the last to close wins.
 
-    * **Write each key once** (whole arrays, whole shards: copying into a zip file does this).
-      Writing a key again *appends* a newer member, with a ``UserWarning``: reads, listings
-      and :meth:`getsize` see the newest member (zarr-python reads the newest too), and the
-      file keeps the bytes of the older one.  Rewriting metadata now and then (attributes) is
-      harmless; rewriting chunks over and over makes the file grow.
-    * **Deleting is not supported** (``supports_deletes`` is ``False``): deleting a key that is
-      stored -- ``delete``, ``del store[key]``, ``pop``, ``clear``, ``delete_prefix`` or
-      ``rmdir`` over stored keys -- raises :class:`~zarrkit.errors.StoreError` naming the key
-      and the zip file, and leaves the file unchanged.  Deleting a missing key is not an error,
-      as in every store.  To remove data, copy what should remain into a new zip file.
+    * **Rewriting and deleting** drop the older member from the central directory, so every
+      name is listed once (duplicate names make a zip file ambiguous).  Its bytes stay in the
+      file, unlisted: rewriting metadata now and then is harmless, rewriting chunks over and
+      over makes the file grow (a ``UserWarning`` says so); copying the data into a new zip
+      file drops them.
+    * Reading a member never inflates more than the size its header declares: a member that
+      inflates further, or ends short, is a :class:`~zarrkit.errors.StoreError` naming it, as
+      are a damaged or encrypted member and one compressed with an unsupported method.
 
-    Other errors name the zip file too: a file that is not a zip archive (or a truncated one)
-    raises :class:`~zarrkit.errors.StoreError`, both on opening and -- for mode ``'a'`` --
-    instead of appending a second archive to the file; a damaged member raises
-    :class:`~zarrkit.errors.StoreError` naming the key when it is read; writes in mode ``'r'``
-    raise :class:`~zarrkit.errors.ReadOnlyError`; any use after :meth:`close` raises
+    Other errors name the zip file too: a file that is not a zip archive (or a truncated one),
+    or not a regular file, raises :class:`~zarrkit.errors.StoreError`, both on opening and
+    -- for mode ``'a'`` -- instead of adding a second archive to the file; writes in mode
+    ``'r'`` raise :class:`~zarrkit.errors.ReadOnlyError`; any use after :meth:`close` raises
     :class:`~zarrkit.errors.StoreError`.
 
     Byte-range reads (``byte_range``, used by sharded arrays) read only the requested bytes of
@@ -84,8 +157,7 @@ class ZipStore(Store):
     mode : {'a', 'r', 'w', 'x'}, default 'a'
         ``'r'``: read an existing file (a read-only store); ``'w'``: a new file, replacing any
         existing one; ``'x'``: a new file, :class:`~zarrkit.errors.NodeExistsError` (a
-        ``FileExistsError``) if it exists; ``'a'``: add members to an existing zip file, or
-        create it.
+        ``FileExistsError``) if it exists; ``'a'``: change an existing zip file, or create it.
     dimension_separator : {'.', '/'}, optional
         Separator used by arrays *created* in this store when none is given.
     read_only : bool, optional
@@ -93,9 +165,14 @@ class ZipStore(Store):
 
     Notes
     -----
-    Call :meth:`close` after writing (or use the store as a context manager), or the central
-    directory is not written and the file cannot be read.  A store open in mode ``'r'`` can be
-    pickled (the copy reopens the file); a writable one cannot.
+    Call :meth:`close` after writing (or use the store as a context manager): until then the
+    changes are not in the zip file (a store dropped open is closed when collected, as
+    zipfile closes a ZipFile).  In mode ``'a'`` the first change copies the zip file (in the
+    kernel, sharing blocks where the file system can): changes to a large zip file are best
+    made together.  Opening reads the whole central directory, in time and memory in
+    proportion to its size (about 10 µs and 600 bytes per member; what it declares is not
+    trusted).  A store open in mode ``'r'`` can be pickled (the copy reopens the file); a
+    writable one cannot.
 
     Examples
     --------
@@ -111,7 +188,6 @@ class ZipStore(Store):
     """
 
     supports_partial_reads = True
-    supports_deletes = False
 
     def __init__(
         self,
@@ -144,97 +220,275 @@ class ZipStore(Store):
         self.read_only = mode == "r"
         self._lock = threading.RLock()
         self._closed = True  # until the file is open
-        self._zf = self._open(mode)
+        #: the zip file as this store opened it for reading (modes 'r' and 'a'), or None
+        self._fh: Any = None
+        self._size = 0  # its size
+        #: mode 'a' once changed: the new archive's path and file (``self._zf`` writes it)
+        self._temp: tuple[str, Any] | None = None
+        #: mode 'a': the zip file the new archive replaces (symbolic links followed)
+        self._target = os.path.realpath(self.path) if self._file is None else self.path
+        self._zf: zipfile.ZipFile | None = self._open(mode)
         self._closed = False
 
-    def _open(self, mode: Literal["a", "r", "w", "x"]) -> zipfile.ZipFile:
+    # -- opening --------------------------------------------------------------------------------
+    def _open(self, mode: str) -> zipfile.ZipFile | None:
         if self._file is not None:
-            return zipfile.ZipFile(self._file, mode="r")
+            return self._read_archive(self._file, "not a valid zip file")
         path = self.path
-        if mode == "a" and os.path.isfile(path) and os.path.getsize(path) > 0:
-            # zipfile would append a new archive after whatever the file holds (a truncated
-            # zip file's members would be lost to readers): the file must read as a whole zip
-            # file first (an end record alone is not enough: a killed writer may leave a stale
-            # one in the last bytes, before a central directory that is gone)
+        if mode == "r":
             try:
-                zipfile.ZipFile(path, mode="r").close()
-            except _ARCHIVE_ERRORS as exc:
-                raise StoreError(
-                    f"{path!r} is not a zip file ({exc}){_unfinished(path) or ''}; mode='a' adds "
-                    "only to a zip file"
-                ) from None
-        try:
-            return zipfile.ZipFile(
-                path, mode=mode, compression=self.compression, allowZip64=self.allowZip64
-            )
-        except FileNotFoundError:
-            if mode == "r":
+                self._fh = _open_regular(path, "zip file")
+            except FileNotFoundError:
                 raise FileNotFoundError(f"zip file {path!r} does not exist") from None
-            raise FileNotFoundError(
-                f"cannot create zip file {path!r}: its directory does not exist"
-            ) from None
+            return self._read_archive(self._fh, "not a valid zip file")
+        if mode == "a":
+            return self._open_append()
+        if mode == "w" and os.path.exists(path):
+            _check_regular(path, os.stat(path).st_mode, "zip file")  # replaced only if a file
+        remove_orphaned_appends(path)
+        try:
+            return zipfile.ZipFile(path, mode=mode, compression=self.compression, allowZip64=self.allowZip64)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"cannot create zip file {path!r}: its directory does not exist") from None
         except FileExistsError:
             raise NodeExistsError(
                 f"zip file {path!r} already exists; mode='x' only creates a new file "
                 "(mode='a' adds to it, mode='w' replaces it)",
                 path=path,
             ) from None
-        except _ARCHIVE_ERRORS as exc:
-            raise StoreError(
-                f"{path!r} is not a valid zip file: {exc}{_unfinished(path)}"
-            ) from None
         except (NotImplementedError, RuntimeError, ValueError) as exc:
-            # e.g. an unsupported compression method
-            raise StoreError(f"cannot open zip file {path!r}: {exc}") from None
+            raise StoreError(f"cannot open zip file {path!r}: {exc}") from None  # a bad compression
+
+    def _open_append(self) -> zipfile.ZipFile | None:
+        """Mode 'a': the existing zip file open for reading (None: there is none yet, or an
+        empty file); nothing is written before the first change."""
+        if self.compression not in _METHODS:  # refused now, not at the first write
+            raise StoreError(
+                f"cannot open zip file {self.path!r}: compression method {self.compression!r} "
+                "is not supported"
+            )
+        target = self._target
+        if not os.path.isdir(os.path.dirname(target) or "."):
+            raise FileNotFoundError(f"cannot create zip file {self.path!r}: its directory does not exist")
+        if not os.path.lexists(target):
+            remove_orphaned_appends(target)
+            return None
+        try:
+            self._fh = _open_regular(target, "zip file")
+        except FileNotFoundError:  # a dangling symbolic link
+            raise FileNotFoundError(f"cannot create zip file {self.path!r}: it is a broken link") from None
+        if not os.access(target, os.W_OK):
+            self._fh.close()
+            raise ReadOnlyError(f"zip file {self.path!r} is not writable; open it with mode='r'")
+        remove_orphaned_appends(target)
+        if os.fstat(self._fh.fileno()).st_size == 0:
+            return None
+        # a file that is not a whole zip file is refused (appending would hide its members
+        # from readers; an end record alone is not enough: a killed writer may leave a stale
+        # one in the last bytes, before a central directory that is gone)
+        return self._read_archive(self._fh, "not a zip file", "; mode='a' adds only to a zip file")
+
+    def _read_archive(self, f: Any, what: str, hint: str = "") -> zipfile.ZipFile:
+        try:
+            f.seek(0, os.SEEK_END)
+            self._size = f.tell()
+            f.seek(0)
+            return zipfile.ZipFile(f, mode="r")
+        except _ARCHIVE_ERRORS as exc:
+            self._release()
+            raise StoreError(f"{self.path!r} is {what} ({exc}){_unfinished(self.path)}{hint}") from None
+        except (NotImplementedError, RuntimeError, ValueError, OSError) as exc:
+            self._release()
+            raise StoreError(f"cannot read zip file {self.path!r}: {exc}") from None
+
+    def _release(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
 
     def _check_open(self) -> None:
         if self._closed:
             raise StoreError(f"ZipStore {self.path!r} is closed")
 
+    # -- reading --------------------------------------------------------------------------------
+    def _reader(self) -> tuple[Callable[[int, int], bytes], int]:
+        """``(pread(n, offset), size)`` of the archive being read now (the caller holds the
+        lock, except in mode 'r', whose file never changes)."""
+        if self._file is not None or (self._temp is None and self._fh is not None):
+            f, size = (self._file or self._fh), self._size
+        else:
+            f = self._zf.fp  # type: ignore[union-attr]  # being written: flushed to be read back
+            f.flush()
+            size = os.fstat(f.fileno()).st_size
+        if self._file is None and _HAS_PREAD:
+            fd = f.fileno()
+            return (lambda n, offset: os.pread(fd, n, offset)), size
+        lock = self._lock
+
+        def read_at(n: int, offset: int) -> bytes:
+            with lock:
+                f.seek(offset)
+                return f.read(n)
+
+        return read_at, size
+
+    def _info(self, key: str) -> zipfile.ZipInfo | None:
+        zf = self._zf
+        return None if zf is None else zf.NameToInfo.get(key)
+
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
+        return self._locked_read(key, byte_range, None)
+
+    def get_upto(self, key: str, limit: int) -> bytes | None:
+        """The whole member at ``key``, which may hold at most ``limit`` bytes (a chunk): one
+        whose header declares more is refused before anything is read, with
+        :class:`~zarrkit.errors.ChunkDecodeError` naming it; one that inflates past what its
+        header declares is a :class:`~zarrkit.errors.StoreError` (see :class:`ZipStore`).
+
+        Parameters
+        ----------
+        key : str
+            The key.
+        limit : int
+            The most bytes the value may hold.
+
+        Returns
+        -------
+        bytes or None
+        """
+        return self._locked_read(key.lower() if self.normalize_keys else key, None, limit)
+
+    def _locked_read(self, key: str, byte_range: ByteRange | None, limit: int | None) -> bytes | None:
+        if self.read_only:  # nothing changes the file: members are read in parallel
+            self._check_open()
+            return self._read(key, byte_range, limit)
         with self._lock:
             self._check_open()
+            return self._read(key, byte_range, limit)
+
+    def _read(self, key: str, byte_range: ByteRange | None, limit: int | None) -> bytes | None:
+        info = self._info(key)
+        if info is None:
+            return None
+        size = info.file_size
+        if limit is not None and size > limit:
+            raise oversized(key, size, limit)
+        if byte_range is None:
+            start, stop = 0, size
+        elif byte_range.offset < 0:
+            start, stop = max(size + byte_range.offset, 0), size
+        else:
+            start = min(byte_range.offset, size)
+            stop = size if byte_range.length is None else min(start + byte_range.length, size)
+        if byte_range is not None and start >= stop:
+            return b""
+        try:
+            pread, archive_size = self._reader()
+            return read_member(pread, archive_size, info, start, stop, lambda reason: StoreError(
+                f"ZipStore {self.path!r}: cannot read member {key!r}: {reason}"))
+        except (OSError, ValueError, EOFError, zlib.error, lzma.LZMAError, struct.error) as exc:
+            if isinstance(exc, StoreError):
+                raise
+            if self._closed:
+                raise StoreError(f"ZipStore {self.path!r} is closed") from None
+            raise StoreError(f"ZipStore {self.path!r}: cannot read member {key!r}: {exc}") from exc
+
+    # -- writing --------------------------------------------------------------------------------
+    def _writer(self) -> zipfile.ZipFile:
+        """The ZipFile new members go into: in mode 'a', the new archive, begun (members of the
+        old one copied into it) at the first change."""
+        if self.mode != "a" or self._temp is not None:
+            return self._zf  # type: ignore[return-value]
+        return self._begin(copy=True)
+
+    def _begin(self, copy: bool) -> zipfile.ZipFile:
+        fd, tmp = self._new_archive_file()
+        f = os.fdopen(fd, "w+b")
+        try:
+            base = self._zf if copy else None
+            end = 0
+            if base is not None and self._fh is not None:
+                end = self._copy_members(base, self._fh.fileno(), fd)
+            os.lseek(fd, end, os.SEEK_SET)
+            zf = zipfile.ZipFile(f, mode="w", compression=self.compression, allowZip64=self.allowZip64)
+            if base is not None:
+                zf.comment = base.comment
+                for info in base.filelist:
+                    if base.NameToInfo.get(info.filename) is info:  # the newest of a name
+                        zf.filelist.append(info)
+                        zf.NameToInfo[info.filename] = info
+        except BaseException:
+            f.close()
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
+            raise
+        if self._temp is not None:
+            self._discard()
+        self._temp = (tmp, f)
+        self._zf = zf
+        return zf
+
+    def _new_archive_file(self) -> tuple[int, str]:
+        """A new, empty, locked file beside the zip file: ``(fd, path)``."""
+        directory, prefix = _orphan_prefix(self._target)
+        for _ in range(3):
             try:
-                info = self._zf.getinfo(key)
-            except KeyError:
-                return None
-            size = info.file_size
-            if byte_range is None:
-                start, stop = 0, size
-            elif byte_range.offset < 0:
-                start, stop = max(size + byte_range.offset, 0), size
-            else:
-                start = min(byte_range.offset, size)
-                stop = size if byte_range.length is None else min(start + byte_range.length, size)
-            if byte_range is not None and start >= stop:
-                # nothing to read (and zipfile's seek to the end of a stored member, then a
-                # read, fails when the member ends the file, as before close or flush)
-                return b""
+                fd, tmp = tempfile.mkstemp(prefix=prefix, dir=directory)
+            except OSError as exc:
+                raise StoreError(
+                    f"ZipStore {self.path!r}: cannot write the new archive beside it in "
+                    f"{directory!r} ({exc}); the zip file is unchanged"
+                ) from None
+            if fcntl is None:
+                return fd, tmp
+            # held until the archive is renamed or removed, so that no other writer takes a
+            # live file for an orphan; one that did so before the lock was taken removed it
+            fcntl.flock(fd, fcntl.LOCK_EX)
             try:
-                with self._zf.open(info) as f:
-                    if byte_range is None:
-                        return f.read()
-                    if start:
-                        f.seek(start)
-                    value = f.read(stop - start)
-            except _MEMBER_ERRORS as exc:
-                raise StoreError(
-                    f"ZipStore {self.path!r}: cannot read member {key!r}: {exc}"
-                ) from exc
-            if len(value) != stop - start:
-                raise StoreError(
-                    f"ZipStore {self.path!r}: member {key!r} is truncated: expected "
-                    f"{stop - start} bytes from offset {start}, got {len(value)}"
-                )
-            return value
+                if os.stat(tmp).st_ino == os.fstat(fd).st_ino:
+                    return fd, tmp
+            except FileNotFoundError:
+                pass
+            os.close(fd)
+        raise StoreError(f"ZipStore {self.path!r}: the new archive beside it keeps disappearing")
+
+    def _copy_members(self, base: zipfile.ZipFile, src: int, dst: int) -> int:
+        """Copy the old archive up to its central directory (every member, byte for byte) into
+        ``dst``; returns where the copy ends.  A member lying past that point (an unusual
+        layout) has the whole file copied."""
+        end = min(base.start_dir, self._size)
+        for info in base.filelist:
+            reach = LOCAL_HEADER.size + len(info.orig_filename.encode()) + len(info.extra)
+            if info.header_offset + reach + info.compress_size > end:
+                end = self._size
+                break
+        done = 0
+        fast = hasattr(os, "copy_file_range")
+        while done < end:
+            n = 0
+            if fast:
+                try:  # in the kernel, and shared blocks where the file system can
+                    n = os.copy_file_range(src, dst, end - done, done, done)
+                except OSError:
+                    fast = False
+            if not fast:
+                os.lseek(src, done, os.SEEK_SET)
+                os.lseek(dst, done, os.SEEK_SET)
+                data = os.read(src, min(PIECE * 8, end - done))
+                n = os.write(dst, data) if data else 0
+            if n <= 0:
+                raise StoreError(f"ZipStore {self.path!r}: the zip file ended while being copied")
+            done += n
+        return end
 
     def _set(self, key: str, value: bytes | memoryview) -> None:
         with self._lock:
             self._check_open()
-            if key in self._zf.NameToInfo:
+            zf = self._writer()
+            if key in zf.NameToInfo:
                 warnings.warn(
-                    f"ZipStore {self.path!r}: key {key!r} is written again; the zip file keeps "
-                    "both copies and reads return the newest",
+                    f"ZipStore {self.path!r}: key {key!r} is written again; the older member "
+                    "is no longer listed, but its bytes stay in the file",
                     UserWarning,
                     stacklevel=4,
                 )
@@ -244,7 +498,7 @@ class ZipStore(Store):
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", UserWarning)  # zipfile's own duplicate warning
-                    self._zf.writestr(info, bytes(value))
+                    zf.writestr(info, bytes(value))
             except zipfile.LargeZipFile as exc:
                 raise StoreError(
                     f"ZipStore {self.path!r}: writing key {key!r} needs the ZIP64 extensions, "
@@ -254,95 +508,159 @@ class ZipStore(Store):
     @property
     def zf(self) -> zipfile.ZipFile:
         """The open :class:`zipfile.ZipFile` (zarr-python 2's attribute)."""
-        return self._zf
-
-    def _refuse_delete(self, keys: list[str]) -> None:
-        shown = ", ".join(repr(k) for k in keys[:3]) + (", ..." if len(keys) > 3 else "")
-        raise StoreOperationNotSupported(
-            f"ZipStore {self.path!r} cannot delete key{'s' if len(keys) > 1 else ''} {shown}: "
-            "a zip file's members cannot be removed in place (copy what should remain into a "
-            "new zip file)"
-        )
+        with self._lock:
+            self._check_open()
+            return self._zf if self._zf is not None else self._writer()
 
     def _delete(self, key: str) -> None:
         with self._lock:
             self._check_open()
-            if key in self._zf.NameToInfo:
-                self._refuse_delete([key])
+            if self._info(key) is not None:
+                del self._writer().NameToInfo[key]
 
     def delete_prefix(self, prefix: str) -> None:
         self._check_writable()
         validate_prefix(prefix)
-        keys = list(self.list_prefix(prefix))
-        if keys:
-            self._refuse_delete(keys)
+        with self._lock:
+            self._check_open()
+            keys = list(self.list_prefix(prefix))
+            if keys:
+                names = self._writer().NameToInfo
+                for key in keys:
+                    del names[key]
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
         # members no key can name ('/x', './x', '../x', 'a//b') are not listed: a zip file
         # written elsewhere may hold them, and they must not hide (or loop over) the others
         with self._lock:
             self._check_open()
-            names = list(dict.fromkeys(n for n in self._zf.namelist() if not n.endswith("/") and is_valid_key(n)))
+            zf = self._zf
+            names = [] if zf is None else [n for n in zf.NameToInfo if not n.endswith("/") and is_valid_key(n)]
         return iter(names) if not prefix else (n for n in names if n.startswith(prefix))
 
     def getsize(self, key: str) -> int:  # type: ignore[override]  # Store wraps it to take None too
         validate_key(key)
         with self._lock:
             self._check_open()
-            try:
-                return self._zf.getinfo(key).file_size
-            except KeyError:
-                return 0
+            info = self._info(key)
+            return 0 if info is None else info.file_size
 
     def exists(self, key: str) -> bool:
         validate_key(key)
         with self._lock:
             self._check_open()
-            return key in self._zf.NameToInfo
+            return self._info(key) is not None
 
     def _check_writable(self) -> None:
         if self.read_only:
             raise ReadOnlyError(f"ZipStore {self.path!r} is open read-only (mode='r')")
 
-    def _close_zipfile(self) -> None:
+    # -- finishing ------------------------------------------------------------------------------
+    def _finish_zipfile(self, zf: zipfile.ZipFile, incomplete: str) -> None:
+        """Write ``zf``'s central directory: each name once, deleted ones left out."""
+        names = zf.NameToInfo
+        zf.filelist = [i for i in zf.filelist if names.get(i.filename) is i]
         try:
-            self._zf.close()
+            zf.close()
         except zipfile.LargeZipFile as exc:
-            self._closed = True  # zipfile has closed the file, without a central directory
             raise StoreError(
                 f"ZipStore {self.path!r}: the central directory needs the ZIP64 extensions, "
-                f"which allowZip64=False forbids ({exc}); the file is incomplete"
+                f"which allowZip64=False forbids ({exc}); {incomplete}"
             ) from exc
 
+    def _commit(self) -> None:
+        """Mode 'a': complete the new archive and rename it over the zip file (the moment the
+        changes appear, all together)."""
+        if self._temp is None:
+            return
+        tmp, f = self._temp
+        try:
+            self._finish_zipfile(self._zf, "the zip file is unchanged")  # type: ignore[arg-type]
+            f.flush()
+            os.fsync(f.fileno())
+            if self._fh is not None:  # the zip file's permissions carry over
+                os.chmod(tmp, stat.S_IMODE(os.fstat(self._fh.fileno()).st_mode))
+            else:  # a new file's, as open() gives them (mkstemp's are private)
+                umask = os.umask(0)
+                os.umask(umask)
+                os.chmod(tmp, 0o666 & ~umask)
+            os.replace(tmp, self._target)
+        except BaseException:
+            self._discard()
+            raise
+        self._temp = None
+        f.close()  # (and so the lock)
+        with contextlib.suppress(OSError):  # the rename, durable
+            dfd = os.open(os.path.dirname(self._target) or ".", os.O_RDONLY)
+            try:
+                os.fsync(dfd)
+            finally:
+                os.close(dfd)
+
+    def _discard(self) -> None:
+        """Drop the new archive of mode 'a' (the zip file stays as it was)."""
+        if self._temp is None:
+            return
+        tmp, f = self._temp
+        self._temp = None
+        if self._zf is not None and self._zf.fp is f:
+            self._zf.fp = None  # a dropped archive gets no central directory, now or when collected
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        f.close()
+
     def flush(self) -> None:
-        """Write the central directory now, keeping the store open for more writes."""
+        """Write the changes into the zip file now, keeping the store open for more writes
+        (in mode 'a', each flush copies the members into a new archive once more)."""
         with self._lock:
             self._check_open()
-            if self.mode != "r":
-                self._close_zipfile()
+            if self.mode == "a":
+                if self._temp is not None:
+                    self._commit()
+                    self._release()
+                    self._zf = self._open_append()
+            elif self.mode != "r":
+                self._finish_zipfile(self._zf, "the file is incomplete")  # type: ignore[arg-type]
                 self._zf = zipfile.ZipFile(
                     self.path, mode="a", compression=self.compression, allowZip64=self.allowZip64
                 )
 
     def clear(self) -> None:
-        """Remove every key: the zip file is started anew, empty (members cannot be removed one
-        by one, but all of them can)."""
+        """Remove every key: the zip file is started anew, empty."""
         self._check_writable()
         with self._lock:
             self._check_open()
-            self._close_zipfile()
+            if self.mode == "a":
+                self._begin(copy=False)
+                return
+            self._finish_zipfile(self._zf, "the file is incomplete")  # type: ignore[arg-type]
             self._zf = zipfile.ZipFile(
                 self.path, mode="w", compression=self.compression, allowZip64=self.allowZip64
             )
 
     def close(self) -> None:
-        """Close the zip file (writing its central directory); closing again does nothing."""
+        """Close the zip file, writing the changes into it; closing again does nothing."""
         with self._lock:
-            if not self._closed:
-                try:
-                    self._close_zipfile()
-                finally:
-                    self._closed = True
+            if self._closed:
+                return
+            try:
+                if self.mode == "a":
+                    self._commit()
+                elif self.mode != "r":
+                    self._finish_zipfile(self._zf, "the file is incomplete")  # type: ignore[arg-type]
+            finally:
+                self._closed = True
+                self._discard()
+                if self.mode in ("r", "a") and self._zf is not None and self._zf.mode == "r":
+                    self._zf.close()
+                self._release()
+
+    def __del__(self) -> None:
+        # a store dropped open keeps what was written, as zipfile does for a ZipFile (arrays
+        # opened by a path ending in .zip are rarely closed by hand)
+        if not getattr(self, "_closed", True):
+            with contextlib.suppress(Exception):
+                self.close()
 
     def __len__(self) -> int:
         return sum(1 for _ in self.list_prefix(""))

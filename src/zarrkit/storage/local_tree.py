@@ -1,0 +1,398 @@
+"""The directory-tree side of :class:`~zarrkit.storage.local.DirectoryStore`: listing,
+creating and removing directories of keys without following a symbolic link out of the store
+or opening anything but regular files and directories (removal descriptor-based where the
+platform allows), and cleaning up the temporary files of writers that died.  The reading and
+writing of single values stays in :mod:`zarrkit.storage.local`."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import shutil
+import socket
+import stat
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from ..errors import InvalidPathError
+from . import fileio
+from .base import ensure_bytes_like
+
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_DIR_FLAGS = os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW
+ELOOP = getattr(errno, "ELOOP", None)
+#: deletions hold a descriptor of each directory on the way and remove names relative to it, so
+#: a directory swapped for a symbolic link meanwhile is not followed (not on every platform)
+_FD_REMOVAL = bool(
+    _O_DIRECTORY and _O_NOFOLLOW and shutil.rmtree.avoids_symlink_attacks
+    and {os.open, os.stat, os.unlink, os.rmdir} <= os.supports_dir_fd
+    and os.listdir in os.supports_fd
+)
+_HOST = socket.gethostname().replace("-", "_") or "host"
+#: Values are written to a temporary file beside their destination, then renamed into place.
+#: Temporary names start with this marker: listings never show them, and the ones left by
+#: writers that died are removed when found.
+TEMP_MARKER = ".__zarrkit_partial__"
+#: Temporary files of other hosts older than this are considered abandoned.
+ORPHAN_AGE = 24 * 3600
+
+
+def plain_dir(path: str) -> bool:
+    """Whether ``path`` is a directory itself, not a symbolic link to one."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+def remove_entry(dir_fd: int, name: str, everything: bool) -> bool:
+    """Remove ``name`` of the directory ``dir_fd``, never following a symbolic link: a
+    directory with what is below it, a link itself.  A file or a link to one is removed only
+    when ``everything`` (it is a value, not a directory of them).  Returns whether something
+    was removed."""
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    if stat.S_ISDIR(st.st_mode):
+        # descriptor-based: a directory below swapped for a link is unlinked, not followed
+        shutil.rmtree(name, dir_fd=dir_fd)
+        return True
+    if not everything:
+        if not stat.S_ISLNK(st.st_mode):
+            return False
+        try:
+            if not stat.S_ISDIR(os.stat(name, dir_fd=dir_fd).st_mode):
+                return False
+        except OSError:  # dangling
+            return False
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def remove_orphans(directory: str, names: list[str]) -> int:
+    """Remove the temporary files and directories among ``names`` of ``directory`` whose
+    writers died (or, from another host, older than :data:`ORPHAN_AGE`); how many."""
+    removed = 0
+    now = time.time()
+    for name in names:
+        if not name.startswith(TEMP_MARKER):
+            continue
+        host, _, rest = name[len(TEMP_MARKER):].partition("-")
+        pid = rest.partition("-")[0]
+        fn = os.path.join(directory, name)
+        if host == _HOST and pid.isdigit():
+            if pid_alive(int(pid)):
+                continue
+        else:
+            try:
+                if now - os.stat(fn).st_mtime < ORPHAN_AGE:
+                    continue
+            except OSError:
+                continue
+        try:
+            if plain_dir(fn):  # a directory of new values (rmtree refuses a link)
+                shutil.rmtree(fn)
+            else:
+                os.remove(fn)
+            removed += 1
+        except OSError:
+            pass
+    return removed
+
+
+def remove_tree(store: Any, head: str, name: str | None, prefix: str) -> None:
+    """Remove the directory ``name`` of the key directory ``head`` (``None``: everything in
+    ``head``), and the directories that leaves empty, for :meth:`DirectoryStore.delete_prefix`."""
+    if not _FD_REMOVAL:
+        remove_tree_by_path(store, head, name, prefix)
+        return
+    opened = open_dirs(store, head, prefix)
+    if opened is None:
+        return
+    fds, parts = opened
+    try:
+        if name is None:
+            for entry in os.listdir(fds[-1]):
+                remove_entry(fds[-1], entry, everything=True)
+            return
+        if not remove_entry(fds[-1], name, everything=False):
+            return
+        if os.sep.join(parts) != head.replace("/", os.sep):
+            return  # reached through a link: what is left empty is another key directory
+        for i in range(len(parts), 0, -1):  # the parents it leaves empty
+            try:
+                os.rmdir(parts[i - 1], dir_fd=fds[i - 1])
+            except OSError:  # not empty, or gone
+                break
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def open_dirs(store: Any, head: str, what: str) -> tuple[list[int], list[str]] | None:
+    """Descriptors of the root and of each directory down to the key directory ``head``,
+    and the names of those directories; None when ``head`` is missing or not a directory.
+
+    Links inside the root on the way are resolved first, as writes follow them (one that
+    leads out raises :class:`InvalidPathError` naming ``what``); then each directory is
+    opened in the one above it without following a link, so a directory swapped for a
+    link meanwhile is refused, not followed."""
+    real_root = store._real_root
+    parts: list[str] = []
+    if head:
+        real = os.path.realpath(store._file(head))
+        inside = real_root if real_root.endswith(os.sep) else real_root + os.sep
+        if real.startswith(inside):
+            parts = real[len(inside):].split(os.sep)
+        elif real != real_root:
+            raise InvalidPathError(
+                f"prefix {what!r} of {store.path!r} leads through a symbolic link outside the store"
+            )
+    try:
+        fds = [os.open(real_root, os.O_RDONLY | _O_DIRECTORY)]
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    try:
+        for part in parts:
+            try:
+                fds.append(os.open(part, _DIR_FLAGS, dir_fd=fds[-1]))
+            except OSError as exc:
+                if exc.errno not in (errno.ENOENT, errno.ENOTDIR, ELOOP):
+                    raise
+                try:
+                    mode = os.stat(part, dir_fd=fds[-1], follow_symlinks=False).st_mode
+                except OSError:
+                    mode = 0
+                if stat.S_ISLNK(mode):
+                    raise InvalidPathError(
+                        f"prefix {what!r} of {store.path!r}: the directory {part!r} on its way "
+                        "became a symbolic link while it was being removed"
+                    ) from None
+                for fd in fds:
+                    os.close(fd)
+                return None
+    except BaseException:
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        raise
+    return fds, parts
+
+
+def remove_tree_by_path(store: Any, head: str, name: str | None, prefix: str) -> None:
+    """:func:`remove_tree` where directories cannot be opened without following links:
+    the same checks, by path (a link swapped in between them and the removal can still
+    be followed there)."""
+    directory = store._file(head) if head else store.path
+    if head and not store._inside(directory):
+        raise InvalidPathError(
+            f"prefix {prefix!r} of {store.path!r} leads through a symbolic link outside the store"
+        )
+    if not os.path.isdir(directory):
+        return
+    for entry in os.listdir(directory) if name is None else [name]:
+        p = os.path.join(directory, entry)
+        if plain_dir(p):
+            shutil.rmtree(p)  # refuses a link, and follows none below
+        elif os.path.islink(p) or getattr(os.path, "isjunction", lambda _: False)(p):
+            if name is not None and not os.path.isdir(p):
+                continue  # a link to a value is the value at the prefix's key, not below it
+            try:
+                os.unlink(p)
+            except OSError:  # a link to a directory on Windows
+                os.rmdir(p)
+        elif name is None and os.path.lexists(p):
+            os.remove(p)
+        else:
+            continue
+        if name is not None:
+            store._prune_dirs(directory)
+
+
+def file_kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    return "a special file"
+
+
+def special_file(path: str) -> bool:
+    """Whether ``path`` is a named pipe, a socket or a device (not a link, file or directory)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
+
+
+def scan(store: Any, directory: str) -> tuple[list[str], list[str], list[str]]:
+    """(sorted file names that are keys, real sub-directory names, temporary file names)
+    of ``directory``; symbolic links that lead outside the root, and named pipes, sockets
+    and devices (no value is kept in one) are left out."""
+    files: list[str] = []
+    subdirs: list[str] = []
+    temps: list[str] = []
+    try:
+        entries = list(os.scandir(directory))
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return files, subdirs, temps
+    for e in entries:
+        if e.name.startswith(TEMP_MARKER):
+            temps.append(e.name)
+            continue
+        try:
+            if e.is_symlink():
+                if not store._inside(e.path):
+                    continue
+                if e.is_file():
+                    files.append(e.name)
+            elif e.is_dir(follow_symlinks=False):
+                subdirs.append(e.name)
+            elif e.is_file(follow_symlinks=False):  # the entry's type: no system call
+                files.append(e.name)
+        except OSError:
+            continue
+    files.sort()
+    return files, subdirs, temps
+
+
+def walk_keys(store: Any, prefix: str) -> Iterator[str]:
+    """The keys below ``prefix``, depth first, sorted per directory; temporary files of dead
+    writers met on the way are removed."""
+    # start the walk at the deepest directory the prefix names
+    head, _, _ = prefix.rpartition("/")
+    root = store._file(head) if head else store.path
+    if not os.path.isdir(root) or not store._inside(root):
+        return
+    base = len(store.path) + 1
+    stack = [root]
+    while stack:
+        dirpath = stack.pop()
+        rel = dirpath[base:].replace(os.sep, "/") if dirpath != store.path else ""
+        names, subdirs, orphans = scan(store, dirpath)
+        for name in names:
+            key = f"{rel}/{name}" if rel else name
+            if key.startswith(prefix):
+                yield key
+        # symbolic links to directories are not walked (os.walk's default)
+        stack.extend(os.path.join(dirpath, d) for d in sorted(subdirs, reverse=True))
+        if orphans:
+            store._remove_orphans(dirpath, orphans)
+
+
+def list_directory(store: Any, prefix: str) -> list[str]:
+    """The names of values and directories in the directory ``prefix``."""
+    prefix = prefix.strip("/")
+    root = store._file(prefix) if prefix else store.path
+    if prefix and not store._inside(root):
+        return []
+    try:
+        entries = list(os.scandir(root))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    keys = []
+    temps = []
+    for e in entries:
+        if e.name.startswith(TEMP_MARKER):
+            temps.append(e.name)
+            continue
+        try:
+            # values and directories of them only: not named pipes, sockets or devices
+            if e.is_symlink():
+                if store._inside(e.path) and (e.is_file() or e.is_dir()):
+                    keys.append(e.name)
+            elif e.is_file(follow_symlinks=False) or e.is_dir(follow_symlinks=False):
+                keys.append(e.name)
+        except OSError:
+            continue
+    if temps:
+        store._remove_orphans(root, temps)
+    return sorted(keys)
+
+
+def remove_orphans_below(store: Any, prefix: str) -> int:
+    """Remove the temporary files of dead writers below ``prefix`` (``''``: all); how many."""
+    root = store._file(prefix.strip("/")) if prefix.strip("/") else store.path
+    if root != store.path and not store._inside(root):
+        raise InvalidPathError(
+            f"prefix {prefix!r} of {store.path!r} leads through a symbolic link outside the store"
+        )
+    removed = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        temps = [d for d in dirnames if d.startswith(TEMP_MARKER)]
+        dirnames[:] = [d for d in dirnames if not d.startswith(TEMP_MARKER)]
+        removed += store._remove_orphans(dirpath, filenames + temps)
+    return removed
+
+
+def write_new_directory(store: Any, head: str, group: list[tuple[str, Any]], tmp_name: str) -> bool:
+    """Write the values of ``group`` (keys all in the key directory ``head``) as the files of
+    a new directory: written into a temporary directory beside it, which is then renamed
+    into place -- one rename for all of them, atomic as the rename of each file would be.
+    Returns False, having written nothing, when the directory exists already (or this
+    platform or ``fsync`` asks for one file at a time)."""
+    if os.sep != "/" or store.fsync or not store.atomic:
+        return False
+    directory = store._file(head)
+    if directory in store._dirs or os.path.lexists(directory):
+        return False
+    store._check_dir(group[0][0])
+    parent = directory.rpartition(os.sep)[0]
+    if parent not in store._dirs:
+        store._make_dir(parent, group[0][0])
+    tmp = parent + os.sep + tmp_name
+    try:
+        os.mkdir(tmp)
+    except FileNotFoundError:  # a concurrent delete removed the (then empty) parent
+        store._dirs.discard(parent)
+        return False  # one file at a time, which makes the directories again
+    try:
+        for key, value in group:
+            fd = os.open(tmp + os.sep + key.rpartition("/")[2],
+                         os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            try:
+                fileio.write_all(fd, [memoryview(ensure_bytes_like(value, key))])
+            finally:
+                os.close(fd)
+        if os.path.lexists(directory):  # made meanwhile (rename would replace an empty one)
+            move_values(tmp, directory, group)
+        else:
+            try:
+                os.rename(tmp, directory)
+            except OSError:  # made meanwhile, and not empty
+                move_values(tmp, directory, group)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    store._dirs.add(directory)
+    return True
+
+
+def move_values(tmp: str, directory: str, group: list[tuple[str, Any]]) -> None:
+    """Rename the files of the temporary directory ``tmp`` into ``directory`` one by one."""
+    for key, _ in group:
+        name = key.rpartition("/")[2]
+        os.replace(tmp + os.sep + name, directory + os.sep + name)
+    os.rmdir(tmp)

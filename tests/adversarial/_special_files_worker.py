@@ -213,11 +213,9 @@ def write_in_place(d):
 
 
 def devices(d):
-    try:
-        os.mknod(f"{d}/null", stat.S_IFCHR | 0o666, os.makedev(1, 3))
-        os.mknod(f"{d}/zero", stat.S_IFCHR | 0o666, os.makedev(1, 5))
-    except (PermissionError, OSError) as exc:
-        return {"skipped": f"cannot make device nodes here: {exc}"}
+    # device nodes need root, as the test suite runs (CI included)
+    os.mknod(f"{d}/null", stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    os.mknod(f"{d}/zero", stat.S_IFCHR | 0o666, os.makedev(1, 5))
     store = zarrkit.DirectoryStore(d)
     _array(f"{d}/a")
     os.remove(f"{d}/a/0")

@@ -44,15 +44,12 @@ def _stores(tmp_path):
 
     yield "fsspec memory", FsspecStore(f"memory://bounded-{os.getpid()}-{tmp_path.name}")
     yield "fsspec file", FsspecStore("file://" + str(tmp_path / "d"))
-    try:
-        import obstore
-    except ImportError:
-        pass
-    else:
-        from zarrkit.storage.obstore import ObjectStore
+    import obstore  # the test extra installs it
 
-        yield "obstore memory", ObjectStore(obstore.store.MemoryStore())
-        yield "obstore file", ObjectStore(obstore.store.LocalStore(str(tmp_path / "d")))
+    from zarrkit.storage.obstore import ObjectStore
+
+    yield "obstore memory", ObjectStore(obstore.store.MemoryStore())
+    yield "obstore file", ObjectStore(obstore.store.LocalStore(str(tmp_path / "d")))
     import zarr
 
     yield "zarr-python memory", zarrkit.storage.coerce_store(zarr.storage.MemoryStore())
@@ -199,15 +196,10 @@ def hostile_reads(tmp_path_factory):
         {"name": "zstd frame without its size, behind a filter", "store": "bomb", "format": 3, "filter": True,
          "key": "c/1"},
     ]
-    try:
-        import obstore  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        cases += [
-            {"name": "obstore", "store": "obstore", "path": raw, "key": "c/1"},
-            {"name": "obstore, large chunks", "store": "obstore", "path": large, "key": "c/1"},
-        ]
+    cases += [
+        {"name": "obstore", "store": "obstore", "path": raw, "key": "c/1"},
+        {"name": "obstore, large chunks", "store": "obstore", "path": large, "key": "c/1"},
+    ]
     proc = subprocess.run([sys.executable, "-c", CHILD, json.dumps(cases), str(PROBE_DIR)],
                           capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -227,8 +219,6 @@ CASE_NAMES = [
 
 @pytest.mark.parametrize("name", CASE_NAMES)
 def test_a_hostile_object_is_refused_before_it_is_read_whole(hostile_reads, name):
-    if name not in hostile_reads:
-        pytest.skip("obstore is not installed")
     case, result = hostile_reads[name]
     assert result["error"] == "ChunkDecodeError", result
     assert result["message"].startswith(f"chunk '{case['key']}'"), result

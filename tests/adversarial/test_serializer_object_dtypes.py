@@ -13,7 +13,6 @@ import zarrkit
 from zarrkit.errors import MetadataError
 
 
-
 def _doc(codecs):
     return {"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "string",
             "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},

@@ -9,12 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ArrayNotFoundError, ReadOnlyError, ShapeMismatchError
-from ..metadata import io, v2, v3
+from ..errors import ReadOnlyError, ShapeMismatchError
+from ..metadata import io
 from ..metadata.normalize import normalize_shape
 from ..metadata.v2 import ArrayMetadataV2
 from ..metadata.v3 import ArrayMetadataV3
-from ..storage.base import describe_location
 from .chunks import ChunkContext
 from .indexing import make_indexer
 from .stored import current_documents, iter_stored
@@ -86,18 +85,8 @@ class ResizeMethods:
         would otherwise write its rows over the other writer's and delete the other writer's
         chunks as leftovers of an interrupted resize.
         """
-        store = current_documents(self._store)
-        name = v3.ZARR_JSON if self._meta.zarr_format == 3 else v2.ARRAY_KEY
-        key = io.meta_key(self._path, name)
-        doc = io.read_json(store, key)
-        if doc is None:
-            raise ArrayNotFoundError(f"no array found at {describe_location(self._store, self._path)}",
-                                     self._path)
-        if name == v3.ZARR_JSON:
-            meta: Any = ArrayMetadataV3.from_json(doc, key)
-            attributes = doc.get("attributes", {})
-        else:
-            meta, attributes = ArrayMetadataV2.from_json(doc, key), None
+        meta, attributes = io.read_array_document(current_documents(self._store), self._path,
+                                                  self._meta.zarr_format)
         self._set_meta(meta)
         return meta, attributes
 

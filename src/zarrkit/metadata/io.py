@@ -158,6 +158,20 @@ def load_array_metadata(store: Store, path: str) -> Any:
     return v2.ArrayMetadataV2.from_json(read_json(store, key), key)
 
 
+def read_array_document(store: Store, path: str, zarr_format: int) -> tuple[Any, dict[str, Any] | None]:
+    """The metadata of the array of format ``zarr_format`` at ``path`` as stored now, with one
+    read, and the attributes its document holds (v3; None for v2, whose attributes are a
+    document of their own); ArrayNotFoundError when there is none."""
+    name = v3.ZARR_JSON if zarr_format == 3 else v2.ARRAY_KEY
+    key = meta_key(path, name)
+    doc = read_json(store, key)
+    if doc is None:
+        raise ArrayNotFoundError(f"no array found at {describe_location(store, path)}", path)
+    if zarr_format == 3:
+        return v3.ArrayMetadataV3.from_json(doc, key), doc.get("attributes", {})
+    return v2.ArrayMetadataV2.from_json(doc, key), None
+
+
 def check_group(store: Store, path: str) -> int:
     """Validate the group document at ``path`` and return its format."""
     kind, fmt, doc = node_info(store, path)

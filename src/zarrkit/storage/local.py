@@ -380,19 +380,23 @@ class DirectoryStore(Store):
             raise oversized(key, None, limit)
         return data
 
-    def _read(
-        self, key: str, byte_range: ByteRange | None, transient: bool, limit: int | None = None
-    ) -> bytes | memoryview | None:
+    def _open_value(self, key: str) -> int | None:
+        """A read-only descriptor of the file of the (valid) ``key``, confined to the root;
+        None when missing.  (``get_upto`` has the same steps inline: it serves tiny chunks.)"""
         fn = self._root_sep + key if _POSIX else self._file(key)
         if key.rpartition("/")[0] not in self._confined:
             self._check_dir(key)
         try:
-            fd = os.open(fn, _READ_FLAGS)
+            return os.open(fn, _READ_FLAGS)
         except OSError:  # missing, a directory, a symbolic link...: sorted out by _open
-            opened = self._open(key, fn)
-            if opened is None:
-                return None
-            fd = opened
+            return self._open(key, fn)
+
+    def _read(
+        self, key: str, byte_range: ByteRange | None, transient: bool, limit: int | None = None
+    ) -> bytes | memoryview | None:
+        fd = self._open_value(key)
+        if fd is None:
+            return None
         try:
             if byte_range is not None and byte_range.offset >= 0 and byte_range.length is not None:
                 # a range from a known offset (an inner chunk of a shard): no size needed, a
@@ -671,16 +675,9 @@ class DirectoryStore(Store):
             Close it after use.
         """
         key = self._checked(key)
-        fn = self._root_sep + key if _POSIX else self._file(key)
-        if key.rpartition("/")[0] not in self._confined:
-            self._check_dir(key)
-        try:
-            fd = os.open(fn, _READ_FLAGS)
-        except OSError:  # missing, a directory, a symbolic link...: sorted out by _open
-            opened = self._open(key, fn)
-            if opened is None:
-                return None
-            fd = opened
+        fd = self._open_value(key)
+        if fd is None:
+            return None
         try:
             st = os.fstat(fd)
         except BaseException:

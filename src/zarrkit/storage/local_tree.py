@@ -247,17 +247,19 @@ def special_file(path: str) -> bool:
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
 
 
-def scan(store: Any, directory: str) -> tuple[list[str], list[str], list[str]]:
-    """(sorted file names that are keys, real sub-directory names, temporary file names)
-    of ``directory``; symbolic links that lead outside the root, and named pipes, sockets
-    and devices (no value is kept in one) are left out."""
+def scan(store: Any, directory: str) -> tuple[list[str], list[str], list[str], list[str]]:
+    """(sorted file names that are keys, real sub-directory names, names of links to
+    directories inside the root, temporary file names) of ``directory``; symbolic links that
+    lead outside the root, and named pipes, sockets and devices (no value is kept in one) are
+    left out."""
     files: list[str] = []
     subdirs: list[str] = []
+    linked: list[str] = []
     temps: list[str] = []
     try:
         entries = list(os.scandir(directory))
     except (FileNotFoundError, NotADirectoryError, PermissionError):
-        return files, subdirs, temps
+        return files, subdirs, linked, temps
     for e in entries:
         if e.name.startswith(TEMP_MARKER):
             temps.append(e.name)
@@ -268,6 +270,8 @@ def scan(store: Any, directory: str) -> tuple[list[str], list[str], list[str]]:
                     continue
                 if e.is_file():
                     files.append(e.name)
+                elif e.is_dir():
+                    linked.append(e.name)
             elif e.is_dir(follow_symlinks=False):
                 subdirs.append(e.name)
             elif e.is_file(follow_symlinks=False):  # the entry's type: no system call
@@ -275,7 +279,7 @@ def scan(store: Any, directory: str) -> tuple[list[str], list[str], list[str]]:
         except OSError:
             continue
     files.sort()
-    return files, subdirs, temps
+    return files, subdirs, linked, temps
 
 
 def walk_keys(store: Any, prefix: str) -> Iterator[str]:
@@ -291,7 +295,7 @@ def walk_keys(store: Any, prefix: str) -> Iterator[str]:
     while stack:
         dirpath = stack.pop()
         rel = dirpath[base:].replace(os.sep, "/") if dirpath != store.path else ""
-        names, subdirs, orphans = scan(store, dirpath)
+        names, subdirs, _, orphans = scan(store, dirpath)
         for name in names:
             key = f"{rel}/{name}" if rel else name
             if key.startswith(prefix):
@@ -308,28 +312,10 @@ def list_directory(store: Any, prefix: str) -> list[str]:
     root = store._file(prefix) if prefix else store.path
     if prefix and not store._inside(root):
         return []
-    try:
-        entries = list(os.scandir(root))
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    keys = []
-    temps = []
-    for e in entries:
-        if e.name.startswith(TEMP_MARKER):
-            temps.append(e.name)
-            continue
-        try:
-            # values and directories of them only: not named pipes, sockets or devices
-            if e.is_symlink():
-                if store._inside(e.path) and (e.is_file() or e.is_dir()):
-                    keys.append(e.name)
-            elif e.is_file(follow_symlinks=False) or e.is_dir(follow_symlinks=False):
-                keys.append(e.name)
-        except OSError:
-            continue
+    files, subdirs, linked, temps = scan(store, root)
     if temps:
         store._remove_orphans(root, temps)
-    return sorted(keys)
+    return sorted(files + subdirs + linked)
 
 
 def remove_orphans_below(store: Any, prefix: str) -> int:

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
 from .base import ByteRange, Store, oversized
-from .memory import HeldValue
+from .memory import hold_value
 
 __all__ = ["MappingStore", "KVStore"]
 
@@ -79,21 +79,7 @@ class MappingStore(Store):
             raise oversized(key, len(value), limit)
         return value
 
-    def value_version(self, key: str) -> HeldValue | None:
-        """The value at ``key`` as it is now, held for reading several of its ranges (a
-        shard's index and chunks) with one access to the mapping; None when missing.
-
-        Parameters
-        ----------
-        key : str
-            The key.
-
-        Returns
-        -------
-        HeldValue or None
-        """
-        value = self.get(key)
-        return None if value is None else HeldValue(value)
+    value_version = hold_value
 
     def get_many(self, keys):
         return {k: self.get(k) for k in keys}

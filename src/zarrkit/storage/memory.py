@@ -31,6 +31,26 @@ class HeldValue:
         pass
 
 
+def hold_value(store: Store, key: str) -> HeldValue | None:
+    """The value at ``key`` as it is now, held for reading several of its ranges (a shard's
+    index and chunks), whatever is stored there meanwhile; None when missing.  The
+    ``value_version`` of the stores keeping values in memory.
+
+    Parameters
+    ----------
+    store : Store
+        The store (this is its method).
+    key : str
+        The key.
+
+    Returns
+    -------
+    HeldValue or None
+    """
+    value = store.get(key)
+    return None if value is None else HeldValue(value)
+
+
 class MemoryStore(Store):
     """A store holding every value in a Python ``dict`` in this process.
 
@@ -101,21 +121,7 @@ class MemoryStore(Store):
             raise oversized(key, len(value), limit)
         return super().get_upto(key, limit)
 
-    def value_version(self, key: str) -> HeldValue | None:
-        """The value at ``key`` as it is now, held for reading several of its ranges (a
-        shard's index and chunks), whatever is stored there meanwhile; None when missing.
-
-        Parameters
-        ----------
-        key : str
-            The key.
-
-        Returns
-        -------
-        HeldValue or None
-        """
-        value = self.get(key)
-        return None if value is None else HeldValue(value)
+    value_version = hold_value
 
     def get_many(self, keys):
         if self.normalize_keys:

@@ -59,9 +59,9 @@ if _os.environ.get("ZARRKIT_SUITE_FORMAT") == "2":
 
 _SOURCES = ["zarrkit", "zarrkit.storage", "zarrkit.api", "zarrkit.errors", "zarrkit.core.array",
             "zarrkit.core.group", "zarrkit.core.attributes", "zarrkit.core.sync",
-            "zarrkit.convenience", "zarrkit.core.indexing", "zarrkit.hierarchy", "zarrkit.creation",
+            "zarrkit.api.convenience", "zarrkit.core.indexing", "zarrkit.hierarchy", "zarrkit.creation",
             "zarrkit.sync", "zarrkit.codecs", "zarrkit.meta", "zarrkit.metadata.v2", "zarrkit.metadata",
-            "zarrkit.metadata.normalize", "zarrkit.copying", "zarrkit.streaming", "zarrkit.core.creation",
+            "zarrkit.metadata.normalize", "zarrkit.api.copying", "zarrkit.api.streaming", "zarrkit.core.creation",
             "zarrkit.core.initialize"]
 # switches of zarr 2's experimental v3 API, which is not measured
 _FIXED = {"v3_api_available": False, "v3_sharding_available": False}

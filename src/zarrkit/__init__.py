@@ -19,7 +19,7 @@ from . import (  # noqa: F401 - meta: zarr.meta, and stores' _metadata_class
     meta,
     store_functions,  # adds zarr-python 2's functions to zarrkit.storage
 )
-from .api import (
+from .api.opening import (
     array,
     consolidate_metadata,
     create,
@@ -38,7 +38,7 @@ from .api import (
     zeros,
     zeros_like,
 )
-from .api_zarr3 import create_group, create_hierarchy, from_array
+from .api.hierarchy import create_group, create_hierarchy, from_array
 from .codecs import (
     BZ2,
     CRC32,
@@ -69,8 +69,8 @@ from .codecs import (
     Zstd,
 )
 from .config import config
-from .convenience import copy, copy_all, copy_store, load, save, save_array, save_group, tree
-from .convert import convert
+from .api.convenience import copy, copy_all, copy_store, load, save, save_array, save_group, tree
+from .api.conversion import convert
 from .core.array import Array
 from .core.creation import create_array
 from .core.group import Group

@@ -1,6 +1,6 @@
 """zarr-python 2's ``zarr.creation`` module: the array creation functions."""
 
-from .api import (  # noqa: F401
+from .api.opening import (  # noqa: F401
     array,
     create,
     empty,

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .api import open_array
+from .api.opening import open_array
 from .core.array import Array
 from .core.creation import create_array
 from .core.group import Group

@@ -137,7 +137,7 @@ def test_tree_and_ls(v2):
 def test_zip_store_info_tree_ls(v2, tmp_path):
     zpath = tmp_path / "data.zip"
     with zarrkit.ZipStore(zpath, mode="w") as zs:
-        zarrkit.convenience.copy_store(zarrkit.DirectoryStore(v2), zs)
+        zarrkit.copy_store(zarrkit.DirectoryStore(v2), zs)
     assert "grp/" in run("ls", zpath).stdout
     info = json.loads(run("info", zpath / "grp" / "a", "--json").stdout)
     assert info["store_type"] == "ZipStore" and info["nchunks_initialized"] == 80
@@ -516,7 +516,7 @@ def test_a_warning_raised_during_a_command_is_one_line_in_the_commands_voice(v2,
     UserWarning: ...`` followed by a line of source."""
     zpath = tmp_path / "data.zip"
     with zarrkit.ZipStore(zpath, mode="w") as zs:
-        zarrkit.convenience.copy_store(zarrkit.DirectoryStore(v2), zs)
+        zarrkit.copy_store(zarrkit.DirectoryStore(v2), zs)
     run("consolidate", zpath)  # .zmetadata is new: nothing written twice
     proc = run("consolidate", zpath)
     assert "consolidated the metadata of 5 nodes" in proc.stdout

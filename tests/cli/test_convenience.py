@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import zarrkit
-from zarrkit.convenience import (
+from zarrkit.api.convenience import (
     CopyError,
     LazyLoader,
     copy,

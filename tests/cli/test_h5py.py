@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import zarrkit
-from zarrkit.convenience import CopyError, copy, copy_all, tree
+from zarrkit.api.convenience import CopyError, copy, copy_all, tree
 
 h5py = pytest.importorskip("h5py")
 

@@ -80,7 +80,7 @@ def test_error_classes_keep_both_bases(cls, bases):
 
 
 def test_convenience_copy_error_is_the_errors_one():
-    from zarrkit.convenience import CopyError
+    from zarrkit.api.convenience import CopyError
 
     assert CopyError is errors.CopyError
 

@@ -12,7 +12,7 @@ import pytest
 
 import zarrkit
 from zarrkit.cli import main as cli_main
-from zarrkit.convert import v3_to_v2_metadata
+from zarrkit.api.conversion import v3_to_v2_metadata
 from zarrkit.errors import MetadataError
 
 zarr = pytest.importorskip("zarr")

@@ -22,7 +22,7 @@ import numpy as np
 from tqdm import tqdm
 
 from .. import __version__
-from ..api import create
+from ..api.opening import create
 from ..core.array import Array
 from ..core.chunks import filled, is_all_fill
 from ..core.info import human_readable_size
@@ -33,7 +33,7 @@ from ..metadata.consolidated import consolidate
 from ..storage.base import Store, join_path
 from ..storage.memory import MemoryStore
 from ..storage.zip import ZipStore
-from ..streaming import creation_kwargs, iter_blocks, stream_copy
+from ..api.streaming import creation_kwargs, iter_blocks, stream_copy
 from .common import (
     COPY_MARKER,
     EXIT_OK,

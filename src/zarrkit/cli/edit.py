@@ -8,7 +8,7 @@ import os
 import shutil
 import sys
 
-from ..convert import convert, leftover_documents
+from ..api.conversion import convert, leftover_documents
 from ..metadata import io
 from ..metadata.consolidated import consolidate
 from ..storage.base import join_path

@@ -10,7 +10,7 @@ import json
 import math
 from typing import Any
 
-from ..convert import mixed_documents
+from ..api.conversion import mixed_documents
 from ..core.array import Array
 from ..core.group import Group
 from ..core.info import (

@@ -14,14 +14,14 @@ from typing import Any, Self
 
 import numpy as np
 
-from .config import config
-from .core.array import Array
-from .core.group import Group
-from .errors import CopyError, ZarrkitError
-from .metadata import io
-from .metadata.dtypes import is_bytes_dtype
-from .metadata.normalize import normalize_path
-from .storage.base import Store
+from ..config import config
+from ..core.array import Array
+from ..core.group import Group
+from ..errors import CopyError, ZarrkitError
+from ..metadata import io
+from ..metadata.dtypes import is_bytes_dtype
+from ..metadata.normalize import normalize_path
+from ..storage.base import Store
 from .streaming import _is_h5py, _open_store, creation_kwargs, stream_copy
 
 __all__ = ["CopyError", "copy", "copy_all", "copy_store"]
@@ -121,7 +121,7 @@ def copy_store(
     Examples
     --------
     >>> import zarrkit
-    >>> from zarrkit.convenience import copy_store
+    >>> from zarrkit import copy_store
     >>> source = {}
     >>> g = zarrkit.group(source, zarr_format=2)
     >>> _ = g.array('foo/bar', [1.0, 2.0, 3.0, 4.0], chunks=2)
@@ -305,7 +305,7 @@ def copy(
     Examples
     --------
     >>> import numpy as np, zarrkit
-    >>> from zarrkit.convenience import copy
+    >>> from zarrkit import copy
     >>> source = zarrkit.group(zarr_format=2)
     >>> foo = source.create_group('foo')
     >>> _ = foo.array('bar', np.arange(100), chunks=10)
@@ -618,7 +618,7 @@ def copy_all(
     Examples
     --------
     >>> import numpy as np, zarrkit
-    >>> from zarrkit.convenience import copy_all
+    >>> from zarrkit import copy_all
     >>> source = zarrkit.group(zarr_format=2)
     >>> source.attrs['title'] = 'demo'
     >>> _ = source.array('a', np.arange(10), chunks=5)

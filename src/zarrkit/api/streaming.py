@@ -14,15 +14,15 @@ import numcodecs
 import numpy as np
 from numcodecs.abc import Codec
 
-from .codecs.v3_builtin import TransposeCodec, VLenBytesCodec, VLenUTF8Codec
-from .config import config
-from .core.array import Array
-from .core.group import Group
-from .errors import CopyError
-from .metadata.grid import ChunkGrid, RegularGrid
-from .storage.base import Store
-from .storage.coerce import coerce_store
-from .storage.zip import ZipStore
+from ..codecs.v3_builtin import TransposeCodec, VLenBytesCodec, VLenUTF8Codec
+from ..config import config
+from ..core.array import Array
+from ..core.group import Group
+from ..errors import CopyError
+from ..metadata.grid import ChunkGrid, RegularGrid
+from ..storage.base import Store
+from ..storage.coerce import coerce_store
+from ..storage.zip import ZipStore
 
 __all__ = ["creation_kwargs", "iter_blocks", "stream_copy", "write_block"]
 

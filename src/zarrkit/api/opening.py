@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .config import config
-from .core.array import Array
-from .core.creation import (  # noqa: F401 - the creation functions are this module's too
+from ..config import config
+from ..core.array import Array
+from ..core.creation import (  # noqa: F401 - the creation functions are this module's too
     AS_SOURCE,
     _given,
     _open_store,
@@ -23,9 +23,9 @@ from .core.creation import (  # noqa: F401 - the creation functions are this mod
     ones,
     zeros,
 )
-from .core.creation_like import _like, empty_like, full_like, ones_like, zeros_like
-from .core.group import Group
-from .core.initialize import (  # noqa: F401 - init_array, init_group: zarr-python 2's names here too
+from ..core.creation_like import _like, empty_like, full_like, ones_like, zeros_like
+from ..core.group import Group
+from ..core.initialize import (  # noqa: F401 - init_array, init_group: zarr-python 2's names here too
     _check_free,
     _check_zarr_format,
     _pop_h5py_fillvalue,
@@ -36,7 +36,7 @@ from .core.initialize import (  # noqa: F401 - init_array, init_group: zarr-pyth
     legacy_format,
     require_parent_groups,
 )
-from .errors import (
+from ..errors import (
     ArrayNotFoundError,
     ContainsArrayError,
     ContainsGroupError,
@@ -44,12 +44,12 @@ from .errors import (
     MetadataError,
     NodeNotFoundError,
 )
-from .metadata import io
-from .metadata.consolidated import ConsolidatedStore, consolidate, load_consolidated
-from .metadata.normalize import normalize_path
-from .storage.base import describe_location
-from .storage.coerce import coerce_store, user_store
-from .storage.memory import DictStore
+from ..metadata import io
+from ..metadata.consolidated import ConsolidatedStore, consolidate, load_consolidated
+from ..metadata.normalize import normalize_path
+from ..storage.base import describe_location
+from ..storage.coerce import coerce_store, user_store
+from ..storage.memory import DictStore
 
 __all__ = [
     "create",

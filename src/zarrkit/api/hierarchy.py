@@ -9,13 +9,13 @@ from typing import Any
 
 import numpy as np
 
-from .core.array import Array
-from .core.creation import _open_store, create_array
-from .core.group import Group
-from .core.group_zarr3 import GroupMetadata
-from .core.initialize import _check_free, _check_zarr_format, init_group
-from .metadata.normalize import normalize_path
-from .storage.coerce import coerce_store, user_store
+from ..core.array import Array
+from ..core.creation import _open_store, create_array
+from ..core.group import Group
+from ..core.group_zarr3 import GroupMetadata
+from ..core.initialize import _check_free, _check_zarr_format, init_group
+from ..metadata.normalize import normalize_path
+from ..storage.coerce import coerce_store, user_store
 
 __all__ = ["create_group", "from_array", "create_hierarchy"]
 

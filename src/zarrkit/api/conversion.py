@@ -37,10 +37,10 @@ from typing import Any
 
 import numpy as np
 
-from .codecs.base import ArrayArrayCodec
-from .codecs.chain import split_codecs
-from .codecs.sharding import ShardingCodec
-from .codecs.v3_builtin import (
+from ..codecs.base import ArrayArrayCodec
+from ..codecs.chain import split_codecs
+from ..codecs.sharding import ShardingCodec
+from ..codecs.v3_builtin import (
     BytesCodec,
     NumcodecsArrayArrayCodec,
     NumcodecsBytesBytesCodec,
@@ -48,10 +48,10 @@ from .codecs.v3_builtin import (
     VLenBytesCodec,
     VLenUTF8Codec,
 )
-from .errors import MetadataError, NodeNotFoundError, ReadOnlyError, StoreOperationNotSupported
-from .metadata import io, v2, v3
-from .metadata.codec_args import to_v3_codec
-from .metadata.consolidated import (
+from ..errors import MetadataError, NodeNotFoundError, ReadOnlyError, StoreOperationNotSupported
+from ..metadata import io, v2, v3
+from ..metadata.codec_args import to_v3_codec
+from ..metadata.consolidated import (
     ZMETADATA,
     consolidate,
     consolidated_document_v2,
@@ -59,10 +59,10 @@ from .metadata.consolidated import (
     iter_nodes,
     load_consolidated,
 )
-from .metadata.dtypes import BYTES_DTYPE
-from .metadata.normalize import normalize_path
-from .storage.base import Store, describe_location, join_path
-from .storage.coerce import coerce_store
+from ..metadata.dtypes import BYTES_DTYPE
+from ..metadata.normalize import normalize_path
+from ..storage.base import Store, describe_location, join_path
+from ..storage.coerce import coerce_store
 
 __all__ = [
     "convert", "leftover_documents", "mixed_documents", "v2_to_v3_metadata", "v3_to_v2_metadata",

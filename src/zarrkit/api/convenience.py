@@ -8,7 +8,7 @@ at a time, so memory stays bounded by a few chunks whatever the size of the arra
 Examples
 --------
 >>> import numpy as np, zarrkit
->>> from zarrkit.convenience import save, load
+>>> from zarrkit import save, load
 >>> store = {}
 >>> save(store, np.arange(5))
 >>> load(store)
@@ -20,16 +20,16 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .api import array, init_group
-from .config import config
+from .opening import array, init_group
+from ..config import config
 from .copying import copy, copy_all, copy_store  # zarr-python 2 has them here
-from .core.array import Array
-from .core.group import Group
-from .core.initialize import legacy_format
-from .core.tree import TreeView
-from .errors import CopyError, NodeNotFoundError
-from .metadata import io
-from .metadata.normalize import normalize_path
+from ..core.array import Array
+from ..core.group import Group
+from ..core.initialize import legacy_format
+from ..core.tree import TreeView
+from ..errors import CopyError, NodeNotFoundError
+from ..metadata import io
+from ..metadata.normalize import normalize_path
 from .streaming import _is_h5py, _open_store, creation_kwargs, iter_blocks, stream_copy  # noqa: F401
 
 __all__ = [
@@ -70,7 +70,7 @@ def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: st
     Examples
     --------
     >>> import numpy as np, zarrkit
-    >>> from zarrkit.convenience import save_array, load
+    >>> from zarrkit import save_array, load
     >>> store = {}
     >>> save_array(store, np.arange(10), chunks=5)
     >>> load(store)
@@ -111,7 +111,7 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
     Examples
     --------
     >>> import numpy as np
-    >>> from zarrkit.convenience import save_group, load
+    >>> from zarrkit import save_group, load
     >>> store = {}
     >>> save_group(store, np.arange(3), b=np.ones(2))
     >>> loader = load(store)
@@ -165,7 +165,7 @@ def save(store: Any, *args: Any, zarr_format: int | None = None, path: str | Non
     Examples
     --------
     >>> import numpy as np
-    >>> from zarrkit.convenience import save, load
+    >>> from zarrkit import save, load
     >>> store = {}
     >>> save(store, np.arange(4), np.zeros(2), extra=np.ones(1))
     >>> sorted(load(store))
@@ -240,7 +240,7 @@ def load(store: Any, zarr_format: int | None = None, path: str | None = None,
     Examples
     --------
     >>> import numpy as np
-    >>> from zarrkit.convenience import save, load
+    >>> from zarrkit import save, load
     >>> store = {}
     >>> save(store, x=np.arange(3), y=np.zeros(3))
     >>> data = load(store)
@@ -280,7 +280,7 @@ def tree(grp: Group, expand: bool = False, level: int | None = None) -> Any:
     Examples
     --------
     >>> import zarrkit
-    >>> from zarrkit.convenience import tree
+    >>> from zarrkit import tree
     >>> g = zarrkit.group(zarr_format=2)
     >>> _ = g.create_group('a').zeros('b', shape=(2, 3))
     >>> print(tree(g))

@@ -1,0 +1,38 @@
+"""The entrances: creating, opening, copying and converting arrays and groups.
+
+Each module holds the public functions of one kind of work; they normalise their arguments and
+hand them to the engine in :mod:`zarrkit.core`.
+"""
+
+from .conversion import convert
+from .convenience import copy, copy_all, copy_store, load, save, save_array, save_group, tree
+from .hierarchy import create_group, create_hierarchy, from_array
+from .opening import (
+    array,
+    consolidate_metadata,
+    create,
+    create_array,
+    empty,
+    empty_like,
+    full,
+    full_like,
+    group,
+    init_array,
+    init_group,
+    ones,
+    ones_like,
+    open,
+    open_array,
+    open_consolidated,
+    open_group,
+    open_like,
+    zeros,
+    zeros_like,
+)
+
+__all__ = [
+    "array", "consolidate_metadata", "convert", "copy", "copy_all", "copy_store", "create", "create_array",
+    "create_group", "create_hierarchy", "empty", "empty_like", "from_array", "full", "full_like", "group",
+    "init_array", "init_group", "load", "ones", "ones_like", "open", "open_array", "open_consolidated",
+    "open_group", "open_like", "save", "save_array", "save_group", "tree", "zeros", "zeros_like",
+]

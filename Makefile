@@ -43,9 +43,11 @@ demo: $(DEMO_STAMP)
 	$(DEMO_PY) examples/demo.py
 
 test: $(STAMP)
+	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest -q -n $(JOBS) --durations=10
 
 test-quick: $(STAMP)
+	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest -q -n $(JOBS) -m "not slow"
 
 bench: $(STAMP)

@@ -58,7 +58,7 @@ def median_time(fn, runs: int) -> float:
 def floors(path: str, shape: tuple[int, int], chunks: tuple[int, int], runs: int) -> tuple[float, float]:
     """Seconds of the two Python floors: the files' system calls alone, and with Blosc
     decompression and the copy into the result (one thread)."""
-    from zarrkit.codecs import blosc_fast
+    from zarrkit.codecs import blosc as blosc_fast
 
     grid = [(i, j) for i in range(shape[0] // chunks[0]) for j in range(shape[1] // chunks[1])]
     names = [os.path.join(path, "c", str(i), str(j)) for i, j in grid]

@@ -16,8 +16,10 @@ What it does, in a temporary directory (nothing of zarr-python enters this repos
    expression, so standard output is what is compared;
 3. run every page twice, each run in its own subprocess (with a timeout) and its own fresh
    working directory: once with zarr-python, once with ``zarr`` and every ``zarr.*`` module
-   resolved to ``zarrkit`` and ``zarrkit.*`` (a meta-path finder installed before the first
-   block). NumPy's global random generator is seeded identically in both runs;
+   resolved to ``zarrkit`` and ``zarrkit.*``, a package of zarrkit or a module of its
+   compatibility table (``zarrkit.dtype``, ``zarrkit.experimental``...: ``zarrkit.compat``), by a
+   meta-path finder installed before the first block. NumPy's global random generator is seeded
+   identically in both runs;
 4. normalise what legitimately differs (memory addresses, the working and temporary directories,
    timings, the library's name) and compare each block's output.
 
@@ -76,7 +78,8 @@ if library == "zarrkit":
     import zarrkit
 
     class _ZarrIsZarrkit(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-        """``zarr`` and ``zarr.x.y`` are the modules ``zarrkit`` and ``zarrkit.x.y``."""
+        """``zarr`` and ``zarr.x.y`` are the modules ``zarrkit`` and ``zarrkit.x.y`` (files of the
+        package, or modules of the compatibility table, which importing zarrkit registers)."""
 
         def find_spec(self, name, path, target=None):
             if not name.startswith("zarr."):

@@ -13,32 +13,21 @@ Examples
 
 from types import ModuleType as _ModuleType
 
-from . import (  # noqa: F401 - meta: zarr.meta, and stores' _metadata_class
-    blosc,
-    errors,
-    meta,
-    store_functions,  # adds zarr-python 2's functions to zarrkit.storage
-)
+from . import errors
+from .api.convenience import copy, copy_all, copy_store, load, save, save_array, save_group, tree
+from .api.conversion import convert
+from .api.creation import array, create, create_array, empty, full, ones, zeros
+from .api.creation_like import empty_like, full_like, ones_like, zeros_like
+from .api.hierarchy import create_group, create_hierarchy, from_array
 from .api.opening import (
-    array,
     consolidate_metadata,
-    create,
-    empty,
-    empty_like,
-    full,
-    full_like,
     group,
-    ones,
-    ones_like,
     open,
     open_array,
     open_consolidated,
     open_group,
     open_like,
-    zeros,
-    zeros_like,
 )
-from .api.hierarchy import create_group, create_hierarchy, from_array
 from .codecs import (
     BZ2,
     CRC32,
@@ -68,11 +57,11 @@ from .codecs import (
     Zlib,
     Zstd,
 )
+
+# zarr-python's module names (zarrkit.attrs, zarrkit.meta...), made from the compatibility table
+from .compat import attrs, blosc, convenience, creation, dtype, experimental, hierarchy, meta, sync  # noqa: F401
 from .config import config
-from .api.convenience import copy, copy_all, copy_store, load, save, save_array, save_group, tree
-from .api.conversion import convert
 from .core.array import Array
-from .core.creation import create_array
 from .core.group import Group
 from .core.sync import ProcessSynchronizer, ThreadSynchronizer
 from .storage import (

@@ -115,6 +115,11 @@ class Config:
         array opened meanwhile keeps decoding its chunks).  zarrkit then unpickles chunks
         itself, so numcodecs' own switch (``NUMCODECS_ALLOW_UNSAFE_PICKLE_DECODE``) is neither
         needed nor changed.
+    string_dtype : {'StringDType', 'object'}
+        The NumPy dtype variable-length strings (the v3 ``string`` data type) read as:
+        NumPy 2's ``numpy.dtypes.StringDType()`` (the default, as zarr-python 3), or
+        ``'object'`` for object arrays of ``str``.  An array takes it when opened.  With NumPy
+        older than 2 strings are always ``object``.
     """
 
     threads: int = field(default_factory=_default_threads)
@@ -127,6 +132,7 @@ class Config:
     default_compressor: Any = field(default_factory=_default_compressor)
     remote: str = field(default_factory=_default_remote)
     allow_unsafe_codecs: bool = False
+    string_dtype: str = "StringDType"
     # private state, not settings: no parameters of the constructor, not in the repr
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
     _no_effect: dict = field(default_factory=lambda: dict(ZARR3_NO_EFFECT), init=False, repr=False, compare=False)
@@ -198,6 +204,10 @@ class Config:
             raise ValueError(f"config zarr_format must be 2 or 3, got {changes['zarr_format']!r}")
         if "remote" in changes and changes["remote"] not in ("obstore", "fsspec"):
             raise ValueError(f"config remote must be 'obstore' or 'fsspec', got {changes['remote']!r}")
+        if "string_dtype" in changes and changes["string_dtype"] not in ("StringDType", "object"):
+            raise ValueError(
+                f"config string_dtype must be 'StringDType' or 'object', got {changes['string_dtype']!r}"
+            )
         if "allow_unsafe_codecs" in changes and not isinstance(changes["allow_unsafe_codecs"], bool):
             raise ValueError(f"config allow_unsafe_codecs must be True or False, got {changes['allow_unsafe_codecs']!r}")
         if "order" in changes and changes["order"] not in ("C", "F"):

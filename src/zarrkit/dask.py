@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
+from .api.creation import create_array
 from .api.opening import open_array
 from .core.array import Array
-from .core.creation import create_array
 from .core.group import Group
 from .core.info import tokenize_array
 

@@ -281,7 +281,7 @@ class MetadataTarget:
     name = "metadata"
     max_len = 8192
     dictionary = tuple(JSON_TOKENS)
-    coverage_parts = ("metadata", "core/group.py", "core/walk.py", "api.py")
+    coverage_parts = ("metadata", "core/group.py", "core/navigation.py", "api.py")
 
     @functools.cached_property
     def bases(self) -> list[dict[str, bytes]]:
@@ -558,7 +558,7 @@ class ShardTarget:
     max_len = 4096
     dictionary = (b"\xff" * 8, b"\x00" * 8, b"\xfe\xff\xff\xff\xff\xff\xff\xff", b"\x10\x00\x00\x00\x00\x00\x00\x00",
                   b"\x00\x00\x00\x00\x00\x00\x00\x80", b"\x18\x00\x00\x00", b"\x1f\x8b\x08\x00", b"\x02\x01\x21\x04")
-    coverage_parts = ("codecs/sharding.py", "codecs/shard_store.py", "core/read.py", "core/chunks.py")
+    coverage_parts = ("codecs/sharding", "core/read.py", "core/chunks.py")
 
     @functools.cached_property
     def configs(self) -> list[tuple[str, dict[str, bytes], int, bool, bool]]:

@@ -236,10 +236,10 @@ def test_v2_small_chunks_are_stored_as_numcodecs_encodes_them(tmp_path, compress
 @pytest.mark.parametrize("endian", ["little", "big"])
 def test_v3_small_chunks_are_stored_as_the_general_encoder_stores_them(typesize, endian):
     data = (np.arange(40 * 24) * 7).astype("<u4").reshape(40, 24)
-    blosc = zarrkit.codecs.v3_builtin.BloscCodec("lz4", 5, "shuffle", typesize=typesize)
+    blosc = zarrkit.codecs.BloscCodec("lz4", 5, "shuffle", typesize=typesize)
     store = MemoryStore()
     z = zarrkit.create_array(store, shape=data.shape, chunks=(8, 6), dtype="u4",
-                             serializer=zarrkit.codecs.v3_builtin.BytesCodec(endian),
+                             serializer=zarrkit.codecs.BytesCodec(endian),
                              compressors=[blosc], zarr_format=3)
     with zarrkit.config.set(threads=2):
         z[:] = data

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import zarrkit
-from zarrkit.codecs import blosc_fast
+from zarrkit.codecs import blosc as blosc_fast
 from zarrkit.codecs.buffers import selection_span
 from zarrkit.core.pool import run_tasks
 from zarrkit.errors import ChunkDecodeError
@@ -109,7 +109,7 @@ def _blocky_array(layout, store):
         compressor = numcodecs.Blosc("lz4", 5, 1, blocksize=256)
         return zarrkit.create(shape=(100, 90), chunks=(32, 30), dtype="f4", store=store,
                               compressor=compressor, **opts)
-    blosc = zarrkit.codecs.v3_builtin.BloscCodec(cname="lz4", clevel=5, shuffle="shuffle",
+    blosc = zarrkit.codecs.BloscCodec(cname="lz4", clevel=5, shuffle="shuffle",
                                                  typesize=4, blocksize=256)
     return zarrkit.create_array(store, shape=(100, 90), chunks=(32, 30), dtype="f4",
                                 compressors=[blosc], **opts)

@@ -10,7 +10,7 @@ import pytest
 import zarr
 
 import zarrkit
-from zarrkit.codecs.shard_store import IndexCache
+from zarrkit.codecs.sharding import IndexCache
 from zarrkit.storage import CountingStore, DirectoryStore, MemoryStore
 
 SHAPE, CHUNKS, SHARDS = (32, 32), (4, 4), (16, 16)

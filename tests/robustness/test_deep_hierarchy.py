@@ -19,7 +19,7 @@ import pytest
 
 import zarrkit
 from zarrkit.cli import main
-from zarrkit.metadata.consolidated import iter_nodes
+from zarrkit.metadata.walk import iter_nodes
 from zarrkit.storage.base import Store
 
 pytestmark = pytest.mark.slow

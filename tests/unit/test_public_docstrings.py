@@ -156,7 +156,7 @@ def test_creation_functions_spell_out_the_parameters_of_create(name):
     for param in params.values():  # the defaults are create()'s (or "not given")
         create_param = inspect.signature(zarrkit.create).parameters.get(param.name)
         # fill_value: zeros' is 0, ones' 1; chunks: array's are the data's
-        if create_param is not None and param.default is not zarrkit.core.creation.AS_SOURCE \
+        if create_param is not None and param.default is not zarrkit.core.creation_like.AS_SOURCE \
                 and param.name not in ("fill_value", "chunks"):
             assert param.default == create_param.default, (name, param.name)
 

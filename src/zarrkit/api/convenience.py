@@ -20,16 +20,16 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .opening import array, init_group
 from ..config import config
-from .copying import copy, copy_all, copy_store  # zarr-python 2 has them here
 from ..core.array import Array
 from ..core.group import Group
-from ..core.initialize import legacy_format
 from ..core.tree import TreeView
 from ..errors import CopyError, NodeNotFoundError
 from ..metadata import io
 from ..metadata.normalize import normalize_path
+from ..metadata.spec import legacy_format
+from .copying import copy, copy_all, copy_store  # zarr-python 2 has them here
+from .creation import array, init_group
 from .streaming import _is_h5py, _open_store, creation_kwargs, iter_blocks, stream_copy  # noqa: F401
 
 __all__ = [

@@ -37,32 +37,24 @@ from typing import Any
 
 import numpy as np
 
+from ..codecs import BytesCodec, ShardingCodec, TransposeCodec, VLenBytesCodec, VLenUTF8Codec
 from ..codecs.base import ArrayArrayCodec
 from ..codecs.chain import split_codecs
-from ..codecs.sharding import ShardingCodec
-from ..codecs.v3_builtin import (
-    BytesCodec,
-    NumcodecsArrayArrayCodec,
-    NumcodecsBytesBytesCodec,
-    TransposeCodec,
-    VLenBytesCodec,
-    VLenUTF8Codec,
-)
 from ..errors import MetadataError, NodeNotFoundError, ReadOnlyError, StoreOperationNotSupported
 from ..metadata import io, v2, v3
-from ..metadata.codec_args import to_v3_codec
+from ..metadata.codec_args import to_v3_codec, v3_chain_to_v2
 from ..metadata.consolidated import (
     ZMETADATA,
     consolidate,
     consolidated_document_v2,
     consolidated_document_v3,
-    iter_nodes,
     load_consolidated,
 )
 from ..metadata.dtypes import BYTES_DTYPE
 from ..metadata.normalize import normalize_path
+from ..metadata.walk import iter_nodes
 from ..storage.base import Store, describe_location, join_path
-from ..storage.coerce import coerce_store
+from ..storage.coerce import StoreLike, open_store
 
 __all__ = [
     "convert", "leftover_documents", "mixed_documents", "v2_to_v3_metadata", "v3_to_v2_metadata",
@@ -114,39 +106,22 @@ def v3_to_v2_metadata(meta: v3.ArrayMetadataV3, key: str = "") -> v2.ArrayMetada
     aa, ab, bb = split_codecs(meta.codecs, key)
     if isinstance(ab, ShardingCodec):
         raise MetadataError("sharded arrays have no v2 equivalent", key)
-    if len(bb) > 1:
-        raise MetadataError(f"v2 allows one compressor, the chain has {len(bb)} bytes→bytes codecs", key)
-    order = "C"
-    if aa and isinstance(aa[0], TransposeCodec):
-        if aa[0].order != tuple(reversed(range(len(meta.shape)))):
-            raise MetadataError(f"transpose order {list(aa[0].order)} has no v2 equivalent", key)
-        order = "F"
-        aa = aa[1:]
-    filters: list[Any] = []
-    for c in aa:
-        if not isinstance(c, NumcodecsArrayArrayCodec):
-            raise MetadataError(f"codec {c.name!r} has no v2 equivalent", key)
-        filters.append(c.codec)
-    dtype = meta.dtype
-    if isinstance(ab, (VLenUTF8Codec, VLenBytesCodec)):
-        filters.insert(0, ab._impl)
-        dtype = np.dtype(object)
-    elif isinstance(ab, BytesCodec):
-        if ab.endian is not None and dtype.itemsize > 1:
-            dtype = dtype.newbyteorder("<" if ab.endian == "little" else ">")
-    else:
+    if not isinstance(ab, (BytesCodec, VLenUTF8Codec, VLenBytesCodec)):
         raise MetadataError(f"serializer {ab.name!r} has no v2 equivalent", key)
-    compressor = None
-    if bb:
-        b = bb[0]
-        compressor = b.codec if isinstance(b, NumcodecsBytesBytesCodec) or hasattr(b, "codec") else None
-        if compressor is None:
-            raise MetadataError(f"codec {b.name!r} has no v2 equivalent", key)
+    # the chunks stay as stored, so a crc32c checksum is refused, not dropped
+    chain = v3_chain_to_v2(aa, ab, bb, len(meta.shape), crc32c="refuse", key=key)
+    dtype = meta.dtype
+    filters = chain.filters
+    if chain.object_codec is not None:
+        filters = (chain.object_codec, *filters)
+        dtype = np.dtype(object)
+    elif isinstance(ab, BytesCodec) and ab.endian is not None and dtype.itemsize > 1:
+        dtype = dtype.newbyteorder("<" if ab.endian == "little" else ">")
     fill = meta.fill_value
     if dtype.kind != "O" and fill is not None:
         fill = np.asarray(fill).astype(dtype)[()]
     return v2.ArrayMetadataV2(
-        meta.shape, meta.chunks, dtype, compressor, fill, order, tuple(filters) or None,
+        meta.shape, meta.chunks, dtype, chain.compressor, fill, chain.order, filters or None,
         meta.chunk_key_encoding.separator,
     )
 
@@ -160,12 +135,12 @@ def _old_names(zarr_format: int) -> tuple[str, ...]:
     return _V2_NAMES if zarr_format == 3 else _V3_NAMES
 
 
-def leftover_documents(store: Any, zarr_format: int, path: str | None = None) -> dict[str, list[str]]:
+def leftover_documents(store: StoreLike, zarr_format: int, path: str | None = None) -> dict[str, list[str]]:
     """The documents of the other format a conversion of the hierarchy at ``path`` to
     ``zarr_format`` would remove, by node path (only nodes holding some): empty when the
     hierarchy is fully in ``zarr_format``, even after an interrupted conversion whose nodes
     all read in the new format already."""
-    s = coerce_store(store)
+    s = open_store(store)
     names = _old_names(zarr_format)
     out: dict[str, list[str]] = {}
     for node_path, _, _, _ in iter_nodes(s, normalize_path(path)):
@@ -203,7 +178,7 @@ def mixed_documents(store: Store, path: str) -> tuple[list[str], bool] | None:
     return names, mine == doc
 
 
-def convert(store: Any, zarr_format: int, path: str | None = None) -> None:
+def convert(store: StoreLike, zarr_format: int, path: str | None = None) -> None:
     """Convert the hierarchy at ``path`` to ``zarr_format`` (2 or 3) in place, metadata only.
 
     The conversion survives being killed at any point: documents are written in an order in
@@ -245,7 +220,7 @@ def convert(store: Any, zarr_format: int, path: str | None = None) -> None:
     """
     if zarr_format not in (2, 3):
         raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
-    s = coerce_store(store)
+    s = open_store(store)
     path = normalize_path(path)
     infos = [(p, kind, fmt, doc) for p, kind, fmt, doc in iter_nodes(s, path)]
     if not infos:

@@ -10,12 +10,13 @@ from typing import Any
 import numpy as np
 
 from ..core.array import Array
-from ..core.creation import _open_store, create_array
-from ..core.group import Group
-from ..core.group_zarr3 import GroupMetadata
-from ..core.initialize import _check_free, _check_zarr_format, init_group
+from ..core.creation import write_group_node
+from ..core.group import Group, GroupMetadata
 from ..metadata.normalize import normalize_path
-from ..storage.coerce import coerce_store, user_store
+from ..metadata.spec import zarr_format_arg
+from ..storage.base import StoreLike
+from ..storage.coerce import open_stores
+from .creation import create_array
 
 __all__ = ["create_group", "from_array", "create_hierarchy"]
 
@@ -23,7 +24,7 @@ _KEEP = "keep"
 
 
 def create_group(
-    store: Any = None,
+    store: StoreLike = None,
     *,
     path: str | None = None,
     zarr_format: int | None = None,
@@ -64,17 +65,15 @@ def create_group(
     >>> g.attrs['title'], g.zarr_format
     ('demo', 3)
     """
-    zarr_format = _check_zarr_format(zarr_format)
-    store = {} if store is None else _open_store(store, storage_options, read_only=False)
-    s = coerce_store(store)
+    zarr_format = zarr_format_arg(zarr_format)
+    stores = open_stores(store, storage_options=storage_options)
     path = normalize_path(path)
-    _check_free(s, path, overwrite)
-    init_group(s, overwrite=overwrite, path=path, zarr_format=zarr_format, attributes=attributes)
-    return Group(user_store(store, s), path=path)
+    write_group_node(stores, path, zarr_format, attributes, overwrite)
+    return Group(stores.store_arg, path=path)
 
 
 def create_hierarchy(
-    *, store: Any, nodes: dict[str, Any], overwrite: bool = False, storage_options: dict[str, Any] | None = None,
+    *, store: StoreLike, nodes: dict[str, Any], overwrite: bool = False, storage_options: dict[str, Any] | None = None,
 ) -> Any:
     """Create the groups of ``nodes`` and the groups above them (zarr-python 3's function).
 
@@ -83,7 +82,7 @@ def create_hierarchy(
     store : str, MutableMapping or store
         Where to create them.
     nodes : dict
-        Paths mapped to :class:`~zarrkit.core.group_zarr3.GroupMetadata` (format and
+        Paths mapped to :class:`~zarrkit.core.group.GroupMetadata` (format and
         attributes of each group); all of one format.
     overwrite : bool, optional
         Replace nodes already at the paths asked for (a node there is an error otherwise).
@@ -120,8 +119,8 @@ def create_hierarchy(
     if len(formats) > 1:
         raise ValueError(f"create_hierarchy: the nodes mix Zarr formats {sorted(formats)}")
     zarr_format = formats.pop() if formats else 3
-    opened = {} if store is None else _open_store(store, storage_options, read_only=False)
-    s = coerce_store(opened)
+    stores = open_stores(store, storage_options=storage_options)
+    s = stores.store
     wanted = set(specs)
     for path in list(specs):
         parts = path.split("/") if path else []
@@ -129,11 +128,10 @@ def create_hierarchy(
     for path in sorted(wanted, key=lambda p: (p.count("/") + bool(p), p)):
         spec = specs.get(path)
         if spec is not None:  # asked for: replaced with overwrite, else a node there is an error
-            _check_free(s, path, overwrite)
-            init_group(s, overwrite=overwrite, path=path, zarr_format=zarr_format, attributes=dict(spec.attributes))
+            write_group_node(stores, path, zarr_format, dict(spec.attributes), overwrite)
         elif not s.exists(_group_key(path, zarr_format)):  # a parent: made only when missing
-            init_group(s, overwrite=False, path=path, zarr_format=zarr_format)
-        yield path, Group(user_store(opened, s), path=path)
+            write_group_node(stores, path, zarr_format)
+        yield path, Group(stores.store_arg, path=path)
 
 
 def _group_key(path: str, zarr_format: int) -> str:
@@ -142,7 +140,7 @@ def _group_key(path: str, zarr_format: int) -> str:
 
 
 def from_array(
-    store: Any = None,
+    store: StoreLike = None,
     *,
     data: Any,
     write_data: bool = True,

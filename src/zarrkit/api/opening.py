@@ -1,8 +1,11 @@
-"""Creating and opening arrays and groups: the functions of the classic Zarr API.
+"""Opening arrays and groups: the functions of the classic Zarr API (``open``,
+``open_array``, ``open_group``, ``group``, ``open_like``) and consolidated metadata.
 
-Thin functions: they normalise arguments, write metadata through ``metadata/`` and hand back an
-:class:`~zarrkit.core.array.Array` or :class:`~zarrkit.core.group.Group`.  Every argument is
-validated before anything is deleted or written, so a bad call leaves the store as it was.
+Thin functions: they check their arguments, turn ``store=`` into stores
+(:mod:`zarrkit.api.stores`) and hand back an :class:`~zarrkit.core.array.Array` or
+:class:`~zarrkit.core.group.Group`; what they create goes the one creation path
+(:mod:`zarrkit.core.creation`).  Every argument is validated before anything is deleted or
+written, so a bad call leaves the store as it was.
 """
 
 from __future__ import annotations
@@ -11,35 +14,11 @@ from typing import Any
 
 from ..config import config
 from ..core.array import Array
-from ..core.creation import (  # noqa: F401 - the creation functions are this module's too
-    AS_SOURCE,
-    _given,
-    _open_store,
-    array,
-    create,
-    create_array,
-    empty,
-    full,
-    ones,
-    zeros,
-)
-from ..core.creation_like import _like, empty_like, full_like, ones_like, zeros_like
+from ..core.creation import ArrayOptions, open_array_node, write_group_node
+from ..core.creation_like import AS_SOURCE, given_args, like_args
 from ..core.group import Group
-from ..core.initialize import (  # noqa: F401 - init_array, init_group: zarr-python 2's names here too
-    _check_free,
-    _check_zarr_format,
-    _pop_h5py_fillvalue,
-    _pop_h5py_kwargs,
-    _reject_unknown,
-    init_array,
-    init_group,
-    legacy_format,
-    require_parent_groups,
-)
 from ..errors import (
-    ArrayNotFoundError,
     ContainsArrayError,
-    ContainsGroupError,
     GroupNotFoundError,
     MetadataError,
     NodeNotFoundError,
@@ -47,28 +26,27 @@ from ..errors import (
 from ..metadata import io
 from ..metadata.consolidated import ConsolidatedStore, consolidate, load_consolidated
 from ..metadata.normalize import normalize_path
-from ..storage.base import describe_location
-from ..storage.coerce import coerce_store, user_store
+from ..metadata.spec import (
+    ArraySpec,
+    check_codec_arguments,
+    legacy_format,
+    pop_h5py_compression,
+    pop_h5py_fillvalue,
+    reject_unknown,
+    zarr_format_arg,
+)
+from ..storage.base import StoreLike, describe_location
+from ..storage.coerce import open_store, open_stores
 from ..storage.memory import DictStore
 
 __all__ = [
-    "create",
-    "empty",
-    "zeros",
-    "ones",
-    "full",
-    "array",
     "open_array",
-    "empty_like",
-    "zeros_like",
-    "ones_like",
-    "full_like",
     "open_like",
     "group",
     "open_group",
     "open",
-    "init_array",
-    "init_group",
+    "consolidate_metadata",
+    "open_consolidated",
 ]
 
 _MODES = ("r", "r+", "a", "w", "w-", "x")
@@ -78,7 +56,7 @@ def open_like(
     a: Any, path: Any, *, mode: str = "a", shape: Any = AS_SOURCE, chunks: Any = AS_SOURCE, dtype: Any = AS_SOURCE,
     compressor: Any = AS_SOURCE, fill_value: Any = AS_SOURCE, order: Any = AS_SOURCE, synchronizer: Any = None,
     filters: Any = AS_SOURCE, cache_metadata: bool = True, cache_attrs: bool = True, object_codec: Any = AS_SOURCE,
-    chunk_store: Any = None, write_empty_chunks: bool | None = None, dimension_separator: str | None = None,
+    chunk_store: StoreLike = None, write_empty_chunks: bool | None = None, dimension_separator: str | None = None,
     zarr_format: int | None = None, storage_options: dict[str, Any] | None = None, **kwargs: Any,
 ) -> Array:
     """Open a persistent array like ``a`` at ``path``: created (modes ``'a'``, ``'w'``...) with
@@ -115,9 +93,9 @@ def open_like(
     >>> z.shape, z.chunks, z.dtype
     ((4, 6), (2, 3), dtype('uint16'))
     """
-    kwargs = _given(locals())
-    shape, kwargs = _like("open_like", kwargs.pop("a"), kwargs)
-    return open_array(kwargs.pop("path"), shape=shape, **kwargs)
+    kwargs = like_args("open_like", a, given_args(locals()))
+    kwargs.pop("a")
+    return open_array(kwargs.pop("path"), **kwargs)
 
 
 def _check_mode(mode: str) -> None:
@@ -126,7 +104,7 @@ def _check_mode(mode: str) -> None:
 
 
 def open_array(
-    store: Any = None,
+    store: StoreLike = None,
     mode: str = "a",
     shape: Any = None,
     chunks: Any = True,
@@ -140,7 +118,7 @@ def open_array(
     cache_attrs: bool = True,
     path: str | None = None,
     object_codec: Any = None,
-    chunk_store: Any = None,
+    chunk_store: StoreLike = None,
     write_empty_chunks: bool | None = None,
     dimension_separator: str | None = None,
     zarr_format: int | None = None,
@@ -212,47 +190,35 @@ def open_array(
     42
     """
     _check_mode(mode)
-    compressor = _pop_h5py_kwargs(compressor, kwargs)
-    fill_value = _pop_h5py_fillvalue(fill_value, kwargs, 0)
+    compressor = pop_h5py_compression(compressor, kwargs)
+    fill_value = pop_h5py_fillvalue(fill_value, kwargs, 0)
     zarr_format = legacy_format(kwargs, zarr_format, "open_array")
-    _reject_unknown(kwargs, "open_array")
-    store = {} if store is None else _open_store(store, storage_options, read_only=(mode == "r"))
-    s = coerce_store(store)
+    reject_unknown(kwargs, "open_array")
+    stores = open_stores(store, chunk_store, read_only=(mode == "r"), storage_options=storage_options)
     path = normalize_path(path)
-    create_kwargs = dict(
-        chunks=chunks, dtype=dtype, compressor=compressor, fill_value=fill_value, order=order,
-        filters=filters, object_codec=object_codec, dimension_separator=dimension_separator,
-        zarr_format=_check_zarr_format(zarr_format),
-    )
-    open_kwargs = dict(
+    create_format = zarr_format_arg(zarr_format)
+    options = ArrayOptions(
         synchronizer=synchronizer, cache_metadata=cache_metadata, cache_attrs=cache_attrs,
-        chunk_store=chunk_store,
         write_empty_chunks=config.write_empty_chunks if write_empty_chunks is None else write_empty_chunks,
     )
-    store_arg = user_store(store, s)
-    kind = io.node_kind(s, path)
-    if mode in ("r", "r+"):
-        if kind == "group":
-            raise ContainsGroupError(f"path {path!r} holds a group, not an array", path)
-        if kind is None:
-            raise ArrayNotFoundError(f"no array found at {describe_location(store, path)}", path)
-        return Array(store_arg, path=path, read_only=(mode == "r"), zarr_format=zarr_format, **open_kwargs)
-    if mode == "a" and kind == "array":
-        return Array(store_arg, path=path, zarr_format=zarr_format, **open_kwargs)
-    if mode == "a" and kind == "group":
-        raise ContainsGroupError(f"path {path!r} holds a group, not an array", path)
-    if mode in ("w-", "x"):
-        _check_free(s, path, overwrite=False)
-    if shape is None:
-        raise TypeError(f"open_array(mode={mode!r}) must create an array and needs shape=")
-    init_array(s, shape=shape, overwrite=(mode == "w"), path=path, chunk_store=chunk_store, **create_kwargs)
-    return Array(store_arg, path=path, **open_kwargs)
+
+    def make_spec() -> ArraySpec:
+        # only when open_array creates: the creation arguments are checked then, as before
+        if shape is None:
+            raise TypeError(f"open_array(mode={mode!r}) must create an array and needs shape=")
+        check_codec_arguments(compressor=compressor, filters=filters, object_codec=object_codec)
+        return ArraySpec(
+            shape, chunks, dtype, create_format, fill_value, order, compressor, filters, object_codec,
+            dimension_separator,
+        )
+
+    return open_array_node(stores, path, mode, make_spec, options, zarr_format)
 
 
 def group(
-    store: Any = None,
+    store: StoreLike = None,
     overwrite: bool = False,
-    chunk_store: Any = None,
+    chunk_store: StoreLike = None,
     cache_attrs: bool = True,
     synchronizer: Any = None,
     path: str | None = None,
@@ -306,31 +272,28 @@ def group(
     <Group memory://...>
     """
     zarr_format = legacy_format(kwargs, zarr_format, "group")
-    _reject_unknown(kwargs, "group")
-    zarr_format = _check_zarr_format(zarr_format)
-    store = DictStore() if store is None else _open_store(store, storage_options, read_only=False)
-    s = coerce_store(store)
+    reject_unknown(kwargs, "group")
+    zarr_format = zarr_format_arg(zarr_format)
+    stores = open_stores(store, chunk_store, storage_options=storage_options, default=DictStore)
     path = normalize_path(path)
-    kind = io.node_kind(s, path)
+    kind = io.node_kind(stores.store, path)
     if overwrite or kind is None:
-        init_group(s, overwrite=overwrite, path=path, chunk_store=chunk_store, zarr_format=zarr_format,
-                   attributes=attributes)
+        write_group_node(stores, path, zarr_format, attributes, overwrite)
     elif kind == "array":
         raise ContainsArrayError(f"path {path!r} holds an array, not a group", path)
-    store_arg = user_store(store, s)
-    g = Group(store_arg, path=path, chunk_store=chunk_store, cache_attrs=cache_attrs, synchronizer=synchronizer)
+    g = Group(stores.store_arg, path=path, chunk_store=chunk_store, cache_attrs=cache_attrs, synchronizer=synchronizer)
     if attributes and kind is not None and not overwrite:
         g.attrs.update(attributes)  # an existing group: the attributes are merged in
     return g
 
 
 def open_group(
-    store: Any = None,
+    store: StoreLike = None,
     mode: str = "a",
     cache_attrs: bool = True,
     synchronizer: Any = None,
     path: str | None = None,
-    chunk_store: Any = None,
+    chunk_store: StoreLike = None,
     zarr_format: int | None = None,
     storage_options: dict[str, Any] | None = None,
     *,
@@ -390,30 +353,27 @@ def open_group(
     if use_consolidated:  # zarr-python 3: read through the consolidated document
         return open_consolidated(store, mode=mode, path=path, zarr_format=zarr_format,
                                  chunk_store=chunk_store, storage_options=storage_options, **kwargs)
-    _reject_unknown(kwargs, "open_group")
-    create_format = _check_zarr_format(zarr_format)
-    store = DictStore() if store is None else _open_store(store, storage_options, read_only=(mode == "r"))
-    s = coerce_store(store)
+    reject_unknown(kwargs, "open_group")
+    create_format = zarr_format_arg(zarr_format)
+    stores = open_stores(
+        store, chunk_store, read_only=(mode == "r"), storage_options=storage_options, default=DictStore,
+    )
     path = normalize_path(path)
-    store_arg = user_store(store, s)
-    kind = io.node_kind(s, path)
+    kind = io.node_kind(stores.store, path)
     if mode in ("r", "r+"):
         if kind == "array":
             raise ContainsArrayError(f"path {path!r} holds an array, not a group", path)
         if kind is None:
-            raise GroupNotFoundError(f"no group found at {describe_location(store, path)}", path)
+            raise GroupNotFoundError(f"no group found at {describe_location(stores.store_arg, path)}", path)
     elif mode == "a":
         if kind == "array":
             raise ContainsArrayError(f"path {path!r} holds an array, not a group", path)
         if kind is None:
-            init_group(s, path=path, chunk_store=chunk_store, zarr_format=create_format)
-    elif mode == "w":
-        init_group(s, overwrite=True, path=path, chunk_store=chunk_store, zarr_format=create_format)
-    else:  # 'w-' / 'x'
-        _check_free(s, path, overwrite=False)
-        init_group(s, path=path, chunk_store=chunk_store, zarr_format=create_format)
+            write_group_node(stores, path, create_format)
+    else:  # 'w' replaces what is there; 'w-' / 'x' refuse to
+        write_group_node(stores, path, create_format, overwrite=(mode == "w"))
     return Group(
-        store_arg,
+        stores.store_arg,
         path=path,
         read_only=(mode == "r"),
         chunk_store=chunk_store,
@@ -424,7 +384,7 @@ def open_group(
 
 
 def open(
-    store: Any = None, mode: str = "a", *, path: str | None = None,
+    store: StoreLike = None, mode: str = "a", *, path: str | None = None,
     storage_options: dict[str, Any] | None = None, **kwargs: Any,
 ) -> Array | Group:
     """Open whatever node is at ``path``: an array or a group.
@@ -464,16 +424,16 @@ def open(
     'Array'
     """
     _check_mode(mode)
-    if store is None:
-        store = DictStore() if "shape" not in kwargs else store
-    else:
-        store = _open_store(store, storage_options, read_only=(mode == "r"))
-    s = coerce_store(store)
+    # an array is made in a new in-memory store, a group in a new dict-backed one
+    stores = open_stores(
+        store, read_only=(mode == "r"), storage_options=storage_options,
+        default=DictStore if "shape" not in kwargs else _no_store,
+    )
     norm = normalize_path(path)
-    kind = io.node_kind(s, norm)
-    store_arg = user_store(store, s)
+    kind = io.node_kind(stores.store, norm)
+    store_arg = stores.store_arg
     if mode in ("r", "r+") and kind is None:
-        raise NodeNotFoundError(f"nothing found at {describe_location(store, norm)}", norm)
+        raise NodeNotFoundError(f"nothing found at {describe_location(store_arg, norm)}", norm)
     if mode == "w" or mode in ("w-", "x") or kind is None:
         if "shape" in kwargs:
             return open_array(store_arg, mode=mode, path=norm, **kwargs)
@@ -481,6 +441,10 @@ def open(
     if kind == "array":
         return open_array(store_arg, mode=mode, path=norm, **kwargs)
     return open_group(store_arg, mode=mode, path=norm, **kwargs)
+
+
+def _no_store() -> None:
+    return None
 
 
 def consolidate_metadata(
@@ -515,7 +479,7 @@ def consolidate_metadata(
     >>> '.zmetadata' in store
     True
     """
-    s = coerce_store(_open_store(store, storage_options, read_only=False))
+    s = open_store(store, storage_options=storage_options)
     consolidate(s, normalize_path(path))
     return open_consolidated(s, mode="r", path=path)
 
@@ -571,7 +535,7 @@ def open_consolidated(
     """
     if mode not in ("r", "r+"):
         raise ValueError(f"open_consolidated mode must be 'r' or 'r+', got {mode!r}")
-    s = coerce_store(_open_store(store, storage_options, read_only=(mode == "r")))
+    s = open_store(store, read_only=(mode == "r"), storage_options=storage_options)
     path = normalize_path(path)
     docs = load_consolidated(s, path, zarr_format)
     if docs is None:

@@ -6,37 +6,36 @@ from __future__ import annotations
 import itertools
 import os
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Any
 
-import numcodecs
 import numpy as np
-from numcodecs.abc import Codec
 
-from ..codecs.v3_builtin import TransposeCodec, VLenBytesCodec, VLenUTF8Codec
 from ..config import config
 from ..core.array import Array
 from ..core.group import Group
-from ..errors import CopyError
+from ..core.pool import run_pipelined
+from ..errors import CopyError, UnsupportedCodecError
+from ..metadata.codec_args import v3_chain_to_v2
 from ..metadata.grid import ChunkGrid, RegularGrid
 from ..storage.base import Store
-from ..storage.coerce import coerce_store
+from ..storage.coerce import StoreLike, open_store
 from ..storage.zip import ZipStore
 
 __all__ = ["creation_kwargs", "iter_blocks", "stream_copy", "write_block"]
 
 
 # -- opening what users pass as a store -----------------------------------------------------------
-def _open_store(store: Any, mode: str) -> tuple[Store, bool]:
+def _open_store(store: StoreLike, mode: str) -> tuple[Store, bool]:
     """``(store, we_opened_it)``: paths and URLs are opened here (and must be closed here); a
     ``*.zip`` path opened for writing is truncated, as zarr-python 2's ``save`` did."""
     if isinstance(store, (str, os.PathLike)):
         path = os.fspath(store)
         if isinstance(path, str) and "://" not in path and path.endswith(".zip") and not os.path.isdir(path):
             return ZipStore(path, mode="r" if mode == "r" else "w" if mode == "w" else "a"), True
-        return coerce_store(store, read_only=(mode == "r")), True
-    return coerce_store(store), False
+        return open_store(store, read_only=(mode == "r")), True
+    return open_store(store), False
 
 
 
@@ -53,39 +52,24 @@ def _is_h5py(obj: Any) -> bool:
     return obj is not None and type(obj).__module__.startswith("h5py")
 
 
-def _to_numcodecs(codec: Any, what: str) -> Any:
-    """The numcodecs object of a (v3 or numcodecs) codec, for a v2 array."""
-    if isinstance(codec, Codec):
-        return codec
-    inner = getattr(codec, "codec", None)
-    if isinstance(inner, Codec):
-        return inner
-    name = getattr(codec, "name", type(codec).__name__)
-    raise CopyError(f"the {what} {name!r} has no Zarr v2 equivalent; give another one explicitly")
-
-
 def _v2_codecs_of_v3(src: Array) -> dict[str, Any]:
     """v2 creation arguments (filters, compressor, order, object_codec) equivalent to the codec
     chain of a v3 array (the inner chain of a sharded one)."""
     meta = src.metadata
-    out: dict[str, Any] = {"order": "C", "object_codec": None}
-    filters = list(meta.filters or ())
-    if filters and isinstance(filters[0], TransposeCodec):
-        if tuple(filters[0].order) != tuple(reversed(range(len(meta.shape)))):
-            raise CopyError(f"transpose order {list(filters[0].order)} has no Zarr v2 equivalent")
-        out["order"] = "F"
-        filters = filters[1:]
-    out["filters"] = [_to_numcodecs(f, "filter") for f in filters] or None
-    serializer = meta.serializer
-    if isinstance(serializer, VLenUTF8Codec):
-        out["object_codec"] = numcodecs.VLenUTF8()
-    elif isinstance(serializer, VLenBytesCodec):
-        out["object_codec"] = numcodecs.VLenBytes()
-    compressors = [c for c in meta.compressors if getattr(c, "name", "") != "crc32c"]
-    if len(compressors) > 1:
-        raise CopyError(f"a Zarr v2 array takes one compressor; {src.name or '/'} has {len(compressors)}")
-    out["compressor"] = _to_numcodecs(compressors[0], "compressor") if compressors else None
-    return out
+    try:
+        # the copy encodes every chunk again: a crc32c checksum is the v3 chain's own, dropped
+        chain = v3_chain_to_v2(
+            meta.filters, meta.serializer, meta.compressors, len(meta.shape), crc32c="drop",
+            key=src.name or "/",
+        )
+    except UnsupportedCodecError as exc:
+        raise CopyError(f"{exc}; give the codecs of the copy explicitly") from None
+    return {
+        "order": chain.order,
+        "object_codec": chain.object_codec,
+        "filters": list(chain.filters) or None,
+        "compressor": chain.compressor,
+    }
 
 
 def _v2_codecs_of_v2(src: Array) -> dict[str, Any]:
@@ -216,42 +200,34 @@ def stream_copy(
         return int(getattr(data, "nbytes", 0))
 
     total = 0
-    if window == 1 or not _is_zarrkit(dest):
-        for coords, region in units:
-            if stop is not None and stop.is_set():
-                break
-            n = one(region)
+    # blocks written and not yet reported: on_written runs in the calling thread only
+    written: deque[tuple[tuple[int, ...], tuple[slice, ...], int]] = deque()
+
+    def report() -> None:
+        nonlocal total
+        while written:
+            coords, region, n = written.popleft()
             total += n
             if on_written is not None:
                 on_written(coords, region, n)
-        return total
 
-    executor = ThreadPoolExecutor(max_workers=window, thread_name_prefix="zarrkit-copy")
-    pending: dict[Any, tuple[tuple[int, ...], tuple[slice, ...]]] = {}
-
-    def drain(block_until: int) -> None:
-        nonlocal total
-        while len(pending) > block_until:
-            done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-            for f in done:
-                coords, region = pending.pop(f)
-                n = f.result()
-                total += n
-                if on_written is not None:
-                    on_written(coords, region, n)
-
-    try:
-        for coords, region in units:
+    def todo() -> Iterator[tuple[tuple[int, ...], tuple[slice, ...]]]:
+        for unit in units:
             if stop is not None and stop.is_set():
-                break
-            drain(window - 1)
-            pending[executor.submit(one, region)] = (coords, region)
-        drain(0)
-    except BaseException:
-        # let running blocks finish (each is one atomic store write), start no more
-        for f in pending:
-            f.cancel()
-        executor.shutdown(wait=True, cancel_futures=True)
-        raise
-    executor.shutdown(wait=True)
+                return
+            yield unit
+            report()  # on one thread, each block is reported before the next is taken
+
+    def copy(unit: tuple[tuple[int, ...], tuple[slice, ...]]) -> None:
+        coords, region = unit
+        written.append((coords, region, one(region)))
+
+    if window == 1 or not _is_zarrkit(dest):  # (h5py datasets: from the calling thread only)
+        for unit in todo():
+            copy(unit)
+    else:
+        # a failed block lets the blocks running finish (each is one atomic store write) and
+        # starts no more
+        run_pipelined(todo(), copy, threads=window)
+    report()
     return total

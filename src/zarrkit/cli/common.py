@@ -19,10 +19,11 @@ from ..core.array import Array
 from ..core.group import Group
 from ..errors import MetadataError
 from ..metadata import io
-from ..metadata.consolidated import iter_nodes, load_consolidated
+from ..metadata.consolidated import load_consolidated
 from ..metadata.normalize import normalize_path
+from ..metadata.walk import iter_nodes
 from ..storage.base import Store, join_path
-from ..storage.coerce import coerce_store
+from ..storage.coerce import open_store
 from ..storage.local import DirectoryStore
 from ..storage.zip import ZipStore
 
@@ -189,7 +190,7 @@ def _parse_storage_options(text: str | None) -> dict[str, Any]:
 
 def _open_store(loc: Location, write: bool = False) -> Store:
     if loc.kind == "url":
-        return coerce_store(loc.root, read_only=not write, storage_options=storage_options or None)
+        return open_store(loc.root, read_only=not write, storage_options=storage_options or None)
     if not write and not os.path.exists(loc.root):
         raise CLIError(f"{loc.arg}: no such file or directory")
     if loc.kind == "zip":

@@ -22,18 +22,18 @@ import numpy as np
 from tqdm import tqdm
 
 from .. import __version__
-from ..api.opening import create
+from ..api.creation import create
+from ..api.streaming import creation_kwargs, iter_blocks, stream_copy
 from ..core.array import Array
 from ..core.chunks import filled, is_all_fill
 from ..core.info import human_readable_size
-from ..core.initialize import require_parent_groups
 from ..errors import MetadataError, ZarrkitError
 from ..metadata import io
 from ..metadata.consolidated import consolidate
+from ..metadata.io import require_parent_groups
 from ..storage.base import Store, join_path
 from ..storage.memory import MemoryStore
 from ..storage.zip import ZipStore
-from ..api.streaming import creation_kwargs, iter_blocks, stream_copy
 from .common import (
     COPY_MARKER,
     EXIT_OK,

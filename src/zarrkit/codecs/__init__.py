@@ -34,20 +34,20 @@ from numcodecs import (
 )
 from numcodecs.abc import Codec
 
+from .blosc import BloscCodec
+from .bytes import BytesCodec
 from .categorize import Categorize
+from .crc32c import Crc32cCodec
+from .gzip import GzipCodec
+from .numcodecs import NumcodecsArrayArrayCodec as NumcodecsArrayArrayCodec  # (the wrappers of
+from .numcodecs import NumcodecsArrayBytesCodec as NumcodecsArrayBytesCodec  # numcodecs.* names,
+from .numcodecs import NumcodecsBytesBytesCodec as NumcodecsBytesBytesCodec  # not in __all__)
 from .registry import codec_config, format_codec, get_codec, register_codec
 from .sharding import ShardingCodec
-from .v3_builtin import (
-    BloscCodec,
-    BytesCodec,
-    Crc32cCodec,
-    GzipCodec,
-    TransposeCodec,
-    VLenBytesCodec,
-    VLenUTF8Codec,
-    ZstdCodec,
-)
+from .transpose import TransposeCodec
+from .vlen import VLenBytesCodec, VLenUTF8Codec
 from .zfp import ZfpCodec
+from .zstd import ZstdCodec
 
 try:  # optional: needs the msgpack package
     from numcodecs import MsgPack

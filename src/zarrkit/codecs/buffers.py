@@ -8,9 +8,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .._threads import is_worker
-from .blosc_fast import forget as forget_address
-from .blosc_fast import remember as remember_address
+from ..storage.pool import is_worker
+from .blosc import forget as forget_address
+from .blosc import remember as remember_address
 
 __all__ = ["scratch", "filled", "is_all_fill", "is_view", "selection_span"]
 

@@ -20,10 +20,11 @@ from numcodecs.compat import ensure_contiguous_ndarray, ensure_ndarray_like
 
 from ..config import config
 from ..errors import MetadataError
-from . import blosc_fast
 from .base import ArrayBytesCodec, BytesBytesCodec, ChunkSpec, V3Codec
+from .blosc import V2Blosc
+from .bounded import declared_decoded_size, decode_limited
 from .chain import check_vlen_count
-from .v3_builtin import TransposeCodec, declared_decoded_size, decode_limited
+from .transpose import TransposeCodec
 
 __all__ = [
     "V2Filters", "V2Compressor", "v2_codecs", "check_codecs_allowed", "OBJECT_CODEC_IDS", "UNSAFE_CODEC_IDS",
@@ -140,7 +141,8 @@ class V2Filters(ArrayBytesCodec):
 
 class V2Compressor(BytesBytesCodec):
     """A v2 array's ``compressor`` (a numcodecs codec) in the chain; Blosc and LZ4 decode
-    straight into a caller's buffer, Blosc also block ranges of a frame."""
+    straight into a caller's buffer, Blosc also block ranges of a frame (Blosc's fast paths
+    are :class:`~zarrkit.codecs.blosc.V2Blosc`'s, the v3 ``blosc`` codec's own)."""
 
     name = "v2-compressor"
 
@@ -148,18 +150,15 @@ class V2Compressor(BytesBytesCodec):
         check_codecs_allowed([codec], "compressor")
         self.codec = codec
         self._id = codec.codec_id
-        self._blosc = self._id == "blosc"
+        #: the Blosc codec doing this compressor's work, when it is Blosc
+        self._blosc = V2Blosc(codec) if self._id == "blosc" else None
         self._decode = (
-            _unpickle if self._id == "pickle" else self._blosc_decode if self._blosc else codec.decode
+            _unpickle if self._id == "pickle" else self._blosc.decode if self._blosc is not None else codec.decode
         )
         self.decodes_into = self._id in ("blosc", "lz4")
-        if self._blosc:
+        if self._blosc is not None:
             # c-blosc straight into ``out`` (checking the frame first), no call in between
-            self.decode_into = blosc_fast.decompress_into  # type: ignore[assignment]  # a function as instance attribute: called without self
-            cname = getattr(codec, "cname", None)
-            if not isinstance(cname, str):
-                raise MetadataError(f"compressor: blosc cname must be a string, got {cname!r}")
-            self._frame = (cname.encode(), codec.clevel, codec.shuffle, codec.blocksize)
+            self.decode_into = self._blosc.decode_into  # type: ignore[assignment]
 
     def configuration(self) -> dict[str, Any]:
         return self.codec.get_config()
@@ -169,10 +168,6 @@ class V2Compressor(BytesBytesCodec):
 
     def decode(self, data: Any) -> Any:
         return self._decode(data)
-
-    def _blosc_decode(self, data: Any) -> Any:
-        blosc_fast.check_frame(data)  # c-blosc would trust the frame's header
-        return self.codec.decode(data)
 
     def decode_limited(self, data: Any, limit: int) -> Any:
         if self._decode is _unpickle:
@@ -189,16 +184,13 @@ class V2Compressor(BytesBytesCodec):
         self.codec.decode(data, out=out.reshape(-1))
 
     def decode_range_into(self, data: Any, out: np.ndarray, lo: int, hi: int) -> bool:
-        return self._blosc and blosc_fast.decompress_range_into(data, out, lo, hi)
+        return self._blosc is not None and self._blosc.decode_range_into(data, out, lo, hi)
 
     def encode_transient(self, data: Any) -> Any:
-        if not self._blosc or not isinstance(data, np.ndarray):
-            return None
-        arr = ensure_contiguous_ndarray(data)  # what numcodecs' Blosc takes the typesize from
-        return blosc_fast.compress_transient(arr.reshape(-1).view(np.uint8), *self._frame, arr.dtype.itemsize)
+        return None if self._blosc is None else self._blosc.encode_transient(data)
 
     def encode_array(self, arr: np.ndarray) -> bytes | None:
-        return blosc_fast.compress(arr, *self._frame) if self._blosc else None
+        return None if self._blosc is None else self._blosc.encode_array(arr)
 
 
 def v2_codecs(

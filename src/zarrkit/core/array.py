@@ -1,4 +1,10 @@
-"""The ``Array`` class: a thin facade over metadata, indexing and the chunk engine."""
+"""The ``Array`` class: a thin facade over metadata, indexing and the chunk engine.
+
+Here: opening an array, its metadata and properties, ``z[...]``, what is stored for it, its
+description and identity.  Selections are :mod:`.selection`'s, shape changes :mod:`.resize`'s,
+other handles on the same data (``view``, ``astype``, ``with_config``) :mod:`.views`'; what an
+array shares with a group (stores, path, attributes) is :class:`~zarrkit.core.node.Node`'s.
+"""
 
 from __future__ import annotations
 
@@ -7,28 +13,17 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-import numcodecs
 import numpy as np
 
 from ..errors import ArrayNotFoundError, ReadOnlyError, UnsupportedCodecError
 from ..metadata import io
 from ..metadata.codec_args import to_v2_codec
-from ..metadata.dtypes import ml_dtype_name, normalize_fill_value
-from ..metadata.normalize import normalize_chunks, normalize_path, normalize_shape
-from ..storage.base import Store
-from ..storage.coerce import coerce_store, user_store
-from .array_resize import ResizeMethods
-from .array_select import SelectionMethods
-from .array_zarr3 import Zarr3ArrayMethods
-from .attributes import Attributes
+from ..metadata.dtypes import normalize_fill_value
+from ..metadata.v2 import ArrayMetadataV2
+from ..metadata.v3 import ArrayMetadataV3, edge_lengths
+from ..storage.coerce import NodeStores
 from .chunks import ChunkContext
-from .indexing import (
-    _BlockIndex,
-    _OIndex,
-    _VIndex,
-    classify_selection,
-    pop_fields,
-)
+from .indexing import classify_selection, pop_fields
 from .info import (
     InfoReporter,
     array_digest,
@@ -39,12 +34,16 @@ from .info import (
     render_html,
     tokenize_array,
 )
+from .node import Node
+from .resize import ResizeMethods
+from .selection import SelectionMethods, get_selection, set_selection
 from .stored import check_stored, count_stored_chunks, current_documents, iter_stored
+from .views import ViewMethods
 
 __all__ = ["Array"]
 
 
-class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
+class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
     """A chunked, compressed N-dimensional array stored in a Zarr store.
 
     Parameters
@@ -85,6 +84,8 @@ class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
     7
     """
 
+    #: the metadata the array is read with (the stored one, or a view's)
+    _meta: ArrayMetadataV2 | ArrayMetadataV3
     #: the memory order reads return, set by ``with_config`` (None: the stored layout's)
     _runtime_order: str | None = None
 
@@ -107,37 +108,36 @@ class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
         # partial_decompress and meta_array (zarr-python 2) choose read strategies and output
         # buffers; zarrkit decodes partially where the codec allows and returns NumPy arrays.
         self._open(
-            store, path, read_only, chunk_store, synchronizer, cache_metadata, cache_attrs,
-            write_empty_chunks, wanted=zarr_version if zarr_format is None else zarr_format,
+            store, path, read_only, chunk_store, synchronizer, cache_metadata, cache_attrs, write_empty_chunks,
+            wanted=zarr_version if zarr_format is None else zarr_format,
         )
 
     @classmethod
-    def _view_of(cls, meta: Any, store: Any, **kwargs: Any) -> Array:
-        """A view: an array of ``store``'s data described by ``meta`` instead of the stored
-        metadata (``kwargs`` are :meth:`_open`'s)."""
-        view = cls.__new__(cls)
-        view._open(store, meta=meta, is_view=True, **kwargs)
-        return view
+    def _from_metadata(
+        cls, store: Any, path: str | None, meta: Any, *, read_only: bool = False, chunk_store: Any = None,
+        synchronizer: Any = None, cache_metadata: bool = True, cache_attrs: bool = True,
+        write_empty_chunks: bool = True,
+    ) -> Array:
+        """The array at ``path`` described by ``meta``, the metadata just written there: nothing
+        is read from the store.
 
-    def _open(  # __init__'s work; a view also has its metadata (``meta``), not the stored one
+        ``store`` is a :class:`~zarrkit.core.node.NodeStores` (what ``.store`` shows comes
+        with it), a :class:`~zarrkit.storage.base.Store` or anything ``Array`` takes;
+        ``chunk_store`` is used only when ``store`` is not a ``NodeStores``.
+        """
+        array = cls.__new__(cls)
+        array._open(store, path, read_only, chunk_store, synchronizer, cache_metadata, cache_attrs,
+                    write_empty_chunks, meta=meta)
+        return array
+
+    def _open(  # __init__'s work; with ``meta`` given, nothing is read from the store
         self, store: Any, path: str | None = None, read_only: bool = False, chunk_store: Any = None,
         synchronizer: Any = None, cache_metadata: bool = True, cache_attrs: bool = True,
         write_empty_chunks: bool = True, wanted: int | None = None, meta: Any = None, is_view: bool = False,
     ) -> None:
-        self._store: Store = coerce_store(store)
-        # Keep the user's mapping object for display and ``.store`` (a plain dict stays a dict).
-        self._store_arg = user_store(store, self._store)
-        self._chunk_store: Store = self._store if chunk_store is None else coerce_store(chunk_store)
-        self._chunk_store_arg = (
-            None
-            if chunk_store is None
-            else user_store(chunk_store, self._chunk_store)
-        )
-        self._path = normalize_path(path)
-        self._read_only = bool(read_only) or self._store.read_only
-        self._synchronizer = synchronizer
+        stores = NodeStores.of(store, chunk_store)
+        self._init_node(stores, path, read_only, synchronizer, cache_attrs)
         self._cache_metadata = cache_metadata or is_view
-        self._cache_attrs = cache_attrs
         self._write_empty_chunks = write_empty_chunks
         self._is_view = is_view
         if meta is None:
@@ -148,13 +148,24 @@ class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
                 self._path,
             )
         self._set_meta(meta)
-        self._attrs = Attributes(
-            self._store,
-            io.attributes_key(self._path, self._meta.zarr_format),
-            read_only=self._read_only,
-            cache=cache_attrs,
-            synchronizer=synchronizer,
+        self._attach_attributes(meta.zarr_format)
+
+    def _reopen(self, meta: Any = None, *, read_only: bool | None = None, synchronizer: Any = None,
+                order: str | None = None, write_empty_chunks: bool | None = None) -> Array:
+        """Another handle on this array's data: a view read with ``meta`` (nothing read from
+        the store), or without it the array as stored, with other settings."""
+        other = Array.__new__(Array)
+        other._open(
+            self._stores, self._path,
+            read_only=self._read_only if read_only is None else read_only,
+            synchronizer=self._synchronizer if synchronizer is None else synchronizer,
+            cache_metadata=self._cache_metadata, cache_attrs=self._cache_attrs,
+            write_empty_chunks=self._write_empty_chunks if write_empty_chunks is None else write_empty_chunks,
+            meta=meta, is_view=meta is not None,
         )
+        if order is not None:
+            other._runtime_order = order
+        return other
 
     # -- metadata ------------------------------------------------------------------------------
     def _set_meta(self, meta: Any) -> None:
@@ -180,12 +191,26 @@ class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
         io.write_array_metadata(current_documents(self._store), self._path, meta, attributes)
         self._set_meta(meta)
 
-    def _lock(self, key: str) -> contextlib.AbstractContextManager[Any]:
-        return contextlib.nullcontext() if self._synchronizer is None else self._synchronizer[key]
+    def _metadata_lock(self) -> contextlib.AbstractContextManager[Any]:
+        """The synchronizer's lock on this array's metadata document (a no-op without one)."""
+        return self._lock(io.meta_key(self._path, self._meta.metadata_key))
 
-    def _check_writable(self) -> None:
-        if self._read_only:
-            raise ReadOnlyError(f"array {self.name or '/'} is read-only")
+    def _current_document(self) -> tuple[Any, dict[str, Any] | None]:
+        """The array's metadata as stored now (and a v3 document's attributes, which share
+        it), with one read, also kept as this array's metadata.
+
+        A change of shape or fill value is computed from this, never from what the array was
+        opened with: a handle opened before another writer appended, or through a
+        consolidated snapshot, would otherwise write its rows over the other writer's and
+        delete the other writer's chunks as leftovers of an interrupted resize.
+        """
+        meta, attributes = io.read_array_document(current_documents(self._store), self._path,
+                                                  self._meta.zarr_format)
+        self._set_meta(meta)
+        return meta, attributes
+
+    def _read_only_message(self) -> str:
+        return f"array {self.name or '/'} is read-only"
 
     @property
     def metadata(self) -> Any:
@@ -194,21 +219,6 @@ class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
         return self._meta
 
     # -- properties of zarr-python 2's API -------------------------------------------------------
-    @property
-    def store(self) -> Any:
-        """The store holding the array's metadata (as given by the user)."""
-        return self._store_arg
-
-    @property
-    def chunk_store(self) -> Any:
-        """The store holding the chunks (the metadata store unless a separate one was given)."""
-        return self.store if self._chunk_store_arg is None else self._chunk_store_arg
-
-    @property
-    def path(self) -> str:
-        """Path of the array within the store."""
-        return self._path
-
     @property
     def name(self) -> str | None:
         """Array name following h5py convention ('/foo/bar'); None for an array at the root."""
@@ -230,19 +240,6 @@ class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
             raise ReadOnlyError("the store is read-only")
         self._read_only = bool(value)
         self._attrs.read_only = self._read_only
-
-    @property
-    def synchronizer(self) -> Any:
-        """Object used to synchronize write access to the array."""
-        return self._synchronizer
-
-    @property
-    def zarr_format(self) -> int:
-        """The Zarr format of the array: 2 or 3."""
-        return self._meta.zarr_format
-
-    #: zarr-python 2's private name of :attr:`zarr_format`, which code written for it reads.
-    _version = zarr_format
 
     @property
     def _dimension_separator(self) -> str:
@@ -347,9 +344,21 @@ class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
         return tuple(self._meta.compressors)
 
     @property
-    def attrs(self) -> Attributes:
-        """User-defined attributes (a MutableMapping stored as JSON)."""
-        return self._attrs
+    def serializer(self) -> Any:
+        """The array→bytes codec of a v3 array (``None`` for v2, whose dtype says the bytes)."""
+        return getattr(self._meta, "serializer", None)
+
+    @property
+    def read_chunk_sizes(self) -> tuple[tuple[int, ...], ...]:
+        """The lengths of the chunks read by (inner chunks of a sharded array) along each
+        dimension, the last ones cut at the array's edge."""
+        return edge_lengths(self._meta.grid)
+
+    @property
+    def write_chunk_sizes(self) -> tuple[tuple[int, ...], ...]:
+        """The lengths of what is stored (shards of a sharded array, else chunks) along each
+        dimension, the last ones cut at the array's edge."""
+        return edge_lengths(self._meta.storage_grid)
 
     @property
     def ndim(self) -> int:
@@ -471,33 +480,16 @@ class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
         """True if this array is a view on another array's data."""
         return self._is_view
 
-    @property
-    def vindex(self) -> _VIndex:
-        """Coordinate (point) and mask selection: ``z.vindex[[0, 2], [1, 3]]``."""
-        return _VIndex(self)
-
-    @property
-    def oindex(self) -> _OIndex:
-        """Orthogonal (outer) selection: ``z.oindex[[0, 2], :]``."""
-        return _OIndex(self)
-
-    @property
-    def blocks(self) -> _BlockIndex:
-        """Selection by chunk (block) indices: ``z.blocks[1, 0]``."""
-        return _BlockIndex(self)
-
     # -- reading and writing ---------------------------------------------------------------
     def __getitem__(self, selection: Any) -> Any:
         """Retrieve data for some portion of the array (NumPy indexing semantics)."""
         fields, selection = pop_fields(selection)
-        kind = classify_selection(selection, self.ndim)
-        return self._get(selection, kind, fields=fields)
+        return get_selection(self, selection, classify_selection(selection, self.ndim), fields=fields)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
         """Modify data for some portion of the array (NumPy indexing semantics)."""
         fields, selection = pop_fields(selection)
-        kind = classify_selection(selection, self.ndim)
-        self._set(selection, value, kind, fields=fields)
+        set_selection(self, selection, value, classify_selection(selection, self.ndim), fields=fields)
 
     def __dask_tokenize__(self) -> Any:
         """A cheap deterministic token (store, path, metadata) instead of pickling the data."""
@@ -562,118 +554,6 @@ class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
     def __iter__(self) -> Iterator[Any]:
         return self.islice()
 
-    def _with_settings(self, order: str | None = None, write_empty_chunks: bool | None = None) -> Array:
-        """This array with other runtime settings (see ``with_config``): the memory ``order``
-        of what reads return, and ``write_empty_chunks``."""
-        if order not in (None, "C", "F"):
-            raise ValueError(f"order must be 'C' or 'F', got {order!r}")
-        other = Array(
-            self._store_arg, path=self._path, read_only=self._read_only, chunk_store=self._chunk_store_arg,
-            synchronizer=self._synchronizer, cache_metadata=self._cache_metadata, cache_attrs=self._cache_attrs,
-            write_empty_chunks=self._write_empty_chunks if write_empty_chunks is None else write_empty_chunks,
-        )
-        other._runtime_order = order or self._runtime_order
-        return other
-
-    # -- views --------------------------------------------------------------------------------
-    def view(
-        self,
-        shape: Any = None,
-        chunks: Any = None,
-        dtype: Any = None,
-        fill_value: Any = None,
-        filters: Any = None,
-        read_only: bool | None = None,
-        synchronizer: Any = None,
-    ) -> Array:
-        """Return an array sharing this array's stored data, read with other metadata.
-
-        Nothing is written to the store: the new shape, dtype, chunks, fill value or filters only
-        change how the stored chunks are interpreted.  Resizing or appending to a view is refused.
-
-        Parameters
-        ----------
-        shape, chunks, dtype, fill_value, filters : optional
-            The metadata to read the stored chunks with (default: this array's; a new
-            ``dtype`` casts the fill value).
-        read_only : bool, optional
-            Default: this array's.
-        synchronizer : object, optional
-            Default: this array's.
-
-        Returns
-        -------
-        Array
-            The view.
-
-        Examples
-        --------
-        >>> import numpy as np, zarrkit
-        >>> a = zarrkit.array(np.arange(4, dtype='u2'), chunks=2)
-        >>> v = a.view(dtype='u1', shape=8, chunks=4)
-        >>> v[:4]
-        array([0, 0, 1, 0], dtype=uint8)
-        """
-        meta = self._meta
-        changes: dict[str, Any] = {}
-        new_dtype = meta.dtype if dtype is None else np.dtype(dtype)
-        if dtype is not None:
-            changes["dtype"] = new_dtype
-        new_shape = meta.shape if shape is None else normalize_shape(shape)
-        if shape is not None:
-            changes["shape"] = new_shape
-        if chunks is not None:
-            changes["chunks"] = normalize_chunks(chunks, new_shape, new_dtype.itemsize)
-        if fill_value is not None:
-            changes["fill_value"] = normalize_fill_value(fill_value, new_dtype)
-        elif dtype is not None and meta.fill_value is not None:
-            try:
-                changes["fill_value"] = np.asarray(meta.fill_value).astype(new_dtype)[()]
-            except (TypeError, ValueError):
-                changes["fill_value"] = None
-        if filters is not None:
-            changes["filters"] = tuple(filters) if filters else None
-        return Array._view_of(
-            meta.evolve(**changes) if changes else meta,
-            self._store_arg,
-            path=self._path,
-            read_only=self._read_only if read_only is None else read_only,
-            chunk_store=self._chunk_store_arg,
-            synchronizer=self._synchronizer if synchronizer is None else synchronizer,
-            cache_metadata=True,
-            cache_attrs=self._cache_attrs,
-            write_empty_chunks=self._write_empty_chunks,
-        )
-
-    def astype(self, dtype: Any) -> Array:
-        """A read-only view converting the data to ``dtype`` on the fly.
-
-        Parameters
-        ----------
-        dtype : str or dtype
-            The data type reads return.
-
-        Returns
-        -------
-        Array
-            The view.
-
-        Examples
-        --------
-        >>> import numpy as np, zarrkit
-        >>> z = zarrkit.array(np.arange(4, dtype='f8'), chunks=2)
-        >>> z.astype('i4')[:]
-        array([0, 1, 2, 3], dtype=int32)
-        """
-        dtype = np.dtype(dtype)
-
-        def spelled(dt: np.dtype) -> str:  # ml_dtypes types have no distinct dtype.str
-            return dt.name if ml_dtype_name(dt) else dt.str
-
-        filters = [numcodecs.AsType(encode_dtype=spelled(self.dtype), decode_dtype=spelled(dtype))]
-        filters.extend(self._meta.filters or ())
-        return self.view(filters=filters, dtype=dtype, read_only=True)
-
     # -- information ------------------------------------------------------------------------
     def digest(self, hashname: str = "sha1") -> bytes:
         """A hash of the stored chunks, metadata and attributes (equal arrays hash equal).
@@ -724,6 +604,15 @@ class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
         """
         return array_report(self, stored=self._meta.zarr_format == 2)
 
+    def info_complete(self) -> InfoReporter:
+        """:attr:`info` with the stored sizes and chunk counts (zarr-python 3's name; a v2
+        array's :attr:`info` has them already).
+
+        Showing the report reads the store: a listing of the array's chunks, and each shard's
+        index when it is sharded.
+        """
+        return array_report(self, stored=True)
+
     def info_items(self) -> list[tuple[str, str]]:
         """zarr-python 2's ``info_items()``: the rows of its ``info`` as ``(name, value)``
         pairs, whatever the array's format.  Reads the store (a listing of the array's
@@ -740,27 +629,13 @@ class Array(SelectionMethods, ResizeMethods, Zarr3ArrayMethods):
         return render_html(array_items(describe_array(self)))
 
     # -- identity and pickling ----------------------------------------------------------------
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, Array)
-            and self._store == other._store
-            and self._path == other._path
-            and self._read_only == other._read_only
-            and not self._is_view
-            and not other._is_view
-        )
-
-    __hash__ = None  # type: ignore[assignment]
+    def _comparable(self) -> bool:
+        return not self._is_view
 
     def __getstate__(self) -> dict[str, Any]:
         return {
-            "store": self._store_arg,
-            "path": self._path,
-            "read_only": self._read_only,
-            "chunk_store": self._chunk_store_arg,
-            "synchronizer": self._synchronizer,
+            **self._node_state(),
             "cache_metadata": self._cache_metadata,
-            "cache_attrs": self._cache_attrs,
             "write_empty_chunks": self._write_empty_chunks,
             "meta": self._meta if self._is_view else None,
             "is_view": self._is_view,

@@ -5,12 +5,13 @@ from __future__ import annotations
 import contextlib
 import json
 import warnings
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 from ..errors import ReadOnlyError
 from ..metadata import io
-from ..storage.coerce import coerce_store
+from ..storage.base import Store
+from ..storage.mapping import KVStore
 from .stored import current_documents
 
 __all__ = ["Attributes"]
@@ -20,13 +21,14 @@ class Attributes(MutableMapping[str, Any]):
     """A dict-like view of the JSON attributes stored at one key; every change is written
     through at once.
 
-    Arrays and groups make one for their ``attrs``; it can also be made directly, over any
-    store or a plain ``dict``, as in zarr-python 2.
+    Arrays and groups make one for their ``attrs``, over their store; it can also be made
+    directly, over a store or a plain ``dict``, as in zarr-python 2.
 
     Parameters
     ----------
-    store : MutableMapping
-        The store holding the attributes (a ``dict`` works).
+    store : Store or MutableMapping
+        The store holding the attributes (a mapping, such as a ``dict``, is used through
+        :class:`~zarrkit.storage.KVStore`).
     key : str, optional
         The key of the attributes document: a v2 ``.zattrs`` key (``'foo/.zattrs'``), or a v3
         node's ``zarr.json`` (its ``attributes`` member is read and written).
@@ -53,7 +55,7 @@ class Attributes(MutableMapping[str, Any]):
 
     def __init__(
         self,
-        store: Any,
+        store: Store | Mapping[str, Any],
         key: str = ".zattrs",
         read_only: bool = False,
         cache: bool = True,
@@ -61,7 +63,12 @@ class Attributes(MutableMapping[str, Any]):
     ):
         if not isinstance(key, str) or not key:
             raise TypeError(f"key must be a non-empty str, got {key!r}")
-        self.store = coerce_store(store)
+        if isinstance(store, Store):
+            self.store = store
+        elif isinstance(store, Mapping):
+            self.store = KVStore(store)
+        else:
+            raise TypeError(f"store must be a zarrkit Store or a mapping, not {type(store).__name__}")
         self.key = key
         self.read_only = bool(read_only)
         self.cache = bool(cache)

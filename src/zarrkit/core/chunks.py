@@ -12,7 +12,7 @@ import numpy as np
 
 from ..codecs.buffers import filled, is_all_fill, scratch
 from ..codecs.chain import CodecChain, max_stored_size
-from ..codecs.shard_store import ShardedStore
+from ..codecs.sharding import GroupedKeys, ShardedStore
 from ..config import config
 from ..errors import ChunkDecodeError
 from ..metadata.grid import ChunkGrid
@@ -48,8 +48,9 @@ class ChunkContext:
 
     ``store`` holds the array's stored objects (chunks, or shards), ``key`` names them;
     ``chunks`` is the store the engine reads chunks from and writes them to: ``store`` itself,
-    or for a sharded array the :class:`~zarrkit.codecs.shard_store.ShardedStore` showing the
-    inner chunks of its shards.
+    or for a sharded array the :class:`~zarrkit.codecs.sharding.store.ShardedStore` showing the
+    inner chunks of its shards.  ``grouped`` is ``chunks`` when its keys are read and written
+    in groups (:class:`~zarrkit.codecs.sharding.store.GroupedKeys`), else None.
     """
 
     store: Store
@@ -77,6 +78,8 @@ class ChunkContext:
     #: stored object is refused from its size, unread (None: no bound but
     #: ``config.max_chunk_bytes``, see :meth:`stored_limit`)
     max_stored: int | None = None
+    #: ``chunks`` when it reads and writes keys in groups (the inner chunks of a shard)
+    grouped: GroupedKeys | None = None
 
     @classmethod
     def build(cls, store: Store, path: str, meta: Any) -> ChunkContext:
@@ -99,6 +102,8 @@ class ChunkContext:
                 sharding_at=meta.sharding_at,
             )
         chunk_key = chunks.key_of if isinstance(chunks, ShardedStore) else None
+        # asked once here, not per read: a Protocol's isinstance looks up each of its members
+        grouped = chunks if isinstance(chunks, GroupedKeys) else None
         grid = meta.grid
         largest = grid.max_chunk_shape
         codec_at = None
@@ -118,6 +123,7 @@ class ChunkContext:
             meta=meta,
             codec=codec,
             chunks=chunks,
+            grouped=grouped,
             grid=grid,
             shape=tuple(meta.shape),
             chunk_shape=largest,

@@ -1,244 +1,123 @@
-"""Creating arrays like another one: ``empty_like``, ``zeros_like``, ``ones_like`` and
-``full_like`` (zarr-python 2's functions) take the shape, chunks, data type and codecs of their
-source array, a zarrkit or NumPy array, unless given; :func:`zarrkit.open_like` too."""
+"""The creation arguments that come from other data: an array made *like* another one
+(``empty_like``, ``zeros_like``... and :func:`zarrkit.open_like` take its shape, chunks, data
+type and codecs unless given) and an array made *of* data (``array``: its shape, data type,
+chunks and object codec).  Used alike by :mod:`zarrkit.api.creation` and by a group's methods
+of the same names."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numcodecs
+import numpy as np
+
 from .array import Array
-from .creation import AS_SOURCE, _given, _source_info, empty, full, ones, zeros
 
-__all__ = ["empty_like", "full_like", "ones_like", "zeros_like"]
+__all__ = ["AS_SOURCE", "given_args", "source_info", "like_args", "data_args", "fixed_fill"]
 
 
-def _like(fn: str, a: Any, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """The shape and creation arguments of an array like ``a`` (``kwargs`` win)."""
+class _AsSource:
+    """The type of :data:`AS_SOURCE`."""
+
+    def __repr__(self) -> str:
+        return "AS_SOURCE"
+
+
+#: the default of a ``*_like`` function's parameters (and :func:`zarrkit.open_like`'s): not
+#: given, so the value of the source array is taken
+AS_SOURCE: Any = _AsSource()
+
+#: ``like_args``'s ``fill_value`` when the source's is kept
+_KEEP: Any = object()
+
+
+def given_args(args: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of a forwarding call, from the caller's ``locals()``: the
+    parameters given (not :data:`AS_SOURCE`), with its ``**kwargs`` merged in."""
+    extra = args.pop("kwargs", {})
+    return {**{k: v for k, v in args.items() if v is not AS_SOURCE}, **extra}
+
+
+def fixed_fill(fn: str, value: Any, given: Any) -> None:
+    """``zeros``/``ones`` fill with their own value: another ``fill_value`` is refused rather
+    than silently ignored."""
+    try:
+        same = bool(given == value) and not isinstance(given, (str, bytes))
+    except Exception:  # noqa: BLE001 - arrays and other odd values are simply not the same
+        same = False
+    if not same:
+        raise TypeError(f"{fn}() fills with {value!r}; got fill_value={given!r} (use full() or create())")
+
+
+def source_info(data: Any) -> dict[str, Any]:
+    """The creation arguments a new array takes after ``data`` (a zarrkit array, or any object
+    with some of ``chunks``, ``dtype``, ``compressor``, ``fill_value``, ``order``, ``filters``)."""
+    info: dict[str, Any] = {}
+    if isinstance(data, Array):
+        meta = data.metadata
+        info.update(
+            chunks=meta.chunks,
+            dtype=meta.dtype,
+            compressor=meta.compressor,
+            fill_value=meta.fill_value,
+            order=meta.layout_order,
+        )
+        filters = list(meta.filters or ())
+        if meta.zarr_format == 3 and meta.layout_order == "F":
+            filters.pop(0)  # the transpose codec: order='F' writes it again
+        if meta.dtype.kind == "O" and filters:
+            info["object_codec"] = filters.pop(0)
+        info["filters"] = filters or None
+    else:
+        chunks = getattr(data, "chunks", None)
+        chunklen = getattr(data, "chunklen", None)  # bcolz-style arrays chunk the first dimension
+        shape = getattr(data, "shape", None)
+        if isinstance(chunks, tuple) and all(isinstance(c, (int, np.integer)) for c in chunks):
+            info["chunks"] = chunks
+        elif isinstance(chunklen, (int, np.integer)) and shape:
+            info["chunks"] = (int(chunklen), *shape[1:])
+        for attr in ("dtype", "compressor", "fill_value", "order", "filters"):
+            if hasattr(data, attr):
+                info[attr] = getattr(data, attr)
+    return info
+
+
+def like_args(fn: str, a: Any, kwargs: dict[str, Any], fill_value: Any = _KEEP) -> dict[str, Any]:
+    """The creation arguments (``shape`` included) of an array like ``a``: ``kwargs`` win over
+    ``a``'s.  ``fill_value``, when given, is the creating function's own (``zeros_like``'s 0);
+    ``a``'s and any given are then dropped."""
     shape = kwargs.pop("shape", None)
     if shape is None:
         shape = getattr(a, "shape", None)
     if shape is None:
         raise TypeError(f"{fn}() needs an array-like with a shape, got {type(a).__name__}; give shape=")
-    for k, v in _source_info(a).items():
+    for k, v in source_info(a).items():
         kwargs.setdefault(k, v)
-    return shape, kwargs
-
-
-def empty_like(
-    a: Any, *, shape: Any = AS_SOURCE, chunks: Any = AS_SOURCE, dtype: Any = AS_SOURCE, compressor: Any = AS_SOURCE,
-    order: Any = AS_SOURCE, store: Any = None, synchronizer: Any = None, overwrite: bool = False,
-    path: str | None = None, chunk_store: Any = None, filters: Any = AS_SOURCE, cache_metadata: bool = True,
-    cache_attrs: bool = True, read_only: bool = False, object_codec: Any = AS_SOURCE,
-    dimension_separator: str | None = None, write_empty_chunks: bool | None = None,
-    zarr_format: int | None = None, storage_options: dict[str, Any] | None = None,
-    attributes: dict[str, Any] | None = None, mode: str | None = None, shards: Any = None,
-    dimension_names: Any = None, codecs: Any = None, chunk_key_encoding: Any = None, serializer: Any = None,
-    compressors: Any = "auto", **kwargs: Any,
-) -> Array:
-    """Create an empty array like ``a``: its shape, chunks, dtype, compressor, order, filters
-    and object codec, unless given.
-
-    Parameters
-    ----------
-    a : array-like
-        The array to take after (a zarrkit or NumPy array, or any object with a ``shape``).
-    shape, chunks, dtype, compressor, order, filters, object_codec : optional
-        As in :func:`create`; not given (``AS_SOURCE``): ``a``'s.
-    store, synchronizer, path, chunk_store, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
-        As in :func:`create`.
-    overwrite, read_only : bool, optional
-        As in :func:`create`.
-    cache_metadata, cache_attrs : bool, optional
-        As in :func:`create`.
-    compressors : codec or list of codecs, optional
-        The v3 compressors, instead of ``compressor``, as in :func:`create`.
-    **kwargs
-        zarr-python 2's and h5py's keywords, forwarded to :func:`empty`.
-
-    Returns
-    -------
-    Array
-        The new array.
-
-    Raises
-    ------
-    TypeError
-        ``a`` has no shape and none is given.
-
-    Examples
-    --------
-    >>> import numpy as np, zarrkit
-    >>> z = zarrkit.empty_like(np.zeros((3, 4), dtype='i2'), chunks=2)
-    >>> z.shape, z.chunks, z.dtype
-    ((3, 4), (2, 2), dtype('int16'))
-    """
-    kwargs = _given(locals())
-    shape, kwargs = _like("empty_like", kwargs.pop("a"), kwargs)
-    kwargs.pop("fill_value", None)
-    return empty(shape, **kwargs)
-
-
-def zeros_like(
-    a: Any, *, shape: Any = AS_SOURCE, chunks: Any = AS_SOURCE, dtype: Any = AS_SOURCE, compressor: Any = AS_SOURCE,
-    order: Any = AS_SOURCE, store: Any = None, synchronizer: Any = None, overwrite: bool = False,
-    path: str | None = None, chunk_store: Any = None, filters: Any = AS_SOURCE, cache_metadata: bool = True,
-    cache_attrs: bool = True, read_only: bool = False, object_codec: Any = AS_SOURCE,
-    dimension_separator: str | None = None, write_empty_chunks: bool | None = None,
-    zarr_format: int | None = None, storage_options: dict[str, Any] | None = None,
-    attributes: dict[str, Any] | None = None, mode: str | None = None, shards: Any = None,
-    dimension_names: Any = None, codecs: Any = None, chunk_key_encoding: Any = None, serializer: Any = None,
-    compressors: Any = "auto", **kwargs: Any,
-) -> Array:
-    """Create an array of zeros like ``a``: its shape, chunks, dtype, compressor, order,
-    filters and object codec, unless given.
-
-    Parameters
-    ----------
-    a : array-like
-        The array to take after (a zarrkit or NumPy array, or any object with a ``shape``).
-    shape, chunks, dtype, compressor, order, filters, object_codec : optional
-        As in :func:`create`; not given (``AS_SOURCE``): ``a``'s.
-    store, synchronizer, path, chunk_store, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
-        As in :func:`create`.
-    overwrite, read_only : bool, optional
-        As in :func:`create`.
-    cache_metadata, cache_attrs : bool, optional
-        As in :func:`create`.
-    compressors : codec or list of codecs, optional
-        The v3 compressors, instead of ``compressor``, as in :func:`create`.
-    **kwargs
-        zarr-python 2's and h5py's keywords, forwarded to :func:`zeros`.
-
-    Returns
-    -------
-    Array
-        The new array.
-
-    Raises
-    ------
-    TypeError
-        ``a`` has no shape and none is given.
-
-    Examples
-    --------
-    >>> import zarrkit
-    >>> a = zarrkit.full((6,), fill_value=7, chunks=3, dtype='u1')
-    >>> z = zarrkit.zeros_like(a)
-    >>> z.chunks, z.dtype, z[:].tolist()
-    ((3,), dtype('uint8'), [0, 0, 0, 0, 0, 0])
-    """
-    kwargs = _given(locals())
-    shape, kwargs = _like("zeros_like", kwargs.pop("a"), kwargs)
-    kwargs.pop("fill_value", None)
-    return zeros(shape, **kwargs)
-
-
-def ones_like(
-    a: Any, *, shape: Any = AS_SOURCE, chunks: Any = AS_SOURCE, dtype: Any = AS_SOURCE, compressor: Any = AS_SOURCE,
-    order: Any = AS_SOURCE, store: Any = None, synchronizer: Any = None, overwrite: bool = False,
-    path: str | None = None, chunk_store: Any = None, filters: Any = AS_SOURCE, cache_metadata: bool = True,
-    cache_attrs: bool = True, read_only: bool = False, object_codec: Any = AS_SOURCE,
-    dimension_separator: str | None = None, write_empty_chunks: bool | None = None,
-    zarr_format: int | None = None, storage_options: dict[str, Any] | None = None,
-    attributes: dict[str, Any] | None = None, mode: str | None = None, shards: Any = None,
-    dimension_names: Any = None, codecs: Any = None, chunk_key_encoding: Any = None, serializer: Any = None,
-    compressors: Any = "auto", **kwargs: Any,
-) -> Array:
-    """Create an array of ones like ``a``: its shape, chunks, dtype, compressor, order,
-    filters and object codec, unless given.
-
-    Parameters
-    ----------
-    a : array-like
-        The array to take after (a zarrkit or NumPy array, or any object with a ``shape``).
-    shape, chunks, dtype, compressor, order, filters, object_codec : optional
-        As in :func:`create`; not given (``AS_SOURCE``): ``a``'s.
-    store, synchronizer, path, chunk_store, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
-        As in :func:`create`.
-    overwrite, read_only : bool, optional
-        As in :func:`create`.
-    cache_metadata, cache_attrs : bool, optional
-        As in :func:`create`.
-    compressors : codec or list of codecs, optional
-        The v3 compressors, instead of ``compressor``, as in :func:`create`.
-    **kwargs
-        zarr-python 2's and h5py's keywords, forwarded to :func:`ones`.
-
-    Returns
-    -------
-    Array
-        The new array.
-
-    Raises
-    ------
-    TypeError
-        ``a`` has no shape and none is given.
-
-    Examples
-    --------
-    >>> import numpy as np, zarrkit
-    >>> zarrkit.ones_like(np.zeros((2, 2), dtype='i4'))[:]
-    array([[1, 1],
-           [1, 1]], dtype=int32)
-    """
-    kwargs = _given(locals())
-    shape, kwargs = _like("ones_like", kwargs.pop("a"), kwargs)
-    kwargs.pop("fill_value", None)
-    return ones(shape, **kwargs)
-
-
-def full_like(
-    a: Any, *, fill_value: Any = AS_SOURCE, shape: Any = AS_SOURCE, chunks: Any = AS_SOURCE, dtype: Any = AS_SOURCE,
-    compressor: Any = AS_SOURCE, order: Any = AS_SOURCE, store: Any = None, synchronizer: Any = None,
-    overwrite: bool = False, path: str | None = None, chunk_store: Any = None, filters: Any = AS_SOURCE,
-    cache_metadata: bool = True, cache_attrs: bool = True, read_only: bool = False, object_codec: Any = AS_SOURCE,
-    dimension_separator: str | None = None, write_empty_chunks: bool | None = None,
-    zarr_format: int | None = None, storage_options: dict[str, Any] | None = None,
-    attributes: dict[str, Any] | None = None, mode: str | None = None, shards: Any = None,
-    dimension_names: Any = None, codecs: Any = None, chunk_key_encoding: Any = None, serializer: Any = None,
-    compressors: Any = "auto", **kwargs: Any,
-) -> Array:
-    """Create a filled array like ``a``: its shape, chunks, dtype, compressor, order, filters,
-    object codec and fill value, unless given.
-
-    Parameters
-    ----------
-    a : array-like
-        The array to take after (a zarrkit or NumPy array, or any object with a ``shape``).
-    fill_value : object, optional
-        The value of every element (not given: ``a``'s fill value).
-    shape, chunks, dtype, compressor, order, filters, object_codec : optional
-        As in :func:`create`; not given (``AS_SOURCE``): ``a``'s.
-    store, synchronizer, path, chunk_store, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
-        As in :func:`create`.
-    overwrite, read_only : bool, optional
-        As in :func:`create`.
-    cache_metadata, cache_attrs : bool, optional
-        As in :func:`create`.
-    compressors : codec or list of codecs, optional
-        The v3 compressors, instead of ``compressor``, as in :func:`create`.
-    **kwargs
-        zarr-python 2's and h5py's keywords, forwarded to :func:`full`.
-
-    Returns
-    -------
-    Array
-        The new array.
-
-    Raises
-    ------
-    TypeError
-        No ``fill_value`` given and none on ``a``; or ``a`` has no shape and none is given.
-
-    Examples
-    --------
-    >>> import zarrkit
-    >>> a = zarrkit.full((4,), fill_value=5, chunks=2, dtype='i4')
-    >>> zarrkit.full_like(a)[:].tolist(), zarrkit.full_like(a, fill_value=9)[:].tolist()
-    ([5, 5, 5, 5], [9, 9, 9, 9])
-    """
-    kwargs = _given(locals())
-    shape, kwargs = _like("full_like", kwargs.pop("a"), kwargs)
-    if kwargs.get("fill_value") is None:
+    if fill_value is not _KEEP:
+        kwargs["fill_value"] = fill_value
+    elif kwargs.get("fill_value") is None and fn == "full_like":
         raise TypeError("full_like() needs a fill_value (none given and none on the source)")
-    return full(shape, **kwargs)
+    return {"shape": shape, **kwargs}
+
+
+def data_args(data: Any, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The values of ``array(data, ...)`` as an array, and its creation arguments (``shape``
+    included): ``data``'s data type, chunks and object codec unless given."""
+    if not hasattr(data, "shape") or not hasattr(data, "dtype"):
+        data = np.asanyarray(data)
+    if kwargs.get("dtype") is None:
+        kwargs["dtype"] = data.dtype
+    if kwargs.get("chunks") is None:
+        kwargs["chunks"] = source_info(data).get("chunks", True)
+    if np.dtype(kwargs["dtype"]).kind == "O" and kwargs.get("object_codec") is None:
+        kwargs["object_codec"] = _guess_object_codec(data)
+    return data, {"shape": data.shape, **kwargs}
+
+
+def _guess_object_codec(data: Any) -> Any:
+    flat = np.asarray(data, dtype=object).reshape(-1)
+    if flat.size and all(isinstance(v, str) for v in flat):
+        return numcodecs.VLenUTF8()
+    if flat.size and all(isinstance(v, bytes) for v in flat):
+        return numcodecs.VLenBytes()
+    return None

@@ -1,12 +1,21 @@
-"""The ``Group`` class: a node holding arrays and other groups (h5py-like API)."""
+"""The ``Group`` class: a node holding arrays and other groups (h5py-like API).
+
+Here: opening a group, the mapping of its members (``g[name]``, ``in``, ``del``), changes to
+the hierarchy (``move``, zarr-python 3's ``create_array``), its description and identity.
+Finding members and walking below the group is :mod:`.navigation`'s; creating members with
+zarr-python 2's methods is :mod:`.group_create`'s; what an array shares with a group (stores,
+path, attributes) is :class:`~zarrkit.core.node.Node`'s.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import keyword
-import warnings
-from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
+from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
+from dataclasses import dataclass, field
 from typing import Any, Self
+
+import numpy as np
 
 from ..errors import (
     ContainsArrayError,
@@ -14,23 +23,23 @@ from ..errors import (
     GroupNotFoundError,
     InvalidPathError,
     NodeNotFoundError,
-    ReadOnlyError,
 )
 from ..metadata import io
+from ..metadata.consolidated import ConsolidatedStore
+from ..metadata.io import require_parent_groups
 from ..metadata.normalize import normalize_path
-from ..storage.base import Store, describe_location, describe_store, is_node_name, join_path
-from ..storage.coerce import coerce_store, user_store
+from ..metadata.spec import zarr3_spec
+from ..storage.base import describe_location, describe_store, join_path
+from ..storage.coerce import NodeStores
 from .array import Array
-from .attributes import Attributes
+from .creation import write_array_node
 from .group_create import MemberCreationMethods
-from .group_zarr3 import GroupMetadata, Zarr3GroupMethods  # noqa: F401  (zarr-python 3 imports it from here)
 from .info import InfoReporter, describe_group, group_items, group_report, group_repr
-from .initialize import require_parent_groups
-from .pool import run_tasks, threads_for
-from .tree import TreeView, members_html
-from .walk import list_levels
+from .navigation import NavigationMethods, member_names, member_page
+from .node import Node
+from .tree import members_html
 
-__all__ = ["Group"]
+__all__ = ["Group", "GroupMetadata"]
 
 # The lock a group's synchronizer gives for changes to the hierarchy (creating, requiring,
 # moving and deleting members): one lock for the whole store, so that two processes requiring
@@ -40,11 +49,24 @@ HIERARCHY_LOCK = "zarrkit-hierarchy"
 #: how many members a group's HTML view (what Jupyter shows) lists
 HTML_MEMBERS = 50
 
-# A group's own metadata documents, listed beside its members but never members themselves.
-_METADATA_NAMES = frozenset({".zgroup", ".zattrs", ".zarray", ".zmetadata", "zarr.json"})
+
+@dataclass(frozen=True)
+class GroupMetadata:
+    """A group's metadata as zarr-python 3 shows it: ``zarr_format``, ``attributes``,
+    ``node_type``."""
+
+    zarr_format: int = 3
+    attributes: dict[str, Any] = field(default_factory=dict)
+    node_type: str = "group"
+    #: the consolidated metadata the group was opened with (None: read from the store)
+    consolidated_metadata: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"zarr_format": self.zarr_format, "node_type": self.node_type,
+                "attributes": dict(self.attributes)}
 
 
-class Group(Mapping[str, "Array | Group"], MemberCreationMethods, Zarr3GroupMethods):
+class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, NavigationMethods):
     """A group of arrays and groups in a Zarr store.
 
     A group is a read-only :class:`~collections.abc.Mapping` of member names to arrays and
@@ -107,52 +129,50 @@ class Group(Mapping[str, "Array | Group"], MemberCreationMethods, Zarr3GroupMeth
         zarr_format: int | None = None,
         meta_array: Any = None,
     ):
-        self._store: Store = coerce_store(store)
-        self._store_arg = user_store(store, self._store)
-        self._chunk_store_arg = chunk_store
-        self._path = normalize_path(path)
-        self._read_only = bool(read_only) or self._store.read_only
-        self._cache_attrs = cache_attrs
-        self._synchronizer = synchronizer
-        wanted = zarr_format if zarr_format is not None else zarr_version
+        self._open(NodeStores.of(store, chunk_store), path, read_only, cache_attrs, synchronizer,
+                   wanted=zarr_format if zarr_format is not None else zarr_version)
+
+    @classmethod
+    def _from_metadata(
+        cls, store: Any, path: str | None, zarr_format: int, *, read_only: bool = False, chunk_store: Any = None,
+        cache_attrs: bool = True, synchronizer: Any = None,
+    ) -> Group:
+        """The group of format ``zarr_format`` at ``path``, whose metadata was just written
+        there: nothing is read from the store (``store`` as for
+        :meth:`Array._from_metadata <zarrkit.core.array.Array._from_metadata>`)."""
+        group = cls.__new__(cls)
+        group._open(NodeStores.of(store, chunk_store), path, read_only, cache_attrs, synchronizer,
+                    zarr_format=zarr_format)
+        return group
+
+    def _open(  # __init__'s work; with ``zarr_format`` given, nothing is read from the store
+        self, stores: NodeStores, path: str | None, read_only: bool, cache_attrs: bool, synchronizer: Any,
+        wanted: int | None = None, zarr_format: int | None = None,
+    ) -> None:
+        self._init_node(stores, path, read_only, synchronizer, cache_attrs)
+        if zarr_format is None:
+            zarr_format = self._stored_format(wanted)
+        self._attach_attributes(zarr_format)
+
+    def _stored_format(self, wanted: int | None) -> int:
+        """The format of the group stored at the path (checked to be ``wanted``)."""
         try:
-            self._zarr_format = io.check_group(self._store, self._path)
+            zarr_format = io.check_group(self._store, self._path)
         except GroupNotFoundError:
             if io.node_kind(self._store, self._path) == "array":
                 raise ContainsArrayError(
                     f"{describe_location(self._store_arg, self._path)} holds an array, not a group", self._path
                 ) from None
             raise GroupNotFoundError(f"no group found at {describe_location(self._store_arg, self._path)}", self._path) from None
-        if wanted is not None and wanted != self._zarr_format:
+        if wanted is not None and wanted != zarr_format:
             raise GroupNotFoundError(
                 f"no Zarr v{wanted} group found at {describe_location(self._store_arg, self._path)} "
-                f"(there is a v{self._zarr_format} group)",
+                f"(there is a v{zarr_format} group)",
                 self._path,
             )
-        self._attrs = Attributes(
-            self._store,
-            io.attributes_key(self._path, self._zarr_format),
-            read_only=self._read_only,
-            cache=cache_attrs,
-            synchronizer=synchronizer,
-        )
+        return zarr_format
 
     # -- properties --------------------------------------------------------------------------
-    @property
-    def store(self) -> Any:
-        """The store holding the group (as given by the user)."""
-        return self._store_arg
-
-    @property
-    def chunk_store(self) -> Any:
-        """Separate storage for array chunks, if any."""
-        return self.store if self._chunk_store_arg is None else self._chunk_store_arg
-
-    @property
-    def path(self) -> str:
-        """Path of the group within the store ('' for the root)."""
-        return self._path
-
     @property
     def name(self) -> str:
         """Group name following h5py convention ('/' for the root)."""
@@ -164,27 +184,11 @@ class Group(Mapping[str, "Array | Group"], MemberCreationMethods, Zarr3GroupMeth
         return self._path.split("/")[-1] if self._path else ""
 
     @property
-    def read_only(self) -> bool:
-        """True if the group (and arrays obtained through it) must not be modified."""
-        return self._read_only
-
-    @property
-    def synchronizer(self) -> Any:
-        """The synchronizer of the group and its arrays (None: none)."""
-        return self._synchronizer
-
-    @property
-    def attrs(self) -> Attributes:
-        """User-defined attributes."""
-        return self._attrs
-
-    @property
-    def zarr_format(self) -> int:
-        """The Zarr format of the group: 2 or 3."""
-        return self._zarr_format
-
-    #: zarr-python 2's private name of :attr:`zarr_format`, which code written for it reads.
-    _version = zarr_format
+    def metadata(self) -> GroupMetadata:
+        """The group's metadata: ``zarr_format``, ``attributes``, ``node_type``."""
+        store = self._store
+        consolidated = dict(store.docs) if isinstance(store, ConsolidatedStore) else None
+        return GroupMetadata(self._zarr_format, self._attrs.asdict(), consolidated_metadata=consolidated)
 
     # -- members -----------------------------------------------------------------------------
     def _item_path(self, item: Any) -> str:
@@ -199,72 +203,19 @@ class Group(Mapping[str, "Array | Group"], MemberCreationMethods, Zarr3GroupMeth
             return path
         return join_path(self._path, path)
 
-    def _member_names(self, path: str | None = None) -> list[tuple[str, str]]:
-        """``(name, kind)`` of every member of this group (or of the group at ``path`` in the
-        same store), sorted: one listing of the group and one batched read of the candidates'
-        metadata.  A listed name no node can have (empty, ``.``, ``..``, with a ``/``) is left
-        out with a warning naming it."""
-        path = self._path if path is None else path
-        prefix = f"{path}/" if path else ""
-        names = self._listed_names(path)
-        kinds = io.node_kinds(self._store, [prefix + n for n in names])
-        return [(n, kinds[prefix + n]) for n in names if kinds[prefix + n] is not None]  # type: ignore[misc]
-
-    def _listed_names(self, path: str) -> list[str]:
-        """The names listed in the group at ``path`` that a node could have, sorted (one
-        listing); a listed name no node can have is left out with a warning naming it."""
-        prefix = f"{path}/" if path else ""
-        names = []
-        for n in self._store.list_dir(prefix):
-            if n in _METADATA_NAMES:
-                continue
-            if not is_node_name(n):
-                warnings.warn(f"{describe_store(self._store_arg)}: skipping {prefix + n!r}, which no node can be named",
-                              stacklevel=4)
-                continue
-            names.append(n)
-        return sorted(names)
-
-    def _walk(self, max_depth: int | None = None) -> Iterator[tuple[str, str, str]]:
-        """``(name relative to this group, kind, path)`` of every descendant, depth first (a
-        group before its members, each group's members sorted); the members of groups
-        ``max_depth`` levels below are not listed (0: this group's members only).  Iterative,
-        so a hierarchy of any depth is walked without recursion.  On a high-latency store
-        the groups are listed ahead, a level at a time (:func:`list_levels`)."""
-        members_of: Callable[[str], list[tuple[str, str]]] = self._member_names
-        if getattr(self._store, "high_latency", False):
-            members_of = list_levels(members_of, self._path, max_depth, threads_for(self._store)).__getitem__
-        stack = [iter(members_of(self._path))]
-        bases = [""]
-        while stack:
-            item = next(stack[-1], None)
-            if item is None:
-                stack.pop()
-                bases.pop()
-                continue
-            name, kind = item
-            rel = bases[-1] + name
-            path = join_path(self._path, rel)
-            yield rel, kind, path
-            if kind == "group" and (max_depth is None or len(stack) <= max_depth):
-                stack.append(iter(members_of(path)))
-                bases.append(rel + "/")
-
     def _open_member(self, path: str, kind: str) -> Array | Group:
         if kind == "array":
             return Array(
-                self._store_arg,
+                self._stores,  # the members share the group's stores
                 path=path,
                 read_only=self._read_only,
-                chunk_store=self._chunk_store_arg,
                 synchronizer=self._synchronizer,
                 cache_attrs=self._cache_attrs,
             )
         return Group(
-            self._store_arg,
+            self._stores,
             path=path,
             read_only=self._read_only,
-            chunk_store=self._chunk_store_arg,
             cache_attrs=self._cache_attrs,
             synchronizer=self._synchronizer,
         )
@@ -276,11 +227,11 @@ class Group(Mapping[str, "Array | Group"], MemberCreationMethods, Zarr3GroupMeth
 
     def __len__(self) -> int:
         """Number of members."""
-        return len(self._member_names())
+        return len(member_names(self))
 
     def __iter__(self) -> Iterator[str]:
         """Member names, sorted."""
-        return iter([name for name, _ in self._member_names()])
+        return iter([name for name, _ in member_names(self)])
 
     def __contains__(self, item: object) -> bool:
         """Whether ``item`` (a name, a relative path, or a path from the root of the store
@@ -322,7 +273,7 @@ class Group(Mapping[str, "Array | Group"], MemberCreationMethods, Zarr3GroupMeth
                 raise self._not_found(item, path)
             self._store.delete_prefix(path + "/")
             if self._chunk_store_arg is not None:
-                coerce_store(self._chunk_store_arg).delete_prefix(path + "/")
+                self._chunk_store.delete_prefix(path + "/")
 
     def keys(self) -> KeysView[str]:
         """A live view of the member names, sorted (what iterating the group gives).
@@ -381,199 +332,12 @@ class Group(Mapping[str, "Array | Group"], MemberCreationMethods, Zarr3GroupMeth
         """Member names, for tab completion of ``g['...`` in IPython."""
         return sorted(self)
 
-    def group_keys(self) -> Iterator[str]:
-        """Names of member groups, sorted."""
-        return (name for name, kind in self._member_names() if kind == "group")
-
-    def groups(self) -> Iterator[tuple[str, Group]]:
-        """``(name, group)`` pairs of member groups."""
-        for name, kind in self._member_names():
-            if kind == "group":
-                yield name, self._open_member(join_path(self._path, name), kind)  # type: ignore[misc]
-
-    def _array_members(self, recurse: bool) -> Iterator[tuple[str, str]]:
-        for rel, kind, path in self._walk(None if recurse else 0):
-            if kind == "array":
-                yield rel.rpartition("/")[2], path
-
-    def array_keys(self, recurse: bool = False) -> Iterator[str]:
-        """Names of member arrays, sorted.
-
-        With ``recurse``, the arrays of the groups below follow (depth first, each group's
-        names sorted); as in zarr-python 2 they are given by name, not by path (``arrays()``
-        gives each array, whose ``path`` says where it is).
-
-        Parameters
-        ----------
-        recurse : bool, optional
-            Also the arrays of the groups below.
-
-        Returns
-        -------
-        iterator of str
-
-        Examples
-        --------
-        >>> import zarrkit
-        >>> g = zarrkit.group()
-        >>> _ = g.zeros('a', shape=3); _ = g.create_group('sub').zeros('b', shape=3)
-        >>> list(g.array_keys()), list(g.array_keys(recurse=True))
-        (['a'], ['a', 'b'])
-        """
-        return (name for name, _ in self._array_members(recurse))
-
-    def arrays(self, recurse: bool = False) -> Iterator[tuple[str, Array]]:
-        """``(name, array)`` pairs of member arrays.
-
-        Parameters
-        ----------
-        recurse : bool, optional
-            Also the arrays of the groups below, by name as :meth:`array_keys` gives them.
-
-        Returns
-        -------
-        iterator of (str, Array)
-        """
-        for name, path in self._array_members(recurse):
-            yield name, self._open_member(path, "array")  # type: ignore[misc]
-
-    def members(self, max_depth: int | None = 0) -> list[tuple[str, Array | Group]]:
-        """``(name, member)`` pairs of the members, in name order (zarr-python 3's method).
-
-        Parameters
-        ----------
-        max_depth : int or None, optional
-            0: direct members; more (or None: all) the members of member groups too, that
-            many levels down, named by their path from this group.
-
-        Returns
-        -------
-        list of (str, Array or Group)
-
-        Examples
-        --------
-        >>> import zarrkit
-        >>> g = zarrkit.group()
-        >>> _ = g.create_group('a').zeros('b', shape=2)
-        >>> [name for name, _ in g.members(max_depth=None)]
-        ['a', 'a/b']
-        """
-        with io.reuse_documents(self._store):  # members opened with the listing's documents
-            found = list(self._walk(max_depth))
-            nodes = run_tasks(lambda m: self._open_member(m[2], m[1]), found, threads_for(self._store) or 1)
-        return [(rel, node) for (rel, _, _), node in zip(found, nodes)]
-
-    # -- walking ----------------------------------------------------------------------------
-    def visitvalues(self, func: Callable[[Any], Any]) -> Any:
-        """Call ``func(member)`` on every descendant, depth first; stop at a non-None result.
-
-        Parameters
-        ----------
-        func : callable
-            Called with each array and group below this one.
-
-        Returns
-        -------
-        object
-            The first result that is not None (None if there is none).
-        """
-        for _, kind, path in self._walk():
-            result = func(self._open_member(path, kind))
-            if result is not None:
-                return result
-        return None
-
-    def visit(self, func: Callable[[str], Any]) -> Any:
-        """Call ``func(relative_path)`` on every descendant, depth first; stop at a non-None
-        result (``visitkeys`` is the same method).
-
-        Parameters
-        ----------
-        func : callable
-            Called with the path of each array and group below this one, relative to it.
-
-        Returns
-        -------
-        object
-            The first result that is not None (None if there is none).
-
-        Examples
-        --------
-        >>> import zarrkit
-        >>> g = zarrkit.group()
-        >>> _ = g.create_group('a').create_group('b')
-        >>> g.visit(print)
-        a
-        a/b
-        """
-        base = len(self._path) + 1 if self._path else 0
-        return self.visitvalues(lambda obj: func(obj.path[base:]))
-
-    visitkeys = visit
-
-    def visititems(self, func: Callable[[str, Any], Any]) -> Any:
-        """Call ``func(relative_path, member)`` on every descendant, depth first; stop at a
-        non-None result.
-
-        Parameters
-        ----------
-        func : callable
-            Called with the relative path and the object of each array and group below.
-
-        Returns
-        -------
-        object
-            The first result that is not None (None if there is none).
-        """
-        base = len(self._path) + 1 if self._path else 0
-        return self.visitvalues(lambda obj: func(obj.path[base:], obj))
-
-    def tree(self, expand: bool = False, level: int | None = None) -> TreeView:
-        """A text tree of the hierarchy below this group: ``str()`` (and ``print``) give it
-        with box-drawing characters, ``bytes()`` in plain ASCII.
-
-        A v3 group's tree is drawn as zarr-python 3 draws it; in Jupyter it shows as
-        collapsible nested lists.
-
-        Parameters
-        ----------
-        expand : bool, optional
-            Accepted for zarr-python 2's HTML widget; no effect on the text.
-        level : int, optional
-            How many levels below this group to show (all by default).
-
-        Returns
-        -------
-        TreeView
-
-        Examples
-        --------
-        >>> import zarrkit
-        >>> g = zarrkit.group()
-        >>> _ = g.create_group('foo').zeros('baz', shape=(3,))
-        >>> _ = g.create_group('quux')
-        >>> print(g.tree(), end="")
-        /
-        ├── foo
-        │   └── baz (3,) float64
-        └── quux
-        >>> print(bytes(g.tree()).decode(), end="")
-        /
-        +-- foo
-        |   +-- baz (3,) float64
-        +-- quux
-
-        A v2 group draws it as zarr-python 2 did (branches one space in, no final newline).
-        """
-        return TreeView(self, level, zarr3=self._zarr_format == 3)
-
     # -- creating members ----------------------------------------------------------------
-    def _check_writable(self) -> None:
-        if self._read_only:
-            raise ReadOnlyError(f"group {self.name!r} is read-only")
+    def _read_only_message(self) -> str:
+        return f"group {self.name!r} is read-only"
 
     def _hierarchy_lock(self) -> contextlib.AbstractContextManager[Any]:
-        return contextlib.nullcontext() if self._synchronizer is None else self._synchronizer[HIERARCHY_LOCK]
+        return self._lock(HIERARCHY_LOCK)
 
     def _check_not_above(self, path: str, name: Any) -> None:
         # A member name that designates this group or one above it (``''``, ``'/'``) would
@@ -592,6 +356,103 @@ class Group(Mapping[str, "Array | Group"], MemberCreationMethods, Zarr3GroupMeth
             raise ContainsArrayError(f"an array already exists at {describe_location(self._store_arg, path)}", path)
         if kind == "group":
             raise ContainsGroupError(f"a group already exists at {describe_location(self._store_arg, path)}", path)
+
+    def create_array(self, name: str, *, shape: Any = None, dtype: Any = None, data: Any = None,
+                     overwrite: bool = False, **kwargs: Any) -> Array:
+        """Create an array in this group with zarr-python 3's arguments.
+
+        Parameters
+        ----------
+        name : str
+            Name (or path below this group) of the new array.
+        shape : tuple of ints, optional
+            Shape of the array (or ``data=``'s).
+        dtype : str or dtype, optional
+            Data type (default: ``data``'s, else float64).
+        data : array-like, optional
+            Gives the shape, the data type and the contents.
+        overwrite : bool, optional
+            Replace whatever is at ``name``.
+        **kwargs
+            Forwarded to :func:`zarrkit.create_array` (``chunks='auto'``, ``shards``,
+            ``compressors``, ``serializer``, ``filters``, ``fill_value``, ``attributes``,
+            ``dimension_names``...; ``zarr_format`` defaults to the group's).
+
+        Returns
+        -------
+        Array
+            The new array.
+
+        Raises
+        ------
+        TypeError
+            Neither ``shape`` nor ``data``.
+        ValueError
+            ``shape`` contradicts ``data``.
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> g = zarrkit.create_group(store={})
+        >>> a = g.create_array('a', shape=(4, 4), chunks=(2, 2), dtype='i4')
+        >>> a.shape, a.chunks, g.nmembers()
+        ((4, 4), (2, 2), 1)
+        """
+        if data is not None:
+            data = data if hasattr(data, "shape") and hasattr(data, "dtype") else np.asanyarray(data)
+            if shape is not None and tuple(np.atleast_1d(shape)) != tuple(data.shape):
+                raise ValueError(f"shape={shape!r} contradicts data of shape {data.shape}")
+            shape = data.shape
+            dtype = data.dtype if dtype is None else dtype
+        if shape is None:
+            raise TypeError("create_array() needs shape= (or data=)")
+        self._check_writable()
+        with self._hierarchy_lock():
+            path = self._item_path(name)
+            self._check_not_above(path, name)
+            # settings of a handle: the one returned is the group's member, with its settings
+            for setting in ("synchronizer", "write_empty_chunks"):
+                kwargs.pop(setting, None)
+            if kwargs.get("storage_options", True) is None:
+                del kwargs["storage_options"]
+            spec = zarr3_spec(shape, dtype="float64" if dtype is None else dtype,
+                              zarr_format=kwargs.pop("zarr_format", self._zarr_format), **kwargs)
+            meta = write_array_node(self._stores, path, spec, overwrite)
+            array = Array._from_metadata(self._stores, path, meta, read_only=self._read_only,
+                                         synchronizer=self._synchronizer, cache_attrs=self._cache_attrs)
+        if data is not None:
+            array[...] = data
+        return array
+
+    def require_array(self, name: str, *, shape: Any, dtype: Any = None, exact: bool = False,
+                      **kwargs: Any) -> Array:
+        """The array ``name``, created (as :meth:`create_array`) when missing.
+
+        Parameters
+        ----------
+        name : str
+            Name (or path below this group) of the array.
+        shape : tuple of ints
+            The shape an existing array must have, or the new one's.
+        dtype : str or dtype, optional
+            The data type (an existing array's is checked as by :meth:`require_dataset`).
+        exact : bool, optional
+            Require an existing array's data type to be ``dtype`` exactly.
+        **kwargs
+            Forwarded to :meth:`create_array` when the array is created.
+
+        Returns
+        -------
+        Array
+
+        Raises
+        ------
+        TypeError
+            An existing array's shape or data type differs.
+        """
+        if name not in self:
+            return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
+        return self.require_dataset(name, shape=shape, dtype=dtype, exact=exact)
 
     def move(self, source: str, dest: str) -> None:
         """Move a member (and everything below it) to another path.
@@ -635,7 +496,7 @@ class Group(Mapping[str, "Array | Group"], MemberCreationMethods, Zarr3GroupMeth
             require_parent_groups(self._store, dst, self._zarr_format)
             stores = [self._store]
             if self._chunk_store_arg is not None:
-                stores.append(coerce_store(self._chunk_store_arg))
+                stores.append(self._chunk_store)
             for store in stores:
                 keys = list(store.list_prefix(src + "/"))
                 for key in keys:
@@ -675,17 +536,6 @@ class Group(Mapping[str, "Array | Group"], MemberCreationMethods, Zarr3GroupMeth
         read of each member's metadata)."""
         return group_items(describe_group(self, members=True), style=2)
 
-    def _member_page(self, limit: int) -> tuple[list[tuple[str, str]], int]:
-        """``(name, kind)`` of the first ``limit`` names listed in the group that are nodes,
-        and how many listed names come after them (not looked at, so not checked to be
-        nodes): one listing of the group and one batched read of ``limit`` names' metadata."""
-        names = self._listed_names(self._path)
-        prefix = f"{self._path}/" if self._path else ""
-        first = names[:limit]
-        kinds = io.node_kinds(self._store, [prefix + n for n in first])
-        shown = [(n, kinds[prefix + n]) for n in first if kinds[prefix + n] is not None]
-        return shown, len(names) - len(first)  # type: ignore[return-value]
-
     # IPython asks for these rich displays: a bounded view for HTML, None (the text repr) for
     # the others (and a group has no attribute of these names to look up among its members)
     def _repr_html_(self) -> str:
@@ -694,7 +544,7 @@ class Group(Mapping[str, "Array | Group"], MemberCreationMethods, Zarr3GroupMeth
         one listing of the group and a read of the metadata of the members shown, however big
         the hierarchy; :meth:`tree` draws all of it."""
         with io.reuse_documents(self._store):
-            shown, more = self._member_page(HTML_MEMBERS)
+            shown, more = member_page(self, HTML_MEMBERS)
             # an array's shape and data type cost its metadata (read once on a v3 store); a
             # group is shown by name, without opening it
             nodes = [(name, self._open_member(join_path(self._path, name), kind) if kind == "array" else None)
@@ -728,25 +578,8 @@ class Group(Mapping[str, "Array | Group"], MemberCreationMethods, Zarr3GroupMeth
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> None:
         return None
 
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, Group)
-            and self._store == other._store
-            and self._path == other._path
-            and self._read_only == other._read_only
-        )
-
-    __hash__ = None  # type: ignore[assignment]
-
     def __getstate__(self) -> dict[str, Any]:
-        return {
-            "store": self._store_arg,
-            "path": self._path,
-            "read_only": self._read_only,
-            "chunk_store": self._chunk_store_arg,
-            "cache_attrs": self._cache_attrs,
-            "synchronizer": self._synchronizer,
-        }
+        return self._node_state()
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         type(self).__init__(self, **state)
@@ -764,7 +597,7 @@ class _MembersValuesView(ValuesView["Array | Group"]):
 
     def __iter__(self) -> Iterator[Array | Group]:
         g = self._mapping
-        for name, kind in g._member_names():
+        for name, kind in member_names(g):
             yield g._open_member(join_path(g.path, name), kind)
 
 
@@ -773,7 +606,7 @@ class _MembersItemsView(ItemsView[str, "Array | Group"]):
 
     def __iter__(self) -> Iterator[tuple[str, Array | Group]]:
         g = self._mapping
-        for name, kind in g._member_names():
+        for name, kind in member_names(g):
             yield name, g._open_member(join_path(g.path, name), kind)
 
 

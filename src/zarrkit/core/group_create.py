@@ -1,8 +1,9 @@
 """How a group creates its members: sub-groups (``create_group``, ``require_group``...) and
 arrays with zarr-python 2's methods (``create``, ``zeros``, ``array``, ``zeros_like``...,
 h5py's ``create_dataset`` and ``require_dataset``), each the creation function of the same
-name run on the group's store, below the group, under its hierarchy lock; the group's format,
-synchronizer and chunk store are the defaults."""
+name: its arguments go the one creation path (:mod:`.creation`) with the group's stores, below
+the group, under its hierarchy lock; the group's format, synchronizer and chunk store are the
+defaults."""
 
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ from ..errors import ContainsArrayError, ContainsGroupError
 from ..metadata import io
 from ..metadata.normalize import normalize_shape
 from ..storage.base import describe_location
-from . import creation, creation_like
+from ..storage.coerce import NodeStores
 from .array import Array
-from .initialize import init_group
+from .creation import classic_request, create_array_node, write_group_node
+from .creation_like import data_args, fixed_fill, like_args
 
 __all__ = ["MemberCreationMethods"]
 
@@ -26,6 +28,7 @@ class MemberCreationMethods:
     """The member-creating methods of :class:`~zarrkit.core.group.Group`."""
 
     # what the group class provides
+    _stores: NodeStores
     _store: Any
     _store_arg: Any
     _chunk_store_arg: Any
@@ -45,10 +48,7 @@ class MemberCreationMethods:
             self._check_not_above(path, name)
         else:
             self._check_free(path, name)
-        init_group(
-            self._store, path=path, overwrite=overwrite, chunk_store=self._chunk_store_arg,
-            zarr_format=self._zarr_format, attributes=attributes,
-        )
+        write_group_node(self._stores, path, self._zarr_format, attributes, overwrite)
         return self._open_member(path, "group")
 
     def create_group(self, name: str, overwrite: bool = False, attributes: dict[str, Any] | None = None) -> Any:
@@ -165,24 +165,33 @@ class MemberCreationMethods:
         kwargs.setdefault("zarr_format", self._zarr_format)
         kwargs.setdefault("synchronizer", self._synchronizer)
         kwargs.setdefault("cache_attrs", self._cache_attrs)
-        if self._chunk_store_arg is not None:
-            kwargs.setdefault("chunk_store", self._chunk_store_arg)
         return kwargs
 
-    def _create_nosync(self, fn_name: str, name: Any, *args: Any, **kwargs: Any) -> Array:
-        if fn_name == "create" and kwargs.get("data") is not None:
-            fn_name = "array"
-            args = (kwargs.pop("data"),)
-        kwargs.pop("data", None)
+    def _member_stores(self, chunk_store: Any) -> NodeStores:
+        # the group's stores, unless the member's chunks are to go elsewhere
+        if chunk_store is None:
+            return self._stores
+        return NodeStores.of(self._store_arg, chunk_store)
+
+    def _create_nosync(self, name: Any, kwargs: dict[str, Any], data: Any = None) -> Array:
+        kwargs.pop("data", None)  # data=None, as h5py code may pass it
         path = self._item_path(name)
         self._check_not_above(path, name)
-        fn: Callable[..., Array] = getattr(creation_like if fn_name.endswith("_like") else creation, fn_name)
-        return fn(*args, store=self._store_arg, path=path, **self._array_kwargs(kwargs))
+        stores = self._member_stores(kwargs.pop("chunk_store", None))
+        request = classic_request(**self._array_kwargs(kwargs))
+        return create_array_node(
+            stores, path, request.spec, overwrite=request.overwrite, options=request.options,
+            data=data,
+        )
 
-    def _create(self, fn_name: str, name: Any, *args: Any, **kwargs: Any) -> Array:
+    def _create(self, name: Any, kwargs: dict[str, Any], data: Any = None) -> Array:
         self._check_writable()
         with self._hierarchy_lock():
-            return self._create_nosync(fn_name, name, *args, **kwargs)
+            return self._create_nosync(name, kwargs, data)
+
+    def _create_of_data(self, name: Any, data: Any, kwargs: dict[str, Any]) -> Array:
+        data, kwargs = data_args(data, kwargs)
+        return self._create(name, kwargs, data)
 
     def create_dataset(self, name: str, **kwargs: Any) -> Array:
         """Create an array (h5py's spelling): with ``data=``, filled with it.
@@ -208,7 +217,10 @@ class MemberCreationMethods:
         >>> g.create_dataset('x', data=[1, 2, 3], chunks=2)[:].tolist()
         [1, 2, 3]
         """
-        return self._create("create", name, **kwargs)
+        data = kwargs.pop("data", None)
+        if data is not None:
+            return self._create_of_data(name, data, kwargs)
+        return self._create(name, kwargs)
 
     def require_dataset(self, name: str, shape: Any, dtype: Any = None, exact: bool = False, **kwargs: Any) -> Array:
         """Obtain an array, creating it if it doesn't exist.
@@ -252,7 +264,7 @@ class MemberCreationMethods:
             path = self._item_path(name)
             kind = io.node_kind(self._store, path)
             if kind is None:
-                return self._create_nosync("create", name, shape=shape, dtype=dtype, **kwargs)
+                return self._create_nosync(name, {"shape": shape, "dtype": dtype, **kwargs})
             if kind == "group":
                 raise ContainsGroupError(f"{describe_location(self._store_arg, path)} holds a group, not an array", path)
         a = cast(Array, self._open_member(path, "array"))
@@ -282,7 +294,10 @@ class MemberCreationMethods:
         Array
             The new array.
         """
-        return self._create("create", name, **kwargs)
+        data = kwargs.pop("data", None)
+        if data is not None:
+            return self._create_of_data(name, data, kwargs)
+        return self._create(name, kwargs)
 
     def empty(self, name: str, **kwargs: Any) -> Array:
         """Create an array with no fill value below this group.
@@ -299,7 +314,7 @@ class MemberCreationMethods:
         Array
             The new array.
         """
-        return self._create("empty", name, **kwargs)
+        return self._create(name, {"fill_value": None, **kwargs})
 
     def zeros(self, name: str, **kwargs: Any) -> Array:
         """Create an array of zeros below this group.
@@ -323,7 +338,8 @@ class MemberCreationMethods:
         >>> g.zeros('a/b', shape=(2, 3), chunks=(1, 3)).path
         'a/b'
         """
-        return self._create("zeros", name, **kwargs)
+        fixed_fill("zeros", 0, kwargs.get("fill_value", 0))
+        return self._create(name, kwargs)
 
     def ones(self, name: str, **kwargs: Any) -> Array:
         """Create an array of ones below this group.
@@ -340,7 +356,8 @@ class MemberCreationMethods:
         Array
             The new array.
         """
-        return self._create("ones", name, **kwargs)
+        fixed_fill("ones", 1, kwargs.setdefault("fill_value", 1))
+        return self._create(name, kwargs)
 
     def full(self, name: str, fill_value: Any, **kwargs: Any) -> Array:
         """Create an array filled with ``fill_value`` below this group.
@@ -359,7 +376,7 @@ class MemberCreationMethods:
         Array
             The new array.
         """
-        return self._create("full", name, fill_value=fill_value, **kwargs)
+        return self._create(name, {**kwargs, "fill_value": fill_value})
 
     def array(self, name: str, data: Any, **kwargs: Any) -> Array:
         """Create an array holding ``data`` below this group.
@@ -385,7 +402,7 @@ class MemberCreationMethods:
         >>> g.array('x', [[1, 2], [3, 4]])[1].tolist()
         [3, 4]
         """
-        return self._create("array", name, data, **kwargs)
+        return self._create_of_data(name, data, kwargs)
 
     def empty_like(self, name: str, data: Any, **kwargs: Any) -> Array:
         """Create an empty array like ``data`` below this group.
@@ -404,7 +421,7 @@ class MemberCreationMethods:
         Array
             The new array.
         """
-        return self._create("empty_like", name, data, **kwargs)
+        return self._create(name, like_args("empty_like", data, kwargs, fill_value=None))
 
     def zeros_like(self, name: str, data: Any, **kwargs: Any) -> Array:
         """Create an array of zeros like ``data`` below this group.
@@ -423,7 +440,7 @@ class MemberCreationMethods:
         Array
             The new array.
         """
-        return self._create("zeros_like", name, data, **kwargs)
+        return self._create(name, like_args("zeros_like", data, kwargs, fill_value=0))
 
     def ones_like(self, name: str, data: Any, **kwargs: Any) -> Array:
         """Create an array of ones like ``data`` below this group.
@@ -442,7 +459,7 @@ class MemberCreationMethods:
         Array
             The new array.
         """
-        return self._create("ones_like", name, data, **kwargs)
+        return self._create(name, like_args("ones_like", data, kwargs, fill_value=1))
 
     def full_like(self, name: str, data: Any, **kwargs: Any) -> Array:
         """Create a filled array like ``data`` below this group.
@@ -461,4 +478,4 @@ class MemberCreationMethods:
         Array
             The new array.
         """
-        return self._create("full_like", name, data, **kwargs)
+        return self._create(name, like_args("full_like", data, kwargs))

@@ -4,11 +4,11 @@ row of chunks spanning the output's last dimension."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import numpy as np
 
-from ..codecs.shard_store import ShardedStore
+from ..codecs.sharding import GroupedKeys
 from ..config import config
 from ..errors import ChunkDecodeError, ShapeMismatchError
 from .chunks import ChunkContext, filled, names_store, scratch
@@ -71,13 +71,14 @@ def read_selection(
     limit = ctx.stored_limit()
     get = chunk_getter(store, limit, codec.decodes_into and nbytes >= TRANSIENT_MIN_BYTES)
     read_one, read_row = _chunk_readers(ctx, out, get)
+    grouped = ctx.grouped
     # one chunk (an inner chunk read on its own): no tasks to plan, unless a failed read
     # of a shard may have to be tried again (see _read_groups)
-    if len(projections) == 1 and (not store.groups_keys or cast(ShardedStore, store).pins_versions):
+    if len(projections) == 1 and (grouped is None or grouped.pins_versions):
         read_one(projections[0])
         return out
-    if store.groups_keys:
-        _read_groups(ctx, projections, out, read_one, limit)
+    if grouped is not None:
+        _read_groups(ctx, grouped, projections, out, read_one, limit)
         return out
     threads = threads_for(store, nbytes)
     rows = None
@@ -154,14 +155,18 @@ def _chunk_readers(ctx: ChunkContext, out: np.ndarray, get: Callable[[str], Any]
 
 
 def _read_groups(
-    ctx: ChunkContext, projections: list[ChunkProjection], out: np.ndarray, read_one: Any, limit: int
+    ctx: ChunkContext,
+    store: GroupedKeys,
+    projections: list[ChunkProjection],
+    out: np.ndarray,
+    read_one: Any,
+    limit: int,
 ) -> None:
     """A read from a store that reads keys best together (the inner chunks of a shard): a
     group per task, its chunks fetched with one ``get_many`` and decoded in parallel when the
     group is the only one being read, all from one version of the shard.  Where the store
     cannot hold a version for a read, a read that fails to decode is tried again while the
     shard's index changes (a writer replaced the shard between the index and the chunks)."""
-    store = cast(ShardedStore, ctx.chunks)  # the store that groups keys: a sharded array's
     codec_of = ctx.codec_of
     missing = ctx.missing
     key_of = ctx.chunk_key_function()
@@ -207,7 +212,7 @@ def _read_groups(
 
     keys = [key_of(p.chunk_coords) for p in projections]
     groups = [[projections[i] for i in g] for g in store.key_groups(keys)]
-    run_tasks(read_group, groups, threads_for(store))
+    run_tasks(read_group, groups, threads_for(ctx.chunks))
 
 
 def chunk_rows(

@@ -6,6 +6,7 @@ import html
 from collections.abc import Iterator
 from typing import Any
 
+from ..metadata.walk import walk
 from .array import Array
 
 __all__ = ["TreeView", "members_html"]
@@ -34,21 +35,22 @@ class TreeView:
 
     def _walk(self) -> Iterator[tuple[int, str, Any, bool, bool]]:
         """``(depth, name, node, last among its siblings, its members follow)`` for every
-        member shown, depth first, without recursion (a hierarchy may be thousands of levels
-        deep): a stack of (members, next position) per open group."""
-        stack: list[tuple[list[tuple[str, Any]], int]] = []
-        if self.level is None or self.level > 0:
-            stack.append((self._members(self.group), 0))
-        while stack:
-            members, i = stack.pop()
-            if i == len(members):
-                continue
-            stack.append((members, i + 1))
-            name, obj = members[i]
-            expand = not self._is_array(obj) and (self.level is None or len(stack) < self.level)
-            yield len(stack) - 1, name, obj, i == len(members) - 1, expand
-            if expand:
-                stack.append((self._members(obj), 0))
+        member shown, depth first (:func:`~zarrkit.metadata.walk.walk`, which keeps its own
+        stack: a hierarchy may be thousands of levels deep)."""
+        if self.level is not None and self.level <= 0:
+            return
+        nodes: dict[str, tuple[Any, int]] = {"": (self.group, -1)}  # by path: node, depth
+
+        def members_of(path: str) -> list[tuple[str, str, Any, bool, int]]:
+            group, depth = nodes[path]
+            members = self._members(group)
+            return [(name, "array" if self._is_array(obj) else "group", obj, i == len(members) - 1, depth + 1)
+                    for i, (name, obj) in enumerate(members)]
+
+        max_depth = None if self.level is None else self.level - 1
+        for _, path, (name, kind, obj, last, depth) in walk(members_of, "", max_depth):
+            nodes[path] = (obj, depth)  # before the walk lists its members
+            yield depth, name, obj, last, kind == "group" and (max_depth is None or depth < max_depth)
 
     def _label(self, name: str, obj: Any) -> str:
         return f"{name} {obj.shape} {obj.dtype}" if self._is_array(obj) else name

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
-from ..codecs.shard_store import ShardedStore
+from ..codecs.sharding import GroupedKeys
 from ..errors import ShapeMismatchError
 from .chunks import ChunkContext, is_all_fill, names_store, scratch
 from .indexing import ChunkProjection
@@ -88,8 +88,8 @@ def write_selection(
     key_of = ctx.chunk_key_function()
     merged = _merger(ctx, arr, scalar, fields, write_empty_chunks)
     chunks = list(iter(indexer))  # (list(indexer) would count the chunks first, via len)
-    if store.groups_keys:
-        _write_groups(ctx, chunks, merged, fields, synchronizer)
+    if ctx.grouped is not None:
+        _write_groups(ctx, ctx.grouped, chunks, merged, fields, synchronizer)
         return
     no_lock = contextlib.nullcontext()
 
@@ -179,12 +179,16 @@ def _merger(ctx: ChunkContext, arr: np.ndarray, scalar: bool, fields: Any, write
 
 
 def _write_groups(
-    ctx: ChunkContext, chunks: list[ChunkProjection], merged: Any, fields: Any, synchronizer: Any
+    ctx: ChunkContext,
+    store: GroupedKeys,
+    chunks: list[ChunkProjection],
+    merged: Any,
+    fields: Any,
+    synchronizer: Any,
 ) -> None:
     """A write to a store that writes keys best together (the inner chunks of a shard): a group
     per task, read at most once and written once, its chunks encoded in parallel when it is the
     only group written."""
-    store = cast(ShardedStore, ctx.chunks)  # the store that groups keys: a sharded array's
     codec_of = ctx.codec_of
     key_of = ctx.chunk_key_function()
     no_lock = contextlib.nullcontext()
@@ -209,7 +213,7 @@ def _write_groups(
 
     keys = [key_of(p.chunk_coords) for p in chunks]
     groups = [[chunks[i] for i in g] for g in store.key_groups(keys)]
-    run_tasks(write_group, groups, threads_for(store))
+    run_tasks(write_group, groups, threads_for(ctx.chunks))
 
 
 __all__ = ["write_selection", "prepare_value"]

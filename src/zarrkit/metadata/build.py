@@ -14,6 +14,7 @@ from typing import Any
 import numcodecs
 import numpy as np
 
+from ..codecs import BytesCodec, TransposeCodec, VLenBytesCodec, VLenUTF8Codec
 from ..codecs.base import (
     ArrayArrayCodec,
     ArrayBytesCodec,
@@ -22,42 +23,24 @@ from ..codecs.base import (
     V3Codec,
     check_codecs_available,
 )
-from ..codecs.registry import get_codec
 from ..codecs.sharding import ShardingCodec
 from ..codecs.v2 import OBJECT_CODEC_IDS, check_codecs_allowed
-from ..codecs.v3_builtin import BytesCodec, TransposeCodec, VLenBytesCodec, VLenUTF8Codec
-from ..config import config
 from ..errors import MetadataError, UnsupportedCodecError, UnsupportedDtypeError
 from .codec_args import to_v2_codec, to_v2_codecs, to_v3_codec, to_v3_codecs
-from .dtypes import BYTES_DTYPE, ML_DTYPES, is_bytes_dtype, normalize_fill_value
+from .dtypes import BYTES_DTYPE, ML_DTYPES, is_bytes_dtype, normalize_fill_value, string_dtype
 from .grid import longest_edges
 from .normalize import normalize_chunks, normalize_order, normalize_shape, rectilinear_chunks
+from .spec import ArraySpec, chunk_key_encoding_arg, default_compressor, dtype_arg
 from .v2 import ArrayMetadataV2
-from .v3 import ArrayMetadataV3, ChunkKeyEncoding
-from .zdtypes import VariableLengthBytes, VariableLengthUTF8, ZDType
+from .v3 import ArrayMetadataV3
 
-__all__ = [
-    "build_array_metadata", "build_array_metadata_v3", "chunk_key_encoding_arg", "h5py_compressor",
-    "default_compressor", "dtype_arg",
-]
+__all__ = ["build_metadata", "build_array_metadata", "build_array_metadata_v3"]
 
 #: what ``dtype`` may be, said in errors
 _DTYPE_FORMS = (
     "a NumPy data type or its name ('float32', '<i4', 'M8[ns]'...), str, bytes or a zarrkit.dtype "
     "data type"
 )
-
-
-def dtype_arg(dtype: Any) -> Any:
-    """A creation function's ``dtype=`` as NumPy (or the string forms of variable-length
-    strings and bytes) takes it: a ``zarrkit.dtype`` object becomes its NumPy dtype."""
-    if isinstance(dtype, VariableLengthUTF8):
-        return "str"
-    if isinstance(dtype, VariableLengthBytes):
-        return "bytes"
-    if isinstance(dtype, ZDType):
-        return dtype.to_native_dtype()
-    return dtype
 
 
 def _dtype_error(dtype: Any, exc: Exception) -> Exception:
@@ -69,49 +52,6 @@ def _dtype_error(dtype: Any, exc: Exception) -> Exception:
             f"dtype {dtype!r} needs the ml_dtypes package (pip install 'zarrkit[ml]')", "dtype"
         )
     return TypeError(f"dtype: expected {_DTYPE_FORMS}, got {dtype!r} ({exc})")
-
-
-def chunk_key_encoding_arg(value: Any) -> ChunkKeyEncoding:
-    """A creation function's ``chunk_key_encoding=``: None (the default encoding), an object,
-    its JSON form, or zarr-python 3's ``{"name": ..., "separator": ...}``."""
-    if value is None:
-        return ChunkKeyEncoding()
-    if isinstance(value, ChunkKeyEncoding):
-        return value
-    if isinstance(value, dict) and "configuration" not in value and set(value) <= {"name", "separator"}:
-        value = {"name": value.get("name"), "configuration": {k: v for k, v in value.items() if k == "separator"}}
-    return ChunkKeyEncoding.from_json(value, "chunk_key_encoding")
-
-
-def default_compressor() -> Any:
-    """The compressor of new arrays when none is given: ``config.default_compressor`` (which
-    zarr-python 2 code sets as ``zarrkit.storage.default_compressor``)."""
-    return config.default_compressor
-
-
-def h5py_compressor(compression: Any, compression_opts: Any) -> Any:
-    """Translate h5py's ``compression=``/``compression_opts=`` into a numcodecs compressor.
-
-    ``'gzip'`` is HDF5's deflate filter, i.e. a zlib stream: it maps to ``Zlib``.
-    """
-    if compression is None or compression == "none":
-        return None
-    if compression == "default":
-        return default_compressor()
-    if not isinstance(compression, str):
-        return compression
-    codec_id = "zlib" if compression == "gzip" else compression
-    if isinstance(compression_opts, dict):
-        return get_codec({"id": codec_id, **compression_opts}, "compression")
-    if compression_opts is None:
-        return get_codec({"id": codec_id}, "compression")
-    if codec_id in ("zlib", "bz2", "gzip"):
-        return get_codec({"id": codec_id, "level": compression_opts}, "compression")
-    if codec_id == "blosc" and isinstance(compression_opts, (list, tuple)):
-        return numcodecs.Blosc(*compression_opts)
-    raise ValueError(
-        f"compression_opts {compression_opts!r} is not understood for compression {compression!r}"
-    )
 
 
 #: zarr-python 2's string dtypes naming an object codec: ``'str'``, ``'bytes'``, ``'array:i4'``
@@ -209,6 +149,46 @@ def _none_if_empty(compressor: Any) -> Any:
     return compressor
 
 
+def build_metadata(spec: ArraySpec) -> ArrayMetadataV2 | ArrayMetadataV3:
+    """The metadata object of a new array described by ``spec`` (nothing is written).
+
+    Parameters
+    ----------
+    spec : ArraySpec
+        The array's description.
+
+    Returns
+    -------
+    ArrayMetadataV2 or ArrayMetadataV3
+
+    Raises
+    ------
+    TypeError
+        zarr-python 3's arguments (``shards``, ``codecs``...) for a ``zarr_format=2`` array.
+    ValueError
+        An invalid shape, chunk shape, data type, fill value or codec.
+    """
+    options = spec.zarr3_options()
+    if spec.zarr_format == 3:
+        if spec.dimension_separator not in (None, "/") and "chunk_key_encoding" not in options:
+            options["chunk_key_encoding"] = {
+                "name": "default", "configuration": {"separator": spec.dimension_separator},
+            }
+        meta = build_array_metadata_v3(
+            spec.shape, spec.chunks, spec.dtype, options.pop("compressors", spec.compressor), spec.fill_value,
+            spec.order, spec.filters, object_codec=spec.object_codec, **options,
+        )
+        # in the form its document gives (codecs completed for the data type, strings in the
+        # configured dtype): the object opening the array would make, nothing read
+        return ArrayMetadataV3.from_json(meta.to_json())
+    if options:
+        raise TypeError(f"{sorted(options)} are only for zarr_format=3")
+    return build_array_metadata(
+        spec.shape, spec.chunks, spec.dtype, spec.compressor, spec.fill_value, spec.order, spec.filters,
+        spec.object_codec, spec.dimension_separator,
+    )
+
+
 def build_array_metadata(
     shape: Any,
     chunks: Any = True,
@@ -219,7 +199,6 @@ def build_array_metadata(
     filters: Any = None,
     object_codec: Any = None,
     dimension_separator: str | None = None,
-    store: Any = None,
 ) -> ArrayMetadataV2:
     """Validate creation arguments into a metadata object (nothing is written)."""
     dt, object_codec = _normalize_dtype(dtype, object_codec, filters)
@@ -249,7 +228,7 @@ def build_array_metadata(
         codec_id = filters[0].codec_id if filters else None
         fill = "" if codec_id == "vlen-utf8" else b"" if codec_id == "vlen-bytes" else None
     if dimension_separator is None:
-        dimension_separator = getattr(store, "dimension_separator", None) or "."
+        dimension_separator = "."
     if dimension_separator not in (".", "/"):
         raise ValueError(f"dimension_separator must be '.' or '/', got {dimension_separator!r}")
     # typed, before the metadata is built (whose other errors are ValueErrors here)
@@ -322,6 +301,8 @@ def build_array_metadata_v3(
     check_codecs_available(chain)
     if dt.kind == "O" and isinstance(_last_serializer(chain), VLenBytesCodec):
         dt = BYTES_DTYPE
+    elif dt.kind == "O" and isinstance(_last_serializer(chain), VLenUTF8Codec):
+        dt = string_dtype()  # what the array reads back as: StringDType unless configured
     # v3 has no "no fill value": an unset one becomes the type's zero, as zarr-python does.
     # The creation functions' default of 0 means the same for variable-length strings and
     # bytes, whose zero is the empty value ("" is what zarr-python 3 writes for dtype=str

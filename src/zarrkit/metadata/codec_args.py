@@ -10,15 +10,32 @@ codec list can be copied straight out of a metadata document, whatever the array
 v3 arrays get v3 codec objects (:func:`to_v3_codec`), v2 arrays numcodecs objects
 (:func:`to_v2_codec`); a codec with no equivalent in the format is refused when the array is
 created, with :class:`~zarrkit.errors.UnsupportedCodecError` naming the argument.
+
+A whole v3 chain said in v2's terms (order, filters, object codec, compressor) is
+:func:`v3_chain_to_v2`: the one translation behind converting an array to v2 and copying it
+into a v2 array.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from collections.abc import Sequence
+from typing import Any, Literal
 
 import numcodecs
 from numcodecs.abc import Codec as NumcodecsCodec
 
+from ..codecs import (
+    BloscCodec,
+    Crc32cCodec,
+    GzipCodec,
+    NumcodecsArrayArrayCodec,
+    NumcodecsBytesBytesCodec,
+    TransposeCodec,
+    VLenBytesCodec,
+    VLenUTF8Codec,
+    ZstdCodec,
+)
 from ..codecs.base import (
     ArrayArrayCodec,
     ArrayBytesCodec,
@@ -26,22 +43,14 @@ from ..codecs.base import (
     V3Codec,
     parse_codec_json,
 )
-from ..codecs.registry import get_codec, v2_codec_ids
-from ..codecs.v3_builtin import (
-    _NUMCODECS_ARRAY,
-    BloscCodec,
-    Crc32cCodec,
-    GzipCodec,
-    NumcodecsArrayArrayCodec,
-    NumcodecsBytesBytesCodec,
-    VLenBytesCodec,
-    VLenUTF8Codec,
-    ZstdCodec,
-)
-from ..codecs.v3_registry import parse_v3_codec, registered_v3_codecs
+from ..codecs.numcodecs import _NUMCODECS_ARRAY
+from ..codecs.registry import get_codec, parse_v3_codec, registered_v3_codecs, v2_codec_ids
 from ..errors import UnknownCodecError, UnsupportedCodecError
 
-__all__ = ["to_v2_codec", "to_v2_codecs", "to_v3_codec", "to_v3_codecs", "check_codec_argument"]
+__all__ = [
+    "V2Codecs", "check_codec_argument", "to_v2_codec", "to_v2_codecs", "to_v3_codec", "to_v3_codecs",
+    "v3_chain_to_v2",
+]
 
 #: what a codec argument may be, said in errors
 CODEC_FORMS = "a codec (numcodecs or zarrkit.codecs), its JSON form, its name"
@@ -157,14 +166,14 @@ def _v2_codec_by_name(obj: Any, argument: str) -> Any:
     raise UnknownCodecError(f"{argument}: unknown codec {name!r}; known Zarr v2 codec ids: {v2_codec_ids()}", argument)
 
 
-def to_v2_codec(obj: Any, argument: str = "compressor") -> NumcodecsCodec:
+def to_v2_codec(obj: Any, argument: str = "compressor", key: str | None = None) -> NumcodecsCodec:
     """One codec in any accepted form → the numcodecs codec a Zarr v2 array stores.
 
     v3 codecs with a numcodecs equivalent are converted (``ZstdCodec(level=3)`` →
     ``numcodecs.Zstd(level=3)``, ``BloscCodec``, ``GzipCodec``, ``Crc32cCodec``, the
     ``numcodecs.*`` codecs, the vlen codecs); the others (``bytes``, ``transpose``,
     ``sharding_indexed``) and non-codecs raise :class:`~zarrkit.errors.UnsupportedCodecError`
-    naming ``argument``.
+    naming ``argument`` (and the metadata document ``key`` when given).
 
     Examples
     --------
@@ -189,7 +198,7 @@ def to_v2_codec(obj: Any, argument: str = "compressor") -> NumcodecsCodec:
         raise UnsupportedCodecError(
             f"{argument}: expected a numcodecs codec, a codec object or a JSON codec description, "
             f"got {type(obj).__name__}: {obj!r}",
-            argument,
+            argument, key,
         )
     if isinstance(obj, Crc32cCodec):
         return numcodecs.CRC32C()
@@ -202,7 +211,7 @@ def to_v2_codec(obj: Any, argument: str = "compressor") -> NumcodecsCodec:
         return inner
     why = _NO_V2.get(obj.name, "it is a Zarr v3 codec only")
     raise UnsupportedCodecError(
-        f"{argument}: the codec {obj.name!r} has no Zarr v2 equivalent ({why})", argument
+        f"{argument}: the codec {obj.name!r} has no Zarr v2 equivalent ({why})", argument, key
     )
 
 
@@ -227,3 +236,76 @@ def to_v2_codecs(objs: Any, argument: str = "filters") -> list[NumcodecsCodec]:
             f"{argument}: expected a list of codecs, got {type(objs).__name__}: {objs!r}", argument
         ) from None
     return [to_v2_codec(o, argument) for o in items]
+
+
+@dataclasses.dataclass(frozen=True)
+class V2Codecs:
+    """A v3 codec chain said in Zarr v2's terms (see :func:`v3_chain_to_v2`)."""
+
+    #: ``'F'`` when the chain began with the transpose of the reverse permutation
+    order: Literal["C", "F"]
+    #: the numcodecs filters, the object codec not among them
+    filters: tuple[NumcodecsCodec, ...]
+    #: the numcodecs codec of a vlen-utf8 or vlen-bytes serializer, else None
+    object_codec: NumcodecsCodec | None
+    compressor: NumcodecsCodec | None
+
+
+def v3_chain_to_v2(
+    filters: Sequence[Any] | None,
+    serializer: Any,
+    compressors: Sequence[Any],
+    ndim: int,
+    *,
+    crc32c: Literal["keep", "drop", "refuse"],
+    key: str | None = None,
+) -> V2Codecs:
+    """The Zarr v2 equivalent of a v3 codec chain: its array→array codecs (``filters``), its
+    array→bytes codec (``serializer``) and its bytes→bytes codecs (``compressors``), for an
+    array of ``ndim`` dimensions.  Each codec is translated as :func:`to_v2_codec` does.
+
+    ``crc32c`` says what becomes of a ``crc32c`` codec among the compressors: ``'keep'`` makes
+    it numcodecs' ``CRC32C``; ``'drop'`` leaves it out, for a copy whose chunks are encoded
+    again; ``'refuse'`` raises, for a conversion that leaves the chunks, checksums included,
+    as they are and promises a hierarchy that every zarr-python 2 reads (numcodecs has had
+    ``CRC32C`` only since 0.14).  The serializer's other properties (the byte order of
+    ``bytes``) are the caller's: only a vlen serializer has a v2 codec, the object codec.
+
+    Raises
+    ------
+    UnsupportedCodecError
+        A codec with no v2 equivalent, more than one compressor, or a refused ``crc32c``;
+        the message names ``key`` when given.
+    """
+    aa = list(filters or ())
+    order: Literal["C", "F"] = "C"
+    if aa and isinstance(aa[0], TransposeCodec):
+        if tuple(aa[0].order) != tuple(reversed(range(ndim))):
+            raise UnsupportedCodecError(
+                f"transpose order {list(aa[0].order)} has no Zarr v2 equivalent", "codecs", key
+            )
+        order = "F"
+        aa = aa[1:]
+    bb = list(compressors)
+    if crc32c == "drop":
+        bb = [c for c in bb if not isinstance(c, Crc32cCodec)]
+    if len(bb) > 1:
+        raise UnsupportedCodecError(
+            f"a Zarr v2 array takes one compressor, the chain has {len(bb)} bytes→bytes codecs",
+            "codecs", key,
+        )
+    if crc32c == "refuse" and bb and isinstance(bb[0], Crc32cCodec):
+        raise UnsupportedCodecError(
+            "codecs: the codec 'crc32c' is not carried over to Zarr v2 (a v2 array naming it "
+            "needs numcodecs 0.14 or later to be read)",
+            "codecs", key,
+        )
+    object_codec = None
+    if isinstance(serializer, (VLenUTF8Codec, VLenBytesCodec)):
+        object_codec = to_v2_codec(serializer, "codecs", key)
+    return V2Codecs(
+        order,
+        tuple(to_v2_codec(c, "codecs", key) for c in aa),
+        object_codec,
+        to_v2_codec(bb[0], "codecs", key) if bb else None,
+    )

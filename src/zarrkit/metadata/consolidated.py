@@ -9,14 +9,15 @@ hierarchy listing from that document and sends only chunk requests to the store.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..errors import MetadataError, NodeNotFoundError
-from ..storage.base import ByteRange, Store, is_node_name, join_path
-from ..storage.coerce import coerce_store
+from ..storage.base import ByteRange, Store, join_path
+from ..storage.mapping import KVStore
 from . import io, v2, v3
 from .json_text import dump_json
+from .walk import iter_nodes
 
 __all__ = [
     "ZMETADATA",
@@ -25,7 +26,6 @@ __all__ = [
     "consolidate",
     "consolidated_document_v2",
     "consolidated_document_v3",
-    "iter_nodes",
     "load_consolidated",
 ]
 
@@ -35,32 +35,6 @@ _META_NAMES = (v2.ARRAY_KEY, v2.GROUP_KEY, v2.ATTRS_KEY, v3.ZARR_JSON)
 
 def _is_meta_key(key: str) -> bool:
     return key.rsplit("/", 1)[-1] in _META_NAMES
-
-
-def iter_nodes(store: Store, path: str) -> Iterator[tuple[str, str, int | None, Any]]:
-    """Yield ``(path, kind, zarr_format, v3 document)`` for the node at ``path`` and every node
-    below it, parents before children, members in sorted order.
-
-    The walk keeps its own stack, so a hierarchy of any depth is walked without recursion; a
-    path is visited once, and member names that cannot extend a key (``''``, ``'.'``,
-    ``'..'``, names holding ``'/'``, as a store with unusual listings might return) are
-    skipped, so no listing can make the walk loop.
-    """
-    stack = [path]
-    seen: set[str] = set()
-    while stack:
-        node_path = stack.pop()
-        if node_path in seen:
-            continue
-        seen.add(node_path)
-        kind, fmt, doc = io.node_info(store, node_path)
-        if kind is None:
-            continue
-        yield node_path, kind, fmt, doc
-        if kind == "group":
-            prefix = f"{node_path}/" if node_path else ""
-            names = [n for n in store.list_dir(prefix) if is_node_name(n)]
-            stack.extend(prefix + n for n in reversed(names))
 
 
 def consolidated_document_v3(store: Store, path: str, root_doc: dict[str, Any]) -> bytes:
@@ -162,8 +136,9 @@ class ConsolidatedMetadataStore(Store):
 
     Parameters
     ----------
-    store : Store or MutableMapping
-        The store holding the consolidated metadata.
+    store : Store or Mapping
+        The store holding the consolidated metadata (a mapping, such as a ``dict``, is used
+        through :class:`~zarrkit.storage.KVStore`, as zarr-python 2 does).
     metadata_key : str, optional
         The key of the consolidated document.
 
@@ -181,8 +156,8 @@ class ConsolidatedMetadataStore(Store):
     read_only = True
     supports_writes = False
 
-    def __init__(self, store: Any, metadata_key: str = ZMETADATA):
-        self.store = coerce_store(store)
+    def __init__(self, store: Store | Mapping[str, Any], metadata_key: str = ZMETADATA):
+        self.store = as_store(store)
         self.metadata_key = metadata_key
         doc = io.read_json(self.store, metadata_key)
         if doc is None:
@@ -203,6 +178,16 @@ class ConsolidatedMetadataStore(Store):
 
     def __repr__(self) -> str:
         return f"ConsolidatedMetadataStore({self.store!r})"
+
+
+def as_store(store: Store | Mapping[str, Any]) -> Store:
+    """``store`` itself, or a user's mapping as a :class:`~zarrkit.storage.KVStore` (what
+    zarr-python 2's store classes accept)."""
+    if isinstance(store, Store):
+        return store
+    if isinstance(store, Mapping):
+        return KVStore(store)
+    raise TypeError(f"store must be a zarrkit Store or a mapping, not {type(store).__name__}")
 
 
 def _is_bytes(value: Any) -> bool:

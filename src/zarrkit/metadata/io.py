@@ -9,10 +9,16 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..errors import ArrayNotFoundError, GroupNotFoundError, MetadataError
+from ..errors import (
+    ArrayNotFoundError,
+    ContainsArrayError,
+    ContainsGroupError,
+    GroupNotFoundError,
+    MetadataError,
+)
 from ..storage.base import Store, describe_location, join_path
 from . import v2, v3
 from .json_text import dump_json, load_json
@@ -23,6 +29,12 @@ __all__ = [
     "node_info",
     "node_kind",
     "node_kinds",
+    "array_documents",
+    "group_documents",
+    "write_new_node",
+    "make_room",
+    "check_free",
+    "require_parent_groups",
     "reuse_documents",
     "load_array_metadata",
     "check_group",
@@ -199,32 +211,47 @@ def write_array_metadata(store: Store, path: str, meta: Any, attributes: dict[st
     ``attributes`` is given.  For v2, ``attributes`` (when given) are written as ``.zattrs``
     before ``.zarray``: the array appears with its attributes or not at all, and attributes
     that cannot be written leave nothing written."""
-    if meta.zarr_format == 3:
-        if attributes is None:
-            attributes = read_attributes(store, path, 3)
-        key = meta_key(path, v3.ZARR_JSON)
-        store.set(key, meta.to_bytes(attributes, key))
-    else:
-        key = meta_key(path, v2.ARRAY_KEY)
-        document = meta.to_bytes(key)
-        if attributes is not None:
-            attrs_key = attributes_key(path, 2)
-            store.set(attrs_key, _attributes_bytes(attributes, attrs_key))
+    if meta.zarr_format == 3 and attributes is None:
+        attributes = read_attributes(store, path, 3)
+    for key, document in array_documents(path, meta, attributes).items():
         store.set(key, document)
 
 
+def array_documents(path: str, meta: Any, attributes: dict[str, Any] | None) -> dict[str, bytes]:
+    """The documents of an array at ``path``, by key, in the order they are written: its
+    metadata with ``attributes`` (v3: one document; v2: ``.zattrs`` first, unless None)."""
+    if meta.zarr_format == 3:
+        key = meta_key(path, v3.ZARR_JSON)
+        return {key: meta.to_bytes(attributes, key)}
+    key = meta_key(path, v2.ARRAY_KEY)
+    document = meta.to_bytes(key)
+    documents = {}
+    if attributes is not None:
+        attrs_key = attributes_key(path, 2)
+        documents[attrs_key] = _attributes_bytes(attributes, attrs_key)
+    documents[key] = document
+    return documents
+
+
 def write_group_metadata(store: Store, path: str, zarr_format: int = 2, attributes: dict[str, Any] | None = None) -> None:
+    for key, document in group_documents(path, zarr_format, attributes).items():
+        store.set(key, document)
+
+
+def group_documents(path: str, zarr_format: int = 2, attributes: dict[str, Any] | None = None) -> dict[str, bytes]:
+    """The documents of a group at ``path``, by key, in the order they are written (v2:
+    ``.zattrs`` before ``.zgroup``: the group appears with its attributes or not at all)."""
     if zarr_format == 3:
         doc = {"attributes": attributes or {}, "zarr_format": 3, "node_type": "group"}
         key = meta_key(path, v3.ZARR_JSON)
-        store.set(key, v3.json_bytes_v3(doc, key))
-    elif zarr_format == 2:
+        return {key: v3.json_bytes_v3(doc, key)}
+    if zarr_format == 2:
         attrs_key = attributes_key(path, 2)
-        # .zattrs before .zgroup: the group appears with its attributes or not at all
-        store.set(attrs_key, _attributes_bytes(attributes or {}, attrs_key))
-        store.set(meta_key(path, v2.GROUP_KEY), json_bytes(v2.group_document_v2()))
-    else:
-        raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
+        return {
+            attrs_key: _attributes_bytes(attributes or {}, attrs_key),
+            meta_key(path, v2.GROUP_KEY): json_bytes(v2.group_document_v2()),
+        }
+    raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
 
 
 def attributes_key(path: str, zarr_format: int = 2) -> str:
@@ -284,3 +311,94 @@ def write_attributes_at(store: Store, key: str, attrs: dict[str, Any]) -> None:
         store.set(key, v3.json_bytes_v3(doc, key))
         return
     store.set(key, raw)
+
+
+def write_new_node(
+    store: Store, path: str, zarr_format: int, documents: dict[str, bytes], overwrite: bool = False,
+    chunk_store: Store | None = None,
+) -> None:
+    """Write a new node's ``documents`` (by key, in order) at ``path``, after making room for
+    it (see :func:`make_room`)."""
+    make_room(store, path, zarr_format, overwrite, chunk_store)
+    for key, document in documents.items():
+        store.set(key, document)
+
+
+def open_or_place_array(
+    store: Store, path: str, mode: str, build: Callable[[], tuple[Any, dict[str, bytes], int]],
+    chunk_store: Store | None = None, shown: Any = None,
+) -> Any:
+    """``open_array``'s decision on ``store``: None when the array at ``path`` is to be opened,
+    else the metadata object of the new array ``build()`` describes (called only then: it
+    returns the metadata, its documents and the format), written at ``path``.
+
+    ``mode`` 'r'/'r+' open (nothing there: ``ArrayNotFoundError``), 'a' opens or creates, 'w'
+    creates over what is there, 'w-'/'x' create where nothing is; a group at ``path`` is a
+    ``ContainsGroupError`` unless 'w' replaces it.  Errors name the store as ``shown`` (what
+    the user passed), when given.
+    """
+    kind = node_kind(store, path)
+    if kind == "group" and mode in ("r", "r+", "a"):
+        raise ContainsGroupError(f"path {path!r} holds a group, not an array", path)
+    if kind is None and mode in ("r", "r+"):
+        raise ArrayNotFoundError(f"no array found at {describe_location(store if shown is None else shown, path)}", path)
+    if kind is not None and mode in ("r", "r+", "a"):
+        return None
+    if mode in ("w-", "x"):
+        check_free(store, path)
+    meta, documents, zarr_format = build()
+    write_new_node(store, path, zarr_format, documents, mode == "w", chunk_store)
+    return meta
+
+
+def make_room(
+    store: Store, path: str, zarr_format: int, overwrite: bool = False, chunk_store: Store | None = None,
+) -> None:
+    """Make ``path`` ready for a new node's documents: a node there is an error unless
+    ``overwrite`` (then it is removed, its chunks in ``chunk_store`` too), and the groups above
+    it that are missing are written."""
+    check_free(store, path, overwrite)
+    if overwrite:
+        _clear_path(store, chunk_store, path)
+    require_parent_groups(store, path, zarr_format, overwrite, chunk_store)
+
+
+def require_parent_groups(
+    store: Store, path: str, zarr_format: int = 2, overwrite: bool = False,
+    chunk_store: Store | None = None,
+) -> None:
+    """Create the groups above ``path`` that don't exist (the v2 spec requires them; for v3
+    they make the hierarchy discoverable, as zarr-python writes it).  An array above ``path``
+    is an error, unless ``overwrite``: it is then removed and replaced by a group, as
+    zarr-python 2 does."""
+    parts = path.split("/")[:-1] if path else []
+    for i in range(len(parts) + 1):
+        parent = "/".join(parts[:i])
+        if parent == path:
+            break
+        kind = node_kind(store, parent)
+        if kind == "array":
+            if not overwrite:
+                raise ContainsArrayError(f"cannot create a node below the array at {parent!r}", parent)
+            _clear_path(store, chunk_store, parent)
+            kind = None
+        if kind is None:
+            write_group_metadata(store, parent, zarr_format)
+
+
+def _clear_path(store: Store, chunk_store: Store | None, path: str) -> None:
+    prefix = f"{path}/" if path else ""
+    store.delete_prefix(prefix)
+    if chunk_store is not None and chunk_store is not store:
+        chunk_store.delete_prefix(prefix)
+
+
+def check_free(store: Store, path: str, overwrite: bool = False) -> None:
+    """Refuse to create a node where one is (unless ``overwrite``)."""
+    if overwrite:
+        return
+    kind = node_kind(store, path)
+    if kind == "array":
+        raise ContainsArrayError(f"an array already exists at {describe_location(store, path)}", path)
+    if kind == "group":
+        raise ContainsGroupError(f"a group already exists at {describe_location(store, path)}", path)

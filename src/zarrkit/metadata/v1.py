@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import MetadataError
-from ..storage.coerce import coerce_store
+from ..storage.base import Store
 from .json_text import load_json
 from .v2 import ArrayMetadataV2, json_bytes
 
 
-def migrate_1to2(store: Any) -> None:
+def migrate_1to2(store: Store) -> None:
     """Migrate array metadata in ``store`` from Zarr format version 1 to version 2.
 
     Version 1 had no hierarchies: the single array's ``meta`` key becomes ``.zarray``
@@ -18,23 +18,10 @@ def migrate_1to2(store: Any) -> None:
     ``.zattrs``.  Chunks are untouched.  The new documents are validated before the old keys
     are removed.
 
-    Parameters
-    ----------
-    store : MutableMapping or Store
-        The store holding a version 1 array.
-
-    Examples
-    --------
-    >>> import json
-    >>> from zarrkit.storage import migrate_1to2
-    >>> store = {'meta': json.dumps({'zarr_format': 1, 'shape': [4], 'chunks': [2],
-    ...     'dtype': '<i4', 'compression': 'zlib', 'compression_opts': 1,
-    ...     'fill_value': 0, 'order': 'C'}).encode(), 'attrs': b'{}'}
-    >>> migrate_1to2(store)
-    >>> sorted(store)
-    ['.zarray', '.zattrs']
+    ``store`` is a :class:`~zarrkit.storage.base.Store`; :func:`zarrkit.storage.migrate_1to2`
+    takes any store argument.
     """
-    s = coerce_store(store)
+    s = store
     raw = s.get("meta")
     if raw is None:
         raise MetadataError("no v1 'meta' key to migrate", "meta")

@@ -13,11 +13,10 @@ from typing import Any, ClassVar, Literal, cast
 
 import numpy as np
 
+from ..codecs import NumcodecsArrayArrayCodec, ShardingCodec, TransposeCodec
 from ..codecs.base import ChunkSpec, V3Codec
 from ..codecs.chain import CodecChain, split_codecs
-from ..codecs.sharding import ShardingCodec
-from ..codecs.v3_builtin import NumcodecsArrayArrayCodec, TransposeCodec
-from ..codecs.v3_registry import parse_v3_codec
+from ..codecs.registry import parse_v3_codec
 from ..errors import MetadataError
 from . import value_codecs  # noqa: F401  (registers cast_value and scale_offset)
 from .common import check_declared_sizes, parse_chunks_field, parse_shape_field
@@ -377,7 +376,7 @@ class ArrayMetadataV3:
 
     def shard_dims(self) -> tuple[Any, ...] | None:
         """On a rectilinear grid of shards, the shards' extents on the inner chunk grid, one
-        dimension at a time (see :class:`~zarrkit.codecs.shard_store.ShardedStore`); None for
+        dimension at a time (see :class:`~zarrkit.codecs.sharding.store.ShardedStore`); None for
         a regular grid."""
         s = self.sharding
         if s is None or self.chunk_shapes is None:

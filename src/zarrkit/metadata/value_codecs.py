@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..codecs.cast import CastValueCodec, ScaleOffsetCodec
-from ..codecs.v3_registry import codec_factory, register_v3_codec
+from ..codecs.registry import codec_factory, register_v3_codec
 from ..errors import MetadataError
 from .dtypes import parse_v3_data_type, parse_v3_fill_value, v3_data_type_json
 

@@ -20,12 +20,15 @@ import numpy as np
 
 from .dtypes import (
     BYTES_DTYPE,
+    TIME,
     is_bytes_dtype,
+    kind_of,
     ml_dtype_name,
     normalize_fill_value,
     parse_v2_fill_value,
     parse_v3_data_type,
     parse_v3_fill_value,
+    string_dtype,
     v2_dtype_json,
     v2_fill_value_json,
     v3_data_type_json,
@@ -64,7 +67,7 @@ class ZDType:
         return self._native
 
     def default_scalar(self) -> Any:
-        if self._native.kind == "O":
+        if self._native.hasobject:
             return b"" if is_bytes_dtype(self._native) else ""
         return np.zeros((), dtype=self._native)[()]
 
@@ -73,7 +76,7 @@ class ZDType:
         if zarr_format == 3:
             return v3_data_type_json(self._native)
         codec = None
-        if self._native.kind == "O":
+        if self._native.hasobject:
             codec = "vlen-bytes" if is_bytes_dtype(self._native) else "vlen-utf8"
         return {"name": v2_dtype_json(self._native), "object_codec_id": codec}
 
@@ -186,6 +189,12 @@ class MLDataType(ZDType):
         return [("name", ml_dtype_name(self._native))]
 
 
+#: the class of each kind of :mod:`zarrkit.metadata.dtypes` (the numeric kinds by size, below)
+_BY_KIND: dict[str, type[ZDType]] = {
+    "ml_dtypes": MLDataType, "struct": Struct, "string": VariableLengthUTF8,
+    "vlen_bytes": VariableLengthBytes, "unicode": FixedLengthUTF32, "bytes": NullTerminatedBytes,
+    "raw": RawBytes,
+}
 _BY_CODE = {
     "b1": Bool, "i1": Int8, "u1": UInt8, "i2": Int16, "i4": Int32, "i8": Int64,
     "u2": UInt16, "u4": UInt32, "u8": UInt64, "f2": Float16, "f4": Float32, "f8": Float64,
@@ -196,25 +205,12 @@ _BY_CODE = {
 def data_type_of(dtype: np.dtype) -> ZDType:
     """The data type object of a NumPy dtype."""
     dt = np.dtype(dtype)
-    if ml_dtype_name(dt) is not None:
-        return MLDataType(dt)
-    if dt.names is not None:
-        return Struct(dt)
-    if dt.kind == "O":
-        return VariableLengthBytes(dt) if is_bytes_dtype(dt) else VariableLengthUTF8(dt)
-    if dt.kind == "T":
-        return VariableLengthUTF8(dt)
-    if dt.kind == "U":
-        return FixedLengthUTF32(dt)
-    if dt.kind == "S":
-        return NullTerminatedBytes(dt)
-    if dt.kind == "V":
-        return RawBytes(dt)
-    if dt.kind == "M":
-        return DateTime64(dt)
-    if dt.kind == "m":
-        return TimeDelta64(dt)
-    cls = _BY_CODE.get(f"{dt.kind}{dt.itemsize}")
+    kind = kind_of(dt)
+    if kind is TIME:
+        return DateTime64(dt) if dt.kind == "M" else TimeDelta64(dt)
+    cls = _BY_KIND.get(kind.name) if kind is not None else None
+    if cls is None:
+        cls = _BY_CODE.get(f"{dt.kind}{dt.itemsize}")
     if cls is None:
         raise TypeError(f"dtype {dt} has no Zarr data type")
     return cls(dt)
@@ -227,7 +223,7 @@ def parse_dtype(dtype_spec: Any, zarr_format: int = 3) -> ZDType:
     if isinstance(dtype_spec, ZDType):
         return dtype_spec
     if dtype_spec is str or dtype_spec == "string":
-        return VariableLengthUTF8(np.dtype(object))
+        return VariableLengthUTF8(string_dtype())
     if dtype_spec is bytes or dtype_spec in ("bytes", "variable_length_bytes"):
         return VariableLengthBytes(BYTES_DTYPE)
     if isinstance(dtype_spec, dict) and zarr_format == 3:

@@ -27,10 +27,12 @@ from .obstore import ObjectStore
 from .redis import RedisStore
 from .sqlite import SQLiteStore
 from .wrappers import CountingStore, LatencyStore, LRUStoreCache, ReadOnlyStore, WrapperStore
+from .zarr2_names import zarr2_name
 from .zip import ZipStore
 
-#: zarr-python 2's functions of ``zarr.storage``: they know about metadata, so they live in the API
-#: layer (``zarrkit.store_functions``, ``zarrkit.core.initialize``), which adds them here
+#: zarr-python 2's functions of ``zarr.storage``: they create arrays or read metadata, so they live
+#: in the layers above the stores; the compatibility table (:mod:`zarrkit.compat`, row
+#: ``storage``) says where, and :func:`__getattr__` below reaches them (:mod:`.zarr2_names`)
 ZARR2_FUNCTIONS = (
     "init_array", "init_group", "contains_array", "contains_group", "getsize", "listdir",
     "rmdir", "rename", "normalize_store_arg", "ConsolidatedMetadataStore", "migrate_1to2",
@@ -41,7 +43,7 @@ array_meta_key = ".zarray"
 group_meta_key = ".zgroup"
 attrs_key = ".zattrs"
 
-__all__ = [  # noqa: PLE0604 (the starred ZARR2_FUNCTIONS is a tuple of names)
+__all__ = [  # noqa: PLE0604 (the starred ZARR2_FUNCTIONS is a tuple of names, given by __getattr__)
     "ByteRange",
     "Store",
     "MemoryStore",
@@ -85,6 +87,18 @@ class _StorageModule(types.ModuleType):
     @default_compressor.setter
     def default_compressor(self, codec: Any) -> None:
         config.default_compressor = codec
+
+
+def __getattr__(name: str) -> Any:
+    # zarr-python 2 code finds ZARR2_FUNCTIONS here, beside the stores, while they belong above
+    # them: looked up in the compatibility table when used (the exception .zarr2_names states)
+    if name in ZARR2_FUNCTIONS:
+        return zarr2_name("storage", name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *ZARR2_FUNCTIONS})
 
 
 sys.modules[__name__].__class__ = _StorageModule

@@ -13,15 +13,16 @@ zarr-2 style code that treats a store as a dict keeps working.
 * Capability flags: ``supports_writes``, ``supports_deletes`` (``False``: deleting a stored key
   raises :class:`~zarrkit.errors.StoreError`, as in a zip file), ``supports_partial_reads``,
   ``supports_listing``, ``high_latency`` (keep many requests in flight),
-  ``concurrent_small_writes`` (store small values from several threads at once),
-  ``batched_ranges`` (``get_ranges(key, ranges)`` reads several ranges of one value in one
-  call, as the shard reader wants them).
+  ``concurrent_small_writes`` (store small values from several threads at once).
+* ``get_ranges(key, ranges)`` reads several ranges of one value; a store that can fetch them
+  together (in one call, as the shard reader wants them) overrides it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+import os
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
+from typing import Any, TypeAlias
 
 from ..errors import ChunkDecodeError, ReadOnlyError
 from .conveniences import (
@@ -43,9 +44,10 @@ from .keys import (
     validate_key,
     validate_prefix,
 )
+from .zarr2_names import Zarr2Name
 
 __all__ = [
-    "ByteRange", "Store", "normalize_key", "validate_key", "validate_prefix", "join_path",
+    "ByteRange", "Store", "StoreLike", "normalize_key", "validate_key", "validate_prefix", "join_path",
     "describe_store", "describe_location", "is_node_name", "is_valid_key", "oversized",
 ]
 
@@ -75,23 +77,16 @@ class Store(StoreConveniences):
     #: thread encodes the next (``False``: the calling thread does both, for stores whose
     #: writes contend with each other).
     concurrent_small_writes: bool = True
-    #: Keys are best read and written in groups (the inner chunks of a shard): the engine asks
-    #: ``key_groups(keys)`` how to group them, reads a group with :meth:`get_many` and writes it
-    #: through ``transaction(key)`` under the lock of ``lock_key(key)``.
-    groups_keys: bool = False
-    #: :meth:`get_ranges` reads several ranges of one value together (coalesced, concurrent),
-    #: so the shard reader asks for the ranges of a shard's chunks in one call.
-    batched_ranges: bool = False
     #: Separator between chunk indices in the keys of new v2 arrays created in this store
     #: (``'.'`` when None); zarr-python 2's stores took it as ``dimension_separator=``.
     dimension_separator: str | None = None
     #: zarr-python 2's ``normalize_keys``: keys are lower-cased before use.
     normalize_keys: bool = False
     #: zarr-python 2's format tag of a store: zarrkit's stores hold either format, and code
-    #: written for zarr-python 2 expects 2 (``_metadata_class``, its metadata dialect, is set
-    #: by :mod:`zarrkit.meta`).
+    #: written for zarr-python 2 expects 2 and its metadata dialect (``_metadata_class``,
+    #: ``zarrkit.meta.Metadata2``, found through the compatibility table when read).
     _store_version: int = 2
-    _metadata_class: Any  # set by zarrkit.meta
+    _metadata_class = Zarr2Name("meta", "Metadata2")
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # A store written for zarr-python 2 implements the MutableMapping methods
@@ -219,7 +214,7 @@ class Store(StoreConveniences):
 
     def get_ranges(self, key: str, ranges: Sequence[ByteRange]) -> list[bytes | None] | None:
         """The bytes of each of ``ranges`` of the value at ``key`` (None when it is missing);
-        stores with ``batched_ranges`` fetch them together.
+        stores that fetch them together override it.
 
         Parameters
         ----------
@@ -403,3 +398,13 @@ def is_mapping_like(obj: object) -> bool:
     return isinstance(obj, Mapping) or (
         hasattr(obj, "__getitem__") and hasattr(obj, "__setitem__") and hasattr(obj, "keys")
     )
+
+
+#: What a store argument may be; :func:`~zarrkit.storage.coerce_store` makes a :class:`Store`
+#: of it.  A :class:`Store`; ``None`` (a new in-memory store); a local path or a URL (``str``,
+#: ``os.PathLike``); a ``MutableMapping`` of keys to bytes (a ``dict``, an fsspec mapper, a
+#: zarr-python 2 store); or an object of a library zarrkit imports only when given one (an
+#: fsspec file system, an obstore store, a zarr-python 3 store, an Icechunk session's store),
+#: which no type here can name: hence ``object``, so that code taking a ``StoreLike`` coerces
+#: it before use instead of calling into it.
+StoreLike: TypeAlias = Store | MutableMapping[str, Any] | str | os.PathLike[str] | None | object

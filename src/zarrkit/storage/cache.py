@@ -10,8 +10,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
-from .base import ByteRange, Store, oversized
-from .coerce import coerce_store
+from .base import ByteRange, Store, StoreLike, oversized
 from .wrappers import WrapperStore
 
 __all__ = ["CacheStore"]
@@ -48,9 +47,9 @@ class CacheStore(WrapperStore):
 
     def __init__(
         self,
-        store: Any,
+        store: StoreLike,
         *,
-        cache_store: Any,
+        cache_store: StoreLike,
         max_age_seconds: float | str = "infinity",
         max_size: int | None = None,
         key_insert_times: dict[str, float] | None = None,
@@ -63,7 +62,7 @@ class CacheStore(WrapperStore):
             raise ValueError(f"max_age_seconds must be a non-negative number or 'infinity', got {max_age_seconds!r}")
         if max_size is not None and (isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < 0):
             raise ValueError(f"max_size must be a non-negative int or None, got {max_size!r}")
-        self.cache: Store = coerce_store(cache_store)
+        self.cache: Store = self._coerce(cache_store)
         self.max_age_seconds = max_age_seconds
         self.max_size = max_size
         self.cache_set_data = cache_set_data

@@ -1,18 +1,47 @@
 """Plain system-call file I/O for the local stores: whole and ranged reads (into new bytes or
-into a per-thread buffer reused from read to read), gathered writes, directory fsync."""
+into a per-thread buffer reused from read to read), gathered writes, directory fsync, and the
+one atomic write of a value to a local file (a temporary file renamed over it) with the one
+temporary-name format that orphan clean-up (:mod:`zarrkit.storage.local_tree`) reads."""
 
 from __future__ import annotations
 
+import itertools
 import os
+import socket
 import stat
 import threading
+from collections.abc import Callable
 
 from ..errors import StoreError
 
 __all__ = [
-    "HAS_PREADV", "TRANSIENT_MAX_BYTES", "OpenFile", "check_regular_files", "fsync_dir", "read_range",
-    "read_range_into", "write_all",
+    "HAS_PREADV", "HOST", "TEMP_MARKER", "TRANSIENT_MAX_BYTES", "OpenFile", "check_regular_files",
+    "fsync_dir", "read_range", "read_range_into", "temp_name", "temp_owner", "write_all", "write_atomic",
 ]
+
+#: Values are written to a temporary file beside their destination, then renamed into place.
+#: Temporary names start with this marker: listings never show them, and the ones left by
+#: writers that died are removed when found.
+TEMP_MARKER = ".__zarrkit_partial__"
+#: this host's name as temporary names carry it (``-`` separates the fields of a name)
+HOST = socket.gethostname().replace("-", "_") or "host"
+_counter = itertools.count()
+#: this process's id, renewed in a forked child (os.getpid is a system call per write)
+_PID = [os.getpid()]
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=lambda: _PID.__setitem__(0, os.getpid()))
+
+
+def temp_name() -> str:
+    """A temporary name (marker, host, process, thread, counter) no other writer uses at the
+    same time; :func:`temp_owner` reads the writer back from it."""
+    return f"{TEMP_MARKER}{HOST}-{_PID[0]}-{threading.get_ident()}-{next(_counter)}"
+
+
+def temp_owner(name: str) -> tuple[str, str]:
+    """The host and process id fields of the temporary name ``name`` (strings, as written)."""
+    host, _, rest = name[len(TEMP_MARKER):].partition("-")
+    return host, rest.partition("-")[0]
 
 
 def check_regular_files(what: str, *paths: str) -> None:
@@ -124,6 +153,55 @@ def write_all(fd: int, parts: list[memoryview]) -> None:
             i += 1
         if n:  # a short write inside a part: the rest of it goes next
             parts[i] = parts[i][n:]
+
+
+_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+
+
+def write_atomic(
+    path: str,
+    directory: str,
+    parts: list[memoryview],
+    make_dir: Callable[[int], None],
+    *,
+    fsync: bool = False,
+    tmp_name: str | None = None,
+) -> None:
+    """Write the concatenation of ``parts`` to the file ``path`` of ``directory`` atomically:
+    into a new temporary file beside it (named by :func:`temp_name` unless ``tmp_name``), then
+    renamed over it, so a reader sees the old value or the new one and a writer killed on the
+    way leaves the old value and a temporary file that orphan clean-up removes.
+
+    ``make_dir(attempt)`` is called before each of at most three attempts to make sure
+    ``directory`` exists (``attempt`` > 0: a concurrent delete removed it since).  With
+    ``fsync``, the value and then its directory entry reach the device before this returns.
+    On failure the temporary file is removed and the error raised."""
+    for attempt in range(3):
+        make_dir(attempt)
+        tmp = directory + os.sep + (tmp_name or temp_name())
+        try:
+            fd = os.open(tmp, _CREATE_FLAGS, 0o666)
+        except FileNotFoundError:  # a concurrent delete removed the (then empty) directory
+            if attempt == 2:
+                raise
+            continue
+        try:
+            try:
+                write_all(fd, parts)
+                if fsync:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.remove(tmp)
+            except OSError:
+                pass
+            raise
+        if fsync:
+            fsync_dir(directory)
+        return
 
 
 def fsync_dir(directory: str) -> None:

@@ -25,12 +25,10 @@ How the store contract maps onto fsspec:
 from __future__ import annotations
 
 import errno
-import itertools
 import os
 import posixpath
 import random
 import re
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -38,15 +36,12 @@ from urllib.parse import unquote
 
 from ..config import config
 from ..errors import StorageOptionsError, StoreError
+from . import fileio
 from .base import ByteRange, Store, oversized, validate_key, validate_prefix
+from .fileio import TEMP_MARKER  # DirectoryStore's: each hides the other's files in flight
 
 __all__ = ["FSStore", "FsspecStore"]
 
-#: Name prefix of the temporary files local writes go through (shared with DirectoryStore, so
-#: either store hides the other's files in flight).
-TEMP_MARKER = ".__zarrkit_partial__"
-
-_counter = itertools.count()
 _MAGIC = re.compile(r"[*?\[]")
 
 # outcomes of a failed request
@@ -100,10 +95,6 @@ def _pool_options(url: str, options: dict[str, Any]) -> dict[str, Any]:
         return options
     config_kwargs["max_pool_connections"] = max(config.threads, config.io_threads)
     return {**options, "config_kwargs": config_kwargs}
-
-
-def _unique() -> str:
-    return f"{os.getpid()}-{threading.get_ident()}-{next(_counter)}"
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
@@ -675,41 +666,26 @@ class FsspecStore(Store):
 
     def _set_local(self, key: str, path: str, value: bytes | memoryview) -> None:
         directory = posixpath.dirname(path)
-        for attempt in range(3):
+
+        def make_dir(attempt: int) -> None:
             try:
                 os.makedirs(directory, exist_ok=True)
             except (FileExistsError, NotADirectoryError):
                 raise StoreError(
                     f"cannot write key {key!r} ({self._url(key)}): a parent of it is a file"
                 ) from None
-            tmp = posixpath.join(directory, TEMP_MARKER + _unique())
-            try:
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
-                             0o666)
-            except FileNotFoundError:  # a concurrent delete removed the directory
-                if attempt == 2:
-                    raise
-                continue
-            try:
-                try:
-                    view = memoryview(value)
-                    while view:
-                        view = view[os.write(fd, view):]
-                finally:
-                    os.close(fd)
-                os.replace(tmp, path)
-                return
-            except BaseException as exc:
-                try:
-                    os.remove(tmp)
-                except OSError:
-                    pass
-                self._prune([path])  # directories made for this write
-                if isinstance(exc, (IsADirectoryError, PermissionError)) and os.path.isdir(path):
-                    raise StoreError(
-                        f"cannot write key {key!r} ({self._url(key)}): it is a directory"
-                    ) from None
-                raise
+
+        try:
+            fileio.write_atomic(path, directory, [memoryview(value)], make_dir)
+        except StoreError:
+            raise
+        except BaseException as exc:
+            self._prune([path])  # directories made for this write
+            if isinstance(exc, (IsADirectoryError, PermissionError)) and os.path.isdir(path):
+                raise StoreError(
+                    f"cannot write key {key!r} ({self._url(key)}): it is a directory"
+                ) from None
+            raise
 
     def _delete(self, key: str) -> None:
         path = self._path(key)

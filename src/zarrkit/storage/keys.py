@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
 
 from ..errors import InvalidPathError
 
@@ -103,7 +102,7 @@ def normalize_key(key: str) -> str:
     return validate_key(key)
 
 
-def describe_store(store: Any) -> str:
+def describe_store(store: object) -> str:
     """A store's name for messages: its class and where it is (URL or path) when it has one.
 
     >>> describe_store({})
@@ -121,7 +120,7 @@ def describe_store(store: Any) -> str:
     return type(store).__name__
 
 
-def describe_location(store: Any, path: str) -> str:
+def describe_location(store: object, path: str) -> str:
     """``"path 'a/b' of DirectoryStore('/data/x.zarr')"``, or ``"the root of ..."``."""
     return f"path {path!r} of {describe_store(store)}" if path else f"the root of {describe_store(store)}"
 

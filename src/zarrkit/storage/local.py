@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import errno
-import itertools
 import os
 import stat
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 from ..errors import InvalidPathError, StoreError
 from . import fileio, local_tree
 from .base import ByteRange, Store, ensure_bytes_like, oversized, validate_key, validate_prefix
-from .local_tree import _HOST, ELOOP, ORPHAN_AGE, TEMP_MARKER, plain_dir  # noqa: F401  (ORPHAN_AGE: documented here)
+from .fileio import HOST as _HOST  # noqa: F401  (the host field of this process's temporary names)
+from .fileio import TEMP_MARKER, temp_name  # noqa: F401  (TEMP_MARKER: documented here)
+from .local_tree import ELOOP, ORPHAN_AGE, plain_dir  # noqa: F401  (ORPHAN_AGE: documented here)
 
 __all__ = ["DirectoryStore"]
 
@@ -27,25 +27,9 @@ _O_SPECIAL_SAFE = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 _READ_FLAGS = os.O_RDONLY | _O_BINARY | _O_NOFOLLOW | _O_SPECIAL_SAFE
 _DIR_FLAGS = os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW
 _POSIX = os.sep == "/"  # keys are native relative paths
-_counter = itertools.count()
 #: :meth:`DirectoryStore.get_upto` reads up to this limit in one read of ``limit + 1`` bytes
 #: (allocated before the read); above it, the file's size is asked first
 UPTO_READ_MAX = 1 << 20
-
-
-
-
-#: this process's id, renewed in a forked child (os.getpid is a system call per write)
-_PID = [os.getpid()]
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=lambda: _PID.__setitem__(0, os.getpid()))
-
-
-def _unique() -> str:
-    """A temp-file name no other writer (host, process, thread) uses at the same time."""
-    return f"{_HOST}-{_PID[0]}-{threading.get_ident()}-{next(_counter)}"
-
-
 
 #: Values written together (``set_many``) into a key directory that does not exist yet, at
 #: least this many, are written into a temporary directory renamed into place at once.
@@ -470,7 +454,7 @@ class DirectoryStore(Store):
             super().set_many(items)
             return
         self._check_writable()
-        tmp_name = TEMP_MARKER + _unique() + "-"  # this call's temporary names: + a number
+        tmp_name = temp_name() + "-"  # this call's temporary names: + a number
         pending = [(self._checked(key), value) for key, value in items.items()]
         i = 0
         while i < len(pending):
@@ -499,40 +483,21 @@ class DirectoryStore(Store):
         if not self.atomic:
             self._write_in_place(key, fn, directory, parts)
             return
-        for attempt in range(3):
+
+        def make_dir(attempt: int) -> None:
             if attempt or directory not in self._dirs:
                 self._make_dir(directory, key)
-            tmp = directory + os.sep + (tmp_name or TEMP_MARKER + _unique())
-            try:
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o666)
-            except FileNotFoundError:
-                # a concurrent delete removed the (then empty) directory: make it again
-                self._dirs.discard(directory)
-                if attempt == 2:
-                    raise
-                continue
-            try:
-                try:
-                    fileio.write_all(fd, parts)
-                    if self.fsync:
-                        os.fsync(fd)
-                finally:
-                    os.close(fd)
-                os.replace(tmp, fn)
-                if self.fsync:
-                    fileio.fsync_dir(directory)
-                return
-            except BaseException as exc:
-                try:
-                    os.remove(tmp)
-                except OSError:
-                    pass
-                self._prune_dirs(directory)
-                if isinstance(exc, (IsADirectoryError, PermissionError)) and os.path.isdir(fn):
-                    raise StoreError(
-                        f"cannot write key {key!r} in {self.path!r}: it is a directory"
-                    ) from None
-                raise
+
+        try:
+            fileio.write_atomic(fn, directory, parts, make_dir, fsync=self.fsync, tmp_name=tmp_name)
+        except BaseException as exc:
+            self._dirs.discard(directory)  # it may be gone: made again by the next write
+            self._prune_dirs(directory)
+            if isinstance(exc, (IsADirectoryError, PermissionError)) and os.path.isdir(fn):
+                raise StoreError(
+                    f"cannot write key {key!r} in {self.path!r}: it is a directory"
+                ) from None
+            raise
 
     def _write_in_place(self, key: str, fn: str, directory: str, parts: list[memoryview]) -> None:
         """Write the value of ``key`` into its file directly (``atomic=False``)."""

@@ -10,7 +10,6 @@ import contextlib
 import errno
 import os
 import shutil
-import socket
 import stat
 import time
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from typing import Any
 from ..errors import InvalidPathError
 from . import fileio
 from .base import ensure_bytes_like
+from .fileio import HOST, TEMP_MARKER, temp_owner
 
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -31,11 +31,6 @@ _FD_REMOVAL = bool(
     and {os.open, os.stat, os.unlink, os.rmdir} <= os.supports_dir_fd
     and os.listdir in os.supports_fd
 )
-_HOST = socket.gethostname().replace("-", "_") or "host"
-#: Values are written to a temporary file beside their destination, then renamed into place.
-#: Temporary names start with this marker: listings never show them, and the ones left by
-#: writers that died are removed when found.
-TEMP_MARKER = ".__zarrkit_partial__"
 #: Temporary files of other hosts older than this are considered abandoned.
 ORPHAN_AGE = 24 * 3600
 
@@ -94,10 +89,9 @@ def remove_orphans(directory: str, names: list[str]) -> int:
     for name in names:
         if not name.startswith(TEMP_MARKER):
             continue
-        host, _, rest = name[len(TEMP_MARKER):].partition("-")
-        pid = rest.partition("-")[0]
+        host, pid = temp_owner(name)
         fn = os.path.join(directory, name)
-        if host == _HOST and pid.isdigit():
+        if host == HOST and pid.isdigit():
             if pid_alive(int(pid)):
                 continue
         else:

@@ -39,15 +39,17 @@ from __future__ import annotations
 
 import os
 import re
-import threading
-from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, TypeVar
 
 from ..config import config
 from ..errors import ChunkDecodeError, StorageOptionsError, StoreError, StoreOperationNotSupported
 from .base import ByteRange, Store, oversized, validate_key, validate_prefix
 from .obstore_options import obstore_kwargs, obstore_url
+from .pool import run_tasks
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 __all__ = ["ObjectStore"]
 
@@ -56,8 +58,6 @@ _STATUS = re.compile(r"status(?: code)?:? (\d{3})\b")
 #: obstore store classes whose requests are cheap (no network): not ``high_latency``
 _LOCAL_CLASSES = ("LocalStore", "MemoryStore")
 
-_pool_lock = threading.Lock()
-_pool: list[Any] = [None, 0]  # the executor of get_many and its size
 
 
 def _import_obstore() -> Any:
@@ -78,20 +78,28 @@ def _status(exc: BaseException) -> int | None:
 _NOT_A_FILE = ("(os error 20)", "(os error 21)")
 
 
+def _requests(send: Callable[[T], R], items: Sequence[T]) -> list[R]:
+    """``send`` of each item, ``config.io_threads`` requests in flight on the one thread pool
+    (inline when called from a task already running on it).  Every request is sent; the error
+    of the first failed item, in order, is raised."""
+
+    def attempt(item: T) -> tuple[R | None, Exception | None]:
+        try:
+            return send(item), None
+        except Exception as exc:  # noqa: BLE001 - raised below, in the items' order
+            return None, exc
+
+    done = run_tasks(attempt, items, config.io_threads)
+    for _, exc in done:
+        if exc is not None:
+            raise exc
+    return [value for value, _ in done]  # type: ignore[misc]  # no error: every value was sent
+
+
 def _is_missing(exc: BaseException) -> bool:
     if isinstance(exc, (FileNotFoundError, NotADirectoryError, IsADirectoryError)):
         return True
     return _status(exc) == 404 or any(m in str(exc) for m in _NOT_A_FILE)
-
-
-def _executor() -> ThreadPoolExecutor:
-    size = config.io_threads
-    with _pool_lock:
-        if _pool[0] is None or _pool[1] != size:
-            if _pool[0] is not None:  # io_threads changed: the old pool's threads end when idle
-                _pool[0].shutdown(wait=False)
-            _pool[0], _pool[1] = ThreadPoolExecutor(size, thread_name_prefix="zarrkit-obstore"), size
-        return _pool[0]
 
 
 def _url_of(store: Any) -> str:
@@ -347,9 +355,6 @@ class ObjectStore(Store):
                 return None
             raise self._error("head", key, exc) from exc
 
-    #: :meth:`get_ranges` reads several ranges of one object together
-    batched_ranges = True
-
     def get_ranges(self, key: str, ranges: Sequence[ByteRange]) -> list[bytes | None] | None:
         """The bytes of each of ``ranges`` (offsets and lengths, no suffixes) of the object at
         ``key``, fetched in one ``obstore.get_ranges`` call: ranges closer than ``coalesce``
@@ -420,7 +425,7 @@ class ObjectStore(Store):
         keys = [validate_key(k) for k in keys]
         if len(keys) <= 1 or not self.high_latency:
             return {k: self._get(k, None) for k in keys}
-        values = _executor().map(lambda k: self._get(k, None), keys)
+        values = _requests(lambda k: self._get(k, None), keys)
         return dict(zip(keys, values))
 
     def exists(self, key: str) -> bool:
@@ -612,7 +617,7 @@ class _PinnedObject:
             return self._store.get_ranges(self._key, ranges)
         if len(ranges) == 1:
             return [self.read(ranges[0].offset, ranges[0].length)]
-        values = list(_executor().map(lambda r: self.read(r.offset, r.length), ranges))
+        values = _requests(lambda r: self.read(r.offset, r.length), ranges)
         return None if any(v is None for v in values) else values
 
     def close(self) -> None:

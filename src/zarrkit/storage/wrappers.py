@@ -8,7 +8,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from .base import ByteRange, Store, oversized
+from .base import ByteRange, Store, StoreLike, oversized
 from .coerce import coerce_store
 
 __all__ = ["WrapperStore", "ReadOnlyStore", "CountingStore", "LatencyStore", "LRUStoreCache"]
@@ -23,11 +23,17 @@ class WrapperStore(Store):
         The store wrapped (anything :func:`~zarrkit.storage.coerce_store` takes).
     """
 
-    def __init__(self, inner: Any) -> None:
-        self.inner: Store = coerce_store(inner)
+    def __init__(self, inner: StoreLike) -> None:
+        self.inner: Store = self._coerce(inner)
         self.read_only = self.inner.read_only
         self.supports_partial_reads = self.inner.supports_partial_reads
         self.supports_deletes = self.inner.supports_deletes
+
+    @staticmethod
+    def _coerce(store: StoreLike) -> Store:
+        """``store`` as a :class:`Store`: the one conversion of the stores a wrapper is given
+        (the wrapped one, and any other it keeps, such as a cache's)."""
+        return coerce_store(store)
 
     @property
     def dimension_separator(self) -> str | None:  # type: ignore[override]  # the inner store's, read only
@@ -145,7 +151,7 @@ class ReadOnlyStore(WrapperStore):
     True
     """
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: StoreLike) -> None:
         super().__init__(inner)
         self.read_only = True
 
@@ -172,7 +178,7 @@ class CountingStore(WrapperStore):
     1
     """
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: StoreLike) -> None:
         super().__init__(inner)
         self._lock = threading.Lock()
         self.reset()
@@ -319,7 +325,7 @@ class LatencyStore(WrapperStore):
 
     high_latency = True
 
-    def __init__(self, inner: Any, seconds: float = 0.01) -> None:
+    def __init__(self, inner: StoreLike, seconds: float = 0.01) -> None:
         super().__init__(inner)
         self.seconds = seconds
 
@@ -385,7 +391,7 @@ class LRUStoreCache(WrapperStore):
     True
     """
 
-    def __init__(self, store: Any, max_size: int | None) -> None:
+    def __init__(self, store: StoreLike, max_size: int | None) -> None:
         super().__init__(store)
         if max_size is not None and (not isinstance(max_size, int) or max_size < 0):
             raise ValueError(f"max_size must be a non-negative int or None, got {max_size!r}")

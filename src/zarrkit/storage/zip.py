@@ -247,7 +247,8 @@ class ZipStore(Store):
             _check_regular(path, os.stat(path).st_mode, "zip file")  # replaced only if a file
         remove_orphaned_appends(path)
         try:
-            return zipfile.ZipFile(path, mode=mode, compression=self.compression, allowZip64=self.allowZip64)
+            return zipfile.ZipFile(path, mode=mode, compression=self.compression,  # type: ignore[call-overload]  # mode: 'w' or 'x' here
+                                   allowZip64=self.allowZip64)
         except FileNotFoundError:
             raise FileNotFoundError(f"cannot create zip file {path!r}: its directory does not exist") from None
         except FileExistsError:
@@ -318,6 +319,7 @@ class ZipStore(Store):
             f, size = (self._file or self._fh), self._size
         else:
             f = self._zf.fp  # type: ignore[union-attr]  # being written: flushed to be read back
+            assert f is not None  # (an archive being written keeps its file open)
             f.flush()
             size = os.fstat(f.fileno()).st_size
         if self._file is None and _HAS_PREAD:

@@ -40,7 +40,7 @@ from ..errors import MetadataError
 from ..metadata.consolidated import ConsolidatedStore, load_consolidated
 from ..metadata.normalize import normalize_path
 from ..storage.base import Store
-from ..storage.coerce import coerce_store
+from ..storage.coerce import open_store
 
 __all__ = [
     "DIMENSION_KEY",
@@ -174,10 +174,10 @@ def open_zarrkit_group(
     if mode not in ("r", "r+"):
         raise ValueError(f"mode must be 'r' or 'r+' for reading, got {mode!r}")
     if storage_options is not None:
-        store = coerce_store(store, read_only=(mode == "r"), storage_options=storage_options)
+        store = open_store(store, read_only=(mode == "r"), storage_options=storage_options)
     if consolidated is False:
         return api.open_group(store, mode=mode, path=path, chunk_store=chunk_store)
-    s = coerce_store(store)
+    s = open_store(store)
     docs = load_consolidated(s, "", zarr_format)
     if docs is None:
         if consolidated:

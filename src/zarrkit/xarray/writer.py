@@ -20,15 +20,15 @@ import numpy as np
 import pandas as pd
 
 from .. import api
+from ..api.creation import create_array
 from ..core.array import Array
-from ..core.creation import create_array
 from ..core.group import Group
 from ..dask import align_blocks
 from ..errors import ContainsGroupError, GroupNotFoundError
 from ..metadata import io
 from ..metadata.normalize import normalize_path
 from ..storage.base import join_path
-from ..storage.coerce import coerce_store
+from ..storage.coerce import open_store
 from ..storage.memory import MemoryStore
 from .backend import DIMENSION_KEY, ZarrkitDataStore, encode_fill_value
 
@@ -230,7 +230,7 @@ def _is_dask(data: Any) -> bool:
 def _open_target_group(
     store: Any, path: str, mode: str, zarr_format: int | None, chunk_store: Any = None, synchronizer: Any = None
 ) -> Group:
-    s = coerce_store(store)
+    s = open_store(store)
     nodes = {"chunk_store": chunk_store, "synchronizer": synchronizer}
     if zarr_format is None:
         # new nodes follow the format of the hierarchy they join
@@ -407,8 +407,8 @@ def _writable_store(store: Any, storage_options: dict[str, Any] | None) -> Any:
     if isinstance(store, os.PathLike):
         store = os.fspath(store)
     if storage_options is not None:
-        return coerce_store(store, storage_options=storage_options)
-    return store if isinstance(store, Mapping) else coerce_store(store)
+        return open_store(store, storage_options=storage_options)
+    return store if isinstance(store, Mapping) else open_store(store)
 
 
 def _check_arguments(ds: Any, mode: str | None, append_dim: Any, region: Any, zarr_format: Any) -> str:

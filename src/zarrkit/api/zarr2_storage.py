@@ -1,7 +1,12 @@
-"""The module-level functions of zarr-python 2's ``zarr.storage``.
+"""The module-level functions of zarr-python 2's ``zarr.storage`` that tell and change what a
+store holds: ``contains_array``, ``contains_group``, ``getsize``, ``listdir``, ``rmdir``,
+``rename`` and ``normalize_store_arg``.
 
 They take any store zarrkit accepts (a :class:`~zarrkit.storage.Store`, a ``dict`` or other
-mapping, a path) and are reached as ``zarrkit.storage.<name>``, beside the stores.
+mapping, a path) and are reached as ``zarrkit.storage.<name>``, beside the stores, through the
+compatibility table (:mod:`zarrkit.compat`).  They live with the entrances, not in ``storage/``,
+because they read node paths and metadata documents and take whatever store argument an
+entrance takes.
 
 Examples
 --------
@@ -19,15 +24,11 @@ import os
 import warnings
 from typing import Any
 
-from . import storage
-from .core.initialize import init_array, init_group
-from .metadata import io
-from .metadata.consolidated import ConsolidatedMetadataStore
-from .metadata.normalize import normalize_path
-from .metadata.v1 import migrate_1to2
-from .storage.base import Store
-from .storage.coerce import coerce_store
-from .storage.mapping import KVStore, MappingStore
+from ..metadata import io, v1
+from ..metadata.normalize import normalize_path
+from ..storage.base import Store, StoreLike
+from ..storage.coerce import open_store
+from ..storage.mapping import KVStore, MappingStore
 
 __all__ = [
     "contains_array",
@@ -37,7 +38,7 @@ __all__ = [
     "rmdir",
     "rename",
     "normalize_store_arg",
-    "ConsolidatedMetadataStore",
+    "migrate_1to2",
 ]
 
 
@@ -55,7 +56,7 @@ def contains_array(store: Any, path: str | None = None) -> bool:
     -------
     bool
     """
-    return io.node_kind(coerce_store(store), normalize_path(path)) == "array"
+    return io.node_kind(open_store(store), normalize_path(path)) == "array"
 
 
 def contains_group(store: Any, path: str | None = None) -> bool:
@@ -72,7 +73,7 @@ def contains_group(store: Any, path: str | None = None) -> bool:
     -------
     bool
     """
-    return io.node_kind(coerce_store(store), normalize_path(path)) == "group"
+    return io.node_kind(open_store(store), normalize_path(path)) == "group"
 
 
 def getsize(store: Any, path: str | None = None) -> int:
@@ -99,7 +100,7 @@ def getsize(store: Any, path: str | None = None) -> int:
     """
     if not isinstance(store, (Store, str, os.PathLike)) and not hasattr(store, "keys"):
         return -1
-    s = coerce_store(store)
+    s = open_store(store)
     path = normalize_path(path)
     try:
         if path and s.exists(path):
@@ -140,7 +141,7 @@ def listdir(store: Any, path: str | None = None) -> list[str]:
         )
     if hasattr(store, "listdir") and not isinstance(store, Store):
         return sorted(store.listdir(normalize_path(path)))
-    return coerce_store(store).listdir(normalize_path(path))
+    return open_store(store).listdir(normalize_path(path))
 
 
 def rmdir(store: Any, path: str | None = None) -> None:
@@ -161,7 +162,7 @@ def rmdir(store: Any, path: str | None = None) -> None:
     >>> store
     {'b': b'2'}
     """
-    coerce_store(store).rmdir(normalize_path(path))
+    open_store(store).rmdir(normalize_path(path))
 
 
 def rename(store: Any, src_path: str, dst_path: str) -> None:
@@ -182,7 +183,7 @@ def rename(store: Any, src_path: str, dst_path: str) -> None:
     >>> store
     {'b/x': b'1'}
     """
-    coerce_store(store).rename(normalize_path(src_path), normalize_path(dst_path))
+    open_store(store).rename(normalize_path(src_path), normalize_path(dst_path))
 
 
 def normalize_store_arg(
@@ -211,17 +212,32 @@ def normalize_store_arg(
         raise ValueError(f"zarr_version must be 2 or 3, got {zarr_version!r}")
     if store is None:
         return KVStore(dict())
-    s = coerce_store(store, read_only=(mode == "r"), storage_options=storage_options)
+    s = open_store(store, read_only=(mode == "r"), storage_options=storage_options)
     return KVStore(store) if type(s) is MappingStore else s
 
 
-# zarr-python 2 code finds these functions in ``zarr.storage``, beside the stores: that package
-# is below the layer they belong to, so they are handed to it from here
-_ZARR2_FUNCTIONS = {
-    "init_array": init_array, "init_group": init_group, "contains_array": contains_array,
-    "contains_group": contains_group, "getsize": getsize, "listdir": listdir, "rmdir": rmdir,
-    "rename": rename, "normalize_store_arg": normalize_store_arg,
-    "ConsolidatedMetadataStore": ConsolidatedMetadataStore, "migrate_1to2": migrate_1to2,
-}
-for _name in storage.ZARR2_FUNCTIONS:
-    setattr(storage, _name, _ZARR2_FUNCTIONS[_name])
+def migrate_1to2(store: StoreLike) -> None:
+    """Migrate array metadata in ``store`` from Zarr format version 1 to version 2.
+
+    Version 1 had no hierarchies: the single array's ``meta`` key becomes ``.zarray``
+    (``compression``/``compression_opts`` become a ``compressor``) and ``attrs`` becomes
+    ``.zattrs``.  Chunks are untouched.  The new documents are validated before the old keys
+    are removed.
+
+    Parameters
+    ----------
+    store : MutableMapping or Store
+        The store holding a version 1 array.
+
+    Examples
+    --------
+    >>> import json
+    >>> from zarrkit.storage import migrate_1to2
+    >>> store = {'meta': json.dumps({'zarr_format': 1, 'shape': [4], 'chunks': [2],
+    ...     'dtype': '<i4', 'compression': 'zlib', 'compression_opts': 1,
+    ...     'fill_value': 0, 'order': 'C'}).encode(), 'attrs': b'{}'}
+    >>> migrate_1to2(store)
+    >>> sorted(store)
+    ['.zarray', '.zattrs']
+    """
+    v1.migrate_1to2(open_store(store))

@@ -1,31 +1,29 @@
 """The ``sharding_indexed`` codec: many inner chunks in one stored object, plus an index.
 
 A shard is the concatenation of its non-empty inner chunks (each encoded with the inner codec
-chain) and an index of ``(offset, nbytes)`` pairs as little-endian uint64 (``2**64 - 1`` for an
-empty chunk), encoded with the index codecs and placed at the ``start`` or ``end``.
-
-Reading decodes the index first; the chunk engine uses :meth:`ShardingCodec.index_range` and
-:meth:`ShardingCodec.decode_index` to fetch only the inner chunks a selection needs.
+chain) and an index (:class:`~zarrkit.codecs.sharding.index.ShardIndex`).  The chunk engine
+reads and writes the inner chunks through a store view of them
+(:class:`~zarrkit.codecs.sharding.store.ShardedStore`), fetching only those a selection needs;
+:meth:`ShardingCodec.encode` and :meth:`~ShardingCodec.decode` handle whole shards (a shard
+nested in another, or a chain that is not sharding alone).
 """
 
 from __future__ import annotations
 
 import itertools
-import math
 from typing import Any
 
 import numpy as np
 
-from ..config import config
-from ..errors import ChunkDecodeError, MetadataError
-from .base import ArrayBytesCodec, ChunkSpec, V3Codec
-from .buffers import filled, is_all_fill
-from .chain import CodecChain, max_stored_size
-from .v3_builtin import BytesCodec, Crc32cCodec
+from ...errors import MetadataError
+from ..base import ArrayBytesCodec, ChunkSpec, V3Codec
+from ..buffers import filled, is_all_fill
+from ..bytes import BytesCodec
+from ..chain import CodecChain, max_stored_size
+from ..crc32c import Crc32cCodec
+from .index import EMPTY, ShardIndex
 
-__all__ = ["ShardingCodec", "EMPTY"]
-
-EMPTY = np.uint64(2**64 - 1)
+__all__ = ["ShardingCodec", "morton_sorted"]
 
 
 class ShardingCodec(ArrayBytesCodec):
@@ -105,75 +103,12 @@ class _ResolvedSharding:
         self.index_codec = index
         self.chunk_shape = codec.chunk_shape
         self.grid = tuple(s // c for s, c in zip(spec.shape, codec.chunk_shape))
-        nbytes = index.fixed_encoded_size()
-        if nbytes is None:
-            raise MetadataError(
-                "sharding_indexed: index_codecs must encode the index to a fixed size (a "
-                f"serializer of raw memory and checksums such as crc32c), got {index.to_json()}"
-            )
-        #: computed, not measured: an index is allocated only when a shard is read or written
-        self.index_nbytes = nbytes
-        self.index_at_end = codec.index_location == "end"
+        self.index = ShardIndex(index, self.grid, codec.index_location == "end", max_stored_size(inner))
+        self.index_nbytes = self.index.nbytes
         #: the largest stored inner chunk the inner codecs can write (None: no bound but
         #: ``config.max_chunk_bytes``), and the largest shard
-        self.max_inner_size = max_stored_size(inner)
-        self.max_shard_size = (
-            None if self.max_inner_size is None
-            else nbytes + math.prod(self.grid) * self.max_inner_size
-        )
-
-    # -- index -------------------------------------------------------------------------------
-    def index_range(self) -> tuple[int, int | None]:
-        """``(offset, length)`` of the index (a negative offset means a suffix)."""
-        if self.index_at_end:
-            return -self.index_nbytes, None
-        return 0, self.index_nbytes
-
-    def decode_index(self, raw: Any, key: str, shard_size: int | None = None) -> np.ndarray:
-        """The ``grid + (2,)`` uint64 index, every entry checked (see :meth:`check_index`)."""
-        if raw is None or len(raw) != self.index_nbytes:
-            got = 0 if raw is None else len(raw)
-            raise ChunkDecodeError(f"shard index: expected {self.index_nbytes} bytes, got {got}", key)
-        index = self.index_codec.decode(raw, key)
-        self.check_index(index, key, shard_size)
-        return index
-
-    def check_index(self, index: np.ndarray, key: str, shard_size: int | None = None) -> None:
-        """Refuse an index with an entry no writer makes, before anything it points to is
-        allocated or read: an inner chunk larger than the inner codecs write, or reaching
-        beyond the shard (its size when known, else the largest shard the codecs write).  The
-        error names the shard and the inner chunk's place in it."""
-        offsets = index[..., 0]
-        lengths = index[..., 1]
-        used = offsets != EMPTY
-        inner = self.max_inner_size if self.max_inner_size is not None else config.max_chunk_bytes
-        limit = shard_size if shard_size is not None else self.max_shard_size
-        if limit is None:
-            limit = self.index_nbytes + math.prod(self.grid) * inner
-        top = np.uint64(min(limit, 2**64 - 1))
-        big = used & (lengths > np.uint64(min(inner, 2**64 - 1)))
-        # in uint64 without wrapping around: top - length only where length <= top
-        past = used & ((lengths > top) | (offsets > top - np.minimum(lengths, top)))
-        bad = big | past
-        if not bad.any():
-            return
-        where = tuple(int(i) for i in np.argwhere(bad)[0])
-        off, n = (int(v) for v in index[where])
-        if big[where]:
-            why = f"claims {n} bytes, more than the {inner} its codecs write at most"
-        else:
-            size = f"{limit} bytes" if shard_size is not None else f"at most {limit} bytes from its codecs"
-            why = f"claims bytes {off}..{off + n}, beyond the shard's end ({size})"
-        raise ChunkDecodeError(f"shard index entry of inner chunk {where} {why}", key)
-
-    def split_shard(self, raw: Any, key: str) -> tuple[np.ndarray, memoryview]:
-        """The index and the shard's bytes of a whole stored shard."""
-        view = memoryview(raw).cast("B") if not isinstance(raw, bytes) else memoryview(raw)
-        n = len(view)
-        if n < self.index_nbytes:
-            raise ChunkDecodeError(f"shard of {n} bytes is shorter than its index ({self.index_nbytes})", key)
-        idx_raw = view[n - self.index_nbytes :] if self.index_at_end else view[: self.index_nbytes]
-        return self.decode_index(bytes(idx_raw), key, n), view
+        self.max_inner_size = self.index.max_inner_size
+        self.max_shard_size = self.index.max_shard_size
 
     # -- whole shards --------------------------------------------------------------------------
     def inner_regions(self) -> list[tuple[tuple[int, ...], tuple[slice, ...]]]:
@@ -183,7 +118,7 @@ class _ResolvedSharding:
         ]
 
     def decode_shard(self, raw: Any, key: str = "shard") -> np.ndarray:
-        index, view = self.split_shard(raw, key)
+        index, view = self.index.split(raw, key)
         out = filled(self.spec.shape, self.spec.dtype, self.spec.fill_value)
         for coords, region in self.inner_regions():
             off, n = index[coords]
@@ -216,8 +151,8 @@ class _ResolvedSharding:
         ``keep_empty``."""
         if not chunks and not keep_empty:
             return []
-        index = np.full(self.grid + (2,), EMPTY, dtype="<u8")
-        offset = 0 if self.index_at_end else self.index_nbytes
+        index = self.index.empty()
+        offset = 0 if self.index.at_end else self.index.nbytes
         parts: list[Any] = []
         for coords in morton_sorted(chunks, self.grid):
             data = chunks[coords]
@@ -227,8 +162,8 @@ class _ResolvedSharding:
             index[coords] = (offset, n)
             offset += n
             parts.append(data)
-        idx = bytes(self.index_codec.encode(index, key))
-        if self.index_at_end:
+        idx = self.index.encode(index, key)
+        if self.index.at_end:
             parts.append(idx)
         else:
             parts.insert(0, idx)

@@ -1,4 +1,5 @@
-"""Blosc settings (zarr-python 2's ``zarr.blosc`` module), backed by numcodecs.
+"""Blosc settings, backed by numcodecs: the module zarr-python 2 code knows as ``zarr.blosc``
+(``zarrkit.blosc`` is this module, under that name, through :mod:`zarrkit.compat`).
 
 Inside zarrkit's worker threads Blosc runs in its single-threaded "contextual" mode, so many
 chunks are (de)compressed at once without oversubscribing the CPU.

@@ -1,66 +1,100 @@
-"""zarr-python 2's selection methods of :class:`~zarrkit.core.array.Array`: ``get_``/``set_``
-``basic``, ``orthogonal``, ``coordinate``, ``mask`` and ``block`` selections.
+"""Selections of an array: ``z[...]``, ``z.oindex[...]``, ``z.vindex[...]``, ``z.blocks[...]``
+and zarr-python 2's ``get_``/``set_`` ``basic``, ``orthogonal``, ``coordinate``, ``mask`` and
+``block`` selection methods.
 
-``z[...]``, ``z.oindex[...]``, ``z.vindex[...]`` and ``z.blocks[...]`` are these methods; each
-makes an indexer (:mod:`.indexing`) and reads (:mod:`.read`) or writes (:mod:`.write`) the
-chunks it touches.
+Each makes an indexer (:mod:`.indexing`) and reads (:mod:`.read`) or writes (:mod:`.write`) the
+chunks it touches: :func:`get_selection` and :func:`set_selection` are the two paths.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from ..metadata.v2 import ArrayMetadataV2
 from ..metadata.v3 import ArrayMetadataV3
-from .indexing import _is_scalar_selection, make_indexer
+from .chunks import ChunkContext
+from .indexing import _BlockIndex, _is_scalar_selection, _OIndex, _VIndex, make_indexer
 from .read import read_selection
 from .write import write_selection
 
-__all__ = ["SelectionMethods"]
+__all__ = ["SelectionMethods", "Selectable", "get_selection", "set_selection"]
 
 
-class SelectionMethods:
-    """Reading and writing selections of an array."""
+class Selectable(Protocol):
+    """What reading and writing a selection needs of an array."""
 
-    # what the array class provides
     _meta: ArrayMetadataV2 | ArrayMetadataV3
-    _ctx: Any
     _runtime_order: str | None
     _write_empty_chunks: bool
     _synchronizer: Any
-    _refresh_metadata: Callable[[], None]
-    _check_writable: Callable[[], None]
 
-    def _get(self, selection: Any, kind: str, out: Any = None, fields: Any = None) -> Any:
-        self._refresh_metadata()
-        indexer = make_indexer(selection, self._meta.shape, self._ctx.grid, kind)
-        result = read_selection(self._ctx, indexer, out=out, fields=fields)
-        if self._runtime_order == "F" and out is None and result.ndim > 1:
-            result = np.asfortranarray(result)
-        if out is None and result.shape == () and (
-            kind in ("orthogonal", "coordinate", "mask")
-            or (kind == "basic" and _is_scalar_selection(selection, self._meta.shape))
-        ):
-            return result[()]  # a single item is a scalar, as zarr-python 2 returns it
-        return result
+    @property
+    def _ctx(self) -> ChunkContext: ...
 
-    def _set(self, selection: Any, value: Any, kind: str, fields: Any = None) -> None:
-        self._check_writable()
-        self._refresh_metadata()
-        indexer = make_indexer(selection, self._meta.shape, self._ctx.grid, kind)
-        write_selection(
-            self._ctx,
-            indexer,
-            value,
-            fields=fields,
-            write_empty_chunks=self._write_empty_chunks,
-            synchronizer=self._synchronizer,
-        )
+    def _refresh_metadata(self) -> None: ...
 
-    def get_basic_selection(self, selection: Any = Ellipsis, out: Any = None, fields: Any = None) -> Any:
+    def _check_writable(self) -> None: ...
+
+
+def get_selection(array: Selectable, selection: Any, kind: str, out: Any = None, fields: Any = None) -> Any:
+    """Read the ``kind`` selection (``'basic'``, ``'orthogonal'``, ``'coordinate'``,
+    ``'mask'``, ``'block'``) of ``array``."""
+    array._refresh_metadata()
+    meta = array._meta
+    indexer = make_indexer(selection, meta.shape, array._ctx.grid, kind)
+    result = read_selection(array._ctx, indexer, out=out, fields=fields)
+    if array._runtime_order == "F" and out is None and result.ndim > 1:
+        result = np.asfortranarray(result)
+    if out is None and result.shape == () and (
+        kind in ("orthogonal", "coordinate", "mask")
+        or (kind == "basic" and _is_scalar_selection(selection, meta.shape))
+    ):
+        return result[()]  # a single item is a scalar, as zarr-python 2 returns it
+    return result
+
+
+def set_selection(array: Selectable, selection: Any, value: Any, kind: str, fields: Any = None) -> None:
+    """Write ``value`` to the ``kind`` selection of ``array``."""
+    array._check_writable()
+    array._refresh_metadata()
+    indexer = make_indexer(selection, array._meta.shape, array._ctx.grid, kind)
+    write_selection(
+        array._ctx,
+        indexer,
+        value,
+        fields=fields,
+        write_empty_chunks=array._write_empty_chunks,
+        synchronizer=array._synchronizer,
+    )
+
+
+class SelectionMethods:
+    """The selection methods of :class:`~zarrkit.core.array.Array`."""
+
+    def _get(self: Selectable, selection: Any, kind: str, out: Any = None, fields: Any = None) -> Any:
+        return get_selection(self, selection, kind, out=out, fields=fields)
+
+    def _set(self: Selectable, selection: Any, value: Any, kind: str, fields: Any = None) -> None:
+        set_selection(self, selection, value, kind, fields=fields)
+
+    @property
+    def vindex(self) -> _VIndex:
+        """Coordinate (point) and mask selection: ``z.vindex[[0, 2], [1, 3]]``."""
+        return _VIndex(self)
+
+    @property
+    def oindex(self) -> _OIndex:
+        """Orthogonal (outer) selection: ``z.oindex[[0, 2], :]``."""
+        return _OIndex(self)
+
+    @property
+    def blocks(self) -> _BlockIndex:
+        """Selection by chunk (block) indices: ``z.blocks[1, 0]``."""
+        return _BlockIndex(self)
+
+    def get_basic_selection(self: Selectable, selection: Any = Ellipsis, out: Any = None, fields: Any = None) -> Any:
         """Retrieve data using ints, slices (any step) and Ellipsis (what ``z[...]`` does).
 
         Parameters
@@ -89,9 +123,9 @@ class SelectionMethods:
         >>> z.get_basic_selection((slice(0, 3, 2), -1))
         array([ 3, 11])
         """
-        return self._get(selection, "basic", out=out, fields=fields)
+        return get_selection(self, selection, "basic", out=out, fields=fields)
 
-    def set_basic_selection(self, selection: Any, value: Any, fields: Any = None) -> None:
+    def set_basic_selection(self: Selectable, selection: Any, value: Any, fields: Any = None) -> None:
         """Modify data using ints, slices (any step) and Ellipsis (what ``z[...] = v`` does).
 
         Parameters
@@ -116,9 +150,9 @@ class SelectionMethods:
         >>> z[1].tolist()
         [7, 0, 7, 0]
         """
-        self._set(selection, value, "basic", fields=fields)
+        set_selection(self, selection, value, "basic", fields=fields)
 
-    def get_orthogonal_selection(self, selection: Any, out: Any = None, fields: Any = None) -> Any:
+    def get_orthogonal_selection(self: Selectable, selection: Any, out: Any = None, fields: Any = None) -> Any:
         """Retrieve data selecting each dimension independently (``z.oindex[...]``).
 
         Parameters
@@ -143,9 +177,9 @@ class SelectionMethods:
         array([[ 1,  3],
                [ 9, 11]])
         """
-        return self._get(selection, "orthogonal", out=out, fields=fields)
+        return get_selection(self, selection, "orthogonal", out=out, fields=fields)
 
-    def set_orthogonal_selection(self, selection: Any, value: Any, fields: Any = None) -> None:
+    def set_orthogonal_selection(self: Selectable, selection: Any, value: Any, fields: Any = None) -> None:
         """Modify data selecting each dimension independently (``z.oindex[...] = v``).
 
         Parameters
@@ -165,9 +199,9 @@ class SelectionMethods:
         >>> int(z[:].sum())
         4
         """
-        self._set(selection, value, "orthogonal", fields=fields)
+        set_selection(self, selection, value, "orthogonal", fields=fields)
 
-    def get_coordinate_selection(self, selection: Any, out: Any = None, fields: Any = None) -> Any:
+    def get_coordinate_selection(self: Selectable, selection: Any, out: Any = None, fields: Any = None) -> Any:
         """Retrieve points given by their coordinates (``z.vindex[...]`` with integer arrays).
 
         Parameters
@@ -191,9 +225,9 @@ class SelectionMethods:
         >>> z.get_coordinate_selection(([0, 2], [1, 3]))
         array([ 1, 11])
         """
-        return self._get(selection, "coordinate", out=out, fields=fields)
+        return get_selection(self, selection, "coordinate", out=out, fields=fields)
 
-    def set_coordinate_selection(self, selection: Any, value: Any, fields: Any = None) -> None:
+    def set_coordinate_selection(self: Selectable, selection: Any, value: Any, fields: Any = None) -> None:
         """Modify points given by their coordinates (``z.vindex[...] = v``).
 
         Parameters
@@ -213,9 +247,9 @@ class SelectionMethods:
         >>> int(z[0, 0]), int(z[2, 2]), int(z[0, 2])
         (5, 6, 0)
         """
-        self._set(selection, value, "coordinate", fields=fields)
+        set_selection(self, selection, value, "coordinate", fields=fields)
 
-    def get_mask_selection(self, selection: Any, out: Any = None, fields: Any = None) -> Any:
+    def get_mask_selection(self: Selectable, selection: Any, out: Any = None, fields: Any = None) -> Any:
         """Retrieve the items where a boolean array of the array's shape is True.
 
         Parameters
@@ -239,9 +273,9 @@ class SelectionMethods:
         >>> z.get_mask_selection(np.arange(6).reshape(2, 3) % 2 == 1)
         array([1, 3, 5])
         """
-        return self._get(selection, "mask", out=out, fields=fields)
+        return get_selection(self, selection, "mask", out=out, fields=fields)
 
-    def set_mask_selection(self, selection: Any, value: Any, fields: Any = None) -> None:
+    def set_mask_selection(self: Selectable, selection: Any, value: Any, fields: Any = None) -> None:
         """Modify the items where a boolean array of the array's shape is True.
 
         Parameters
@@ -261,9 +295,9 @@ class SelectionMethods:
         >>> z[:].tolist()
         [9, 0, 0, 9]
         """
-        self._set(selection, value, "mask", fields=fields)
+        set_selection(self, selection, value, "mask", fields=fields)
 
-    def get_block_selection(self, selection: Any, out: Any = None, fields: Any = None) -> Any:
+    def get_block_selection(self: Selectable, selection: Any, out: Any = None, fields: Any = None) -> Any:
         """Retrieve whole chunks by their grid indices (``z.blocks[...]``).
 
         Parameters
@@ -287,9 +321,9 @@ class SelectionMethods:
         >>> z.get_block_selection(2)
         array([8, 9])
         """
-        return self._get(selection, "block", out=out, fields=fields)
+        return get_selection(self, selection, "block", out=out, fields=fields)
 
-    def set_block_selection(self, selection: Any, value: Any, fields: Any = None) -> None:
+    def set_block_selection(self: Selectable, selection: Any, value: Any, fields: Any = None) -> None:
         """Modify whole chunks by their grid indices (``z.blocks[...] = v``).
 
         Parameters
@@ -309,4 +343,4 @@ class SelectionMethods:
         >>> z[:].tolist()
         [0, 0, 3, 3, 0, 0]
         """
-        self._set(selection, value, "block", fields=fields)
+        set_selection(self, selection, value, "block", fields=fields)

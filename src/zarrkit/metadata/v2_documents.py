@@ -1,11 +1,12 @@
-"""zarr-python 2's ``zarr.meta``: v2 metadata documents as dictionaries.
+"""v2 metadata documents as dictionaries: the module zarr-python 2 code knows as ``zarr.meta``
+(``zarrkit.meta`` is this module, under that name, through :mod:`zarrkit.compat`).
 
 :class:`Metadata2` decodes a ``.zarray`` or ``.zgroup`` document into the dictionary zarr-python 2
 code works with (``shape`` and ``chunks`` as tuples, ``dtype`` as a NumPy dtype, the fill value
 decoded for that dtype, codecs as their configurations with defaults filled in, as
 ``codec.get_config()`` gives them) and encodes such a dictionary back into the bytes
 zarr-python 2 writes.  Every store also offers it as ``store._metadata_class``, as
-zarr-python 2's stores do.
+zarr-python 2's stores do (a name the compatibility table gives the stores).
 
 Examples
 --------
@@ -27,10 +28,9 @@ from typing import Any
 import numcodecs
 import numpy as np
 
-from .errors import MetadataError
-from .metadata.dtypes import parse_v2_dtype, parse_v2_fill_value, v2_dtype_json, v2_fill_value_json
-from .metadata.v2 import json_bytes
-from .storage.base import Store
+from ..errors import MetadataError
+from .dtypes import parse_v2_dtype, parse_v2_fill_value, v2_dtype_json, v2_fill_value_json
+from .v2 import json_bytes
 
 __all__ = ["Metadata2", "ZARR_FORMAT", "decode_array_metadata", "encode_array_metadata",
            "decode_group_metadata", "encode_group_metadata"]
@@ -129,7 +129,3 @@ decode_array_metadata = Metadata2.decode_array_metadata
 encode_array_metadata = Metadata2.encode_array_metadata
 decode_group_metadata = Metadata2.decode_group_metadata
 encode_group_metadata = Metadata2.encode_group_metadata
-
-# zarr-python 2's stores carry the metadata dialect they hold; zarrkit's stores hold either
-# format, and the dialect of zarr-python 2 code is v2
-Store._metadata_class = Metadata2

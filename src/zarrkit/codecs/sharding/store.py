@@ -12,8 +12,9 @@ and writes the chunks of an array without shards:
   chunks set and deleted are gathered, the old shard is read at most once (not at all when every
   chunk of the shard is replaced) and the new shard is written once, on :meth:`ShardWrite.commit`.
 
-Stores that prefer keys in groups say so with :attr:`ShardedStore.groups_keys`; the engine then
-asks :meth:`ShardedStore.key_groups` how to group them.
+The engine knows this view only as a store of :class:`GroupedKeys`: it asks
+:meth:`ShardedStore.key_groups` how to group the keys of an operation, reads a group with
+:meth:`~ShardedStore.get_many` and writes it through :meth:`~ShardedStore.transaction`.
 
 A read of a shard takes its index and its inner chunks from one version of it
 (:class:`ShardVersion`), though a writer replaces the shard meanwhile: a file held open, a
@@ -22,8 +23,9 @@ can hold none, a read that fails to decode while the shard's index changed is ma
 (:meth:`ShardedStore.changed`).  Every index entry is checked against the shard's size and
 the largest inner chunk its codecs write before anything it points to is read.
 
-Decoded shard indexes are kept (:class:`IndexCache`, bounded in entries and bytes), so that
-reading a shard's inner chunks one after the other reads its index once.  A ShardedStore
+Decoded shard indexes are kept (:class:`~zarrkit.codecs.sharding.index.IndexCache`, bounded
+in entries and bytes), so that reading a shard's inner chunks one after the other reads its
+index once.  A ShardedStore
 belongs to one :class:`~zarrkit.Array` object (it is built with the array's metadata), so the
 cache is that object's.  Indexes are kept only in stores that tell cheaply whether a value
 was replaced (a directory: the file's inode, size and modification time, see
@@ -40,21 +42,78 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..config import config
-from ..errors import ChunkDecodeError, ReadOnlyError
-from ..storage.base import ByteRange, Store
-from ..storage.memory import HeldValue
-from .sharding import EMPTY
+from ...config import config
+from ...errors import ChunkDecodeError, ReadOnlyError
+from ...storage.base import ByteRange, Store
+from ...storage.memory import HeldValue
+from .index import EMPTY, INDEX_CACHE_MAX_ENTRIES, IndexCache
 
 _EMPTY = int(EMPTY)  # as the Python int an index entry's ``tolist()`` gives
 
-__all__ = ["COALESCE_GAP", "IndexCache", "ShardVersion", "ShardWrite", "ShardedStore", "coalesce"]
+__all__ = [
+    "COALESCE_GAP", "GroupWrite", "GroupedKeys", "ShardVersion", "ShardWrite", "ShardedStore", "coalesce",
+]
+
+
+class GroupWrite(Protocol):
+    """A write of one group of keys (:meth:`GroupedKeys.transaction`): values set and deleted
+    are gathered, and written together by :meth:`commit`."""
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
+        """The stored values at ``keys`` of the group (None: not stored)."""
+
+    def set(self, key: str, value: Any) -> None: ...
+
+    def delete(self, key: str) -> None: ...
+
+    def commit(self) -> None:
+        """Write what was set and deleted."""
+
+
+@runtime_checkable
+class GroupedKeys(Protocol):
+    """A store whose keys are best read and written in groups (the inner chunks of a shard:
+    :class:`ShardedStore`).  The engine asks :meth:`key_groups` how to group the keys of an
+    operation, reads a group with :meth:`get_many` and writes it through
+    :meth:`transaction`, under the lock of :meth:`lock_key`."""
+
+    @property
+    def pins_versions(self) -> bool:
+        """Whether every read of a group takes its values from one version of it."""
+
+    def key_groups(self, keys: Sequence[str]) -> list[list[int]]:
+        """The positions of ``keys``, grouped."""
+
+    def lock_key(self, key: str) -> str:
+        """What writers of ``key`` must lock: its group's key."""
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
+        """The values at ``keys`` of one group (None: not stored)."""
+
+    def read_apart(self, key: str) -> Any:
+        """The group of ``key`` open for reading its values each on its own (``getter(limit)``
+        and ``close()``), when that is best; None otherwise."""
+
+    def changed(self, key: str) -> bool:
+        """Whether the group of ``key`` changed since it was last read (a read that failed
+        to decode is then worth another try)."""
+
+    def transaction(self, key: str) -> GroupWrite:
+        """A write of the group holding ``key``."""
+
+
+def ranges_reader(base: Store, key: str) -> Callable[[Sequence[ByteRange]], Any] | None:
+    """``base``'s reading of several ranges of ``key`` in one call, where the store has one of
+    its own (coalesced, concurrent: an object store); None where it would read them one by
+    one, which the shard reader does itself (in parallel)."""
+    if getattr(type(base), "get_ranges", Store.get_ranges) is Store.get_ranges:
+        return None
+    return lambda ranges: base.get_ranges(key, ranges)
 
 #: Inner chunks closer than this in a shard are fetched with one request (a wasted gap costs
 #: less than a round trip on any store where ranges matter).
@@ -73,76 +132,6 @@ def coalesce(ranges: list[tuple[int, int, Any]], gap: int = COALESCE_GAP) -> lis
             groups.append([r])
             end = r[0] + r[1]
     return groups
-
-
-#: bounds of the decoded shard indexes one array keeps (an index of 4^3 inner chunks takes 1 KiB)
-INDEX_CACHE_MAX_ENTRIES = 4096
-INDEX_CACHE_MAX_BYTES = 16 << 20
-
-
-class IndexCache:
-    """Decoded shard indexes by shard key, least recently used dropped first beyond
-    ``max_entries`` indexes or ``max_bytes`` bytes of them; safe to share between threads.
-
-    An index read while the same store wrote or dropped any index (:meth:`drop`) is not kept:
-    a reader that fetched the old index before a write must not store it after the write's
-    drop (:meth:`generation` is taken before the fetch, :meth:`put` checks it).
-    """
-
-    def __init__(self, max_entries: int = INDEX_CACHE_MAX_ENTRIES, max_bytes: int = INDEX_CACHE_MAX_BYTES):
-        self.max_entries = max_entries
-        self.max_bytes = max_bytes
-        self._entries: OrderedDict[str, tuple[Any, np.ndarray]] = OrderedDict()
-        self._bytes = 0
-        self._generation = 0
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    @property
-    def generation(self) -> int:
-        return self._generation
-
-    def get(self, key: str, token: Any = None) -> np.ndarray | None:
-        """The kept index of ``key``, if it was kept with ``token`` (the shard unchanged)."""
-        entries = self._entries
-        entry = entries.get(key)
-        if entry is None or entry[0] != token:
-            return None
-        with self._lock:
-            if key in entries:
-                entries.move_to_end(key)
-        return entry[1]
-
-    def put(self, key: str, index: np.ndarray, generation: int, token: Any = None) -> None:
-        """Keep ``index``, read while the shard had ``token``, unless an index was dropped
-        since ``generation`` was taken."""
-        if index.nbytes > self.max_bytes:
-            return
-        with self._lock:
-            if generation != self._generation:
-                return
-            old = self._entries.pop(key, None)
-            if old is not None:
-                self._bytes -= old[1].nbytes
-            self._entries[key] = (token, index)
-            self._bytes += index.nbytes
-            while len(self._entries) > self.max_entries or self._bytes > self.max_bytes:
-                self._bytes -= self._entries.popitem(last=False)[1][1].nbytes
-
-    def holds(self, key: str, index: np.ndarray) -> bool:
-        """Whether ``index`` is the one kept for ``key``."""
-        entry = self._entries.get(key)
-        return entry is not None and entry[1] is index
-
-    def drop(self, key: str) -> None:
-        """Forget the index of ``key`` (its shard was written or deleted)."""
-        with self._lock:
-            self._generation += 1
-            old = self._entries.pop(key, None)
-            if old is not None:
-                self._bytes -= old[1].nbytes
 
 
 #: the ShardedStores alive in this process (whose index caches a write must reach)
@@ -177,8 +166,8 @@ class ShardedStore(Store):
     prefix : str
         The array's key prefix in ``base`` (what :meth:`list_prefix` lists).
     sharding : resolved sharding codec
-        ``grid`` (inner chunks per shard), ``index_range()``, ``decode_index()``,
-        ``split_shard()`` and ``assemble_parts()``.
+        ``grid`` (inner chunks per shard), ``index`` (a
+        :class:`~zarrkit.codecs.sharding.index.ShardIndex`) and ``assemble_parts()``.
     shape : tuple of int
         The array's shape (inner chunks outside it are not listed).
     map_tasks : callable, optional
@@ -191,8 +180,6 @@ class ShardedStore(Store):
         then gives the resolved sharding codec of each shard.  Without them every shard has
         ``sharding.grid`` inner chunks.
     """
-
-    groups_keys = True
 
     def __init__(
         self,
@@ -309,7 +296,7 @@ class ShardedStore(Store):
                 return index
         generation = self.indexes.generation
         sharding = self.sharding_at(shard_coords)
-        raw = value.read(*sharding.index_range())
+        raw = value.read(*sharding.index.range())
         if raw is None:
             return None
         raw = bytes(raw)  # (a kept index must not keep the shard's bytes alive)
@@ -317,7 +304,7 @@ class ShardedStore(Store):
             if len(self._seen) >= INDEX_CACHE_MAX_ENTRIES:
                 self._seen.clear()
             self._seen[shard] = raw
-        index = sharding.decode_index(raw, shard, value.size)
+        index = sharding.index.decode(raw, shard, value.size)
         index.flags.writeable = False  # shared by the readers of the shard
         if token is not None:
             self.indexes.put(shard, index, generation, token)
@@ -370,7 +357,7 @@ class ShardedStore(Store):
         if seen is None or self.pins_versions:
             return False
         sharding = self.sharding_at(self._locate(key)[0])
-        raw = self.base.get(shard, ByteRange(*sharding.index_range()))
+        raw = self.base.get(shard, ByteRange(*sharding.index.range()))
         return raw is None or bytes(raw) != seen
 
     def _read_one(self, key: str, limit: int | None, transient: bool) -> Any:
@@ -484,8 +471,9 @@ class _Unpinned:
         self.base = base
         self.key = key
         self.token = base.version_token(key)
-        if base.batched_ranges:
-            self.read_ranges = lambda ranges: base.get_ranges(key, ranges)
+        read_ranges = ranges_reader(base, key)
+        if read_ranges is not None:
+            self.read_ranges = read_ranges
 
     def read(self, offset: int, length: int | None = None, transient: bool = False) -> Any:
         if transient and length:
@@ -630,7 +618,7 @@ class ShardWrite:
             limit = self.sharding.max_shard_size
             raw = self.store.base.get_upto(self.key, limit if limit is not None else config.max_chunk_bytes)
             if raw is not None:
-                index, view = self.sharding.split_shard(raw, self.key)
+                index, view = self.sharding.index.split(raw, self.key)
                 for row in np.argwhere(index[..., 0] != EMPTY):
                     local = tuple(int(i) for i in row)
                     off, n = index[local]

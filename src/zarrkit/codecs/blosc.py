@@ -1,4 +1,8 @@
-"""Blosc decompression into a caller's buffer through c-blosc's context API.
+"""The ``blosc`` codec and its fast path: c-blosc called through its context API.
+
+:class:`BloscCodec` is the v3 codec; :class:`V2Blosc` runs a v2 array's numcodecs ``Blosc``
+compressor (through :class:`~zarrkit.codecs.v2.V2Compressor`) with the same fast path, so the
+frames of both formats are checked, decoded and encoded by the code below.
 
 numcodecs bundles c-blosc and exports its C functions.  Its Python-level ``decompress``
 normalises both buffers and, on the main thread, goes through Blosc's global state; for the
@@ -17,18 +21,26 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+import numcodecs
 import numpy as np
 from numcodecs import blosc as _nc_blosc
+from numcodecs.compat import ensure_bytes, ensure_contiguous_ndarray
 
-from .._threads import is_busy
+from ..errors import MetadataError
+from ..storage.pool import is_busy
+from .base import BytesBytesCodec, ChunkSpec
 
 __all__ = [
+    "BloscCodec",
+    "V2Blosc",
     "compress",
     "compress_transient",
     "check_frame",
     "decompress_into",
     "decompress_range_into",
     "frame_sizes",
+    "decode_bounded",
+    "no_blosc_threads",
     "remember",
     "forget",
     "HEADER_SIZE",
@@ -336,3 +348,146 @@ def decompress_range_into(raw: Any, out: np.ndarray, lo: int, hi: int) -> bool:
     if got != size:
         raise ValueError(f"blosc decompression failed (error {got})")
     return True
+
+
+def decode_bounded(codec: Any, data: Any, limit: int) -> Any:
+    """numcodecs' Blosc ``codec`` decoding the frame ``data``, refused with a ``ValueError``
+    when its header declares more than ``limit`` bytes (or is not the frame's own: see
+    :func:`check_frame`) before anything is allocated."""
+    size = check_frame(data)  # its compressed size too: c-blosc reads as far as it says
+    if size > limit:
+        raise ValueError(f"{codec.codec_id}: the frame declares {size} bytes, more than the chunk's {limit}")
+    return codec.decode(data)
+
+
+class _BloscFrames(BytesBytesCodec):
+    """What reads Blosc frames, whichever format wrote them: every frame checked before
+    c-blosc sees it, decoded straight into a caller's buffer, or only the blocks a selection
+    needs.  ``codec`` is the numcodecs ``Blosc`` that encodes and decodes the rest."""
+
+    codec: Any
+    _frame: tuple[bytes, int, int, int]
+
+    def decode(self, data: Any) -> Any:
+        check_frame(data)  # c-blosc would trust the frame's header
+        return self.codec.decode(data)
+
+    def decode_limited(self, data: Any, limit: int) -> Any:
+        return decode_bounded(self.codec, data, limit)
+
+    decodes_into = True
+
+    def declared_size(self, data: Any) -> int | None:
+        return frame_sizes(data)[0]
+
+    #: c-blosc straight into ``out`` (checking the frame first), with no call in between
+    decode_into = staticmethod(decompress_into)  # type: ignore[assignment]
+
+    def decode_range_into(self, data: Any, out: np.ndarray, lo: int, hi: int) -> bool:
+        return decompress_range_into(data, out, lo, hi)
+
+
+_SHUFFLE_NAMES = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
+_SHUFFLE_BY_NUMBER = {v: k for k, v in _SHUFFLE_NAMES.items()}
+
+
+class BloscCodec(_BloscFrames):
+    """Blosc meta-compression; ``typesize`` comes from the dtype when not given."""
+
+    name = "blosc"
+
+    def __init__(
+        self,
+        cname: str = "lz4",
+        clevel: int = 5,
+        shuffle: str | int | None = "shuffle",
+        typesize: int | None = None,
+        blocksize: int = 0,
+    ):
+        if isinstance(shuffle, int) and not isinstance(shuffle, bool):
+            shuffle = _SHUFFLE_BY_NUMBER.get(shuffle, shuffle)
+        if shuffle is None:
+            shuffle = "shuffle"
+        if shuffle not in _SHUFFLE_NAMES:
+            raise MetadataError(f"blosc: shuffle must be one of {list(_SHUFFLE_NAMES)}, got {shuffle!r}")
+        if cname not in numcodecs.blosc.list_compressors():
+            raise MetadataError(f"blosc: cname must be one of {numcodecs.blosc.list_compressors()}, got {cname!r}")
+        if not isinstance(clevel, int) or not 0 <= clevel <= 9:
+            raise MetadataError(f"blosc: clevel must be an int in 0..9, got {clevel!r}")
+        if typesize is not None and (not isinstance(typesize, int) or typesize < 1):
+            raise MetadataError(f"blosc: typesize must be a positive int, got {typesize!r}")
+        self.cname = cname
+        self.clevel = clevel
+        self.shuffle = shuffle
+        self.typesize = typesize
+        self.blocksize = blocksize
+        self.codec = numcodecs.Blosc(cname=cname, clevel=clevel, shuffle=_SHUFFLE_NAMES[shuffle], blocksize=blocksize)
+        self._frame = (cname.encode(), clevel, _SHUFFLE_NAMES[shuffle], blocksize)
+        self._typesize_arg = typesize or 1
+
+    def __repr__(self) -> str:  # zarr-python 3's form
+        return (
+            f"BloscCodec(_tunable_attrs=set(), typesize={self.typesize!r}, cname={self.cname!r}, "
+            f"clevel={self.clevel!r}, shuffle={self.shuffle!r}, blocksize={self.blocksize!r})"
+        )
+
+    def configuration(self) -> dict[str, Any]:
+        config: dict[str, Any] = {"cname": self.cname, "clevel": self.clevel, "shuffle": self.shuffle}
+        if self.typesize is not None:
+            config["typesize"] = self.typesize
+        config["blocksize"] = self.blocksize
+        return config
+
+    def evolve(self, spec: ChunkSpec) -> BloscCodec:
+        if self.typesize is not None:
+            return self
+        typesize = spec.dtype.itemsize if spec.dtype.kind not in "OT" else 1
+        return BloscCodec(self.cname, self.clevel, self.shuffle, max(typesize, 1), self.blocksize)
+
+    def encode(self, data: Any) -> bytes:
+        # numcodecs' Blosc takes the typesize from the buffer's itemsize.
+        buf = ensure_contiguous_ndarray(data).view(np.uint8)
+        ts = self.typesize or 1
+        if ts > 1 and buf.size % ts == 0:
+            buf = buf.view(f"V{ts}") if ts not in (2, 4, 8) else buf.view(f"u{ts}")
+        return ensure_bytes(self.codec.encode(buf))
+
+    def encode_array(self, arr: np.ndarray) -> bytes | None:
+        # the frame numcodecs makes for an array of this itemsize: the configured typesize's
+        if self.typesize not in (None, arr.dtype.itemsize):
+            return None
+        return compress(arr, *self._frame)
+
+    def encode_transient(self, data: Any) -> Any:
+        """:meth:`encode` into this thread's reusable buffer (the same frame), or None."""
+        buf = ensure_contiguous_ndarray(data).view(np.uint8)
+        ts = self.typesize or 1
+        typesize = ts if ts > 1 and buf.size % ts == 0 else 1
+        return compress_transient(buf, *self._frame, typesize)
+
+
+class V2Blosc(_BloscFrames):
+    """numcodecs' ``Blosc`` compressor of a v2 array on the fast path: the frames it makes
+    are numcodecs' own, each with its buffer's itemsize as the typesize (as zarr-python 2
+    wrote them); :class:`~zarrkit.codecs.v2.V2Compressor` hands its Blosc work to this."""
+
+    name = "blosc"
+
+    def __init__(self, codec: Any):
+        cname = getattr(codec, "cname", None)
+        if not isinstance(cname, str):
+            raise MetadataError(f"compressor: blosc cname must be a string, got {cname!r}")
+        self.codec = codec
+        self._frame = (cname.encode(), codec.clevel, codec.shuffle, codec.blocksize)
+
+    def encode(self, data: Any) -> Any:
+        return self.codec.encode(data)
+
+    def encode_transient(self, data: Any) -> Any:
+        if not isinstance(data, np.ndarray):
+            return None
+        arr = ensure_contiguous_ndarray(data)  # what numcodecs' Blosc takes the typesize from
+        return compress_transient(arr.reshape(-1).view(np.uint8), *self._frame, arr.dtype.itemsize)
+
+    def encode_array(self, arr: np.ndarray) -> bytes | None:
+        return compress(arr, *self._frame)

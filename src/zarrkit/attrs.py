@@ -1,3 +1,0 @@
-"""zarr-python 2's ``zarr.attrs`` module: user attributes."""
-
-from .core.attributes import Attributes  # noqa: F401

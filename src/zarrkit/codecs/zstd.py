@@ -1,0 +1,167 @@
+"""The ``zstd`` codec: Zstandard compression by numcodecs, and what zstd frames declare.
+
+A zstd frame may leave its decoded size out of its header; such frames are decoded through
+zstd's streaming API (from the library numcodecs bundles), bounded by the chunk's size, so a
+small stored chunk cannot make the reader allocate gigabytes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import numcodecs
+import numpy as np
+from numcodecs.compat import ensure_bytes
+
+from ..errors import MetadataError
+from .base import BytesBytesCodec
+
+__all__ = ["ZstdCodec", "zstd_frame_size", "zstd_decode_upto", "decode_bounded"]
+
+
+def zstd_frame_size(data: Any) -> int | None:
+    """The content size a zstd frame's header declares (None when it does not say)."""
+    head = bytes(memoryview(data).cast("B")[:18])
+    if len(head) < 5 or head[:4] != b"\x28\xb5\x2f\xfd":
+        raise ValueError("not a zstd frame")
+    fhd = head[4]
+    fcs_flag, single, dict_flag = fhd >> 6, (fhd >> 5) & 1, fhd & 3
+    pos = 5 + (0 if single else 1) + (0, 1, 2, 4)[dict_flag]
+    size = (1 if single else 0, 2, 4, 8)[fcs_flag]
+    if size == 0:
+        return None
+    if len(head) < pos + size:
+        raise ValueError("zstd frame header cut short")
+    value = int.from_bytes(head[pos : pos + size], "little")
+    return value + 256 if size == 2 else value
+
+
+def decode_bounded(codec: Any, data: Any, limit: int) -> Any:
+    """numcodecs' Zstd ``codec`` decoding ``data`` into at most ``limit`` bytes: refused with
+    a ``ValueError`` before decoding when a frame's header declares more, or as soon as the
+    output grows beyond them when it does not say."""
+    size = zstd_frame_size(data)
+    if size is not None:
+        if size > limit:
+            raise ValueError(f"{codec.codec_id}: the frame declares {size} bytes, more than the chunk's {limit}")
+        return codec.decode(data)
+    if _ZSTD_STREAM is not None:
+        return zstd_decode_upto(data, limit)  # (numcodecs would inflate a frame without a size whole)
+    return codec.decode(data)
+
+
+class _ZstdBuffer(ctypes.Structure):  # ZSTD_inBuffer and ZSTD_outBuffer
+    _fields_ = [("ptr", ctypes.c_void_p), ("size", ctypes.c_size_t), ("pos", ctypes.c_size_t)]
+
+
+def _load_zstd_stream() -> Any:
+    """zstd's streaming decompression, from the library numcodecs bundles and exports (None
+    where it does not)."""
+    try:
+        lib = ctypes.CDLL(numcodecs.zstd.__file__)
+        fns = (lib.ZSTD_createDStream, lib.ZSTD_decompressStream, lib.ZSTD_freeDStream,
+               lib.ZSTD_isError, lib.ZSTD_getErrorName)
+    except (OSError, AttributeError):
+        return None
+    create, stream, free, is_error, name = fns
+    create.restype = ctypes.c_void_p
+    create.argtypes = []
+    stream.restype = ctypes.c_size_t
+    stream.argtypes = [ctypes.c_void_p, ctypes.POINTER(_ZstdBuffer), ctypes.POINTER(_ZstdBuffer)]
+    free.restype = ctypes.c_size_t
+    free.argtypes = [ctypes.c_void_p]
+    is_error.restype = ctypes.c_uint
+    is_error.argtypes = [ctypes.c_size_t]
+    name.restype = ctypes.c_char_p
+    name.argtypes = [ctypes.c_size_t]
+    return fns
+
+
+_ZSTD_STREAM = _load_zstd_stream()
+
+
+def zstd_decode_upto(data: Any, limit: int) -> np.ndarray:
+    """Decode zstd frames (ones that do not declare their decoded size included) into at
+    most ``limit`` bytes, stopping with a ``ValueError`` as soon as the output would exceed
+    them: the output grows as it fills, so a small bomb allocates nothing near what it
+    claims."""
+    create, stream, free, is_error, name = _ZSTD_STREAM
+    src = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8)
+    source = _ZstdBuffer(src.ctypes.data, src.nbytes, 0)
+    out = np.empty(min(limit + 1, max(64 * 1024, 4 * src.nbytes)), dtype=np.uint8)
+    total = 0
+    zds = create()
+    if not zds:
+        raise MemoryError("zstd: cannot make a decompression stream")
+    try:
+        while True:
+            if total == out.size:
+                if out.size > limit:
+                    raise ValueError(f"zstd: the data inflates to more than the chunk's {limit} bytes")
+                grown = np.empty(min(2 * out.size, limit + 1), dtype=np.uint8)
+                grown[:total] = out[:total]
+                out = grown
+            sink = _ZstdBuffer(out.ctypes.data + total, out.size - total, 0)
+            before = source.pos
+            ret = stream(zds, ctypes.byref(sink), ctypes.byref(source))
+            if is_error(ret):
+                raise ValueError(f"zstd: {name(ret).decode()}")
+            total += sink.pos
+            if total > limit:
+                raise ValueError(f"zstd: the data inflates to more than the chunk's {limit} bytes")
+            if source.pos == source.size and not ret:  # every frame read and flushed
+                return out[:total]
+            if not sink.pos and source.pos == before and total < out.size:
+                # no input left for a frame not finished (or none taken)
+                raise ValueError("zstd: the compressed data is cut short")
+    finally:
+        free(zds)
+
+
+class ZstdCodec(BytesBytesCodec):
+    """Zstandard compression, optionally with a content checksum."""
+
+    name = "zstd"
+
+    def __init__(self, level: int = 0, checksum: bool = False):
+        if not isinstance(level, int) or isinstance(level, bool):
+            raise MetadataError(f"zstd: level must be an int, got {level!r}")
+        if not isinstance(checksum, bool):
+            raise MetadataError(f"zstd: checksum must be a bool, got {checksum!r}")
+        self.level = level
+        self.checksum = checksum
+        self.codec = numcodecs.Zstd(level=level, checksum=checksum)
+
+    def configuration(self) -> dict[str, Any]:
+        return {"level": self.level, "checksum": self.checksum}
+
+    def encode(self, data: Any) -> bytes:
+        return ensure_bytes(self.codec.encode(data))
+
+    def decode(self, data: Any) -> Any:
+        return self.codec.decode(data)
+
+    def decode_limited(self, data: Any, limit: int) -> Any:
+        return decode_bounded(self.codec, data, limit)
+
+    decodes_into = True
+
+    def declared_size(self, data: Any) -> int | None:
+        """The content size in the zstd frame header (None when the frame does not say)."""
+        return zstd_frame_size(data)
+
+    def decode_into(self, data: Any, out: np.ndarray) -> None:
+        target = out.reshape(-1).view(np.uint8)
+        size = self.declared_size(data)
+        if size is None:  # a frame without its size: decoded apart (bounded), then copied
+            decoded = zstd_decode_upto(data, target.nbytes) if _ZSTD_STREAM is not None else self.codec.decode(data)
+            decoded = memoryview(ensure_bytes(decoded)).cast("B")
+            if len(decoded) != target.nbytes:
+                raise ValueError(f"zstd: decoded {len(decoded)} bytes, expected {target.nbytes}")
+            target[...] = np.frombuffer(decoded, dtype=np.uint8)
+            return
+        if size != target.nbytes:
+            raise ValueError(f"zstd: the frame holds {size} bytes, expected {target.nbytes}")
+        if size:
+            self.codec.decode(data, out=target)

@@ -1,0 +1,166 @@
+"""zarr-python 2's and 3's module names, in one table.
+
+Code written for zarr-python imports modules zarrkit does not organise the same way
+(``zarr.attrs``, ``zarr.meta``, ``zarr.dtype``...).  :data:`TABLE` says, for each such name,
+where its names really live; importing zarrkit creates those modules from it (and registers
+them in ``sys.modules``, so ``import zarrkit.attrs`` works).  To find the implementation of a
+name a zarr-python module offers, read its row.
+
+Two rows create no module:
+
+* ``storage``: zarr-python 2's functions of ``zarr.storage`` that belong to the layers above
+  the stores (creating an array, reading metadata).  ``zarrkit.storage`` reaches them through
+  :func:`lookup`, from its module ``__getattr__``; so do the stores for their
+  ``_metadata_class`` (the ``meta`` row's ``Metadata2``).  :mod:`zarrkit.storage.zarr2_names`
+  is the one place a lower layer names a higher one: by name, and only when used.
+* ``core``: not a row.  ``zarrkit.core`` is the engine package, and its ``Array`` and
+  ``Group`` are zarr-python 2's ``zarr.core.Array`` as they are.
+
+Examples
+--------
+>>> import zarrkit.attrs
+>>> from zarrkit.meta import Metadata2
+>>> zarrkit.dtype.Int8.__module__
+'zarrkit.metadata.zdtypes'
+>>> zarrkit.hierarchy.Group is zarrkit.Group
+True
+>>> from zarrkit.storage import init_array
+>>> init_array.__module__
+'zarrkit.api.creation'
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import sys
+from collections.abc import Iterator
+from types import ModuleType
+from typing import Any
+
+from .api import convenience as api_convenience
+from .api import copying, creation_like, opening, zarr2_storage
+from .api import creation as api_creation
+from .codecs import blosc_settings
+from .core import attributes
+from .core import group as core_group
+from .core import sync as core_sync
+from .metadata import consolidated, v2_documents, zdtypes
+from .storage import cache
+
+__all__ = ["TABLE", "lookup", "attrs", "blosc", "convenience", "creation", "dtype", "experimental",
+           "hierarchy", "meta", "sync"]
+
+#: Where a module's names come from: the real module itself (zarr-python's module *is* that
+#: module under another name), or pairs of a real module and the names taken from it, written
+#: ``"name"``, or ``"alias=name"`` for a name zarr-python spells differently.
+Row = ModuleType | tuple[tuple[ModuleType, str], ...]
+
+#: ``zarrkit.<key>`` (zarr-python's ``zarr.<key>``) -> where its names live
+TABLE: dict[str, Row] = {
+    # zarr-python 2
+    "attrs": ((attributes, "Attributes"),),
+    "blosc": blosc_settings,
+    "convenience": (
+        (api_convenience, "save save_array save_group load tree"),
+        (copying, "copy copy_all copy_store"),
+        (opening, "open consolidate_metadata open_consolidated"),
+    ),
+    "creation": (
+        (api_creation, "create empty zeros ones full array"),
+        (creation_like, "empty_like zeros_like ones_like full_like"),
+        (opening, "open_array open_like"),
+    ),
+    "hierarchy": ((core_group, "Group"), (opening, "group open_group")),
+    "meta": v2_documents,
+    "sync": ((core_sync, "ThreadSynchronizer ProcessSynchronizer"),),
+    "storage": (
+        (api_creation, "init_array init_group"),
+        (zarr2_storage, ("contains_array contains_group getsize listdir rmdir rename normalize_store_arg "
+                         "migrate_1to2")),
+        (consolidated, "ConsolidatedMetadataStore"),
+    ),
+    # zarr-python 3
+    "dtype": (
+        (zdtypes, ("Bool Complex64 Complex128 DateTime64 FixedLengthUTF32 Float16 Float32 Float64 "
+                   "Int8 Int16 Int32 Int64 MLDataType NullTerminatedBytes RawBytes Struct "
+                   "TimeDelta64 UInt8 UInt16 UInt32 UInt64 VariableLengthBytes VariableLengthUTF8 "
+                   "ZDType data_type_of parse_dtype parse_data_type=parse_dtype")),
+    ),
+    "experimental": ((cache, "CacheStore"),),
+    "experimental.cache_store": ((cache, "CacheStore"),),
+}
+
+#: rows of modules that exist already: their names are looked up, no module is made
+_NOT_MADE = ("storage",)
+
+
+def _entries(row: Row) -> Iterator[tuple[str, ModuleType, str]]:
+    """``(name in zarr-python, real module, name there)`` of each name of ``row``."""
+    if isinstance(row, ModuleType):
+        for name in row.__all__:
+            yield name, row, name
+        return
+    for source, names in row:
+        for entry in names.split():
+            alias, _, name = entry.partition("=")
+            yield alias, source, name or alias
+
+
+def lookup(module: str, name: str) -> Any:
+    """The object ``zarrkit.<module>.<name>`` stands for, as :data:`TABLE` says.
+
+    Parameters
+    ----------
+    module : str
+        A key of :data:`TABLE` (``'storage'``, ``'meta'``...).
+    name : str
+        A name of that module.
+
+    Returns
+    -------
+    object
+
+    Raises
+    ------
+    AttributeError
+        When the row has no such name.
+    """
+    for alias, source, real in _entries(TABLE[module]):
+        if alias == name:
+            return getattr(source, real)
+    raise AttributeError(f"module 'zarrkit.{module}' has no attribute {name!r}")
+
+
+def _module(key: str) -> ModuleType:
+    """The module ``zarrkit.<key>`` of :data:`TABLE`, registered in ``sys.modules``."""
+    name = f"zarrkit.{key}"
+    row = TABLE[key]
+    if isinstance(row, ModuleType):
+        module = row
+    else:
+        module = ModuleType(name)
+        sources = ", ".join(f":mod:`{source.__name__}`" for source, _ in row)
+        module.__doc__ = f"zarr-python's ``zarr.{key}``: names of {sources} (made by :mod:`zarrkit.compat`)."
+        module.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=True)
+        module.__path__ = []  # its rows may have rows below them (experimental.cache_store)
+        names = {alias: getattr(source, real) for alias, source, real in _entries(row)}
+        module.__dict__.update(names)
+        module.__all__ = list(names)  # type: ignore[attr-defined]
+    sys.modules[name] = module
+    parent, _, child = key.rpartition(".")
+    if parent:  # zarrkit.experimental.cache_store: an attribute of the module made before it
+        setattr(sys.modules[f"zarrkit.{parent}"], child, module)
+    return module
+
+
+_made = {key: _module(key) for key in TABLE if key not in _NOT_MADE}
+
+attrs = _made["attrs"]
+blosc = _made["blosc"]
+convenience = _made["convenience"]
+creation = _made["creation"]
+dtype = _made["dtype"]
+hierarchy = _made["hierarchy"]
+meta = _made["meta"]
+sync = _made["sync"]
+experimental = _made["experimental"]

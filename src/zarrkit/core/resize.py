@@ -1,0 +1,181 @@
+"""Changing an array's shape: :meth:`~zarrkit.core.array.Array.resize` and
+:meth:`~zarrkit.core.array.Array.append`, written in an order that a writer killed at any
+point leaves consistent (see :func:`resize_locked`)."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+
+from ..errors import ReadOnlyError, ShapeMismatchError
+from ..metadata.normalize import normalize_shape
+from ..metadata.v2 import ArrayMetadataV2
+from ..metadata.v3 import ArrayMetadataV3
+from ..storage.base import Store
+from .chunks import ChunkContext
+from .indexing import make_indexer
+from .stored import iter_stored
+from .write import write_selection
+
+__all__ = ["ResizeMethods", "Resizable", "resize_locked"]
+
+#: an array's metadata document as stored now: the metadata and a v3 document's attributes
+Document = tuple[Any, "dict[str, Any] | None"]
+
+
+class Resizable(Protocol):
+    """What changing an array's shape needs of it."""
+
+    _meta: ArrayMetadataV2 | ArrayMetadataV3
+    _path: str
+    _chunk_store: Store
+    _is_view: bool
+    _write_empty_chunks: bool
+    _synchronizer: Any
+
+    @property
+    def _ctx(self) -> ChunkContext: ...
+
+    def _check_writable(self) -> None: ...
+
+    def _metadata_lock(self) -> Any: ...
+
+    def _current_document(self) -> Document: ...
+
+    def _write_metadata(self, meta: Any, attributes: dict[str, Any] | None = None) -> None: ...
+
+
+class ResizeMethods:
+    """Resizing and appending to an array (methods of :class:`~zarrkit.core.array.Array`)."""
+
+    def resize(self: Resizable, *args: Any) -> None:
+        """Change the shape; chunks wholly outside a shrunk shape are deleted.
+
+        Parameters
+        ----------
+        *args : int or tuple of ints
+            The new shape: one int per dimension, or one tuple.
+
+        Raises
+        ------
+        ShapeMismatchError
+            The new shape has another number of dimensions.
+        ReadOnlyError
+            The array is read-only, or a view.
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> z = zarrkit.zeros((10, 10), chunks=(5, 5))
+        >>> z.resize(20, 10)
+        >>> z.shape
+        (20, 10)
+        """
+        check_resizable(self)
+        new_shape = normalize_shape(args[0] if len(args) == 1 else args)
+        if len(new_shape) != len(self._meta.shape):
+            raise ShapeMismatchError(
+                f"new shape {new_shape} must have {len(self._meta.shape)} dimensions like {self._meta.shape}"
+            )
+        with self._metadata_lock():
+            resize_locked(self, self._current_document(), new_shape)
+
+    def append(self: Resizable, data: Any, axis: int = 0) -> tuple[int, ...]:
+        """Append ``data`` along ``axis``; all other dimensions must match.
+
+        The rows are written before the shape that shows them: an append is all or nothing,
+        and concurrent appends (with a synchronizer) never claim the same rows.
+
+        Parameters
+        ----------
+        data : array-like
+            The values, with the array's number of dimensions.
+        axis : int, optional
+            The dimension to grow.
+
+        Returns
+        -------
+        tuple of ints
+            The new shape.
+
+        Raises
+        ------
+        ShapeMismatchError
+            The other dimensions of ``data`` differ from the array's.
+        ValueError
+            ``axis`` is out of range.
+
+        Examples
+        --------
+        >>> import numpy as np, zarrkit
+        >>> z = zarrkit.array(np.arange(6).reshape(2, 3), chunks=(1, 3))
+        >>> z.append(np.arange(3).reshape(1, 3))
+        (3, 3)
+        """
+        check_resizable(self)
+        data = np.asanyarray(data)
+        # the whole append holds the metadata lock: concurrent appends never claim the same rows
+        with self._metadata_lock():
+            current = self._current_document()
+            shape = current[0].shape
+            if not -len(shape) <= axis < len(shape):
+                raise ValueError(f"axis {axis} is out of range for a {len(shape)}-d array")
+            axis = axis % len(shape)
+            if data.ndim != len(shape) or any(
+                d != s for i, (d, s) in enumerate(zip(data.shape, shape)) if i != axis
+            ):
+                raise ShapeMismatchError(
+                    f"shape of data to append {data.shape} is not compatible with the array's "
+                    f"shape {shape}; all dimensions must match except dimension {axis}"
+                )
+            new_shape = tuple(s + data.shape[axis] if i == axis else s for i, s in enumerate(shape))
+            region = tuple(
+                slice(shape[axis], new_shape[axis]) if i == axis else slice(None)
+                for i in range(len(shape))
+            )
+            # the rows are written before the shape that shows them: an append is all or nothing
+            resize_locked(self, current, new_shape, appended=(region, data))
+        return new_shape
+
+
+def resize_locked(array: Resizable, current: Document, new_shape: tuple[int, ...], appended: Any = None) -> None:
+    """Write the metadata of ``new_shape`` in an order a writer killed at any point leaves
+    consistent: stored objects outside the current grid (left by an interrupted resize,
+    invisible until the array grows over them) deleted first, ``appended`` (``(region,
+    data)``) written out of sight, the new metadata, then a shrunk grid's objects deleted.
+
+    ``current`` is the document as stored now, read under the same lock: no stored object
+    inside its shape is deleted, only those outside it or outside ``new_shape``."""
+    old, attributes = current
+    new = old.evolve(shape=new_shape)
+    old_grid, new_grid = old.storage_grid.grid_shape, new.storage_grid.grid_shape
+    leftovers, shrunk = [], []
+    for c, key in iter_stored(array._ctx, old, within=False):
+        if any(i >= m for i, m in zip(c, old_grid)):
+            leftovers.append(key)
+        elif any(i >= m for i, m in zip(c, new_grid)):
+            shrunk.append(key)
+    # a transactional store (Icechunk) has no crash window, but refuses to write, and
+    # ignores deleting, objects outside the shape its metadata has: there the shrunk grid's
+    # objects go first, then the new metadata, then the appended rows
+    transactional = array._chunk_store.transactional
+    for key in leftovers + shrunk if transactional else leftovers:
+        array._chunk_store.delete(key)
+    if transactional:
+        array._write_metadata(new, attributes)
+    if appended is not None:
+        region, data = appended
+        ctx = ChunkContext.build(array._chunk_store, array._path, new)
+        write_selection(ctx, make_indexer(region, new.shape, ctx.grid, "basic"), data,
+                        write_empty_chunks=array._write_empty_chunks, synchronizer=array._synchronizer)
+    if not transactional:
+        array._write_metadata(new, attributes)
+        for key in shrunk:
+            array._chunk_store.delete(key)
+
+
+def check_resizable(array: Resizable) -> None:
+    if array._is_view:
+        raise ReadOnlyError("not permitted for views")
+    array._check_writable()

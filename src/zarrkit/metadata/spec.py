@@ -1,0 +1,320 @@
+"""What a new array is to be: :class:`ArraySpec`, the arguments of either API generation in
+one vocabulary.
+
+zarr-python 2's ``create(shape, chunks, dtype, compressor, ...)`` with its h5py-style and
+legacy keywords, and zarr-python 3's ``create_array(shape=, shards=, compressors=,
+serializer=, ...)`` are each normalised once into an :class:`ArraySpec`
+(:func:`classic_spec`, :func:`zarr3_spec`); :func:`~zarrkit.metadata.build.build_metadata`
+makes the metadata object from it.  Nothing here touches a store.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numcodecs
+import numpy as np
+
+from ..codecs.registry import get_codec
+from ..codecs.zstd import ZstdCodec
+from ..config import config
+from ..config import config as _settings  # the name zarr3_spec's config= argument shadows
+from .codec_args import check_codec_argument, to_v2_codec
+from .normalize import ZARR3_CHUNK_BASE, guess_chunks, normalize_shape
+from .v3 import ChunkKeyEncoding
+from .zdtypes import VariableLengthBytes, VariableLengthUTF8, ZDType
+
+__all__ = [
+    "ArraySpec", "AUTO", "classic_spec", "zarr3_spec", "check_codec_arguments", "legacy_format",
+    "zarr_format_arg", "pop_h5py_compression", "pop_h5py_fillvalue", "reject_unknown", "check_create_mode",
+    "chunk_key_encoding_arg", "default_compressor", "dtype_arg", "h5py_compressor",
+]
+
+#: ``compressors=``'s "not given": ``compressor`` says (zarr-python 3's ``'auto'``)
+AUTO = "auto"
+
+
+@dataclass(frozen=True)
+class ArraySpec:
+    """A new array's description, whichever API generation's arguments it came from.
+
+    The fields are the creation arguments as :func:`~zarrkit.metadata.build.build_metadata`
+    takes them; those of zarr-python 3 alone (``shards`` ... ``compressors``) are ``None``
+    (``compressors``: :data:`AUTO`) when not given, and refused for ``zarr_format=2``.
+    """
+
+    shape: Any
+    chunks: Any = True
+    dtype: Any = None
+    zarr_format: int = 3
+    fill_value: Any = None
+    order: str = "C"
+    compressor: Any = "default"
+    filters: Any = None
+    object_codec: Any = None
+    dimension_separator: str | None = None
+    attributes: dict[str, Any] | None = None
+    shards: Any = None
+    dimension_names: Any = None
+    codecs: Any = None
+    chunk_key_encoding: Any = None
+    serializer: Any = None
+    compressors: Any = AUTO
+
+    def zarr3_options(self) -> dict[str, Any]:
+        """The zarr-python 3 arguments given, by name."""
+        options = {
+            "shards": self.shards, "dimension_names": self.dimension_names, "codecs": self.codecs,
+            "chunk_key_encoding": self.chunk_key_encoding, "serializer": self.serializer,
+        }
+        given = {k: v for k, v in options.items() if v is not None}
+        if not _is_auto(self.compressors):
+            given["compressors"] = self.compressors
+        return given
+
+
+def _is_auto(value: Any) -> bool:
+    return isinstance(value, str) and value == AUTO
+
+
+def dtype_arg(dtype: Any) -> Any:
+    """A creation function's ``dtype=`` as NumPy (or the string forms of variable-length
+    strings and bytes) takes it: a ``zarrkit.dtype`` object becomes its NumPy dtype."""
+    if isinstance(dtype, VariableLengthUTF8):
+        return "str"
+    if isinstance(dtype, VariableLengthBytes):
+        return "bytes"
+    if isinstance(dtype, ZDType):
+        return dtype.to_native_dtype()
+    if isinstance(dtype, np.dtype) and dtype.kind == "T":  # NumPy 2's StringDType
+        return "str"
+    return dtype
+
+
+def chunk_key_encoding_arg(value: Any) -> ChunkKeyEncoding:
+    """A creation function's ``chunk_key_encoding=``: None (the default encoding), an object,
+    its JSON form, or zarr-python 3's ``{"name": ..., "separator": ...}``."""
+    if value is None:
+        return ChunkKeyEncoding()
+    if isinstance(value, ChunkKeyEncoding):
+        return value
+    if isinstance(value, dict) and "configuration" not in value and set(value) <= {"name", "separator"}:
+        value = {"name": value.get("name"), "configuration": {k: v for k, v in value.items() if k == "separator"}}
+    return ChunkKeyEncoding.from_json(value, "chunk_key_encoding")
+
+
+def default_compressor() -> Any:
+    """The compressor of new arrays when none is given: ``config.default_compressor`` (which
+    zarr-python 2 code sets as ``zarrkit.storage.default_compressor``)."""
+    return config.default_compressor
+
+
+def h5py_compressor(compression: Any, compression_opts: Any) -> Any:
+    """Translate h5py's ``compression=``/``compression_opts=`` into a numcodecs compressor.
+
+    ``'gzip'`` is HDF5's deflate filter, i.e. a zlib stream: it maps to ``Zlib``.
+    """
+    if compression is None or compression == "none":
+        return None
+    if compression == "default":
+        return default_compressor()
+    if not isinstance(compression, str):
+        return compression
+    codec_id = "zlib" if compression == "gzip" else compression
+    if isinstance(compression_opts, dict):
+        return get_codec({"id": codec_id, **compression_opts}, "compression")
+    if compression_opts is None:
+        return get_codec({"id": codec_id}, "compression")
+    if codec_id in ("zlib", "bz2", "gzip"):
+        return get_codec({"id": codec_id, "level": compression_opts}, "compression")
+    if codec_id == "blosc" and isinstance(compression_opts, (list, tuple)):
+        return numcodecs.Blosc(*compression_opts)
+    raise ValueError(
+        f"compression_opts {compression_opts!r} is not understood for compression {compression!r}"
+    )
+
+
+#: the words a codec argument may be instead of codecs: its default, and zarr-python 2's "none"
+_CODEC_WORDS = {
+    "compressor": ("default", "auto", "none"), "compressors": ("default", "auto", "none"),
+    "serializer": ("auto",), "filters": (), "codecs": (), "object_codec": (),
+}
+
+
+def check_codec_arguments(**given: Any) -> None:
+    """Check, as they enter, that the codec arguments given by name (``compressor=``,
+    ``compressors=``, ``filters=``, ``serializer=``, ``codecs=``, ``object_codec=``) are codecs
+    in one of their accepted forms, so that a mistake is named as the argument it was given
+    as, before anything else.  Which codecs a format knows is checked when the metadata is
+    built."""
+    for name, value in given.items():
+        check_codec_argument(value, name, many=name not in ("compressor", "serializer", "object_codec"),
+                             words=_CODEC_WORDS[name])
+
+
+def zarr_format_arg(zarr_format: Any) -> int:
+    """``zarr_format=`` checked, ``zarrkit.config.zarr_format`` when not given."""
+    zarr_format = config.zarr_format if zarr_format is None else zarr_format
+    if zarr_format not in (2, 3):
+        raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
+    return int(zarr_format)
+
+
+def check_create_mode(mode: str | None) -> None:
+    """zarr-python 3's creation functions take a ``mode``; those that create an array refuse
+    the reading ones."""
+    if mode not in (None, "w", "w-", "x", "a"):
+        raise ValueError(f"mode must be 'w', 'w-', 'x' or 'a' to create an array, got {mode!r}")
+
+
+def pop_h5py_compression(compressor: Any, kwargs: dict[str, Any]) -> Any:
+    """h5py's ``compression=``/``compression_opts=``; an explicit ``compressor=`` wins, with a
+    warning that they are ignored (as zarr-python 2 does)."""
+    if "compression" in kwargs or "compression_opts" in kwargs:
+        compression = kwargs.pop("compression", "default")
+        opts = kwargs.pop("compression_opts", None)
+        if not (isinstance(compressor, str) and compressor == "default"):
+            warnings.warn(
+                f"compressor={compressor!r} is given: compression={compression!r} and "
+                f"compression_opts={opts!r} are ignored",
+                UserWarning,
+                stacklevel=4,
+            )
+            return compressor
+        return h5py_compressor(compression, opts)
+    return compressor
+
+
+def pop_h5py_fillvalue(fill_value: Any, kwargs: dict[str, Any], default: Any) -> Any:
+    """h5py's ``fillvalue=`` spelling of ``fill_value=`` (zarr-python 2 takes both)."""
+    if "fillvalue" not in kwargs:
+        return fill_value
+    value = kwargs.pop("fillvalue")
+    if fill_value is not default and fill_value != value:
+        raise ValueError(f"fillvalue={value!r} contradicts fill_value={fill_value!r}")
+    return value
+
+
+def legacy_format(kwargs: dict[str, Any], zarr_format: int | None, fn: str) -> int | None:
+    """Take zarr-python 2.18's keywords out of ``kwargs``: ``zarr_version`` names the format,
+    ``storage_transformers`` may only be empty (v3 sharding is ``shards=``), ``meta_array`` and
+    ``partial_decompress`` choose buffers and read strategies zarrkit picks itself."""
+    version = kwargs.pop("zarr_version", None)
+    transformers = kwargs.pop("storage_transformers", None)
+    if transformers:
+        raise ValueError(
+            f"{fn}(): storage_transformers are not supported, got {transformers!r}; "
+            "for sharding give shards= to create_array"
+        )
+    kwargs.pop("meta_array", None)
+    kwargs.pop("partial_decompress", None)
+    if version is None:
+        return zarr_format
+    if version not in (2, 3):
+        raise ValueError(f"{fn}(): zarr_version must be 2 or 3, got {version!r}")
+    if zarr_format is not None and zarr_format != version:
+        raise ValueError(f"{fn}(): zarr_version={version!r} contradicts zarr_format={zarr_format!r}")
+    return int(version)
+
+
+#: h5py ``create_dataset`` options with no Zarr meaning: ignored with a warning, as zarr-python
+#: 2 does, so h5py code runs; any other unknown keyword is an error (a typo is not ignored).
+_H5PY_IGNORED = frozenset({
+    "shuffle", "fletcher32", "maxshape", "scaleoffset", "track_times", "track_order",
+    "external", "allow_unknown_filter", "rdcc_nbytes", "rdcc_w0", "rdcc_nslots",
+})
+
+
+def reject_unknown(kwargs: dict[str, Any], fn: str) -> None:
+    """Refuse the keywords left in ``kwargs`` (a ``TypeError``), but for h5py's options with no
+    Zarr meaning, ignored with a warning."""
+    kwargs.pop("storage_options", None)
+    for key in sorted(_H5PY_IGNORED & kwargs.keys()):
+        kwargs.pop(key)
+        warnings.warn(
+            f"{fn}(): ignoring keyword argument {key!r} (an h5py option with no Zarr equivalent)",
+            UserWarning,
+            stacklevel=4,
+        )
+    if kwargs:
+        raise TypeError(f"{fn}() got unexpected keyword argument(s) {sorted(kwargs)}")
+
+
+def classic_spec(
+    shape: Any, chunks: Any = True, dtype: Any = None, compressor: Any = "default", fill_value: Any = 0,
+    order: str = "C", filters: Any = None, object_codec: Any = None, dimension_separator: str | None = None,
+    zarr_format: int | None = None, *, attributes: dict[str, Any] | None = None, mode: str | None = None,
+    shards: Any = None, dimension_names: Any = None, codecs: Any = None, chunk_key_encoding: Any = None,
+    serializer: Any = None, compressors: Any = AUTO, kwargs: dict[str, Any] | None = None, fn: str = "create",
+) -> ArraySpec:
+    """The :class:`ArraySpec` of zarr-python 2's ``create`` arguments (with zarr-python 3's
+    keywords it also takes); ``kwargs`` holds the legacy and h5py keywords, taken out or
+    refused (a ``TypeError`` names ``fn``)."""
+    kwargs = {} if kwargs is None else kwargs
+    zarr_format = zarr_format_arg(legacy_format(kwargs, zarr_format, fn))
+    compressor = pop_h5py_compression(compressor, kwargs)
+    check_codec_arguments(
+        compressor=compressor, filters=filters, object_codec=object_codec, serializer=serializer, codecs=codecs,
+        **({} if _is_auto(compressors) else {"compressors": compressors}),
+    )
+    fill_value = pop_h5py_fillvalue(fill_value, kwargs, 0)
+    check_create_mode(mode)
+    reject_unknown(kwargs, fn)
+    return ArraySpec(
+        shape=shape, chunks=chunks, dtype=dtype, zarr_format=zarr_format, fill_value=fill_value, order=order,
+        compressor=compressor, filters=filters, object_codec=object_codec, dimension_separator=dimension_separator,
+        attributes=attributes, shards=shards, dimension_names=dimension_names, codecs=codecs,
+        chunk_key_encoding=chunk_key_encoding, serializer=serializer, compressors=compressors,
+    )
+
+
+def zarr3_spec(
+    shape: Any, *, dtype: Any = "float64", chunks: Any = "auto", shards: Any = None, filters: Any = None,
+    compressors: Any = AUTO, serializer: Any = AUTO, fill_value: Any = None, order: str | None = None,
+    zarr_format: int | None = None, attributes: dict[str, Any] | None = None, chunk_key_encoding: Any = None,
+    dimension_names: Any = None, codecs: Any = None, config: dict[str, Any] | None = None,
+) -> ArraySpec:
+    """The :class:`ArraySpec` of zarr-python 3's ``create_array`` arguments; ``config`` is its
+    per-array settings (``order`` is taken from it when not given, then from
+    ``zarrkit.config.order``)."""
+    zarr_format = zarr_format_arg(zarr_format)
+    check_codec_arguments(compressors=compressors, filters=filters, serializer=serializer, codecs=codecs)
+    array_config = dict(config or {})
+    unknown = set(array_config) - {"order", "write_empty_chunks"}
+    if unknown:
+        raise TypeError(f"config: unknown array setting(s) {sorted(unknown)}; expected 'order', 'write_empty_chunks'")
+    if order is None:
+        order = array_config.get("order") or _settings.order
+    if codecs is not None and (filters is not None or shards is not None or not _is_auto(compressors)
+                               or not _is_auto(serializer)):
+        raise TypeError("give either codecs= or filters=/serializer=/compressors=/shards=, not both")
+    compressor: Any = "default" if _is_auto(compressors) else compressors
+    dimension_separator = None
+    if zarr_format == 2:
+        if shards is not None or codecs is not None or dimension_names is not None or serializer not in (AUTO, None):
+            raise TypeError("shards, codecs, serializer and dimension_names need zarr_format=3")
+        if isinstance(compressor, (list, tuple)):
+            if len(compressor) > 1:
+                raise ValueError(f"compressors: a zarr_format=2 array takes at most one, got {len(compressor)}")
+            compressor = compressor[0] if compressor else None
+        if compressor is not None and not (isinstance(compressor, str) and compressor == "default"):
+            compressor = to_v2_codec(compressor, "compressors")  # errors name the argument given
+        if chunk_key_encoding is not None:
+            dimension_separator = chunk_key_encoding_arg(chunk_key_encoding).separator
+        chunk_key_encoding, serializer = None, None
+    if isinstance(chunks, str) and chunks == "auto":  # zarr-python 3's guess (larger chunks than 2's)
+        try:
+            itemsize = np.dtype(dtype_arg(dtype)).itemsize
+        except TypeError:
+            itemsize = 0  # a string dtype ('str'), or one refused with its reason later
+        chunks = guess_chunks(normalize_shape(shape), itemsize, ZARR3_CHUNK_BASE) if itemsize else True
+    if _is_auto(compressors) and zarr_format == 3 and codecs is None:
+        compressor = [ZstdCodec(level=0, checksum=False)]  # zarr-python 3's default
+    return ArraySpec(
+        shape=shape, chunks=chunks, dtype=dtype, zarr_format=zarr_format, fill_value=fill_value, order=order,
+        compressor=compressor, filters=filters, dimension_separator=dimension_separator, attributes=attributes,
+        shards=shards, dimension_names=dimension_names, codecs=codecs, chunk_key_encoding=chunk_key_encoding,
+        serializer=serializer if zarr_format == 2 or serializer not in (AUTO, None) else AUTO,
+    )

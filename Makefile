@@ -19,7 +19,7 @@ DEMO_PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3 \
                    && { echo "$$p"; break; }; \
                done)
 
-.PHONY: demo test test-quick bench bench-quick lint clean compat-zarr2 compat-zarr3 docs docs-check
+.PHONY: demo test test-quick bench bench-quick lint clean compat-zarr2 compat-zarr3 compat-zarr3-tests compat-xarray docs docs-check
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "error: Python 3.12 not found (install it or pass PYTHON=...)" >&2; exit 1; }
@@ -66,6 +66,14 @@ compat-zarr2: $(STAMP)
 # outputs compared block by block (downloads the zarr 3 sdist to a temp dir; VERBOSE=1 shows diffs)
 compat-zarr3: $(STAMP)
 	$(PY) tools/zarr3_guide.py $(if $(VERBOSE),--verbose)
+
+# zarr-python 3.4.2's public-API tests, run with zarr-python and with zarrkit as `zarr` (sdist in a temp dir)
+compat-zarr3-tests: $(STAMP)
+	$(PY) tools/zarr3_suite.py
+
+# xarray's own Zarr backend tests, run with zarr-python and with zarrkit as `zarr` (sdist in a temp dir)
+compat-xarray: $(STAMP)
+	$(PY) tools/xarray_suite.py
 
 # the documentation site: mkdocs-material + mkdocstrings, built with --strict into site/
 DOCS_STAMP := $(VENV)/.installed-docs

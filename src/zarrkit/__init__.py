@@ -14,6 +14,8 @@ Examples
 from types import ModuleType as _ModuleType
 
 from . import errors
+from .api import asynchronous as _asynchronous  # noqa: F401  (zarr.api.asynchronous, loaded with the package)
+from .api.async_nodes import AsyncArray, AsyncGroup
 from .api.convenience import copy, copy_all, copy_store, load, save, save_array, save_group, tree
 from .api.conversion import convert
 from .api.creation import array, create, create_array, empty, full, ones, zeros
@@ -93,6 +95,8 @@ def __getattr__(name: str) -> _ModuleType:
 
 __all__ = [
     "Array",
+    "AsyncArray",
+    "AsyncGroup",
     "create_group",
     "create_hierarchy",
     "from_array",

@@ -6,13 +6,15 @@ where its names really live; importing zarrkit creates those modules from it (an
 them in ``sys.modules``, so ``import zarrkit.attrs`` works).  To find the implementation of a
 name a zarr-python module offers, read its row.
 
-Two rows create no module:
+Two rows create no module; lower layers find their names through :func:`lookup`, by name and
+only when used (:mod:`zarrkit.storage.zarr2_names` is the one place that does it):
 
 * ``storage``: zarr-python 2's functions of ``zarr.storage`` that belong to the layers above
-  the stores (creating an array, reading metadata).  ``zarrkit.storage`` reaches them through
-  :func:`lookup`, from its module ``__getattr__``; so do the stores for their
-  ``_metadata_class`` (the ``meta`` row's ``Metadata2``).  :mod:`zarrkit.storage.zarr2_names`
-  is the one place a lower layer names a higher one: by name, and only when used.
+  the stores (creating an array, reading metadata).  ``zarrkit.storage`` reaches them from its
+  module ``__getattr__``; so do the stores for their ``_metadata_class`` (the ``meta`` row's
+  ``Metadata2``).
+* ``api.asynchronous``: the asynchronous facade's classes, which ``Array._async_array`` and
+  ``Group._async_group`` (zarr-python 3's names) wrap their node in.
 * ``core``: not a row.  ``zarrkit.core`` is the engine package, and its ``Array`` and
   ``Group`` are zarr-python 2's ``zarr.core.Array`` as they are.
 
@@ -37,8 +39,8 @@ from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
+from .api import async_nodes, copying, creation_like, opening, zarr2_storage
 from .api import convenience as api_convenience
-from .api import copying, creation_like, opening, zarr2_storage
 from .api import creation as api_creation
 from .codecs import blosc_settings
 from .core import attributes
@@ -88,10 +90,13 @@ TABLE: dict[str, Row] = {
     ),
     "experimental": ((cache, "CacheStore"),),
     "experimental.cache_store": ((cache, "CacheStore"),),
+    # zarr-python 3's Array._async_array / Group._async_group: the asynchronous facade's classes,
+    # found by name from core/ (which lies below the facade); the module exists, none is made
+    "api.asynchronous": ((async_nodes, "AsyncArray AsyncGroup"),),
 }
 
 #: rows of modules that exist already: their names are looked up, no module is made
-_NOT_MADE = ("storage",)
+_NOT_MADE = ("storage", "api.asynchronous")
 
 
 def _entries(row: Row) -> Iterator[tuple[str, ModuleType, str]]:

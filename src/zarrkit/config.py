@@ -54,6 +54,14 @@ ZARR3_NO_EFFECT = {
 }
 
 
+#: the sections of zarr-python 3's keys that mean something here
+_KNOWN_SECTIONS = {k.split(".")[0] for k in (*ZARR3_KEYS, *ZARR3_NO_EFFECT) if "." in k}
+
+
+def _plugin_key(key: str) -> bool:
+    return "." in key and key.split(".")[0] not in _KNOWN_SECTIONS
+
+
 def _default_threads() -> int:
     return max(os.cpu_count() or 1, 1)
 
@@ -140,7 +148,9 @@ class Config:
     def _resolve(self, changes: Mapping[str, object]) -> dict[str, object]:
         names = {f.name for f in fields(self) if not f.name.startswith("_")}
         changes = dict(changes)
-        for key in [k for k in changes if k in ZARR3_NO_EFFECT]:
+        # zarr-python 3 takes any dotted key (plug-ins read their own): those of other sections are
+        # kept and given back; in the sections known here an unknown key is a typo, refused below
+        for key in [k for k in changes if k in ZARR3_NO_EFFECT or _plugin_key(k)]:
             self._no_effect[key] = changes.pop(key)
         resolved = {ZARR3_KEYS.get(k, k): v for k, v in changes.items()}
         unknown = set(resolved) - names
@@ -156,12 +166,13 @@ class Config:
         """Change settings now; as a context manager (``with config.set(...)``) the previous
         values come back when the block ends.  Settings are given as keywords or as a mapping
         (zarr-python 3's dotted keys included)."""
+        no_effect = dict(self._no_effect)
         resolved = self._resolve({**(changes or {}), **kwargs})
         with self._lock:
             previous = {k: getattr(self, k) for k in resolved}
             for k, v in resolved.items():
                 setattr(self, k, v)
-        return _Restore(self, previous)
+        return _Restore(self, previous, no_effect)
 
     def update(self, changes: Mapping[str, object] | None = None, **kwargs: object) -> None:
         """Change settings permanently."""
@@ -169,7 +180,7 @@ class Config:
 
     def get(self, key: str, default: Any = None) -> Any:
         """A setting by its name or zarr-python 3's dotted key (``'threading.max_workers'``)."""
-        if key in ZARR3_NO_EFFECT:
+        if key in self._no_effect:
             return self._no_effect[key]
         name = ZARR3_KEYS.get(key, key)
         if name.startswith("_") or name not in {f.name for f in fields(self)}:
@@ -184,6 +195,33 @@ class Config:
                 if not f.name.startswith("_"):
                     setattr(self, f.name, getattr(fresh, f.name))
             self._no_effect = dict(ZARR3_NO_EFFECT)
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """All settings as zarr-python 3's nested dict (``config.config['array']['order']``):
+        its dotted keys split at the dots, then this module's own setting names."""
+        nested: dict[str, Any] = {}
+        flat = {**{k: self.get(k) for k in ZARR3_KEYS if k != "default_zarr_version"}, **self._no_effect}
+        for key, value in flat.items():
+            *parents, leaf = key.split(".")
+            node = nested
+            for part in parents:
+                node = node.setdefault(part, {})
+            node[leaf] = value
+        for f in fields(self):
+            if not f.name.startswith("_"):
+                nested.setdefault(f.name, getattr(self, f.name))
+        return nested
+
+    def enable_gpu(self) -> Config:
+        """zarr-python 3's switch to GPU buffers; not available here.
+
+        Raises
+        ------
+        NotImplementedError
+            Always: zarrkit reads and writes chunks in host memory only.
+        """
+        raise NotImplementedError("GPU support (zarr-python 3's config.enable_gpu) is not available in zarrkit")
 
     def pprint(self, **kwargs: Any) -> None:
         """Print the settings (keywords go to :func:`pprint.pprint`: ``stream``, ``width``...)."""
@@ -217,9 +255,10 @@ class Config:
 class _Restore:
     """What :meth:`Config.set` returns: the change is made; leaving a ``with`` block undoes it."""
 
-    def __init__(self, config: Config, previous: dict[str, object]):
+    def __init__(self, config: Config, previous: dict[str, object], no_effect: dict[str, object] | None = None):
         self._config = config
         self._previous = previous
+        self._no_effect = no_effect
 
     def __enter__(self) -> Config:
         return self._config
@@ -228,6 +267,8 @@ class _Restore:
         with self._config._lock:
             for k, v in self._previous.items():
                 setattr(self._config, k, v)
+            if self._no_effect is not None:
+                self._config._no_effect = dict(self._no_effect)
 
 
 config = Config()

@@ -281,7 +281,7 @@ class MetadataTarget:
     name = "metadata"
     max_len = 8192
     dictionary = tuple(JSON_TOKENS)
-    coverage_parts = ("metadata", "core/group.py", "core/navigation.py", "api.py")
+    coverage_parts = ("metadata", "core/group.py", "core/navigation.py", "api/opening.py")
 
     @functools.cached_property
     def bases(self) -> list[dict[str, bytes]]:

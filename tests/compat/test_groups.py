@@ -10,12 +10,12 @@ import pickle
 import numcodecs
 import numpy as np
 import pytest
+from zarrkit.attrs import Attributes
+from zarrkit.hierarchy import Group
 
 import zarrkit
 from zarrkit import errors
-from zarrkit.attrs import Attributes
 from zarrkit.core.info import InfoReporter
-from zarrkit.hierarchy import Group
 from zarrkit.storage import (
     CountingStore,
     DirectoryStore,

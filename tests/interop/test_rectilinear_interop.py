@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import zarrkit
-from zarrkit.cli import main as cli_main
 from zarrkit.api.conversion import v3_to_v2_metadata
+from zarrkit.cli import main as cli_main
 from zarrkit.errors import MetadataError
 
 zarr = pytest.importorskip("zarr")

@@ -10,7 +10,7 @@ import math
 import os
 import re
 from collections.abc import Callable
-from typing import Any, Self
+from typing import Any, Self, cast
 
 import numpy as np
 
@@ -239,7 +239,8 @@ def _set_h5py_attrs(obj: Any, attrs: dict[str, Any]) -> None:
 def _attrs_dict(obj: Any) -> dict[str, Any]:
     attrs = obj.attrs
     if hasattr(attrs, "asdict"):
-        return attrs.asdict()
+        # obj is any array or group (zarrkit's, h5py's): attributes with asdict are zarrkit's
+        return cast(dict[str, Any], attrs.asdict())
     return {str(k): _json_value(v) for k, v in attrs.items()}
 
 

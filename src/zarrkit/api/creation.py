@@ -27,9 +27,11 @@ from ..core.creation_like import AS_SOURCE, data_args, fixed_fill, given_args
 from ..metadata.normalize import normalize_path
 from ..metadata.spec import (
     ArraySpec,
+    array_config_arg,
     check_codec_arguments,
     legacy_format,
     reject_unknown,
+    with_array_config,
     zarr3_spec,
     zarr_format_arg,
 )
@@ -49,7 +51,7 @@ def create_classic(kwargs: dict[str, Any], data: Any = None) -> Array:
     chunk_store = kwargs.pop("chunk_store", None)
     path = kwargs.pop("path", None)
     storage_options = kwargs.pop("storage_options", None)
-    request = classic_request(**kwargs)
+    request = classic_request(**with_array_config(kwargs))
     stores = open_stores(store, chunk_store, storage_options=storage_options)
     return create_array_node(
         stores, path, request.spec, overwrite=request.overwrite, options=request.options, data=data,
@@ -556,7 +558,7 @@ def create_array(
     )
     if write_empty_chunks is None:
         # zarr-python 3 leaves chunks that hold only the fill value unwritten by default
-        write_empty_chunks = dict(config or {}).get("write_empty_chunks", False)
+        write_empty_chunks = array_config_arg(config).get("write_empty_chunks", False)
     stores = open_stores(store, storage_options=storage_options)
     options = ArrayOptions(synchronizer=synchronizer, write_empty_chunks=write_empty_chunks)
     return create_array_node(stores, name, spec, overwrite=overwrite, options=options)

@@ -13,7 +13,7 @@ from ..core.array import Array
 from ..core.creation import write_group_node
 from ..core.group import Group, GroupMetadata
 from ..metadata.normalize import normalize_path
-from ..metadata.spec import zarr_format_arg
+from ..metadata.spec import array_config_arg, zarr_format_arg
 from ..storage.base import StoreLike
 from ..storage.coerce import open_stores
 from .creation import create_array
@@ -237,7 +237,8 @@ def from_array(
         options.pop("serializer", None)
     array = create_array(
         store, name=name, shape=data.shape, dtype=data.dtype, fill_value=fill_value,
-        order=order or "C", zarr_format=zarr_format, attributes=attributes, overwrite=overwrite,
+        order=order or array_config_arg(kwargs.get("config")).get("order", "C"), zarr_format=zarr_format,
+        attributes=attributes, overwrite=overwrite,
         storage_options=storage_options, **options, **kwargs,
     )
     if write_data:

@@ -33,6 +33,7 @@ from ..metadata.spec import (
     pop_h5py_compression,
     pop_h5py_fillvalue,
     reject_unknown,
+    with_array_config,
     zarr_format_arg,
 )
 from ..storage.base import StoreLike, describe_location
@@ -193,6 +194,9 @@ def open_array(
     compressor = pop_h5py_compression(compressor, kwargs)
     fill_value = pop_h5py_fillvalue(fill_value, kwargs, 0)
     zarr_format = legacy_format(kwargs, zarr_format, "open_array")
+    given = with_array_config({"order": order, "write_empty_chunks": write_empty_chunks,
+                               "config": kwargs.pop("config", None)})
+    order, write_empty_chunks = given["order"], given["write_empty_chunks"]
     reject_unknown(kwargs, "open_array")
     stores = open_stores(store, chunk_store, read_only=(mode == "r"), storage_options=storage_options)
     path = normalize_path(path)
@@ -448,7 +452,8 @@ def _no_store() -> None:
 
 
 def consolidate_metadata(
-    store: Any, path: str | None = None, storage_options: dict[str, Any] | None = None
+    store: Any, path: str | None = None, zarr_format: int | None = None,
+    storage_options: dict[str, Any] | None = None,
 ) -> Group:
     """Gather all metadata of a hierarchy into one document, so opening it takes one read.
 
@@ -461,6 +466,9 @@ def consolidate_metadata(
         The store holding the hierarchy.
     path : str, optional
         Path of the group whose hierarchy is consolidated (default: the root).
+    zarr_format : {2, 3}, optional
+        Format of the group (default: the one found).  The group is reopened as this format,
+        as zarr-python 3 does.
     storage_options : dict, optional
         Options of the remote file system when ``store`` is a URL.
 
@@ -479,9 +487,11 @@ def consolidate_metadata(
     >>> '.zmetadata' in store
     True
     """
+    if zarr_format not in (None, 2, 3):
+        raise ValueError(f"zarr_format must be 2, 3 or None, got {zarr_format!r}")
     s = open_store(store, storage_options=storage_options)
     consolidate(s, normalize_path(path))
-    return open_consolidated(s, mode="r", path=path)
+    return open_consolidated(s, mode="r", path=path, zarr_format=zarr_format)
 
 
 def open_consolidated(

@@ -8,7 +8,7 @@ import os
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -160,7 +160,8 @@ def write_block(dest: Any) -> tuple[int, ...] | ChunkGrid:
     """The unit a streaming copy writes into ``dest`` at once: its shard, else its chunk (the
     grid of them for a zarrkit array)."""
     if isinstance(dest, Array):
-        return dest.metadata.storage_grid
+        # Array.metadata is typed Any (either format's); both give their storage grid
+        return cast(ChunkGrid, dest.metadata.storage_grid)
     chunks = getattr(dest, "chunks", None)
     if chunks:
         return tuple(chunks)

@@ -8,6 +8,7 @@ import contextlib
 import itertools
 import json
 import math
+from collections.abc import Iterator
 from typing import Any
 
 from ..api.conversion import mixed_documents
@@ -161,11 +162,19 @@ def group_info_text(grp: Group, loc: Location, info: dict[str, Any]) -> str:
     return render_text(items, report_width(d.zarr_format, "group"))
 
 
-def cmd_info(args: argparse.Namespace) -> int:
+@contextlib.contextmanager
+def _opened(args: argparse.Namespace) -> Iterator[tuple[Location, Any]]:
+    """The location and node the command names, its store open (and closed after); a note on
+    stderr where a copy into it was interrupted."""
     loc = locate(args.path_arg, args.path)
     with contextlib.closing(_open_store(loc)) as store:
         node = _open_node(store, loc)
         _note_interrupted(store, loc)
+        yield loc, node
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    with _opened(args) as (loc, node):
         if isinstance(node, Array):
             if args.json:
                 print(json.dumps(_array_info(node, loc), indent=2, sort_keys=False, allow_nan=True))
@@ -182,10 +191,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 # -- tree / ls -------------------------------------------------------------------------------------
 def cmd_tree(args: argparse.Namespace) -> int:
-    loc = locate(args.path_arg, args.path)
-    with contextlib.closing(_open_store(loc)) as store:
-        node = _open_node(store, loc)
-        _note_interrupted(store, loc)
+    with _opened(args) as (_, node):
         if isinstance(node, Array):
             print(f"{_display_name(node)} {node.shape} {node.dtype}")
         else:
@@ -194,20 +200,20 @@ def cmd_tree(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _array_entry(name: str, arr: Array) -> dict[str, Any]:
+    return {"name": name, "node_type": "array", "shape": list(arr.shape), "dtype": str(arr.dtype),
+            "chunks": chunks_json(arr)}
+
+
 def cmd_ls(args: argparse.Namespace) -> int:
-    loc = locate(args.path_arg, args.path)
-    with contextlib.closing(_open_store(loc)) as store:
-        node = _open_node(store, loc)
-        _note_interrupted(store, loc)
+    with _opened(args) as (_, node):
         entries: list[dict[str, Any]] = []
         if isinstance(node, Array):
-            entries.append({"name": _display_name(node), "node_type": "array", "shape": list(node.shape),
-                            "dtype": str(node.dtype), "chunks": chunks_json(node)})
+            entries.append(_array_entry(_display_name(node), node))
         else:
             for name, obj in node.members():
                 if isinstance(obj, Array):
-                    entries.append({"name": name, "node_type": "array", "shape": list(obj.shape),
-                                    "dtype": str(obj.dtype), "chunks": chunks_json(obj)})
+                    entries.append(_array_entry(name, obj))
                 else:
                     entries.append({"name": name, "node_type": "group", "members": len(obj)})
         if args.json:

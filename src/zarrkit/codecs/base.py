@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Self
 
 import numpy as np
@@ -18,6 +18,7 @@ from ..errors import MetadataError
 __all__ = [
     "ChunkSpec",
     "V3Codec",
+    "codec_from_dict",
     "ArrayArrayCodec",
     "ArrayBytesCodec",
     "BytesBytesCodec",
@@ -45,6 +46,25 @@ class V3Codec:
         if config is None:
             return {"name": self.name}
         return {"name": self.name, "configuration": config}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The codec's metadata document, ``{"name": ..., "configuration": {...}}`` (zarr-python 3's
+        name for :meth:`to_json`)."""
+        return self.to_json()
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """The codec a metadata document (as :meth:`to_dict` gives) describes.
+
+        Raises
+        ------
+        ValueError
+            If the document names another codec.
+        """
+        name = data.get("name") if isinstance(data, Mapping) else None
+        if name != cls.name:
+            raise ValueError(f"expected a codec named {cls.name!r}, got {name!r}")
+        return cls(**dict(data.get("configuration") or {}))
 
     def configuration(self) -> dict[str, Any] | None:
         return None
@@ -167,6 +187,33 @@ class BytesBytesCodec(V3Codec):
     def encoded_size(self, size: int) -> int | None:
         """Exact encoded size for an input of ``size`` bytes, if fixed (checksums), else None."""
         return None
+
+
+def codec_from_dict(data: Mapping[str, Any]) -> V3Codec:
+    """The codec a metadata document names, by the ``name`` of the codec classes defined so far
+    (the registry, above this module, also knows the names registered by extensions).
+
+    Raises
+    ------
+    ValueError
+        If no codec class has that name.
+    """
+    name = data.get("name") if isinstance(data, Mapping) else None
+    candidates: list[type[V3Codec]] = []
+    pending = list(V3Codec.__subclasses__())
+    while pending:
+        cls = pending.pop(0)
+        if name and cls.__dict__.get("name") == name:
+            candidates.append(cls)
+        pending.extend(cls.__subclasses__())
+    error: Exception = ValueError(f"no codec named {name!r}")
+    # a v2 compressor's fast path may share a v3 codec's name (blosc) but not its settings
+    for cls in candidates:
+        try:
+            return cls.from_dict(data)
+        except TypeError as exc:
+            error = exc
+    raise error
 
 
 def check_codecs_available(codecs: Iterable[V3Codec]) -> None:

@@ -18,8 +18,8 @@ import contextlib
 import ctypes
 import struct
 import threading
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, cast
 
 import numcodecs
 import numpy as np
@@ -126,7 +126,7 @@ _compressed = threading.local()
 
 #: numcodecs' Blosc compression of a buffer into a new ``bytes`` frame (typesize: the
 #: buffer's itemsize; threads as numcodecs' ``use_threads`` says)
-compress = _nc_blosc.compress
+compress: Callable[..., bytes] = _nc_blosc.compress
 
 
 def compress_transient(
@@ -213,6 +213,7 @@ def check_frame(raw: Any, n: int | None = None) -> int:
     except (struct.error, TypeError):
         frame_sizes(raw)  # raises the error that explains it
         raise
+    nbytes = cast(int, nbytes)  # an unsigned field of the header: struct types its fields Any
     if n is None:
         n = len(raw) if type(raw) is bytes else memoryview(raw).nbytes
     if cbytes != n:
@@ -450,7 +451,7 @@ class BloscCodec(_BloscFrames):
         ts = self.typesize or 1
         if ts > 1 and buf.size % ts == 0:
             buf = buf.view(f"V{ts}") if ts not in (2, 4, 8) else buf.view(f"u{ts}")
-        return ensure_bytes(self.codec.encode(buf))
+        return cast(bytes, ensure_bytes(self.codec.encode(buf)))  # numcodecs is untyped
 
     def encode_array(self, arr: np.ndarray) -> bytes | None:
         # the frame numcodecs makes for an array of this itemsize: the configured typesize's

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 import types
+from typing import cast
 
 from numcodecs import blosc as _blosc
 
@@ -28,14 +29,14 @@ def list_compressors() -> list[str]:
 
 def get_nthreads() -> int:
     """Number of threads Blosc uses internally (outside contextual mode)."""
-    return _blosc.get_nthreads()
+    return cast(int, _blosc.get_nthreads())  # numcodecs is untyped
 
 
 def set_nthreads(nthreads: int) -> int:
     """Set Blosc's internal thread count; returns the previous value."""
     if not isinstance(nthreads, int) or nthreads < 1:
         raise ValueError(f"nthreads must be an int >= 1, got {nthreads!r}")
-    return _blosc.set_nthreads(nthreads)
+    return cast(int, _blosc.set_nthreads(nthreads))  # numcodecs is untyped
 
 
 class _BloscModule(types.ModuleType):
@@ -43,7 +44,7 @@ class _BloscModule(types.ModuleType):
     # inside worker threads), True = always Blosc's own threads, False = never.
     @property
     def use_threads(self) -> bool | None:
-        return _blosc.use_threads
+        return cast("bool | None", _blosc.use_threads)  # numcodecs is untyped
 
     @use_threads.setter
     def use_threads(self, value: bool | None) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import bz2
 import lzma
 import zlib
-from typing import Any
+from typing import Any, cast
 
 from numcodecs.compat import ensure_bytes
 
@@ -29,7 +29,7 @@ class NumcodecsBytes(BytesBytesCodec):
     codec: Any
 
     def encode(self, data: Any) -> bytes:
-        return ensure_bytes(self.codec.encode(data))
+        return cast(bytes, ensure_bytes(self.codec.encode(data)))  # numcodecs is untyped
 
     def decode(self, data: Any) -> Any:
         return self.codec.decode(data)

@@ -57,7 +57,7 @@ class BytesCodec(ArrayBytesCodec):
     def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
         stored = self._stored_dtype(spec.dtype)
         n = int(np.prod(spec.shape, dtype=np.int64))
-        buf = ensure_contiguous_ndarray(data).view(np.uint8)
+        buf: np.ndarray = ensure_contiguous_ndarray(data).view(np.uint8)
         if buf.size != n * stored.itemsize:
             raise ValueError(f"expected {n * stored.itemsize} bytes for chunk shape {spec.shape} of {spec.dtype}, got {buf.size}")
         arr = buf.view(stored).reshape(spec.shape)

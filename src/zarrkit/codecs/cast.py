@@ -55,9 +55,9 @@ def value_range(dtype: np.dtype) -> tuple[Any, Any]:
     """``(min, max)`` as Python numbers: the integers of an integer type, the finite values of
     a floating-point type."""
     if numeric_kind(dtype) == "i":
-        info = np.iinfo(dtype) if dtype.kind in "iu" else ml_dtypes.iinfo(dtype)
+        info = np.iinfo(dtype) if dtype.kind in "iu" else ml_dtypes.iinfo(dtype)  # type: ignore[no-untyped-call]  # ml_dtypes leaves iinfo unannotated
         return int(info.min), int(info.max)
-    finfo = np.finfo(dtype) if dtype.kind == "f" and dtype.itemsize >= 2 else ml_dtypes.finfo(dtype)
+    finfo = np.finfo(dtype) if dtype.kind == "f" and dtype.itemsize >= 2 else ml_dtypes.finfo(dtype)  # type: ignore[no-untyped-call]  # ml_dtypes leaves finfo unannotated
     return float(finfo.min), float(finfo.max)
 
 
@@ -96,7 +96,8 @@ def _round_float(x: np.ndarray, rounding: str) -> np.ndarray:
     a = np.abs(x)
     r = np.floor(a)
     r += (a - r) >= 0.5  # exact: a - floor(a) is computed without rounding
-    return np.copysign(r, x)
+    rounded: np.ndarray = np.copysign(r, x)
+    return rounded
 
 
 def _py(value: Any) -> Any:
@@ -179,7 +180,8 @@ class _Caster:
         # wrap: modulo 2**64 is exact for integral floats, then two's complement in int64
         w = np.fmod(r, 2.0**64)
         w = np.where(w >= 2.0**63, w - 2.0**64, np.where(w < -(2.0**63), w + 2.0**64, w))
-        return w.astype(np.int64).astype(self.target)
+        wrapped: np.ndarray = w.astype(np.int64).astype(self.target)
+        return wrapped
 
     def _to_float(self, x: np.ndarray) -> np.ndarray:
         target = self.target
@@ -385,7 +387,8 @@ class ScaleOffsetCodec(ArrayArrayCodec):
             return _int_arith(chunk, lambda v: (v - offset) * scale, spec.dtype)
         dt = spec.dtype.type
         with np.errstate(all="ignore"):
-            return ((chunk - dt(offset)) * dt(scale)).astype(spec.dtype, copy=False)
+            encoded: np.ndarray = ((chunk - dt(offset)) * dt(scale)).astype(spec.dtype, copy=False)
+            return encoded
 
     def decode(self, chunk: np.ndarray, spec: ChunkSpec) -> np.ndarray:
         offset, scale = self._params(spec.dtype)
@@ -396,7 +399,8 @@ class ScaleOffsetCodec(ArrayArrayCodec):
             return _int_arith(chunk, lambda v: v // scale + offset, spec.dtype)
         dt = spec.dtype.type
         with np.errstate(all="ignore"):
-            return (chunk / dt(scale) + dt(offset)).astype(spec.dtype, copy=False)
+            decoded: np.ndarray = (chunk / dt(scale) + dt(offset)).astype(spec.dtype, copy=False)
+            return decoded
 
 
 def _int_arith(chunk: np.ndarray, fn: Callable[[Any], Any], dtype: np.dtype) -> np.ndarray:

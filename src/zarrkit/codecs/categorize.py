@@ -7,14 +7,14 @@ bytes case is handled here.  Bytes labels are stored in the configuration as ASC
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numcodecs
 import numpy as np
 from numcodecs.compat import ensure_ndarray
 
 
-class Categorize(numcodecs.Categorize):
+class Categorize(numcodecs.Categorize):  # type: ignore[misc]  # numcodecs is untyped
     """Filter encoding categorical data as small integers (0 means "not a label").
 
     Examples
@@ -38,28 +38,28 @@ class Categorize(numcodecs.Categorize):
 
     def encode(self, buf: Any) -> np.ndarray:
         if self.dtype.kind != "S":
-            return super().encode(buf)
+            return cast(np.ndarray, super().encode(buf))  # numcodecs is untyped
         arr = ensure_ndarray(buf).view(self.dtype).reshape(-1, order="A")
-        enc = np.zeros_like(arr, dtype=self.astype)
+        enc: np.ndarray = np.zeros_like(arr, dtype=self.astype)
         for i, label in enumerate(self.labels):
             enc[arr == label] = i + 1
         return enc
 
     def decode(self, buf: Any, out: Any = None) -> np.ndarray:
         if self.dtype.kind != "S":
-            return super().decode(buf, out)
+            return cast(np.ndarray, super().decode(buf, out))  # numcodecs is untyped
         enc = ensure_ndarray(buf).view(self.astype).reshape(-1, order="A")
-        dec = np.full_like(enc, fill_value=b"", dtype=self.dtype)
+        dec: np.ndarray = np.full_like(enc, fill_value=b"", dtype=self.dtype)
         for i, label in enumerate(self.labels):
             dec[enc == (i + 1)] = label
         if out is not None:
             ensure_ndarray(out).view(self.dtype).reshape(-1)[:] = dec
-            return out
+            return cast(np.ndarray, out)  # an array: numcodecs decodes into arrays only
         return dec
 
     def get_config(self) -> dict[str, Any]:
         if self.dtype.kind != "S":
-            return super().get_config()
+            return cast(dict[str, Any], super().get_config())  # numcodecs is untyped
         return {
             "id": self.codec_id,
             "labels": [lab.decode("ascii") for lab in self.labels],

@@ -16,7 +16,7 @@ chunk's memory itself: decoding is a copy).  Which codec can do what faster is s
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -342,7 +342,7 @@ def _deflate_bound(n: int) -> int:
 
 #: the most bytes each numcodecs compressor or checksum writes for ``n`` bytes: its format's
 #: worst case for data that does not compress (the bounds its own library documents)
-_WORST_CASE = {
+_WORST_CASE: dict[str, Callable[[int], int]] = {
     "zlib": _deflate_bound,
     "gzip": lambda n: _deflate_bound(n) + 12,  # gzip's header and trailer instead of zlib's
     "zstd": lambda n: n + (n >> 8) + ((128 * 1024 - n) >> 11 if n < 128 * 1024 else 0),  # ZSTD_compressBound
@@ -370,10 +370,11 @@ _FRAMING_SLACK = 64
 def max_compressed_size(codec: Any, size: int) -> int | None:
     """The most bytes the bytes→bytes ``codec`` (zarrkit's, or a v2 compressor wrapping a
     numcodecs codec) writes for ``size`` bytes; None when its format has no known bound."""
-    fixed = codec.encoded_size(size)
+    fixed: int | None = codec.encoded_size(size)
     if fixed is not None:
         return fixed
-    bound = _WORST_CASE.get(getattr(getattr(codec, "codec", None), "codec_id", None))
+    codec_id: str | None = getattr(getattr(codec, "codec", None), "codec_id", None)
+    bound = None if codec_id is None else _WORST_CASE.get(codec_id)
     return None if bound is None else bound(size) + (size >> 8) + _FRAMING_SLACK
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -25,11 +26,11 @@ class Crc32cCodec(BytesBytesCodec):
         value = google_crc32c.value
         # google-crc32c takes bytes or read-only arrays, not memoryviews: a read-only view of
         # the same memory, no copy
-        self._crc = lambda buf: value(buf if isinstance(buf, bytes) else np.frombuffer(
+        self._crc: Callable[[Any], int] = lambda buf: value(buf if isinstance(buf, bytes) else np.frombuffer(
             memoryview(buf).cast("B").toreadonly(), dtype=np.uint8))
 
     def encode(self, data: Any) -> bytes:
-        b = ensure_bytes(data)
+        b: bytes = ensure_bytes(data)
         return b + struct.pack("<I", self._crc(b))
 
     def decode(self, data: Any) -> Any:

@@ -13,7 +13,7 @@ Examples
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numcodecs as _numcodecs
 import numcodecs.registry
@@ -57,7 +57,7 @@ class NumcodecsArrayArrayCodec(_NumcodecsWrapper, ArrayArrayCodec):
         for attr in ("astype", "encode_dtype"):
             v = getattr(self.codec, attr, None)
             if v is not None:
-                return np.dtype(v)
+                return cast(np.dtype, np.dtype(v))  # v is an attribute of an untyped numcodecs codec
         if self.codec.codec_id == "packbits":
             return np.dtype("u1")
         return spec.dtype
@@ -136,7 +136,7 @@ def _codec_class(class_name: str, codec_id: str) -> type:
         base.__init__(self, f"numcodecs.{codec_id}", codec, dict(config))
 
     doc = f"numcodecs' ``{class_name}`` as the Zarr v3 codec ``numcodecs.{codec_id}``."
-    namespace = {"__init__": __init__, "__doc__": doc, "__module__": __name__}
+    namespace = {"__init__": __init__, "__doc__": doc, "__module__": __name__, "name": f"numcodecs.{codec_id}"}
     return type(class_name, (base,), namespace)
 
 

@@ -111,7 +111,7 @@ def codec_config(codec: Codec) -> dict[str, Any]:
 
     Blosc's ``blocksize`` is left out when it is the default 0, as zarr-python 2 wrote it.
     """
-    config = codec.get_config()
+    config: dict[str, Any] = codec.get_config()
     if config.get("id") == "blosc" and config.get("blocksize", 0) == 0:
         config = {k: v for k, v in config.items() if k != "blocksize"}
     if config.get("id") == "zstd" and config.get("checksum") is False:

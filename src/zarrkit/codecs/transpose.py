@@ -29,6 +29,10 @@ class TransposeCodec(ArrayArrayCodec):
     def configuration(self) -> dict[str, Any]:
         return {"order": list(self.order)}
 
+    def to_dict(self) -> dict[str, Any]:
+        # zarr-python's in-memory dict keeps the order a tuple; JSON still gets a list
+        return {"name": self.name, "configuration": {"order": tuple(self.order)}}
+
     def validate(self, spec: ChunkSpec) -> None:
         if len(self.order) != len(spec.shape):
             raise MetadataError(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numcodecs.abc import Codec
@@ -161,7 +161,7 @@ class V2Compressor(BytesBytesCodec):
             self.decode_into = self._blosc.decode_into  # type: ignore[assignment]
 
     def configuration(self) -> dict[str, Any]:
-        return self.codec.get_config()
+        return cast(dict[str, Any], self.codec.get_config())  # numcodecs is untyped
 
     def encode(self, data: Any) -> Any:
         return self.codec.encode(data)

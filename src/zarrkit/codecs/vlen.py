@@ -6,7 +6,7 @@ against the frame's header before anything is allocated.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numcodecs
 import numpy as np
@@ -22,18 +22,22 @@ __all__ = ["VLenUTF8Codec", "VLenBytesCodec"]
 class _VLenCodec(ArrayBytesCodec):
     _impl: Any
 
+    def to_dict(self) -> dict[str, Any]:
+        # zarr-python's dict carries an empty configuration, which its JSON leaves out
+        return {"name": self.name, "configuration": {}}
+
     def validate(self, spec: ChunkSpec) -> None:
         if spec.dtype.kind not in "OTU":
             raise MetadataError(f"{self.name} codec needs a variable-length string/bytes dtype, got {spec.dtype}")
 
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> bytes:
         flat = np.asarray(chunk, dtype=object).reshape(-1)
-        return ensure_bytes(self._impl.encode(flat))
+        return cast(bytes, ensure_bytes(self._impl.encode(flat)))  # numcodecs is untyped
 
     def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
         n = int(np.prod(spec.shape, dtype=np.int64))
         check_vlen_count(data, n)
-        arr = self._impl.decode(data)
+        arr: np.ndarray = self._impl.decode(data)
         if arr.size != n:
             raise ValueError(f"expected {n} items, got {arr.size}")
         arr = arr.reshape(spec.shape)

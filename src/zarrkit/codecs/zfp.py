@@ -145,7 +145,8 @@ class ZfpCodec(ArrayBytesCodec):
 
     def _rate_bits(self, ndim: int) -> int:
         """The bits per block of fixed-rate mode, as zfp computes them for ``ndim`` dimensions."""
-        return math.floor((1 << (2 * max(ndim, 1))) * self.parameters["rate"] + 0.5)
+        rate: float = self.parameters["rate"]
+        return math.floor((1 << (2 * max(ndim, 1))) * rate + 0.5)
 
     def _stream_bytes(self, shape: tuple[int, ...], native: np.dtype) -> int:
         """The exact size of a fixed-rate stream, else the most bytes any stream of ``shape``
@@ -162,8 +163,9 @@ class ZfpCodec(ArrayBytesCodec):
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> bytes:
         zfpy = _zfpy()
         field = _promote(np.asarray(chunk, dtype=spec.dtype), spec.dtype)
-        return zfpy.compress_numpy(np.ascontiguousarray(field.reshape(_field_shape(spec.shape))),
-                                   write_header=False, **self._keywords())
+        stream: bytes = zfpy.compress_numpy(np.ascontiguousarray(field.reshape(_field_shape(spec.shape))),
+                                            write_header=False, **self._keywords())
+        return stream
 
     def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
         zfpy = _zfpy()
@@ -201,7 +203,8 @@ def _promote(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
         return wide << np.int32(31 - bits)
     if name in ("uint32", "uint64"):
         signed = np.dtype(f"i{dtype.itemsize}")
-        return np.minimum(arr, np.iinfo(signed).max).astype(signed)
+        clipped: np.ndarray = np.minimum(arr, np.iinfo(signed).max).astype(signed)
+        return clipped
     return arr.astype(_NATIVE[name], copy=False)
 
 
@@ -214,9 +217,11 @@ def _demote(field: np.ndarray, dtype: np.dtype) -> np.ndarray:
         if dtype.kind == "u":
             shifted += 1 << (bits - 1)
         info = np.iinfo(dtype)
-        return np.clip(shifted, info.min, info.max).astype(dtype)
+        demoted: np.ndarray = np.clip(shifted, info.min, info.max).astype(dtype)
+        return demoted
     if name in ("uint32", "uint64"):
-        return np.maximum(field, 0).astype(dtype)
+        unsigned: np.ndarray = np.maximum(field, 0).astype(dtype)
+        return unsigned
     return field.astype(dtype, copy=False)
 
 

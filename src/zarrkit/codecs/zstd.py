@@ -8,7 +8,7 @@ small stored chunk cannot make the reader allocate gigabytes.
 from __future__ import annotations
 
 import ctypes
-from typing import Any
+from typing import Any, cast
 
 import numcodecs
 import numpy as np
@@ -137,7 +137,7 @@ class ZstdCodec(BytesBytesCodec):
         return {"level": self.level, "checksum": self.checksum}
 
     def encode(self, data: Any) -> bytes:
-        return ensure_bytes(self.codec.encode(data))
+        return cast(bytes, ensure_bytes(self.codec.encode(data)))  # numcodecs is untyped
 
     def decode(self, data: Any) -> Any:
         return self.codec.decode(data)

@@ -9,9 +9,10 @@ array shares with a group (stores, path, attributes) is :class:`~zarrkit.core.no
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -83,6 +84,15 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
     >>> int(z[1, 2])
     7
     """
+
+    _kind: ClassVar[str] = "array"
+
+    @property
+    def _async_array(self) -> Any:
+        """zarr-python 3's asynchronous twin of this array (a :class:`zarrkit.AsyncArray` over it)."""
+        return self._asynchronous("AsyncArray")
+
+    async_array = _async_array
 
     #: the metadata the array is read with (the stored one, or a view's)
     _meta: ArrayMetadataV2 | ArrayMetadataV3
@@ -639,6 +649,7 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
             "write_empty_chunks": self._write_empty_chunks,
             "meta": self._meta if self._is_view else None,
             "is_view": self._is_view,
+            "dtype": self._meta.dtype,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -654,6 +665,11 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
             meta=state["meta"],
             is_view=state["is_view"],
         )
+        dtype = state.get("dtype")
+        if dtype is not None and dtype != self._meta.dtype and {dtype.kind, self._meta.dtype.kind} == {"O", "T"}:
+            # v3 strings read as the sender's configuration chose (``string_dtype``), not as
+            # the receiving process's is set
+            self._set_meta(dataclasses.replace(self._meta, dtype=dtype))
 
 
 def _as_numcodecs(codec: Any) -> Any:

@@ -114,7 +114,7 @@ def open_array_node(
 
     def build() -> tuple[Any, dict[str, bytes], int]:
         spec = _with_separator(make_spec(), getattr(stores.store, "dimension_separator", None))
-        meta = build_metadata(spec)
+        meta = build_metadata(spec, io.meta_key(path, io.v3.ZARR_JSON))
         return meta, io.array_documents(path, meta, spec.attributes or {}), spec.zarr_format
 
     meta = io.open_or_place_array(stores.store, path, mode, build, stores.chunk_store, stores.store_arg)
@@ -143,7 +143,7 @@ def write_array_node(stores: NodeStores, path: str, spec: ArraySpec, overwrite: 
     """Build the metadata of ``spec``, check the place, and write it (the parents too); return
     the metadata object."""
     spec = _with_separator(spec, getattr(stores.store, "dimension_separator", None))
-    meta = build_metadata(spec)
+    meta = build_metadata(spec, io.meta_key(path, io.v3.ZARR_JSON))
     documents = io.array_documents(path, meta, spec.attributes or {})
     io.write_new_node(stores.store, path, spec.zarr_format, documents, overwrite, stores.chunk_store)
     return meta

@@ -13,7 +13,7 @@ import contextlib
 import keyword
 from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
 from dataclasses import dataclass, field
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
@@ -115,6 +115,13 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
     >>> foo.create_group('/baz').path  # from the root of the store
     'baz'
     """
+
+    _kind: ClassVar[str] = "group"
+
+    @property
+    def _async_group(self) -> Any:
+        """zarr-python 3's asynchronous twin of this group (a :class:`zarrkit.AsyncGroup` over it)."""
+        return self._asynchronous("AsyncGroup")
 
     def __init__(
         self,

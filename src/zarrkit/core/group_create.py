@@ -15,6 +15,7 @@ import numpy as np
 from ..errors import ContainsArrayError, ContainsGroupError
 from ..metadata import io
 from ..metadata.normalize import normalize_shape
+from ..metadata.spec import with_array_config
 from ..storage.base import describe_location
 from ..storage.coerce import NodeStores
 from .array import Array
@@ -178,7 +179,7 @@ class MemberCreationMethods:
         path = self._item_path(name)
         self._check_not_above(path, name)
         stores = self._member_stores(kwargs.pop("chunk_store", None))
-        request = classic_request(**self._array_kwargs(kwargs))
+        request = classic_request(**with_array_config(self._array_kwargs(kwargs)))
         return create_array_node(
             stores, path, request.spec, overwrite=request.overwrite, options=request.options,
             data=data,

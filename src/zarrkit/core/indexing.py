@@ -63,15 +63,39 @@ def _is_array_like(x: Any) -> bool:
     )
 
 
+def _wrap_index(i: int, n: int) -> int | None:
+    """``i`` counted from the end when negative, as NumPy counts; None outside ``range(n)``."""
+    j = i + n if i < 0 else i
+    return j if 0 <= j < n else None
+
+
+def _integer_indices(a: np.ndarray, refusal: str) -> np.ndarray:
+    """``a`` as an index array: an empty one of any type as ``intp``; otherwise integers, or a
+    :class:`SelectionError` saying ``refusal``."""
+    if a.size == 0:
+        return a.astype(np.intp)
+    if a.dtype.kind not in "iu":
+        raise SelectionError(refusal)
+    return a
+
+
+def _wrap_indices(arr: np.ndarray, n: int) -> np.ndarray | None:
+    """Count ``arr``'s negative indices from the end, in place; the mask of those still outside
+    ``range(n)``, or None when all are inside."""
+    neg = arr < 0
+    if neg.any():
+        arr[neg] += n
+    if arr.size and (arr.min() < 0 or arr.max() >= n):
+        return (arr < 0) | (arr >= n)
+    return None
+
+
 def _normalize_int(i: SupportsInt, dim_len: int, dim: int) -> int:
     i = int(i)
-    if i < 0:
-        i += dim_len
-    if not 0 <= i < dim_len:
-        raise BoundsCheckError(
-            f"index {i if i >= 0 else i - dim_len} is out of bounds for axis {dim} with size {dim_len}"
-        )
-    return i
+    j = _wrap_index(i, dim_len)
+    if j is None:
+        raise BoundsCheckError(f"index {i} is out of bounds for axis {dim} with size {dim_len}")
+    return j
 
 
 def _expand_ellipsis(selection: Any, ndim: int) -> tuple[Any, ...]:
@@ -190,23 +214,19 @@ class _ArrayDim:
                     f"boolean index along axis {dim} has shape {arr.shape}; expected ({dim_len},)"
                 )
             arr = np.flatnonzero(arr)
-        elif arr.size == 0:
-            arr = arr.astype(np.intp)
-        elif arr.dtype.kind not in "iu":
-            raise SelectionError(
-                f"arrays used as indices must be of integer or boolean type (axis {dim}, "
-                f"got {arr.dtype})"
+        else:
+            arr = _integer_indices(
+                arr,
+                f"arrays used as indices must be of integer or boolean type (axis {dim}, got {arr.dtype})",
             )
         if arr.ndim != 1:
             raise SelectionError(
                 f"orthogonal selection takes 1-D index arrays; axis {dim} got shape {arr.shape}"
             )
         arr = arr.astype(np.intp, copy=True)
-        neg = arr < 0
-        if neg.any():
-            arr[neg] += dim_len
-        if arr.size and (arr.min() < 0 or arr.max() >= dim_len):
-            bad = np.asarray(a)[(arr < 0) | (arr >= dim_len)][0]
+        outside = _wrap_indices(arr, dim_len)
+        if outside is not None:
+            bad = np.asarray(a)[outside][0]
             raise BoundsCheckError(
                 f"index {bad} is out of bounds for axis {dim} with size {dim_len}"
             )
@@ -382,13 +402,9 @@ def _coordinate(selection: Any, shape: tuple[int, ...], grid: ChunkGrid) -> Coor
     for dim, s in enumerate(selection):
         _check_item(s, dim)
         a = np.asarray(s)
-        if a.size == 0:
-            a = a.astype(np.intp)
-        if a.dtype.kind not in "iu":
-            raise SelectionError(
-                f"coordinate selection takes integer arrays; axis {dim} got dtype {a.dtype}"
-            )
-        arrays.append(a)
+        arrays.append(
+            _integer_indices(a, f"coordinate selection takes integer arrays; axis {dim} got dtype {a.dtype}")
+        )
     try:
         broadcast = np.broadcast_arrays(*arrays)
     except ValueError:
@@ -399,11 +415,9 @@ def _coordinate(selection: Any, shape: tuple[int, ...], grid: ChunkGrid) -> Coor
     out = []
     for dim, (a, n) in enumerate(zip(broadcast, shape)):
         a = a.astype(np.intp, copy=True)
-        neg = a < 0
-        if neg.any():
-            a[neg] += n
-        if a.size and (a.min() < 0 or a.max() >= n):
-            bad = a[(a < 0) | (a >= n)].reshape(-1)[0]
+        outside = _wrap_indices(a, n)
+        if outside is not None:
+            bad = a[outside].reshape(-1)[0]
             raise BoundsCheckError(f"index {bad} is out of bounds for axis {dim} with size {n}")
         out.append(a)
     return CoordinateIndexer(out, grid)
@@ -429,10 +443,8 @@ def _block(selection: Any, shape: tuple[int, ...], grid: ChunkGrid) -> _ProductI
     for dim, (s, d) in enumerate(zip(sel, grid.dims)):
         nblocks = d.n
         if _is_int(s):
-            b = int(s)
-            if b < 0:
-                b += nblocks
-            if not 0 <= b < nblocks:
+            b = _wrap_index(int(s), nblocks)
+            if b is None:
                 raise BoundsCheckError(
                     f"block index {s} is out of bounds for axis {dim} with {nblocks} blocks"
                 )

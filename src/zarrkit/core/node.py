@@ -17,6 +17,7 @@ from ..metadata import io
 from ..metadata.normalize import normalize_path
 from ..storage.base import Store
 from ..storage.coerce import NodeStores
+from ..storage.zarr2_names import zarr2_name
 from .attributes import Attributes
 
 __all__ = ["Node"]
@@ -110,6 +111,13 @@ class Node:
         """
         self._attrs.update(new_attributes)
         return self
+
+    # -- zarr-python 3's asynchronous twin -------------------------------------------------------
+    def _asynchronous(self, facade: str) -> Any:
+        """This node wrapped in zarr-python 3's asynchronous facade (``facade``: ``AsyncArray``
+        or ``AsyncGroup`` of :mod:`zarrkit.api.asynchronous`, which lies above the engine and is
+        found by name)."""
+        return zarr2_name("api.asynchronous", facade)(self)
 
     # -- changes -------------------------------------------------------------------------------
     def _check_writable(self) -> None:

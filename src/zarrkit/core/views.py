@@ -44,7 +44,8 @@ class Viewable(Protocol):
     @property
     def dtype(self) -> np.dtype: ...
 
-    def _reopen(self, meta: Any = None, **settings: Any) -> Any: ...
+    def _reopen(self, meta: Any = None, *, read_only: bool | None = None, synchronizer: Any = None,
+                order: str | None = None, write_empty_chunks: bool | None = None) -> Any: ...
 
 
 class ViewMethods:

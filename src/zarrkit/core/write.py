@@ -42,8 +42,13 @@ def prepare_value(value: Any, shape: tuple[int, ...], dtype: np.dtype) -> tuple[
             arr = np.empty((), dtype=object)
             arr[()] = value
     else:
+        if dtype.kind == "T":
+            _check_text(value, dtype)
         try:
             arr = np.asarray(value, dtype=dtype)
+        except UnicodeError as exc:
+            # a Unicode error cannot be rebuilt from a message alone
+            raise ValueError(f"cannot store {type(value).__name__} value as {dtype}: {exc}") from None
         except (ValueError, TypeError) as exc:
             raise type(exc)(f"cannot store {type(value).__name__} value as {dtype}: {exc}") from None
     scalar = arr.ndim == 0
@@ -55,6 +60,18 @@ def prepare_value(value: Any, shape: tuple[int, ...], dtype: np.dtype) -> tuple[
                 f"value of shape {arr.shape} cannot be broadcast to the selection's shape {shape}"
             ) from None
     return arr, scalar
+
+
+def _check_text(value: Any, dtype: np.dtype) -> None:
+    # NumPy's StringDType turns any object into text (None into 'None'): refuse what is not
+    # text, as a string array's object form does, rather than store the caller's value changed
+    if isinstance(value, np.ndarray) and value.dtype.kind in "UT":
+        return
+    for item in np.asarray(value, dtype=object).reshape(-1):
+        if not isinstance(item, str):
+            raise TypeError(
+                f"cannot store {type(item).__name__} value as {dtype}: a string array takes str values"
+            )
 
 
 @names_store

@@ -32,7 +32,7 @@ from .grid import longest_edges
 from .normalize import normalize_chunks, normalize_order, normalize_shape, rectilinear_chunks
 from .spec import ArraySpec, chunk_key_encoding_arg, default_compressor, dtype_arg
 from .v2 import ArrayMetadataV2
-from .v3 import ArrayMetadataV3
+from .v3 import ZARR_JSON, ArrayMetadataV3
 
 __all__ = ["build_metadata", "build_array_metadata", "build_array_metadata_v3"]
 
@@ -149,13 +149,15 @@ def _none_if_empty(compressor: Any) -> Any:
     return compressor
 
 
-def build_metadata(spec: ArraySpec) -> ArrayMetadataV2 | ArrayMetadataV3:
+def build_metadata(spec: ArraySpec, key: str = ZARR_JSON) -> ArrayMetadataV2 | ArrayMetadataV3:
     """The metadata object of a new array described by ``spec`` (nothing is written).
 
     Parameters
     ----------
     spec : ArraySpec
         The array's description.
+    key : str
+        The key its document will have, named by the errors of a zarr-format-3 description.
 
     Returns
     -------
@@ -180,7 +182,7 @@ def build_metadata(spec: ArraySpec) -> ArrayMetadataV2 | ArrayMetadataV3:
         )
         # in the form its document gives (codecs completed for the data type, strings in the
         # configured dtype): the object opening the array would make, nothing read
-        return ArrayMetadataV3.from_json(meta.to_json())
+        return ArrayMetadataV3.from_json(meta.to_json(), key)
     if options:
         raise TypeError(f"{sorted(options)} are only for zarr_format=3")
     return build_array_metadata(

@@ -17,6 +17,17 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+def parse_document(doc: Any, required: tuple[str, ...] | list[str], key: str | None) -> dict[str, Any]:
+    """``doc`` checked to be a JSON object holding every field in ``required``; errors name
+    ``key``."""
+    if not isinstance(doc, dict):
+        raise MetadataError(f"expected a JSON object, got {type(doc).__name__}", key)
+    missing = [k for k in required if k not in doc]
+    if missing:
+        raise MetadataError(f"missing required field(s) {missing}", key)
+    return doc
+
+
 def parse_shape_field(value: Any, key: str | None, field: str = "shape") -> tuple[int, ...]:
     if not isinstance(value, list):
         raise MetadataError(f"{field}: expected a list of integers, got {value!r}", key)

@@ -252,7 +252,7 @@ class ConsolidatedStore(ConsolidatedMetadataStore):
             return value if value is None or byte_range is None else byte_range.slice(value)
         return self.store.get(key, byte_range)
 
-    def get_upto(self, key: str, limit: int) -> bytes | None:
+    def get_upto(self, key: str, limit: int) -> bytes | memoryview | None:
         """A chunk through the wrapped store's ``get_upto`` (refused, unread, beyond ``limit``)."""
         return super().get_upto(key, limit) if _is_meta_key(key) else self.store.get_upto(key, limit)
 

@@ -21,6 +21,7 @@ from ..errors import (
 )
 from ..storage.base import Store, describe_location, join_path
 from . import v2, v3
+from .common import parse_document
 from .json_text import dump_json, load_json
 
 __all__ = [
@@ -89,8 +90,7 @@ def node_info(store: Store, path: str) -> tuple[str | None, int | None, Any]:
 
 
 def _v3_node_type(doc: Any, key: str) -> str:
-    if not isinstance(doc, dict):
-        raise MetadataError(f"expected a JSON object, got {type(doc).__name__}", key)
+    doc = parse_document(doc, (), key)
     node_type = doc.get("node_type")
     if doc.get("zarr_format") != 3 or node_type not in ("array", "group"):
         raise MetadataError(
@@ -194,8 +194,7 @@ def check_group(store: Store, path: str) -> int:
         return 3
     key = meta_key(path, v2.GROUP_KEY)
     doc = read_json(store, key)
-    if not isinstance(doc, dict):
-        raise MetadataError(f"expected a JSON object, got {type(doc).__name__}", key)
+    doc = parse_document(doc, (), key)
     if doc.get("zarr_format") != 2:
         raise MetadataError(f"zarr_format: expected 2, got {doc.get('zarr_format')!r}", key)
     # zarr-python 3 adds "consolidated_metadata": null to v2 groups it writes; the spec allows no

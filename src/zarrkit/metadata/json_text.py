@@ -19,9 +19,10 @@ from __future__ import annotations
 import json
 import math
 import re
-from json.decoder import scanstring
+from collections.abc import Callable
+from json.decoder import scanstring  # type: ignore[attr-defined]  # typeshed leaves it out
 from json.encoder import encode_basestring_ascii
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -83,7 +84,7 @@ def text_depth(data: bytes) -> int:
     in_string = (np.cumsum(quotes) & 1).astype(bool)
     delta = _DELTA[k].astype(np.int64)
     delta[in_string] = 0
-    return int(np.cumsum(delta).max())
+    return int(np.cumsum(delta).max())  # type: ignore[call-overload]  # numpy's stubs ask for an axis
 
 
 # -- writing --------------------------------------------------------------------------------
@@ -150,7 +151,7 @@ def _dumps_iteratively(doc: Any, indent: int | None, sort_keys: bool, allow_nan:
                 raise ValueError("Circular reference detected")
             on_path.add(id(v))
             parts.append("{" if is_dict else "[")
-            items = (sorted(v.items()) if sort_keys else v.items()) if is_dict else v
+            items = (sorted(v.items()) if sort_keys else v.items()) if isinstance(v, dict) else v
             stack.append((is_dict, iter(items), id(v)))
             first = True
         else:
@@ -175,7 +176,7 @@ def _dumps_iteratively(doc: Any, indent: int | None, sort_keys: bool, allow_nan:
             parts.append(item_sep)
         first = False
         if is_dict:
-            k, item = item
+            k, item = cast("tuple[Any, Any]", item)  # a dict's items are pairs
             parts.append(encode_basestring_ascii(_key_text(k, allow_nan)))
             parts.append(": ")
         value(item)
@@ -221,7 +222,8 @@ def loads_iteratively(text: str, limit: int = MAX_JSON_DEPTH) -> Any:
     """``json.loads(text)`` without recursion: the same values (``NaN`` and ``Infinity``
     accepted, the last of repeated keys kept).  ``ValueError`` for text that is not JSON;
     :class:`~zarrkit.errors.MetadataError` when objects and arrays nest deeper than ``limit``."""
-    skip = _WS.match
+    # [ \t\n\r]* matches (possibly empty) at every position
+    skip = cast("Callable[[str, int], re.Match[str]]", _WS.match)
     pos = skip(text, 0).end()
     # each open container: [the container, the key its next value goes under]
     stack: list[list[Any]] = []

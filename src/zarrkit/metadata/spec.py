@@ -11,6 +11,7 @@ makes the metadata object from it.  Nothing here touches a store.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +30,8 @@ from .zdtypes import VariableLengthBytes, VariableLengthUTF8, ZDType
 __all__ = [
     "ArraySpec", "AUTO", "classic_spec", "zarr3_spec", "check_codec_arguments", "legacy_format",
     "zarr_format_arg", "pop_h5py_compression", "pop_h5py_fillvalue", "reject_unknown", "check_create_mode",
-    "chunk_key_encoding_arg", "default_compressor", "dtype_arg", "h5py_compressor",
+    "chunk_key_encoding_arg", "default_compressor", "dtype_arg", "h5py_compressor", "array_config_arg",
+    "with_array_config",
 ]
 
 #: ``compressors=``'s "not given": ``compressor`` says (zarr-python 3's ``'auto'``)
@@ -270,6 +272,31 @@ def classic_spec(
     )
 
 
+def array_config_arg(config: Any) -> dict[str, Any]:
+    """``config=`` of zarr-python 3's creation functions as a dict: a mapping, or an object with
+    ``order`` and ``write_empty_chunks`` attributes (``zarrkit.core.views.ArrayConfig``; its
+    other settings are fixed here, so they are not read)."""
+    if config is None:
+        return {}
+    if isinstance(config, Mapping):
+        return dict(config)
+    if hasattr(config, "order") and hasattr(config, "write_empty_chunks"):
+        return {"order": config.order, "write_empty_chunks": config.write_empty_chunks}
+    raise TypeError(f"config: expected a dict or ArrayConfig, got {type(config).__name__}")
+
+
+def with_array_config(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """zarr-python 2 style creation keywords with zarr-python 3's ``config=`` taken out: its
+    ``order`` and ``write_empty_chunks`` fill in those not given."""
+    kwargs = dict(kwargs)
+    array_config = array_config_arg(kwargs.pop("config", None))
+    if "order" in array_config and kwargs.get("order", "C") == "C":
+        kwargs["order"] = array_config["order"]
+    if "write_empty_chunks" in array_config and kwargs.get("write_empty_chunks") is None:
+        kwargs["write_empty_chunks"] = array_config["write_empty_chunks"]
+    return kwargs
+
+
 def zarr3_spec(
     shape: Any, *, dtype: Any = "float64", chunks: Any = "auto", shards: Any = None, filters: Any = None,
     compressors: Any = AUTO, serializer: Any = AUTO, fill_value: Any = None, order: str | None = None,
@@ -281,7 +308,7 @@ def zarr3_spec(
     ``zarrkit.config.order``)."""
     zarr_format = zarr_format_arg(zarr_format)
     check_codec_arguments(compressors=compressors, filters=filters, serializer=serializer, codecs=codecs)
-    array_config = dict(config or {})
+    array_config = array_config_arg(config)
     unknown = set(array_config) - {"order", "write_empty_chunks"}
     if unknown:
         raise TypeError(f"config: unknown array setting(s) {sorted(unknown)}; expected 'order', 'write_empty_chunks'")

@@ -18,7 +18,7 @@ from ..codecs.chain import CodecChain
 from ..codecs.registry import codec_config, get_codec
 from ..codecs.v2 import OBJECT_CODEC_IDS, v2_codecs
 from ..errors import MetadataError
-from .common import check_declared_sizes, parse_chunks_field, parse_shape_field
+from .common import check_declared_sizes, parse_chunks_field, parse_document, parse_shape_field
 from .dtypes import (
     BYTES_DTYPE,
     object_field,
@@ -123,11 +123,7 @@ class ArrayMetadataV2:
     @classmethod
     def from_json(cls, doc: Any, key: str = ARRAY_KEY) -> ArrayMetadataV2:
         """Validate and resolve a ``.zarray`` document; errors name ``key`` and the field."""
-        if not isinstance(doc, dict):
-            raise MetadataError(f"expected a JSON object, got {type(doc).__name__}", key)
-        missing = [k for k in _REQUIRED if k not in doc]
-        if missing:
-            raise MetadataError(f"missing required field(s) {missing}", key)
+        doc = parse_document(doc, _REQUIRED, key)
         extra = sorted(set(doc) - set(_REQUIRED) - set(_OPTIONAL))
         if extra:
             raise MetadataError(f"unexpected field(s) {extra} (the v2 spec allows no others)", key)

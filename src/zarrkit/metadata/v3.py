@@ -19,7 +19,7 @@ from ..codecs.chain import CodecChain, split_codecs
 from ..codecs.registry import parse_v3_codec
 from ..errors import MetadataError
 from . import value_codecs  # noqa: F401  (registers cast_value and scale_offset)
-from .common import check_declared_sizes, parse_chunks_field, parse_shape_field
+from .common import check_declared_sizes, parse_chunks_field, parse_document, parse_shape_field
 from .dtypes import (
     object_field,
     parse_v3_data_type,
@@ -259,11 +259,7 @@ class ArrayMetadataV3:
     # -- parsing / serialising -------------------------------------------------------------
     @classmethod
     def from_json(cls, doc: Any, key: str = ZARR_JSON) -> ArrayMetadataV3:
-        if not isinstance(doc, dict):
-            raise MetadataError(f"expected a JSON object, got {type(doc).__name__}", key)
-        missing = [k for k in _ARRAY_REQUIRED if k not in doc]
-        if missing:
-            raise MetadataError(f"missing required field(s) {missing}", key)
+        doc = parse_document(doc, _ARRAY_REQUIRED, key)
         if doc["zarr_format"] != 3:
             raise MetadataError(f"zarr_format: expected 3, got {doc['zarr_format']!r}", key)
         if doc["node_type"] != "array":
@@ -512,8 +508,7 @@ def grown_chunk_shapes(
 
 def parse_group_v3(doc: Any, key: str) -> dict[str, Any]:
     """Validate a v3 group document; returns it."""
-    if not isinstance(doc, dict):
-        raise MetadataError(f"expected a JSON object, got {type(doc).__name__}", key)
+    doc = parse_document(doc, (), key)
     if doc.get("zarr_format") != 3:
         raise MetadataError(f"zarr_format: expected 3, got {doc.get('zarr_format')!r}", key)
     if doc.get("node_type") != "group":

@@ -26,6 +26,7 @@ from .memory import DictStore, MemoryStore
 from .obstore import ObjectStore
 from .redis import RedisStore
 from .sqlite import SQLiteStore
+from .store_path import StorePath
 from .wrappers import CountingStore, LatencyStore, LRUStoreCache, ReadOnlyStore, WrapperStore
 from .zarr2_names import zarr2_name
 from .zip import ZipStore
@@ -71,6 +72,7 @@ __all__ = [  # noqa: PLE0604 (the starred ZARR2_FUNCTIONS is a tuple of names, g
     "LatencyStore",
     "LRUStoreCache",
     "coerce_store",
+    "StorePath",
     "default_compressor",
     *ZARR2_FUNCTIONS,
 ]

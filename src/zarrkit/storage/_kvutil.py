@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 __all__ = ["children_of", "glob_escape", "prefix_upper_bound"]
 
 _MAX_CODE_POINT = 0x10FFFF
@@ -43,7 +45,7 @@ def glob_escape(text: str) -> str:
     return "".join(out)
 
 
-def children_of(keys, prefix: str) -> list[str]:
+def children_of(keys: Iterable[str], prefix: str) -> list[str]:
     """Sorted immediate child names below ``prefix`` (``''`` or ``/``-terminated) of ``keys``.
 
     >>> children_of(['a/b', 'a/c/d', 'e'], 'a/')

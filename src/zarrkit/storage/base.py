@@ -154,7 +154,7 @@ class Store(StoreConveniences):
         """
         return self.get(key, byte_range)
 
-    def get_upto(self, key: str, limit: int) -> bytes | None:
+    def get_upto(self, key: str, limit: int) -> bytes | memoryview | None:
         """:meth:`get` of a whole value that may hold at most ``limit`` bytes (a chunk, which
         its codecs cannot have written larger), for a ``key`` the caller knows to be valid (as
         the chunk keys the engine builds are: it is not validated again).  A larger value is
@@ -172,7 +172,9 @@ class Store(StoreConveniences):
 
         Returns
         -------
-        bytes or None
+        bytes, memoryview or None
+            A memoryview from stores that hold the value already (an inner chunk of a shard
+            read whole), to copy only when kept.
         """
         if type(self).get is Store.get:  # the usual case: no call through get() per chunk
             value = self._get(key.lower() if self.normalize_keys else key, None)
@@ -356,6 +358,36 @@ class Store(StoreConveniences):
 
     def close(self) -> None:
         """Release resources held by the store (files, connections)."""
+
+    def with_read_only(self, read_only: bool = False) -> Store:
+        """A new store over the same data, with its own ``read_only`` setting (zarr-python 3).
+
+        This store is neither closed nor changed.
+
+        Parameters
+        ----------
+        read_only : bool, default False
+            Whether the new store refuses writes.
+
+        Returns
+        -------
+        Store
+            A store of the same type.
+
+        Raises
+        ------
+        ReadOnlyError
+            ``read_only=False`` on a store that cannot write at all (``supports_writes``).
+        """
+        if not read_only and not self.supports_writes:
+            raise ReadOnlyError(f"{type(self).__name__} cannot be opened for writing")
+        # a shallow copy shares what reaches the data (a dict, a directory, a client); only the
+        # flag differs.  Not copy.copy: it goes through __getstate__, which copies a memory
+        # store's values for pickling
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.read_only = bool(read_only)
+        return new
 
     # -- what subclasses implement -----------------------------------------------------------
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:

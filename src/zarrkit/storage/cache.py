@@ -122,7 +122,7 @@ class CacheStore(WrapperStore):
         self._remember(key, value)
         return value if byte_range is None else byte_range.slice(value)
 
-    def get_upto(self, key: str, limit: int) -> bytes | None:
+    def get_upto(self, key: str, limit: int) -> bytes | memoryview | None:
         """A cached value, or the source store's :meth:`~zarrkit.storage.Store.get_upto`
         (then cached): a value larger than ``limit`` bytes is refused, unread where the source
         store can.

@@ -17,6 +17,7 @@ from .mapping import KVStore, MappingStore
 from .memory import MemoryStore
 from .obstore import ObjectStore
 from .obstore_options import fsspec_available, use_obstore
+from .store_path import PrefixStore, StorePath
 from .zarr_store import ZarrStoreAdapter, is_zarr_store
 from .zip import ZipStore
 
@@ -87,6 +88,11 @@ def coerce_store(
     >>> coerce_store('memory://doc-coerce', storage_options={})
     FsspecStore('memory:///doc-coerce')
     """
+    if isinstance(store, StorePath):
+        # zarr-python 3's StorePath: its store, or the part of it under its path (the caller's
+        # own path= is then read below it, as zarr-python 3 joins the two)
+        inner = coerce_store(store.store, read_only=read_only, storage_options=storage_options)
+        return PrefixStore(inner, store.path) if store.path else inner
     if isinstance(store, (str, os.PathLike)):
         path = os.fspath(store)
         if isinstance(path, str) and "://" in path:

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from .keys import ByteRange, is_valid_key, validate_key, validate_prefix
 
 __all__ = ["StoreConveniences"]
 
 
-class StoreConveniences(MutableMapping):
+class StoreConveniences(MutableMapping[str, Any]):
     """The derived methods of :class:`~zarrkit.storage.base.Store`."""
 
     if TYPE_CHECKING:  # the contract they are derived from, which Store defines
@@ -207,7 +207,7 @@ class StoreConveniences(MutableMapping):
 
     __hash__ = object.__hash__
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -246,7 +246,7 @@ def _value_size(store: Any, key: str) -> int:
 
 def _value_or_children_size(store: Any, key: str | None, value_size: Any) -> int:
     if key is not None:
-        size = value_size(store, key)
+        size: int = value_size(store, key)
         if size:
             return size
     prefix = (key or "").strip("/")

@@ -31,7 +31,7 @@ import random
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote
 
 from ..config import config
@@ -385,7 +385,7 @@ class FsspecStore(Store):
     def _path(self, key: str) -> str:
         root = self.root
         if not root:
-            return self.fs._strip_protocol(key)
+            return cast(str, self.fs._strip_protocol(key))  # fsspec is untyped
         if root.endswith("/"):  # the file system's root, "/"
             return root + key
         return f"{root}/{key}"
@@ -408,7 +408,8 @@ class FsspecStore(Store):
 
     # -- retries ------------------------------------------------------------------------------
     def _delay(self, attempt: int) -> float:
-        return min(self.retry_delay * (2**attempt), self.max_retry_delay) * random.uniform(0.5, 1.0)
+        delay: float = min(self.retry_delay * (2**attempt), self.max_retry_delay) * random.uniform(0.5, 1.0)
+        return delay
 
     def _call(self, op: str, key: str, fn: Callable[[], Any], *, missing: Any = StoreError,
               out_of_range: Any = StoreError) -> Any:
@@ -464,7 +465,7 @@ class FsspecStore(Store):
             return byte_range.slice(value)
         return bytes(value)
 
-    def get_upto(self, key: str, limit: int) -> bytes | None:  # one read of limit + 1 bytes
+    def get_upto(self, key: str, limit: int) -> bytes | memoryview | None:  # one read of limit + 1 bytes
         if type(self)._get is not FsspecStore._get:
             return super().get_upto(key, limit)
         path = self._path(key)
@@ -476,7 +477,7 @@ class FsspecStore(Store):
 
     def _suffix(self, path: str, offset: int) -> bytes:
         try:
-            return self.fs.cat_file(path, start=offset)
+            return cast(bytes, self.fs.cat_file(path, start=offset))  # fsspec is untyped
         except (ValueError, NotImplementedError, TypeError):
             # no negative starts here: ask the size, then read the tail
             size = self.fs.size(path)
@@ -567,7 +568,7 @@ class FsspecStore(Store):
 
         def info() -> bool:
             self.fs.invalidate_cache(path)
-            return self.fs.info(path).get("type") == "file"
+            return cast(bool, self.fs.info(path).get("type") == "file")  # fsspec is untyped
 
         return bool(self._call("exists", key, info, missing=False))
 
@@ -619,7 +620,7 @@ class FsspecStore(Store):
 
         def find() -> list[str]:
             self.fs.invalidate_cache(path)
-            return self.fs.find(path, withdirs=False)
+            return cast(list[str], self.fs.find(path, withdirs=False))  # fsspec is untyped
 
         found = self._call("list", prefix or "/", find, missing=[])
         keys = []
@@ -637,7 +638,7 @@ class FsspecStore(Store):
 
         def ls() -> list[Any]:
             self.fs.invalidate_cache(path)
-            return self.fs.ls(path, detail=True)
+            return cast(list[Any], self.fs.ls(path, detail=True))  # fsspec is untyped
 
         entries = self._call("list", prefix or "/", ls, missing=[])
         names = set()
@@ -759,6 +760,23 @@ class FsspecStore(Store):
         )
 
     __hash__ = object.__hash__
+
+    def with_read_only(self, read_only: bool = False) -> FsspecStore:
+        """A new store over the same file system and path, with its own ``read_only`` setting
+        (see :meth:`Store.with_read_only`).
+
+        Parameters
+        ----------
+        read_only : bool, default False
+            Whether the new store refuses writes.
+
+        Returns
+        -------
+        FsspecStore
+        """
+        new = super().with_read_only(read_only)
+        new.mode = "r" if read_only else "w"  # type: ignore[attr-defined]
+        return new  # type: ignore[return-value]
 
     def __repr__(self) -> str:
         ro = ", read_only=True" if self.read_only else ""

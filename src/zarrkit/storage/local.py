@@ -150,7 +150,7 @@ class DirectoryStore(Store):
         self.atomic = bool(atomic)
         self._dirs: set[str] = set()  # directories known to exist (saves a stat per write)
         self._real_root = os.path.realpath(self.path)
-        self._root_sep = self.path if self.path.endswith(os.sep) else self.path + os.sep
+        self._root_sep: str = self.path if self.path.endswith(os.sep) else self.path + os.sep
         self._confined: set[str] = {""}  # key directories known to resolve inside the root
         if not read_only:
             self._remove_orphans(self.path, _safe_listdir(self.path))
@@ -314,7 +314,7 @@ class DirectoryStore(Store):
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         return self._read(key, byte_range, False)  # type: ignore[return-value]
 
-    def get_upto(self, key: str, limit: int) -> bytes | None:
+    def get_upto(self, key: str, limit: int) -> bytes | memoryview | None:
         """The whole value at ``key``, which may hold at most ``limit`` bytes: one read of
         ``limit + 1`` bytes, no size query (small chunks read one after the other); a larger
         file is refused (:class:`~zarrkit.errors.ChunkDecodeError`) from that read, or for a
@@ -334,7 +334,7 @@ class DirectoryStore(Store):
         if type(self)._get is not DirectoryStore._get:  # a subclass reads its own way
             return super().get_upto(key, limit)
         if limit > UPTO_READ_MAX or self.normalize_keys:  # (a read of limit + 1 bytes allocates them first)
-            return self._read(self._checked(key), None, False, limit)  # type: ignore[return-value]
+            return self._read(self._checked(key), None, False, limit)
         validate_key(key)
         fn = self._root_sep + key if _POSIX else self._file(key)
         if key.rpartition("/")[0] not in self._confined:
@@ -729,8 +729,8 @@ class DirectoryStore(Store):
         given = getattr(self, "_given", self.path)
         return "file://" + (given.decode() if isinstance(given, bytes) else given).replace(os.sep, "/")
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         return self.__dict__.copy()
 
-    def __setstate__(self, state) -> None:
+    def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 from .base import ByteRange, Store, oversized
@@ -48,7 +48,7 @@ class MappingStore(Store):
             value = _to_bytes(value, key)
         return value if byte_range is None else byte_range.slice(value)
 
-    def get_upto(self, key: str, limit: int) -> bytes | None:
+    def get_upto(self, key: str, limit: int) -> bytes | memoryview | None:
         """The value at ``key`` (None when missing), refused with
         :class:`~zarrkit.errors.ChunkDecodeError` when it holds more than ``limit`` bytes; a
         value that is not ``bytes`` is measured before it is copied into bytes.
@@ -81,7 +81,7 @@ class MappingStore(Store):
 
     value_version = hold_value
 
-    def get_many(self, keys):
+    def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
         return {k: self.get(k) for k in keys}
 
     def _set(self, key: str, value: bytes | memoryview) -> None:

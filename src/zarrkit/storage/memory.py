@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .base import ByteRange, Store, oversized, validate_key
@@ -64,6 +64,10 @@ class MemoryStore(Store):
         zarr-python 2's type of the new dict (``dict`` by default).
     dimension_separator : {'.', '/'}, optional
         Separator used by arrays *created* in this store when none is given.
+    store_dict : dict, optional
+        zarr-python 3's keyword name of ``root``.
+    read_only : bool, default False
+        Refuse writes (zarr-python 3).
 
     Examples
     --------
@@ -83,12 +87,19 @@ class MemoryStore(Store):
 
     def __init__(
         self, root: dict[str, bytes] | None = None, cls: type = dict,
-        dimension_separator: str | None = None,
+        dimension_separator: str | None = None, *,
+        store_dict: dict[str, bytes] | None = None, read_only: bool = False,
     ) -> None:
         # ``root``: a dict of keys to values to hold the data (its values are visible there,
-        # as zarr-python 3's MemoryStore(dict)); ``cls``: the mapping type of a new one
+        # as zarr-python 3's MemoryStore(dict)); ``cls``: the mapping type of a new one;
+        # ``store_dict`` is zarr-python 3's keyword name of ``root``
+        if store_dict is not None:
+            if root is not None:
+                raise TypeError("MemoryStore() takes root or store_dict, not both")
+            root = store_dict
         self._data: dict[str, bytes] = cls() if root is None else root
         self._lock = threading.Lock()
+        self.read_only = bool(read_only)
         if self._check_dimension_separator(dimension_separator) is not None:
             self.dimension_separator = dimension_separator
 
@@ -98,7 +109,7 @@ class MemoryStore(Store):
             return value
         return byte_range.slice(value)
 
-    def get_upto(self, key: str, limit: int) -> bytes | None:
+    def get_upto(self, key: str, limit: int) -> bytes | memoryview | None:
         """The value at ``key`` (None when missing), refused with
         :class:`~zarrkit.errors.ChunkDecodeError` when it holds more than ``limit`` bytes
         (see :meth:`Store.get_upto`).
@@ -123,7 +134,7 @@ class MemoryStore(Store):
 
     value_version = hold_value
 
-    def get_many(self, keys):
+    def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
         if self.normalize_keys:
             return super().get_many(keys)
         data = self._data
@@ -161,11 +172,20 @@ class MemoryStore(Store):
         """The store as zarr-python 3 names it in reprs: ``memory://<id>``."""
         return f"memory://{id(self._data)}"
 
-    def __getstate__(self):
+    def __eq__(self, other: object) -> bool:
+        # zarr-python 3: the same class over equal contents with the same read_only setting
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.read_only == other.read_only and self._data == other._data
+
+    # kept by identity: the engine keys per-store caches on the store object
+    __hash__ = Store.__hash__
+
+    def __getstate__(self) -> dict[str, Any]:
         return {"data": dict(self._data), "read_only": self.read_only,
                 "dimension_separator": self.dimension_separator}
 
-    def __setstate__(self, state) -> None:
+    def __setstate__(self, state: dict[str, Any]) -> None:
         self._data = state["data"]
         self.read_only = state["read_only"]
         self.dimension_separator = state.get("dimension_separator")
@@ -183,4 +203,8 @@ class DictStore(MemoryStore):
         zarr-python 2's type of the new dict (``dict`` by default).
     dimension_separator : {'.', '/'}, optional
         Separator used by arrays *created* in this store when none is given.
+    store_dict : dict, optional
+        zarr-python 3's keyword name of ``root``.
+    read_only : bool, default False
+        Refuse writes (zarr-python 3).
     """

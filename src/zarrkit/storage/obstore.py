@@ -574,6 +574,10 @@ class ObjectStore(Store):
         ro = ", read_only=True" if self.read_only and self.supports_writes else ""
         return f"{type(self).__name__}({self.url!r}{ro})"
 
+    def __str__(self) -> str:
+        """The store as zarr-python 3 names it in reprs: ``object_store://<obstore store>``."""
+        return f"object_store://{self.store}"
+
 
 class _PinnedObject:
     """One version of an object (see :meth:`ObjectStore.value_version`): the first read

@@ -126,6 +126,11 @@ def run_tasks(
 def _join(futures: list[Future[None]], errors: list[BaseException]) -> None:
     """Wait for every future, then raise the first of ``errors`` and the futures' errors."""
     for f in futures:
+        # The caller has taken every task left: a helper not started yet has nothing to do,
+        # and its pool threads may all be held by tasks waiting on this caller (a task that
+        # joins a thread of its own running parallel work), so it is not waited for.
+        if f.cancel():
+            continue
         try:
             f.result()
         except BaseException as exc:  # noqa: BLE001 - re-raised below

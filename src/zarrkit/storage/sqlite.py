@@ -133,7 +133,7 @@ class SQLiteStore(Store):
         kwargs["isolation_level"] = None  # autocommit; transactions are explicit
         try:
             if self._memory:
-                conn = sqlite3.connect(":memory:", **kwargs)
+                conn: sqlite3.Connection = sqlite3.connect(":memory:", **kwargs)
             elif self.read_only:
                 uri = "file:" + urllib.parse.quote(self.path) + "?mode=ro"
                 conn = sqlite3.connect(uri, uri=True, **kwargs)
@@ -185,7 +185,7 @@ class SQLiteStore(Store):
             self._local.holder = holder
         return holder.conn
 
-    def _read(self, sql: str, params: tuple | list, what: str) -> list[tuple]:
+    def _read(self, sql: str, params: tuple[Any, ...] | list[Any], what: str) -> list[tuple[Any, ...]]:
         try:
             if self._shared is not None:
                 with self._lock:
@@ -194,7 +194,7 @@ class SQLiteStore(Store):
         except sqlite3.Error as exc:
             raise StoreError(f"SQLite read of {what} in {self.path!r} failed: {exc}") from None
 
-    def _write(self, statements: list[tuple[str, tuple | list]], what: str) -> None:
+    def _write(self, statements: list[tuple[str, tuple[Any, ...] | list[Any]]], what: str) -> None:
         with self._lock:
             conn = self._conn()
             try:
@@ -306,7 +306,7 @@ class SQLiteStore(Store):
         return int(rows[0][0] or 0) if rows else 0
 
     @staticmethod
-    def _range(prefix: str) -> tuple[str, tuple]:
+    def _range(prefix: str) -> tuple[str, tuple[str, ...]]:
         """A WHERE clause selecting the keys starting with ``prefix`` as an index range."""
         if not prefix:
             return "", ()

@@ -6,12 +6,15 @@ import threading
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from .base import ByteRange, Store, StoreLike, oversized
 from .coerce import coerce_store
 
 __all__ = ["WrapperStore", "ReadOnlyStore", "CountingStore", "LatencyStore", "LRUStoreCache"]
+
+# A read's result, passed through counting unchanged.
+_Value = TypeVar("_Value", bound="bytes | memoryview | None")
 
 
 class WrapperStore(Store):
@@ -74,7 +77,7 @@ class WrapperStore(Store):
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         return self.inner.get(key, byte_range)
 
-    def get_upto(self, key: str, limit: int) -> bytes | None:  # (documented by Store.get_upto)
+    def get_upto(self, key: str, limit: int) -> bytes | memoryview | None:  # (documented by Store.get_upto)
         return self.inner.get_upto(key, limit)
 
     def get_transient_upto(self, key: str, limit: int) -> bytes | memoryview | None:
@@ -189,12 +192,12 @@ class CountingStore(WrapperStore):
         self.bytes_read = 0
         self.keys_read: list[tuple[str, ByteRange | None]] = []
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         del state["_lock"]
         return state
 
-    def __setstate__(self, state) -> None:
+    def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._lock = threading.Lock()
 
@@ -211,13 +214,13 @@ class CountingStore(WrapperStore):
                 self.bytes_read += len(value)
         return value
 
-    def get_upto(self, key: str, limit: int) -> bytes | None:
+    def get_upto(self, key: str, limit: int) -> bytes | memoryview | None:
         return self._counted(key, self.inner.get_upto(key, limit))
 
     def get_transient_upto(self, key: str, limit: int) -> bytes | memoryview | None:
         return self._counted(key, super().get_transient_upto(key, limit))
 
-    def _counted(self, key: str, value: Any) -> Any:
+    def _counted(self, key: str, value: _Value) -> _Value:
         with self._lock:
             self.counts["get"] += 1
             self.keys_read.append((key, None))
@@ -336,7 +339,7 @@ class LatencyStore(WrapperStore):
     #: reads go through :meth:`get`, which adds the delay
     value_version = None
 
-    def get_upto(self, key: str, limit: int) -> bytes | None:
+    def get_upto(self, key: str, limit: int) -> bytes | memoryview | None:
         time.sleep(self.seconds)
         return self.inner.get_upto(key, limit)
 
@@ -446,7 +449,7 @@ class LRUStoreCache(WrapperStore):
     value_version = None
 
     # -- reads ------------------------------------------------------------------------------
-    def get_upto(self, key: str, limit: int) -> bytes | None:
+    def get_upto(self, key: str, limit: int) -> bytes | memoryview | None:
         """A cached value, or the wrapped store's :meth:`~zarrkit.storage.Store.get_upto`
         (then cached): a value larger than ``limit`` bytes is refused, unread where the
         wrapped store can.
@@ -463,7 +466,7 @@ class LRUStoreCache(WrapperStore):
         bytes, memoryview or None
         """
         with self._lock:
-            value = self._values.get(key)
+            value: bytes | memoryview | None = self._values.get(key)
             if value is not None:
                 self._values.move_to_end(key)
                 self.hits += 1
@@ -573,10 +576,10 @@ class LRUStoreCache(WrapperStore):
             for k in [k for k in self._values if k.startswith(prefix)]:
                 self._forget(k)
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         return {"inner": self.inner, "max_size": self.max_size}
 
-    def __setstate__(self, state) -> None:
+    def __setstate__(self, state: dict[str, Any]) -> None:
         type(self).__init__(self, state["inner"], state["max_size"])
 
     def __repr__(self) -> str:

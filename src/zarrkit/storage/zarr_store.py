@@ -33,7 +33,7 @@ import asyncio
 import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 from ..errors import ReadOnlyError, StoreError, StoreOperationNotSupported, ZarrkitError
 from .base import ByteRange, Store, ensure_bytes_like, oversized, validate_prefix
@@ -475,7 +475,8 @@ def _drive(coro: Any) -> Any:
 def _to_bytes(value: Any) -> bytes | None:
     if value is None or isinstance(value, bytes):
         return value
-    return value.to_bytes()
+    # zarr's Buffer.to_bytes returns bytes; its value arrives untyped here
+    return cast(bytes, value.to_bytes())
 
 
 def _describe(store: Any) -> str:

@@ -14,7 +14,7 @@ import warnings
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from ..errors import NodeExistsError, ReadOnlyError, StoreError
 from .base import ByteRange, Store, oversized, validate_key, validate_prefix
@@ -247,7 +247,8 @@ class ZipStore(Store):
             _check_regular(path, os.stat(path).st_mode, "zip file")  # replaced only if a file
         remove_orphaned_appends(path)
         try:
-            return zipfile.ZipFile(path, mode=mode, compression=self.compression,  # type: ignore[call-overload]  # mode: 'w' or 'x' here
+            # 'r' and 'a' returned above: mode is 'w' or 'x' here
+            return zipfile.ZipFile(path, mode=cast(Literal["w", "x"], mode), compression=self.compression,
                                    allowZip64=self.allowZip64)
         except FileNotFoundError:
             raise FileNotFoundError(f"cannot create zip file {path!r}: its directory does not exist") from None
@@ -330,7 +331,8 @@ class ZipStore(Store):
         def read_at(n: int, offset: int) -> bytes:
             with lock:
                 f.seek(offset)
-                return f.read(n)
+                data: bytes = f.read(n)
+                return data
 
         return read_at, size
 
@@ -667,6 +669,22 @@ class ZipStore(Store):
     def __len__(self) -> int:
         return sum(1 for _ in self.list_prefix(""))
 
+    def with_read_only(self, read_only: bool = False) -> ZipStore:
+        """Not available for zip files (as in zarr-python 3): the archive's mode is fixed when it
+        is opened; open ``ZipStore(path, mode=...)`` instead.
+
+        Parameters
+        ----------
+        read_only : bool, default False
+            The setting asked for.
+
+        Raises
+        ------
+        NotImplementedError
+            Always.
+        """
+        raise NotImplementedError(f"with_read_only is not implemented for {type(self).__name__}")
+
     def __repr__(self) -> str:
         return f"ZipStore({self.path!r}, mode={self.mode!r})"
 
@@ -674,7 +692,7 @@ class ZipStore(Store):
         """The store as zarr-python 3 names it in reprs: ``zip://<path as given>``."""
         return f"zip://{getattr(self, '_given', self.path)}"
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         if self.mode != "r":
             raise TypeError(
                 f"a ZipStore open for writing (mode={self.mode!r}) cannot be pickled: close it "
@@ -683,7 +701,7 @@ class ZipStore(Store):
         return {"path": self.path, "compression": self.compression,
                 "allowZip64": self.allowZip64, "dimension_separator": self.dimension_separator}
 
-    def __setstate__(self, state) -> None:
+    def __setstate__(self, state: dict[str, Any]) -> None:
         type(self).__init__(self, state["path"], compression=state["compression"],
                                   allowZip64=state["allowZip64"], mode="r",
                                   dimension_separator=state.get("dimension_separator"))

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import MetadataError
-from ..base import ArrayBytesCodec, ChunkSpec, V3Codec
+from ..base import ArrayBytesCodec, ChunkSpec, V3Codec, codec_from_dict
 from ..buffers import filled, is_all_fill
 from ..bytes import BytesCodec
 from ..chain import CodecChain, max_stored_size
@@ -55,6 +55,27 @@ class ShardingCodec(ArrayBytesCodec):
             "index_codecs": [c.to_json() for c in self.index_codecs],
             "index_location": self.index_location,
         }
+
+    def to_dict(self) -> dict[str, Any]:
+        # zarr-python's in-memory dict holds tuples where its JSON has lists
+        return {"name": self.name, "configuration": {
+            "chunk_shape": tuple(self.chunk_shape),
+            "codecs": tuple(c.to_dict() for c in self.codecs),
+            "index_codecs": tuple(c.to_dict() for c in self.index_codecs),
+            "index_location": self.index_location,
+        }}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ShardingCodec:
+        """The codec a metadata document (as :meth:`to_dict` gives) describes; the inner codecs
+        may be given as documents or as codecs."""
+        if not isinstance(data, dict) or data.get("name") != cls.name:
+            raise ValueError(f"expected a codec named {cls.name!r}, got {data!r}")
+        config = dict(data.get("configuration") or {})
+        for key in ("codecs", "index_codecs"):
+            if config.get(key) is not None:
+                config[key] = [c if isinstance(c, V3Codec) else codec_from_dict(c) for c in config[key]]
+        return cls(**config)
 
     def validate(self, spec: ChunkSpec) -> None:
         if len(self.chunk_shape) != len(spec.shape):

@@ -175,7 +175,7 @@ class IndexCache:
             while len(self._entries) > self.max_entries or self._bytes > self.max_bytes:
                 self._bytes -= self._entries.popitem(last=False)[1][1].nbytes
 
-    def holds(self, key: str, index: np.ndarray) -> bool:
+    def holds(self, key: str, index: np.ndarray | None) -> bool:
         """Whether ``index`` is the one kept for ``key``."""
         entry = self._entries.get(key)
         return entry is not None and entry[1] is index

@@ -43,7 +43,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 import numpy as np
 
@@ -304,7 +304,8 @@ class ShardedStore(Store):
             if len(self._seen) >= INDEX_CACHE_MAX_ENTRIES:
                 self._seen.clear()
             self._seen[shard] = raw
-        index = sharding.index.decode(raw, shard, value.size)
+        # sharding_at is typed Any (a codec given by the caller): its index decodes to an array
+        index = cast(np.ndarray, sharding.index.decode(raw, shard, value.size))
         index.flags.writeable = False  # shared by the readers of the shard
         if token is not None:
             self.indexes.put(shard, index, generation, token)
@@ -360,10 +361,11 @@ class ShardedStore(Store):
         raw = self.base.get(shard, ByteRange(*sharding.index.range()))
         return raw is None or bytes(raw) != seen
 
-    def _read_one(self, key: str, limit: int | None, transient: bool) -> Any:
+    def _read_one(self, key: str, limit: int | None, transient: bool) -> bytes | memoryview | None:
         shard_coords, local = self._locate(key)
         got = self._versions(key.rpartition("@")[0], shard_coords, lambda version: version.get(local, limit, transient))
-        return None if got is _MISSING else got
+        # ShardVersion.get's value: bytes, or a view of the shard's held bytes
+        return None if got is _MISSING else cast("bytes | memoryview", got)
 
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         value = self._read_one(key, None, False)
@@ -413,7 +415,7 @@ class ShardedStore(Store):
             version = self.version_of(key, shard_coords)
             if version is None:
                 continue
-            index = version.index
+            index = cast(np.ndarray, version.index)  # _version returns only versions with an index
             version.close()
             firsts = [first for first, _ in self._extent(shard_coords)]
             for local in np.argwhere(index[..., 0] != EMPTY):

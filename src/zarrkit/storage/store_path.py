@@ -1,0 +1,193 @@
+"""zarr-python 3's ``StorePath``: a store and a path in it, accepted wherever a store is.
+
+A :class:`StorePath` whose path is empty stands for its store.  One with a path stands for the
+part of its store under that path: :func:`~zarrkit.storage.coerce_store` gives a
+:class:`PrefixStore` over the store, so the ``path=`` of a call (``open_group(StorePath(store,
+'a'), path='b')``) is read under the StorePath's own (``a/b``), as zarr-python 3 joins them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from .base import ByteRange, Store
+from .keys import validate_key
+
+__all__ = ["StorePath", "PrefixStore"]
+
+
+class StorePath:
+    """A store and a path in it (zarr-python 3's ``zarr.storage.StorePath``).
+
+    Parameters
+    ----------
+    store : Store
+        The store.
+    path : str, default ''
+        A path in ``store``; leading, trailing and repeated ``/`` are dropped.
+
+    Examples
+    --------
+    >>> from zarrkit.storage import MemoryStore, StorePath
+    >>> sp = StorePath(MemoryStore(), 'a') / 'b'
+    >>> sp.path
+    'a/b'
+    """
+
+    def __init__(self, store: Store, path: str = "") -> None:
+        self.store = store
+        self.path = normalize_storage_path(path)
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the store refuses writes."""
+        return bool(getattr(self.store, "read_only", False))
+
+    def __truediv__(self, other: str) -> StorePath:
+        return type(self)(self.store, _join(self.path, normalize_storage_path(other)))
+
+    def __str__(self) -> str:
+        return _join(str(self.store), self.path)
+
+    def __repr__(self) -> str:
+        return f"StorePath({type(self.store).__name__}, '{self}')"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StorePath):
+            return NotImplemented
+        return self.store == other.store and self.path == other.path
+
+    __hash__ = None  # type: ignore[assignment]  # zarr-python 3's StorePath is not hashable either
+
+
+def _join(a: str, b: str) -> str:
+    return f"{a}/{b}" if a and b else a or b
+
+
+def normalize_storage_path(path: str) -> str:
+    """``path`` without empty parts (leading, trailing, repeated ``/``), checked as a key."""
+    normal = "/".join(part for part in str(path).split("/") if part)
+    return validate_key(normal) if normal else ""
+
+
+class PrefixStore(Store):
+    """The keys of ``inner`` under ``prefix``, as a store of their own (the store a
+    :class:`StorePath` with a path stands for).
+
+    Parameters
+    ----------
+    inner : Store
+        The store holding the values.
+    prefix : str
+        The path in ``inner`` (not empty).
+    """
+
+    def __init__(self, inner: Store, prefix: str) -> None:
+        # ``inner`` is a Store already (coerce_store made it): this module sits below the
+        # wrappers, which coerce what they are given
+        self.inner = inner
+        self.prefix = normalize_storage_path(prefix)
+        self.read_only = inner.read_only
+        self.supports_writes = inner.supports_writes
+        self.supports_partial_reads = inner.supports_partial_reads
+        self.supports_deletes = inner.supports_deletes
+        self.supports_listing = inner.supports_listing
+
+    @property
+    def dimension_separator(self) -> str | None:  # type: ignore[override]  # the inner store's
+        """The wrapped store's separator of new arrays' chunk keys."""
+        return getattr(self.inner, "dimension_separator", None)
+
+    @property
+    def high_latency(self) -> bool:  # type: ignore[override]
+        """Whether the wrapped store is slow to answer (object storage)."""
+        return getattr(self.inner, "high_latency", False)
+
+    @property
+    def transactional(self) -> bool:  # type: ignore[override]
+        """Whether the wrapped store's changes land together, at a commit."""
+        return getattr(self.inner, "transactional", False)
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def _key(self, key: str) -> str:
+        return f"{self.prefix}/{key}" if key else self.prefix
+
+    def _under(self, prefix: str) -> str:
+        # a listing prefix: "" is everything under our own prefix, directory included
+        return f"{self.prefix}/{prefix}"
+
+    def _strip(self, key: str) -> str:
+        return key[len(self.prefix) + 1:]
+
+    def version_token(self, key: str) -> Any:  # (documented by Store.version_token)
+        return self.inner.version_token(self._key(key))
+
+    @property
+    def value_version(self) -> Callable[[str], Any] | None:
+        """The wrapped store's ``value_version``, under the prefix."""
+        held = getattr(self.inner, "value_version", None)
+        return None if held is None else (lambda key: held(self._key(key)))
+
+    def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
+        return self.inner.get(self._key(key), byte_range)
+
+    def get_upto(self, key: str, limit: int) -> bytes | memoryview | None:  # (documented by Store.get_upto)
+        return self.inner.get_upto(self._key(key), limit)
+
+    def get_transient_upto(self, key: str, limit: int) -> bytes | memoryview | None:
+        """:meth:`get_upto` into a buffer the wrapped store may reuse.
+
+        Parameters
+        ----------
+        key : str
+            The key (valid: not checked again).
+        limit : int
+            The most bytes the value may hold.
+
+        Returns
+        -------
+        bytes, memoryview or None
+        """
+        return getattr(self.inner, "get_transient_upto", self.inner.get_upto)(self._key(key), limit)
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
+        return Store.get_many(self, keys)
+
+    def _set(self, key: str, value: bytes | memoryview) -> None:
+        self.inner.set(self._key(key), value)
+
+    def _delete(self, key: str) -> None:
+        self.inner.delete(self._key(key))
+
+    def exists(self, key: str) -> bool:
+        return self.inner.exists(self._key(key))
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        return (self._strip(k) for k in self.inner.list_prefix(self._under(prefix)))
+
+    def list_dir(self, prefix: str = "") -> list[str]:
+        return self.inner.list_dir(self._key(prefix.rstrip("/")) + "/")
+
+    def list_prefix_sizes(self, prefix: str) -> Iterator[tuple[str, int]]:
+        return ((self._strip(k), n) for k, n in self.inner.list_prefix_sizes(self._under(prefix)))
+
+    def delete_prefix(self, prefix: str) -> None:
+        self._check_writable()
+        self.inner.delete_prefix(self._under(prefix))
+
+    def getsize(self, key: str) -> int:  # type: ignore[override]  # Store wraps it to take None too
+        return self.inner.getsize(self._key(key))
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.inner == self.inner and other.prefix == self.prefix
+
+    __hash__ = Store.__hash__
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.inner!r}, {self.prefix!r})"
+
+    def __str__(self) -> str:
+        return f"{self.inner}/{self.prefix}"

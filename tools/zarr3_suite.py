@@ -1,0 +1,391 @@
+#!/usr/bin/env python
+"""Measure how much zarr-3 code runs unchanged: zarr-python 3.4.2's tests of its public
+synchronous API, run with zarr-python and with ``zarr`` resolving to zarrkit by name aliases only.
+
+Usage::
+
+    python tools/zarr3_suite.py [--src DIR] [--top N] [--junit OUT.xml] [--reference REF.xml]
+                                [--timeout S] [-- PYTEST ARGS]
+
+What it does, in a temporary directory (nothing of zarr-python enters this repository):
+
+1. ``pip download --no-binary :all: zarr==3.4.2`` (the sdist ships the tests) and unpack it;
+   zarr-python's tests use pytest-asyncio (its async fixtures, ``asyncio_mode = "auto"``), which is
+   installed into the same temporary directory (``pip install --target``);
+2. run the test modules of the public synchronous API (:data:`TESTS`: api, array, group, indexing,
+   attributes, resize, tree, v2, errors, consolidated metadata and the codec tests of bytes,
+   blosc, zstd, gzip, crc32c, transpose, vlen, sharding, numcodecs, cast_value, scale_offset)
+   twice, with zarr-python's own pytest configuration: once with the zarr-python installed
+   here, once with a package named ``zarr`` first on ``sys.path`` that resolves every
+   ``zarr.<module>.<name>`` to ``zarrkit.<module>.<name>`` (:data:`SHIM`); a name zarrkit lacks
+   becomes a placeholder that raises ``NotImplementedError`` when called (a warning or exception
+   class zarrkit lacks is one that zarrkit never emits), so only the tests that
+   use it fail;
+3. print passed / failed per module for both, how many of the tests that pass with zarr-python
+   pass with zarrkit, and the most common first failure of those that do not.
+
+``--junit OUT.xml`` keeps zarrkit's JUnit report as ``OUT.xml`` and zarr-python's as
+``OUT.zarr-python.xml``; ``--reference REF.xml`` reuses such a zarr-python report instead of
+running zarr-python again (its results do not change with zarrkit's sources). Failures are
+reported with ``--tb=line`` (pytest's usual tracebacks parse the test file's source for each
+frame, which costs most of a run of large test files); ``-- --tb=short`` gives full ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+VERSION = "3.4.2"
+PYTEST_ASYNCIO = "pytest-asyncio==1.4.0"  # the version zarr-python 3.4.2 tests with
+TESTS = ["tests/test_api.py", "tests/test_array.py", "tests/test_group.py",
+         "tests/test_indexing.py", "tests/test_attributes.py", "tests/test_resize.py",
+         "tests/test_tree.py", "tests/test_v2.py", "tests/test_errors.py",
+         "tests/test_metadata/test_consolidated.py",
+         *(f"tests/test_codecs/test_{name}.py" for name in (
+             "bytes", "blosc", "zstd", "gzip", "crc32c", "transpose", "vlen", "sharding",
+             "numcodecs", "cast_value", "scale_offset"))]
+
+SHIM = r'''
+"""zarr-python 3's names resolved to zarrkit's (built by tools/zarr3_suite.py).
+
+``zarr.<module>.<name>`` is ``zarrkit.<module>.<name>``: a module of the package, or of its
+compatibility table (``zarrkit.dtype``, ``zarrkit.experimental``...). A module or name zarrkit
+lacks is a placeholder: a module whose names are placeholders, a class whose construction or
+call raises ``NotImplementedError``.
+"""
+import importlib as _importlib
+import importlib.abc as _iabc
+import importlib.util as _iutil
+import sys as _sys
+import types as _types
+
+import zarrkit as _zarrkit
+from zarrkit import __version__  # noqa: F401
+
+
+class _PlaceholderType(type):
+    def __getattr__(cls, name):
+        raise AttributeError(f"zarrkit has no {cls.__module__}.{cls.__qualname__}.{name}")
+
+    def __getitem__(cls, item):  # annotations such as Placeholder[int]
+        return cls
+
+
+def _placeholder(module, name):
+    namespace = {"__module__": module, "__qualname__": name}
+    if name.endswith("Warning"):  # warning filters and pytest.warns need the class to be one
+        return _PlaceholderType(name, (UserWarning,), namespace)
+    if name.endswith(("Error", "Exception")):  # pytest.raises(...): zarrkit never raises it
+        return _PlaceholderType(name, (Exception,), namespace)
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError(f"zarrkit has no {module}.{name}")
+    return _PlaceholderType(name, (), {**namespace, "__init__": __init__})
+
+
+def _real(name):
+    """The zarrkit module standing for ``zarr...`` ``name``, or None."""
+    real = "zarrkit" + name[len("zarr"):]
+    try:
+        if real in _sys.modules or _iutil.find_spec(real) is not None:
+            return _importlib.import_module(real)
+    except (ImportError, AttributeError, ValueError):
+        pass
+    return None
+
+
+def _nearest(name):
+    """For a module zarrkit lacks (``zarr.codecs.crc32c_``), its nearest package zarrkit has
+    below the top level (``zarrkit.codecs``): zarr-python's public names are re-exported there."""
+    parts = name.split(".")
+    for n in range(len(parts) - 1, 1, -1):
+        module = _real(".".join(parts[:n]))
+        if module is not None:
+            return module
+    return None
+
+
+def _lookup(module_name, target, name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    # target: zarrkit's module of that name, or the nearest package above a module it lacks
+    direct = target is not None and target.__name__ == "zarrkit" + module_name[len("zarr"):]
+    if target is not None and hasattr(target, name):
+        value = getattr(target, name)
+        if direct and isinstance(value, _types.ModuleType) \
+                and value.__name__ == f"{target.__name__}.{name}":
+            return _importlib.import_module(f"{module_name}.{name}")
+        return value
+    if direct and _real(f"{module_name}.{name}") is not None:
+        return _importlib.import_module(f"{module_name}.{name}")
+    return _placeholder(module_name, name)
+
+
+class _Alias(_types.ModuleType):
+    def __getattr__(self, name):
+        value = _lookup(self.__name__, self.__dict__.get("_zarrkit_module"), name)
+        if not isinstance(value, _types.ModuleType):
+            setattr(self, name, value)  # one placeholder per name
+        return value
+
+
+class _Finder(_iabc.MetaPathFinder, _iabc.Loader):
+    def find_spec(self, name, path, target=None):
+        if name.startswith("zarr."):
+            return _iutil.spec_from_loader(name, self, is_package=True)
+        return None
+
+    def create_module(self, spec):
+        module = _Alias(spec.name)
+        module.__path__ = []
+        module._zarrkit_module = _real(spec.name)
+        if module._zarrkit_module is None:
+            module._zarrkit_module = _nearest(spec.name)
+        return module
+
+    def exec_module(self, module):
+        pass
+
+
+_sys.meta_path.insert(0, _Finder())
+
+
+def __getattr__(name):
+    value = _lookup(__name__, _zarrkit, name)
+    if not isinstance(value, _types.ModuleType):
+        globals()[name] = value
+    return value
+'''
+
+
+def pip(*args: str) -> None:
+    subprocess.run([sys.executable, "-m", "pip", *args, "-q", "--no-deps"], check=True,
+                   stderr=subprocess.DEVNULL)
+
+
+def unpack_sdist(name: str, version: str, work: Path) -> Path:
+    """The unpacked source distribution of ``name==version``."""
+    dist = work / "sdist"
+    pip("download", "--no-binary", ":all:", f"{name}=={version}", "-d", str(dist))
+    sdist = next(dist.glob(f"{name}-*.tar.gz"))
+    with tarfile.open(sdist) as tf:
+        tf.extractall(work, filter="data")
+    return work / f"{name}-{version}"
+
+
+def build_shim(work: Path) -> Path:
+    """A directory holding the package ``zarr`` that resolves to zarrkit."""
+    shim = work / "shim"
+    (shim / "zarr").mkdir(parents=True)
+    (shim / "zarr" / "__init__.py").write_text(SHIM)
+    return shim
+
+
+def install_plugins(work: Path, *requirements: str) -> Path:
+    plugins = work / "plugins"
+    if requirements:
+        pip("install", "--target", str(plugins), *requirements)
+    return plugins
+
+
+def run_pytest(library: str, root: Path, tests: list[str], junit: Path, *, src: str,
+               shim: Path, plugins: Path, timeout: float, plugin_names: list[str],
+               args: list[str], env_extra: dict[str, str] | None = None) -> float:
+    """Runs ``tests`` from ``root`` with ``zarr`` being zarr-python or zarrkit; seconds taken."""
+    path = [str(plugins)]
+    if library == "zarrkit":
+        path = [str(shim), os.path.abspath(src), *path]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
+               **(env_extra or {}))
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+           "-p", "xdist.plugin", "-n", "2", "-p", "pytest_timeout", f"--timeout={timeout:g}",
+           "-p", "_hypothesis_pytestplugin", "--continue-on-collection-errors", "--tb=line"]
+    for name in plugin_names:
+        cmd += ["-p", name]
+    cmd += [*tests, f"--junitxml={junit}", *args]
+    started = time.perf_counter()
+    subprocess.run(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   check=False)  # failing tests are what is measured
+    return time.perf_counter() - started
+
+
+# -- the report ------------------------------------------------------------------------------
+
+ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+TMP = re.compile(r"/tmp/[^\s'\")]+")
+ERROR_LINE = re.compile(r"^[\w.]+: ")
+WRAPPED = re.compile(r'^failed on (?:setup|teardown|call) with "(.*)"$', re.DOTALL)
+
+
+def message(failure: ET.Element) -> str:
+    """The first line of a failure's message, with what varies between runs replaced."""
+    msg = failure.get("message") or ""
+    m = WRAPPED.match(msg)
+    if m:
+        msg = m.group(1)
+    if msg in ("collection failure", ""):  # the error is among the "E   " lines: "Name: ..."
+        lines = [line[1:].strip() for line in (failure.text or "").splitlines()
+                 if line.startswith("E ")]
+        named = [line for line in lines if ERROR_LINE.match(line)]
+        msg = named[-1] if named else lines[0] if lines else msg
+    msg = msg.strip().split("\n")[0]
+    msg = TMP.sub("<tmp>", ADDRESS.sub("0x…", msg))
+    return msg[:160]
+
+
+@dataclass
+class Report:
+    """One run's results: test id -> error message (None: passed); skipped tests are left out."""
+
+    results: dict[str, str | None] = field(default_factory=dict)
+    broken_modules: dict[str, str] = field(default_factory=dict)  # module -> collection error
+    skipped: dict[str, str] = field(default_factory=dict)  # test id -> reason
+
+    @classmethod
+    def read(cls, junit: Path) -> Report:
+        report = cls()
+        if not junit.exists():
+            return report
+        for case in ET.parse(junit).getroot().iter("testcase"):
+            classname, name = case.get("classname") or "", case.get("name") or ""
+            failure = case.find("failure")
+            if failure is None:
+                failure = case.find("error")
+            if classname == "pytest" and name == "internal":  # the run itself broke
+                report.broken_modules["pytest"] = message(failure) if failure is not None else "?"
+                continue
+            if not classname:  # a module that does not import
+                report.broken_modules[name] = message(failure) if failure is not None else "?"
+                continue
+            key = f"{classname}::{ADDRESS.sub('0x…', name)}"
+            skipped = case.find("skipped")
+            if skipped is not None:
+                report.skipped[key] = (skipped.get("message") or "")[:120]
+                continue
+            if failure is not None:
+                report.results[key] = message(failure)
+            elif key not in report.results:  # a passed call, not a teardown error after it
+                report.results[key] = None
+        return report
+
+    def passed(self) -> set[str]:
+        return {k for k, v in self.results.items() if v is None}
+
+    def why_not(self, key: str) -> str:
+        """Why test ``key`` did not pass in this run."""
+        if key in self.results:
+            return self.results[key] or "passed"
+        if key in self.skipped:
+            return f"skipped: {self.skipped[key]}"
+        classname = key.split("::")[0]
+        for module, msg in self.broken_modules.items():
+            if classname == module or classname.startswith(module + "."):
+                return f"{module} does not import: {msg}"
+        return "not run (skipped or deselected)"
+
+
+def module_of(key: str, modules: list[str]) -> str:
+    classname = key.split("::")[0]
+    return max((m for m in modules if classname == m or classname.startswith(m + ".")),
+               key=len, default=classname)
+
+
+def summarize(reference: Report, measured: Report, modules: list[str], top: int,
+              label: str = "zarrkit") -> None:
+    ref_passed, got_passed = reference.passed(), measured.passed()
+    both = ref_passed & got_passed
+    rows: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0, 0, 0, 0])
+    for report, col in ((reference, 0), (measured, 2)):
+        for key, result in report.results.items():
+            row = rows[module_of(key, modules)]
+            row[col + (result is not None)] += 1
+    for key in both:
+        rows[module_of(key, modules)][4] += 1
+    print(f"{'module':<44}{'zarr-python pass/fail':>22}{label + ' pass/fail':>20}{'of ref':>8}")
+    for module in sorted(rows):
+        rp, rf, gp, gf, b = rows[module]
+        broken = " (does not import)" if module in measured.broken_modules else ""
+        print(f"{module:<44}{f'{rp} / {rf}':>22}{f'{gp} / {gf}':>20}{b:>8}{broken}")
+    for report, other, name in ((reference, measured, "zarr-python"),
+                                (measured, reference, label)):
+        p = len(report.passed())
+        f = len(report.results) - p
+        # run by the other library, not by this one: modules that do not import, skips
+        absent = len(set(other.results) - set(report.results))
+        broken = {m: msg for m, msg in report.broken_modules.items() if m != "pytest"}
+        print(f"{name}: passed {p}, failed {f}"
+              + (f"; {absent} more not run" if absent else "")
+              + (f" ({len(broken)} modules do not import)" if broken else ""))
+        if "pytest" in report.broken_modules:
+            print(f"  pytest stopped with an internal error: {report.broken_modules['pytest']}")
+    print(f"{label} passes {len(both)} of the {len(ref_passed)} tests that pass with zarr-python: "
+          f"{len(both) / max(len(ref_passed), 1):.1%}")
+    counts: collections.Counter[str] = collections.Counter()
+    example: dict[str, str] = {}
+    for key in sorted(ref_passed - got_passed):
+        msg = measured.why_not(key)
+        counts[msg] += 1
+        example.setdefault(msg, key)
+    if counts:
+        print(f"\nfirst failures under {label} of the tests that pass with zarr-python:")
+    for msg, n in counts.most_common(top):
+        print(f"{n:>5}  {msg}\n       e.g. {example[msg]}")
+
+
+def junit_paths(out: str | None, work: Path) -> tuple[Path, Path]:
+    """(zarrkit's report, zarr-python's report)."""
+    if not out:
+        return work / "zarrkit.xml", work / "zarr-python.xml"
+    path = Path(out).resolve()
+    return path, path.with_suffix(".zarr-python" + (path.suffix or ".xml"))
+
+
+def common_arguments(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("--src", default=str(Path(__file__).resolve().parents[1] / "src"),
+                    help="the zarrkit sources to measure (default: this checkout's src/)")
+    ap.add_argument("--top", type=int, default=30, help="failure messages to list")
+    ap.add_argument("--junit", help="keep zarrkit's JUnit report here (zarr-python's beside it)")
+    ap.add_argument("--reference", help="zarr-python's JUnit report of an earlier run, reused")
+    ap.add_argument("--timeout", type=float, default=60, help="seconds allowed per test")
+    ap.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    common_arguments(ap)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="zarr3-suite-") as tmp:
+        work = Path(tmp)
+        root = unpack_sdist("zarr", VERSION, work)
+        shim = build_shim(work)
+        plugins = install_plugins(work, PYTEST_ASYNCIO)
+        junit, ref_junit = junit_paths(args.junit, work)
+        runs = [("zarrkit", junit)]
+        if args.reference:
+            ref_junit = Path(args.reference).resolve()
+        else:
+            runs.insert(0, ("zarr", ref_junit))
+        for library, out in runs:
+            seconds = run_pytest(library, root, TESTS, out, src=args.src, shim=shim,
+                                 plugins=plugins, timeout=args.timeout,
+                                 plugin_names=["pytest_asyncio.plugin"], args=args.pytest_args)
+            print(f"with {'zarr-python' if library == 'zarr' else library}: {seconds:.0f} s",
+                  file=sys.stderr, flush=True)
+        modules = [t.removesuffix(".py").replace("/", ".") for t in TESTS]
+        summarize(Report.read(ref_junit), Report.read(junit), modules, args.top)
+
+
+if __name__ == "__main__":
+    main()

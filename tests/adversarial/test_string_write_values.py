@@ -20,6 +20,8 @@ def strings():
     store = MemoryStore()
     arr = zarrkit.create_array(store=store, name="x", shape=(4,), chunks=(2,), dtype=str)
     arr[:] = ["a", "b", "c", "d"]
+    # the test extra's NumPy is 2 or later (zarr-python 3.4 requires it): strings are StringDType
+    assert arr.dtype == np.dtypes.StringDType()
     return store, arr
 
 
@@ -36,8 +38,6 @@ def strings():
 )
 def test_non_text_into_string_array_is_a_type_error(strings, value):
     store, arr = strings
-    if arr.dtype.kind != "T":
-        pytest.skip("this NumPy has no StringDType")
     before = _snapshot(store)
     with pytest.raises(TypeError, match="str"):
         arr[:] = value

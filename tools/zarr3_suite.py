@@ -95,7 +95,7 @@ def _placeholder(module, name):
 
 
 def _real(name):
-    """The zarrkit module standing for ``zarr...`` ``name``, or None."""
+    """The zarrkit module named like ``zarr...`` ``name``, or None."""
     real = "zarrkit" + name[len("zarr"):]
     try:
         if real in _sys.modules or _iutil.find_spec(real) is not None:
@@ -105,36 +105,54 @@ def _real(name):
     return None
 
 
-def _nearest(name):
-    """For a module zarrkit lacks (``zarr.codecs.crc32c_``), its nearest package zarrkit has
-    below the top level (``zarrkit.codecs``): zarr-python's public names are re-exported there."""
-    parts = name.split(".")
-    for n in range(len(parts) - 1, 1, -1):
-        module = _real(".".join(parts[:n]))
-        if module is not None:
-            return module
-    return None
+def _table_key(name):
+    return name[len("zarr."):] if name.startswith("zarr.") else None
 
 
-def _lookup(module_name, target, name):
+def _sources(name):
+    """Where the names of zarr-python's module ``name`` live: zarrkit's module of that name,
+    then the modules ``zarrkit.compat.ZARR3_PATHS`` lists for it; for a module zarrkit has
+    neither of, its nearest package below the top level (``zarrkit.codecs`` for
+    ``zarr.codecs.crc32c_``: zarr-python's public names are re-exported there)."""
+    found = []
+    direct = _real(name)
+    if direct is not None:
+        found.append(direct)
+    for module in getattr(_zarrkit.compat, "ZARR3_PATHS", {}).get(_table_key(name), ()):
+        found.append(_importlib.import_module(f"zarrkit.{module}"))
+    if not found:
+        parts = name.split(".")
+        for n in range(len(parts) - 1, 1, -1):
+            module = _real(".".join(parts[:n]))
+            if module is not None:
+                found.append(module)
+                break
+    return found
+
+
+def _is_module(name):
+    return _real(name) is not None \
+        or _table_key(name) in getattr(_zarrkit.compat, "ZARR3_PATHS", {})
+
+
+def _lookup(module_name, sources, name):
     if name.startswith("__"):
         raise AttributeError(name)
-    # target: zarrkit's module of that name, or the nearest package above a module it lacks
-    direct = target is not None and target.__name__ == "zarrkit" + module_name[len("zarr"):]
-    if target is not None and hasattr(target, name):
-        value = getattr(target, name)
-        if direct and isinstance(value, _types.ModuleType) \
-                and value.__name__ == f"{target.__name__}.{name}":
-            return _importlib.import_module(f"{module_name}.{name}")
-        return value
-    if direct and _real(f"{module_name}.{name}") is not None:
-        return _importlib.import_module(f"{module_name}.{name}")
+    child = f"{module_name}.{name}"
+    for target in sources:
+        if hasattr(target, name):
+            value = getattr(target, name)
+            if isinstance(value, _types.ModuleType) and _is_module(child):
+                return _importlib.import_module(child)
+            return value
+    if _is_module(child):
+        return _importlib.import_module(child)
     return _placeholder(module_name, name)
 
 
 class _Alias(_types.ModuleType):
     def __getattr__(self, name):
-        value = _lookup(self.__name__, self.__dict__.get("_zarrkit_module"), name)
+        value = _lookup(self.__name__, self.__dict__.get("_zarrkit_sources", ()), name)
         if not isinstance(value, _types.ModuleType):
             setattr(self, name, value)  # one placeholder per name
         return value
@@ -149,9 +167,7 @@ class _Finder(_iabc.MetaPathFinder, _iabc.Loader):
     def create_module(self, spec):
         module = _Alias(spec.name)
         module.__path__ = []
-        module._zarrkit_module = _real(spec.name)
-        if module._zarrkit_module is None:
-            module._zarrkit_module = _nearest(spec.name)
+        module._zarrkit_sources = _sources(spec.name)
         return module
 
     def exec_module(self, module):
@@ -162,7 +178,7 @@ _sys.meta_path.insert(0, _Finder())
 
 
 def __getattr__(name):
-    value = _lookup(__name__, _zarrkit, name)
+    value = _lookup(__name__, [_zarrkit], name)
     if not isinstance(value, _types.ModuleType):
         globals()[name] = value
     return value

@@ -49,7 +49,7 @@ from .core import sync as core_sync
 from .metadata import consolidated, v2_documents, zdtypes
 from .storage import cache
 
-__all__ = ["TABLE", "lookup", "attrs", "blosc", "convenience", "creation", "dtype", "experimental",
+__all__ = ["TABLE", "ZARR3_PATHS", "lookup", "attrs", "blosc", "convenience", "creation", "dtype", "experimental",
            "hierarchy", "meta", "sync"]
 
 #: Where a module's names come from: the real module itself (zarr-python's module *is* that
@@ -93,6 +93,35 @@ TABLE: dict[str, Row] = {
     # zarr-python 3's Array._async_array / Group._async_group: the asynchronous facade's classes,
     # found by name from core/ (which lies below the facade); the module exists, none is made
     "api.asynchronous": ((async_nodes, "AsyncArray AsyncGroup"),),
+}
+
+#: zarr-python 3's module paths -> the zarrkit modules (below ``zarrkit``) where their names
+#: live, searched in order after ``zarrkit.<path>`` itself when that exists.  Code written for
+#: zarr-python 3 imports from its internal layout (``zarr.core.dtype``, ``zarr.abc.store``,
+#: ``zarr.storage._logging``...); an import hook aliasing ``zarr`` to zarrkit (such as the one
+#: ``tools/zarr3_suite.py`` builds) resolves ``zarr.<path>.<name>`` through this table.  Module
+#: names, not modules: nothing here is imported until a name is looked up.
+ZARR3_PATHS: dict[str, tuple[str, ...]] = {
+    "abc.codec": ("codecs.base",),
+    "abc.store": ("storage.base",),
+    "core.array": ("api.async_nodes", "api.creation", "api.synchronous"),
+    "core.array_spec": ("core.views",),
+    "core.chunk_grids": ("metadata.grid",),
+    "core.config": ("config",),
+    "core.dtype": ("metadata.zdtypes",),
+    "core.dtype.common": ("metadata.zdtypes",),
+    "core.dtype.npy": ("metadata.zdtypes",),
+    "core.dtype.npy.bytes": ("metadata.zdtypes",),
+    "core.dtype.npy.common": ("metadata.zdtypes",),
+    "core.dtype.wrapper": ("metadata.zdtypes",),
+    "core.group": ("api.async_nodes", "api.synchronous"),
+    "core.metadata": ("metadata.v2", "metadata.v3"),
+    "core.metadata.v2": ("metadata.v2",),
+    "core.metadata.v3": ("metadata.v3",),
+    "registry": ("codecs.registry",),
+    "storage._common": ("storage.store_path",),
+    "storage._logging": ("storage.wrappers",),
+    "testing.store": ("storage.wrappers",),
 }
 
 #: rows of modules that exist already: their names are looked up, no module is made

@@ -72,7 +72,8 @@ def _array_info(arr: Array, loc: Location) -> dict[str, Any]:
         "fill_value": _metadata_doc(arr).get("fill_value"),
         "filters": [_codec_json(f) for f in (meta.filters or ())],
         "compressors": [_codec_json(c) for c in meta.compressors],
-        "dimension_names": list(meta.dimension_names) if meta.dimension_names is not None else None,
+        "dimension_names": (None if getattr(meta, "dimension_names", None) is None
+                            else list(meta.dimension_names)),
         "nbytes": arr.nbytes,
         "nbytes_stored": arr.nbytes_stored,
         "nchunks": arr.nchunks,

@@ -289,6 +289,12 @@ class GroupDescription:
     descendants: tuple[tuple[str, str], ...] | None = None
 
 
+def _dimension_names(meta: Any) -> tuple[str | None, ...] | None:
+    """A v3 array's dimension names (v2 metadata has no such field)."""
+    names = getattr(meta, "dimension_names", None)
+    return None if names is None else tuple(names)
+
+
 def describe_array(a: Any, stored: bool = False) -> ArrayDescription:
     """Describe an array from its metadata; with ``stored``, also what its store holds (a
     listing of its chunks, and a read of each shard index of a sharded array)."""
@@ -327,7 +333,7 @@ def describe_array(a: Any, stored: bool = False) -> ArrayDescription:
         store_type_zarr3=zarr3_store_type(a._store),
         chunk_store_type=None if a._chunk_store_arg is None else type(a._chunk_store_arg).__name__,
         synchronizer_type=None if a.synchronizer is None else _type_name(a.synchronizer),
-        dimension_names=None if meta.dimension_names is None else tuple(meta.dimension_names),
+        dimension_names=_dimension_names(meta),
         nbytes=a.nbytes,
         nchunks=a.nchunks,
         nshards=a.nshards,

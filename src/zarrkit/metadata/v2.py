@@ -222,7 +222,6 @@ class ArrayMetadataV2:
 
     shards: ClassVar[None] = None
     sharding: ClassVar[None] = None
-    dimension_names: ClassVar[None] = None
 
     @property
     def compressors(self) -> tuple[Codec, ...]:

@@ -26,11 +26,37 @@ class WrapperStore(Store):
         The store wrapped (anything :func:`~zarrkit.storage.coerce_store` takes).
     """
 
+    _store: Store
+
     def __init__(self, inner: StoreLike) -> None:
-        self.inner: Store = self._coerce(inner)
-        self.read_only = self.inner.read_only
-        self.supports_partial_reads = self.inner.supports_partial_reads
-        self.supports_deletes = self.inner.supports_deletes
+        # ``_store``: the name zarr-python 3's wrapper stores keep the wrapped store under, which
+        # subclasses written for it set directly
+        self._store = self._coerce(inner)
+
+    @property
+    def inner(self) -> Store:
+        """The wrapped store."""
+        return self._store
+
+    @property
+    def read_only(self) -> bool:
+        """Whether writes are refused: set on this wrapper, or else the wrapped store's."""
+        own = self.__dict__.get("_read_only")
+        return self._store.read_only if own is None else own
+
+    @read_only.setter
+    def read_only(self, value: bool) -> None:
+        self._read_only = bool(value)
+
+    @property
+    def supports_partial_reads(self) -> bool:  # type: ignore[override]
+        """Whether the wrapped store reads byte ranges."""
+        return self._store.supports_partial_reads
+
+    @property
+    def supports_deletes(self) -> bool:  # type: ignore[override]
+        """Whether the wrapped store deletes keys."""
+        return self._store.supports_deletes
 
     @staticmethod
     def _coerce(store: StoreLike) -> Store:

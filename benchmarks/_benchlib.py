@@ -470,7 +470,7 @@ def libraries(workload: str, op: str, libs: list[str]) -> list[str]:
     """The libraries measured for ``op`` of ``workload``: directory writes (W1, W4 and W5
     writes, zarrs' benchmark's round trips) add zarrkit writing in place, right after zarrkit."""
     writes = (workload in ("W1", "W4", "W5") and op.startswith("write")) or (
-        workload == "ZB" and op.startswith("round trip"))
+        workload in ("ZB", "ZB8") and op.startswith("round trip"))
     if writes and "zarrkit" in libs:
         i = libs.index("zarrkit") + 1
         return libs[:i] + [ZarrkitInPlaceAdapter.key] + libs[i:]
@@ -638,6 +638,8 @@ def page_reporting_held() -> Iterator[str | None]:
             old[name] = previous
     except OSError:
         pass
+    if len(old) == len(PAGE_REPORTING_HOLD):
+        _HELD_FROM.update(old)
     try:
         yield (
             "free-page reporting to the host held off during the run ("
@@ -648,6 +650,33 @@ def page_reporting_held() -> Iterator[str | None]:
         for name, value in old.items():
             with open(PAGE_REPORTING + name, "w") as f:
                 f.write(value)
+        _HELD_FROM.clear()
+
+
+#: the settings :func:`page_reporting_held` replaced, while it holds them (see
+#: :func:`page_reporting_released`)
+_HELD_FROM: dict[str, str] = {}
+
+
+@contextlib.contextmanager
+def page_reporting_released() -> Iterator[bool]:
+    """Inside :func:`page_reporting_held`, the machine's own free-page reporting back for a
+    while (memory freed meanwhile goes back to the host, as it does outside the benchmark):
+    for measuring what a fresh process pays for memory no earlier run left backed.  Yields
+    whether anything was changed; holds again on the way out."""
+    saved = dict(_HELD_FROM)
+    try:
+        for name, value in saved.items():
+            with open(PAGE_REPORTING + name, "w") as f:
+                f.write(value)
+    except OSError:
+        saved = {}
+    try:
+        yield bool(saved)
+    finally:
+        for name in saved:
+            with open(PAGE_REPORTING + name, "w") as f:
+                f.write(PAGE_REPORTING_HOLD[name])
 
 
 def touch_memory(gib: float) -> float:

@@ -17,12 +17,24 @@ W7  read 256 uncompressed 64x64 float32 chunks through a store adding 10 ms per 
 ZB  zarrs' published benchmark (github.com/zarrs/zarr_benchmarks): 1024^3 uint16 in 256^3
     chunks, uncompressed / zstd / sharded zstd (64^3 inner chunks): read all, round trip, every
     inner chunk one by one (``--quick``: 256^3, 128^3 chunks, 64^3 inner); see zarr_benchmarks.py
+ZB8 the same with 8x smaller chunks: 128^3 chunks; 128^3 shards of 32^3 inner chunks (64 KiB)
+    (``--quick``: 64^3 chunks, 64^3 shards of 32^3)
+
+The ZB workloads run first, before the memory touch of the full run; each of their rows gives
+the first run in a fresh process (cold) beside the median of the repeated runs (warm).
 
 Sections in modules of their own (``--only remote,growth``; part of the default run):
 
 remote  reads from S3 (moto) through a proxy adding 10 or 50 ms per request (``remote.py``)
+threads zarrkit and tensorstore reading chunk-bound arrays with 1 and 2 threads, and the
+        speed-up projected to more cores (``threads.py``; with ``--out`` its plot, and the two
+        ZB chunkings', are written beside the report: ``scaling_plots.py``)
 growth  how costs grow with hierarchy size, chunk count, ``zarrkit cp`` size and workers
         (``growth.py``; with ``--out`` its plots are written beside the report)
+
+A tool of its own, not part of the run: ``profile_chunk_cost.py`` splits the per-chunk time of
+a small-chunk zarrkit read into its stages (resolve, locate, read, decode, scatter), beside
+tensorstore's per-chunk time.
 
 Every (workload, library) pair runs in a fresh child process (this script with ``--_child``), so
 imports, caches and peak memory are attributable; the child reports the peak RSS increase of
@@ -55,9 +67,11 @@ sys.path.insert(0, HERE)
 import _benchlib as B
 import growth
 import remote
+import scaling_plots
+import threads
 import zarr_benchmarks as ZB
 
-WORKLOADS = ["W1", "W2", "W3", "W4", "W5", "W6", "W7", "ZB"]
+WORKLOADS = ["W1", "W2", "W3", "W4", "W5", "W6", "W7", "ZB", "ZB8"]
 TITLES = {
     "W1": "W1: write all, {s1}, float32, 64^3 chunks, blosc lz4 clevel 5 shuffle, local directory",
     "W2": "W2: read all of the W1 arrays ({s1}, local directory, page cache)",
@@ -70,8 +84,9 @@ TITLES = {
 }
 RESULT_TAG = "@@BENCH-RESULT@@ "
 #: sections with their own modules (``--only remote,growth``): ``run(...)`` gives their report
-SECTIONS = {"REMOTE": remote, "GROWTH": growth}
-CHILD_KINDS = {"remote": remote.child, "remote-prep": remote.prepare, "growth": growth.child}
+SECTIONS = {"REMOTE": remote, "GROWTH": growth, "THREADS": threads}
+CHILD_KINDS = {"remote": remote.child, "remote-prep": remote.prepare, "growth": growth.child,
+               "threads": threads.child, "threads-prep": threads.prepare_child}
 
 
 # --------------------------------------------------------------------------------------------
@@ -90,10 +105,10 @@ def child_main(spec: dict) -> None:
     elif kind in CHILD_KINDS:
         out = CHILD_KINDS[kind](spec)
     elif kind == "zb-prep":
-        out = ZB.prepare(spec["tmp"], spec["quick"])
-    elif spec["workload"] == "ZB":
+        out = ZB.prepare(spec["tmp"], spec["quick"], spec.get("workload", "ZB"))
+    elif spec["workload"] in ZB.WORKLOADS:
         out = ZB.run_child(spec["op"], spec["lib"], spec["tmp"], spec["quick"],
-                           B.Turns(sys.stdin, sys.stdout, gated=True))
+                           B.Turns(sys.stdin, sys.stdout, gated=True), spec["workload"])
     else:
         out = B.run_child(spec["workload"], spec["op"], spec["lib"], spec["tmp"], spec["quick"],
                           B.Turns(sys.stdin, sys.stdout, gated=True))
@@ -235,17 +250,21 @@ def take_turns(children: list[Child], runs: int, timeout: float) -> None:
             c.wait(timeout)
 
 
-def run_in_turns(specs: list[dict], runs: int, timeout: float) -> list[tuple[dict | None, str]]:
+def run_in_turns(specs: list[dict], runs: int, timeout: float,
+                 cold=None) -> list[tuple[dict | None, str]]:
     """Measure one operation with several libraries, one child each: the children start
     together (imports, data), then do their cold runs one after the other, then ``runs``
     rounds in which every library does one timed run (in the round's :func:`turn_order`);
-    returns (result, stderr tail) per spec."""
+    returns (result, stderr tail) per spec.  ``cold``, if given, is a context manager
+    function the cold runs take place inside, yielding the pause (s) before each of them."""
     children = [Child(spec) for spec in specs]
     loaded = [c.wait(timeout)[0] == "loaded" for c in children]  # or a result (n/a), a failure
-    for c, ok in zip(children, loaded):
-        if ok:
-            c.send("go")
-            c.wait(timeout)  # ready, or a result already (failed)
+    with (cold() if cold is not None else contextlib.nullcontext(0.0)) as pause:
+        for c, ok in zip(children, loaded):
+            if ok:
+                time.sleep(pause)
+                c.send("go")
+                c.wait(timeout)  # ready, or a result already (failed)
     take_turns(children, runs, timeout)
     for c in children:
         if c.result is None and c.failure is None:
@@ -372,8 +391,9 @@ def render(results, machine, limits, args, S, problems, wall, sections=(), zb_re
     for w in WORKLOADS:
         if w not in results:
             continue
-        if w == "ZB":
-            L.extend(ZB.render(results[w], args.quick, zb_refs, fmt_time, _md))
+        if w in ZB.WORKLOADS:
+            L.extend(ZB.render(results[w], args.quick, (zb_refs or {}).get(w), fmt_time, _md,
+                               w))
             continue
         title = TITLES[w].format(
             s1=fmt_size(S["W1"]["shape"]), n3=S["W3"]["n"], s4=fmt_size(S["W4"]["shape"]),
@@ -600,7 +620,8 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="small sizes, 3 runs (< 3 minutes)")
     ap.add_argument("--out", default=None, help="also write the markdown report here")
     ap.add_argument("--only", default=None, help="comma-separated workloads, e.g. W1,W2 "
-                    "(remote, growth: the remote-read and cost-growth sections)")
+                    "(remote, growth, threads: the remote-read, cost-growth and "
+                    "thread-scaling sections)")
     ap.add_argument("--libs", default=None, help="comma-separated libraries (default: all: "
                     + ",".join(B.LIBRARIES) + ")")
     ap.add_argument("--runs", type=int, default=None, help="timed runs (default 3 quick, 5 full)")
@@ -654,52 +675,44 @@ def main(argv=None) -> int:
             "page cache dropped before write runs": B.settle_page_cache(),
             "free-page reporting": held or "not changed",
         }
-        core = any(w in WORKLOADS and w != "ZB" for w in only)  # ZB and the sections need no reference arrays
-        if held and not args.quick and (core or "ZB" in only):  # (quick sizes allocate <= 64 MiB at once)
-            log("touching 8 GiB of memory once")
-            machine["memory touched once before the runs"] = f"8 GiB ({B.touch_memory(8):.0f} s)"
-        log("preparing reference arrays with zarr-python")
-        refs, err = (spawn({"kind": "prep", "tmp": tmp, "quick": args.quick}, timeout) if core
-                     else ({}, ""))
-        if refs is None:
-            problems.append(f"preparing reference arrays failed: {err[-500:]}")
-            print(err, file=sys.stderr)
-        else:
-            for k, v in refs.items():
-                if isinstance(v, dict):
-                    machine[f"reference array {k}"] = (
-                        f"{v['files']} chunk files, {v['stored_bytes'] / B.MiB:.1f} MiB stored / "
-                        f"{v['raw_bytes'] / B.MiB:.0f} MiB raw "
-                        f"(ratio {v['raw_bytes'] / max(v['stored_bytes'], 1):.2f})")
-            log("measuring machine limits")
-            limits, err = (spawn({"kind": "limits", "tmp": tmp, "quick": args.quick,
-                                  "runs": args.runs}, timeout) if core else ({}, ""))
-            if limits is None:
-                problems.append(f"machine limits failed: {_md(err[-300:])}")
-                limits = {}
+        # ZB and the sections need no reference arrays
+        core = any(w in WORKLOADS and w not in ZB.WORKLOADS for w in only)
         sections: list[str] = []
-        zb_refs = None
-        for w in only:
-            if w in SECTIONS:
-                sections += SECTIONS[w].run(args, tmp, log, problems, spawn, Child, take_turns,
-                                            RESULT_TAG)
-                continue
+        zb_refs: dict[str, dict] = {}
+
+        def cold_runs():
+            """The context of the ZB workloads' cold runs: the machine's own free-page
+            reporting (memory freed by one cold run goes back to the host before the next,
+            which pauses for the kernel's reporting delay in full runs).  After them, with
+            reporting held again, a full run touches as much memory as one run needs, so
+            that the warm runs do not pay for what the cold runs handed back."""
+            @contextlib.contextmanager
+            def released():
+                with B.page_reporting_released() as changed:
+                    yield 2.5 if changed and not args.quick else 0.0
+                if changed and not args.quick:
+                    B.touch_memory(3)
+            return released()
+
+        def run_workload(w: str) -> None:
             results[w] = {}
-            if w == "ZB":
-                log("writing the ZB arrays with zarr-python")
-                zb_refs, err = spawn({"kind": "zb-prep", "tmp": tmp, "quick": args.quick},
-                                     timeout)
-                if zb_refs is None:
-                    problems.append(f"preparing the ZB arrays failed: {_md(err[-500:])}")
-                    continue
-                zb_refs.pop("_wall", None)
-            for op in (ZB.OPS if w == "ZB" else B.OPS[w]):
+            zb = w in ZB.WORKLOADS
+            if zb:
+                log(f"writing the {w} arrays with zarr-python")
+                refs, err = spawn({"kind": "zb-prep", "tmp": tmp, "quick": args.quick,
+                                   "workload": w}, timeout)
+                if refs is None:
+                    problems.append(f"preparing the {w} arrays failed: {_md(err[-500:])}")
+                    return
+                refs.pop("_wall", None)
+                zb_refs[w] = refs
+            for op in (ZB.OPS if zb else B.OPS[w]):
                 results[w][op] = {}
                 op_libs = B.libraries(w, op, libs)
                 measured = run_in_turns(
                     [{"kind": "run", "workload": w, "op": op, "lib": lib, "tmp": tmp,
                       "quick": args.quick} for lib in op_libs],
-                    args.runs, timeout)
+                    args.runs, timeout, cold=cold_runs if zb else None)
                 for lib, (r, err) in zip(op_libs, measured):
                     if r is None:
                         first = err.strip().splitlines()[0] if err.strip() else "child failed"
@@ -714,8 +727,50 @@ def main(argv=None) -> int:
                     else:
                         log(f"{w} {op} {lib}: {r.get('na') or r.get('error')}")
                     results[w][op][lib] = r
+
+        # the ZB workloads first: their cold runs must not find memory the touch below left
+        zbs = [w for w in only if w in ZB.WORKLOADS]
+        if zbs and held:
+            machine[f"{', '.join(zbs)} cold runs"] = (
+                "run first, with the machine's own free-page reporting"
+                + ("" if args.quick else ", 2.5 s apart; 3 GiB touched after them"))
+        for w in zbs:
+            run_workload(w)
+        if held and not args.quick and core:  # (quick sizes allocate <= 64 MiB at once)
+            log("touching 8 GiB of memory once")
+            machine["memory touched once before the runs"] = (
+                f"8 GiB ({B.touch_memory(8):.0f} s), after the ZB workloads")
+        refs, err = {}, ""
+        if core:
+            log("preparing reference arrays with zarr-python")
+            refs, err = spawn({"kind": "prep", "tmp": tmp, "quick": args.quick}, timeout)
+        if refs is None:
+            problems.append(f"preparing reference arrays failed: {err[-500:]}")
+            print(err, file=sys.stderr)
+        else:
+            for k, v in refs.items():
+                if isinstance(v, dict):
+                    machine[f"reference array {k}"] = (
+                        f"{v['files']} chunk files, {v['stored_bytes'] / B.MiB:.1f} MiB stored / "
+                        f"{v['raw_bytes'] / B.MiB:.0f} MiB raw "
+                        f"(ratio {v['raw_bytes'] / max(v['stored_bytes'], 1):.2f})")
+            if core:
+                log("measuring machine limits")
+                limits, err = spawn({"kind": "limits", "tmp": tmp, "quick": args.quick,
+                                     "runs": args.runs}, timeout)
+                if limits is None:
+                    problems.append(f"machine limits failed: {_md(err[-300:])}")
+                    limits = {}
+        for w in only:
+            if w in SECTIONS:
+                sections += SECTIONS[w].run(args, tmp, log, problems, spawn, Child, take_turns,
+                                            RESULT_TAG)
+            elif w not in ZB.WORKLOADS:
+                run_workload(w)
         wall = time.perf_counter() - t_start
         report = render(results, machine, limits, args, S, problems, wall, sections, zb_refs)
+        if args.out:  # the plots of the ZB chunkings and the thread scaling, beside the report
+            report = scaling_plots.add_figures(report, os.path.dirname(os.path.abspath(args.out)))
         print(report)
         if args.out:
             os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)

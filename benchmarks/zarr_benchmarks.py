@@ -28,6 +28,20 @@ call (the published script writes it a batch of shards at a time in transactions
 
 ``--quick`` reads and writes 256^3 arrays in 128^3 chunks (shards of 2^3 inner chunks of 64^3,
 as large as the published ones): 1/64 of the bytes.
+
+Workload ``ZB8`` is the same with 8x smaller chunks: the same array, its chunks and shards halved
+along every dimension (1024^3 in 128^3 chunks; sharded: 128^3 shards of 32^3 inner chunks, 64 KiB
+each; ``--quick``: 256^3 in 64^3 chunks, 64^3 shards of 32^3 inner chunks), every operation and
+library as ``ZB``: where per-chunk costs, not bytes, start to decide.
+
+Cold and warm: ``run.py`` runs the ZB workloads before anything else, and before it touches
+memory once for the other workloads; each child's first run (the *cold* figure: the first read,
+or round trip, in a fresh process, its imports done and the array opened) runs while the
+machine's free-page reporting is back to its own setting, so that no memory an earlier run
+left backed by the host is waiting for it (a full run pauses 2.5 s before each, the kernel's
+reporting delay, so that what the previous one freed has gone back); the *warm* figure is the
+median of the runs repeated in the same process afterwards, with the reporting held again (and,
+in a full run, 3 GiB touched first: the memory one run needs, which the cold runs handed back).
 """
 
 from __future__ import annotations
@@ -78,10 +92,18 @@ def dataset_of(op: str) -> str:
     return max((d for d in DATASETS if op.endswith(" " + d)), key=len)
 
 
-def sizes(quick: bool) -> dict:
+#: the chunkings: the published one, and chunks and shards halved along every dimension
+WORKLOADS = {"ZB": 1, "ZB8": 2}
+
+
+def sizes(quick: bool, workload: str = "ZB") -> dict:
+    d = WORKLOADS[workload]
     if quick:
-        return {"shape": (256,) * 3, "chunks": (128,) * 3, "inner": (64,) * 3}
-    return {"shape": (1024,) * 3, "chunks": (256,) * 3, "inner": (64,) * 3}
+        shape, chunks, inner = (256,) * 3, (128,) * 3, (64,) * 3
+    else:
+        shape, chunks, inner = (1024,) * 3, (256,) * 3, (64,) * 3
+    return {"shape": shape, "chunks": tuple(c // d for c in chunks),
+            "inner": tuple(c // d for c in inner)}
 
 
 def concurrency() -> int:
@@ -89,8 +111,8 @@ def concurrency() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def ref_path(tmp: str, dataset: str) -> str:
-    return os.path.join(tmp, "ref", "zb-" + dataset.replace(" ", "-"))
+def ref_path(tmp: str, dataset: str, workload: str = "ZB") -> str:
+    return os.path.join(tmp, "ref", workload.lower() + "-" + dataset.replace(" ", "-"))
 
 
 def expected(start: int, stop: int, shape: tuple[int, ...]) -> np.ndarray:
@@ -104,7 +126,7 @@ def expected(start: int, stop: int, shape: tuple[int, ...]) -> np.ndarray:
     return plane[None, :, :] + first[:, None, None]  # uint16: wraps modulo 65536
 
 
-def prepare(tmp: str, quick: bool) -> dict:
+def prepare(tmp: str, quick: bool, workload: str = "ZB") -> dict:
     """Write the three arrays with zarr-python, a slab of chunks at a time."""
     import warnings
 
@@ -112,11 +134,11 @@ def prepare(tmp: str, quick: bool) -> dict:
     from zarr.codecs import ZstdCodec
 
     warnings.filterwarnings("ignore")
-    S = sizes(quick)
+    S = sizes(quick, workload)
     shape, chunks = S["shape"], S["chunks"]
     out = {}
     for name, d in DATASETS.items():
-        path = ref_path(tmp, name)
+        path = ref_path(tmp, name, workload)
         kw: dict[str, Any] = {"compressors": [ZstdCodec(level=0, checksum=False)]
                                   if d["compress"] else None}
         if d["shards"]:
@@ -201,7 +223,8 @@ def inner_chunk_reader(A: B.Adapter, h: Any, sels: list, n: int):
     return lambda: asyncio.run(all_reads())
 
 
-def run_child(op: str, libkey: str, tmp: str, quick: bool, turns: B.Turns) -> dict:
+def run_child(op: str, libkey: str, tmp: str, quick: bool, turns: B.Turns,
+              workload: str = "ZB") -> dict:
     import warnings
 
     warnings.filterwarnings("ignore")
@@ -213,14 +236,14 @@ def run_child(op: str, libkey: str, tmp: str, quick: bool, turns: B.Turns) -> di
         return res
     A.init()
     res["version"] = A.version()
-    S = sizes(quick)
+    S = sizes(quick, workload)
     shape = S["shape"]
     nbytes = int(np.prod(shape)) * 2
     dataset = dataset_of(op)
-    src = ref_path(tmp, dataset)
+    src = ref_path(tmp, dataset, workload)
     loc = ("dir", src)
     meta: dict[str, Any] = {"zarr_format": 3}
-    scratch = os.path.join(tmp, "scratch", f"ZB-{libkey}")
+    scratch = os.path.join(tmp, "scratch", f"{workload}-{libkey}")
     try:
         if op.startswith("read all"):
             def prepare_run():
@@ -308,37 +331,59 @@ def _published(op: str, libkey: str, n: int) -> str:
     return f"{PUBLISHED[kind][dataset][pos]:.2f} s"
 
 
-def render(results: dict, quick: bool, refs: dict | None, fmt_time, md) -> list[str]:
-    """The ZB section of the report: our rows, the published figures beside them."""
-    S = sizes(quick)
+def render(results: dict, quick: bool, refs: dict | None, fmt_time, md,
+           workload: str = "ZB") -> list[str]:
+    """A ZB section of the report: our rows (cold and warm), the published figures beside
+    them (the published chunking only)."""
+    S = sizes(quick, workload)
     size = "x".join(map(str, S["shape"]))
-    L = [(f"## ZB: zarrs' benchmark workloads ({size} uint16, {S['chunks'][0]}^3 chunks; "
-          f"sharded: {S['inner'][0]}^3 inner chunks; zstd level 0)"), ""]
-    L.append("The workloads of https://github.com/zarrs/zarr_benchmarks (see "
-             "`benchmarks/zarr_benchmarks.py` for what differs). The *published* column is "
-             "that benchmark's figure for the same library on the full 1024^3 arrays, on "
-             f"another machine ({PUBLISHED_MACHINE}); zarrs' own Rust figure is given in "
-             "the zarrkit row. Compare ratios between libraries, not times across machines"
-             + (" (and not at all in --quick, whose arrays are 64x smaller)." if quick else "."))
+    published = workload == "ZB"
+    if published:
+        L = [(f"## ZB: zarrs' benchmark workloads ({size} uint16, {S['chunks'][0]}^3 chunks; "
+              f"sharded: {S['inner'][0]}^3 inner chunks; zstd level 0)"), ""]
+        L.append("The workloads of https://github.com/zarrs/zarr_benchmarks (see "
+                 "`benchmarks/zarr_benchmarks.py` for what differs). The *published* column is "
+                 "that benchmark's figure for the same library on the full 1024^3 arrays, on "
+                 f"another machine ({PUBLISHED_MACHINE}); zarrs' own Rust figure is given in "
+                 "the zarrkit row. Compare ratios between libraries, not times across machines"
+                 + (" (and not at all in --quick, whose arrays are 64x smaller)." if quick
+                    else "."))
+    else:
+        inner_kib = int(np.prod(S["inner"])) * 2 // 1024
+        L = [(f"## ZB8: zarrs' benchmark workloads with 8x smaller chunks ({size} uint16, "
+              f"{S['chunks'][0]}^3 chunks; sharded: {S['chunks'][0]}^3 shards of "
+              f"{S['inner'][0]}^3 inner chunks, {inner_kib} KiB each; zstd level 0)"), ""]
+        L.append("The ZB workloads on the same array with its chunks and shards halved along "
+                 "every dimension (8x as many chunks, each 1/8 of the size): the same "
+                 "operations and libraries, where per-chunk costs weigh more. No published "
+                 "figures exist for this chunking.")
+    L.append("")
+    L.append("*cold*: the first run in a fresh process (imports done and the array opened, "
+             "untimed; no memory left backed by an earlier run: see "
+             "`benchmarks/zarr_benchmarks.py`); *warm*: the median of the runs repeated in "
+             "the same process after it. MiB/s and the ratio are of the warm figure.")
     L.append("")
     if refs:
         for name, v in refs.items():
             L.append(f"- {name}: {v['stored_bytes'] / B.MiB:.1f} MiB stored / "
                      f"{v['raw_bytes'] / B.MiB:.0f} MiB raw")
         L.append("")
+    head = "| library | cold | warm | MiB/s | ratio zarrkit/peer | peak RSS MiB |"
+    rule = "|---|---|---|---|---|---|"
+    if published:
+        head += " published |"
+        rule += "---|"
     for op, per_lib in results.items():
         zk = per_lib.get("zarrkit")
         n = next((e.get("in_flight") for e in per_lib.values() if e.get("in_flight")),
                  concurrency())
         extra = (f" ({next((e['n'] for e in per_lib.values() if e.get('n')), '?')} reads, "
                  f"{n} in flight)" if op.startswith("inner") else "")
-        L += [f"### ZB {op}{extra}", "",
-              "| library | time | MiB/s | ratio zarrkit/peer | peak RSS MiB | published |",
-              "|---|---|---|---|---|---|"]
+        L += [f"### {workload} {op}{extra}", "", head, rule]
         for lib, e in per_lib.items():
             name = e.get("library", lib)
-            pub = _published(op, lib, n)
-            if lib == "zarrkit":
+            pub = _published(op, lib, n) if published else ""
+            if lib == "zarrkit" and published:
                 kind = next(k for k in PUBLISHED if op.startswith(k))
                 if kind == "inner chunks one by one":
                     row = PUBLISHED[kind].get(n) or PUBLISHED[kind][8]
@@ -349,11 +394,13 @@ def render(results: dict, quick: bool, refs: dict | None, fmt_time, md) -> list[
             if "seconds" not in e:
                 why = e.get("na") or e.get("error", "?")
                 tag = "n/a" if e.get("na") else ("**WRONG DATA**" if e.get("wrong") else "**FAILED**")
-                L.append(f"| {name} | {tag} | | | | {md(why)} |")
+                L.append(f"| {name} | {tag} | | | | | {md(why)} |" if published else
+                         f"| {name} | {tag} | | | | {md(why)} |")
                 continue
             mibs = e["nbytes"] / e["seconds"] / B.MiB
             ratio = f"{zk['seconds'] / e['seconds']:.2f}" if zk and "seconds" in zk else "n/a"
-            L.append(f"| {name} | {fmt_time(e)} | {mibs:,.0f} | {ratio} | "
-                     f"{e['peak_mib']:,.0f} | {pub} |")
+            cold = fmt_time(dict(e, seconds=e["cold"])) if "cold" in e else "n/a"
+            L.append(f"| {name} | {cold} | {fmt_time(e)} | {mibs:,.0f} | {ratio} | "
+                     f"{e['peak_mib']:,.0f} |" + (f" {pub} |" if published else ""))
         L.append("")
     return L

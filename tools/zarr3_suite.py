@@ -71,7 +71,8 @@ import sys as _sys
 import types as _types
 
 import zarrkit as _zarrkit
-from zarrkit import __version__  # noqa: F401
+
+__version__ = _zarrkit.compat.ZARR3_API_VERSION  # the zarr-python API zarrkit follows
 
 
 class _PlaceholderType(type):
@@ -137,6 +138,10 @@ def _is_module(name):
 
 def _lookup(module_name, sources, name):
     if name.startswith("__"):
+        if name == "__all__":  # a module's public names: those of the module it stands for
+            for target in sources:
+                if hasattr(target, "__all__"):
+                    return list(target.__all__)
         raise AttributeError(name)
     child = f"{module_name}.{name}"
     for target in sources:

@@ -46,10 +46,10 @@ from .codecs import blosc_settings
 from .core import attributes
 from .core import group as core_group
 from .core import sync as core_sync
-from .metadata import consolidated, v2_documents, zdtypes
+from .metadata import consolidated, v2_documents, zdtype_base, zdtypes
 from .storage import cache
 
-__all__ = ["TABLE", "ZARR3_PATHS", "lookup", "attrs", "blosc", "convenience", "creation", "dtype", "experimental",
+__all__ = ["TABLE", "ZARR3_API_VERSION", "ZARR3_PATHS", "lookup", "attrs", "blosc", "convenience", "creation", "dtype", "experimental",
            "hierarchy", "meta", "sync"]
 
 #: Where a module's names come from: the real module itself (zarr-python's module *is* that
@@ -84,9 +84,11 @@ TABLE: dict[str, Row] = {
     # zarr-python 3
     "dtype": (
         (zdtypes, ("Bool Complex64 Complex128 DateTime64 FixedLengthUTF32 Float16 Float32 Float64 "
-                   "Int8 Int16 Int32 Int64 MLDataType NullTerminatedBytes RawBytes Struct "
+                   "Int8 Int16 Int32 Int64 MLDataType NullTerminatedBytes RawBytes Struct Structured "
                    "TimeDelta64 UInt8 UInt16 UInt32 UInt64 VariableLengthBytes VariableLengthUTF8 "
-                   "ZDType data_type_of parse_dtype parse_data_type=parse_dtype")),
+                   "DataTypeRegistry data_type_registry data_type_of parse_dtype "
+                   "parse_data_type=parse_dtype")),
+        (zdtype_base, "ZDType check_dtype_spec_v2 check_dtype_spec_no_object_codec_v2"),
     ),
     "experimental": ((cache, "CacheStore"),),
     "experimental.cache_store": ((cache, "CacheStore"),),
@@ -94,6 +96,10 @@ TABLE: dict[str, Row] = {
     # found by name from core/ (which lies below the facade); the module exists, none is made
     "api.asynchronous": ((async_nodes, "AsyncArray AsyncGroup"),),
 }
+
+#: The zarr-python release whose API zarrkit's zarr-python 3 names follow: what an import hook
+#: aliasing ``zarr`` to zarrkit reports as ``zarr.__version__`` (code checks it to choose features)
+ZARR3_API_VERSION = "3.4.2"
 
 #: zarr-python 3's module paths -> the zarrkit modules (below ``zarrkit``) where their names
 #: live, searched in order after ``zarrkit.<path>`` itself when that exists.  Code written for
@@ -103,24 +109,45 @@ TABLE: dict[str, Row] = {
 #: names, not modules: nothing here is imported until a name is looked up.
 ZARR3_PATHS: dict[str, tuple[str, ...]] = {
     "abc.codec": ("codecs.base",),
+    "abc.numcodec": ("codecs.numcodecs",),
     "abc.store": ("storage.base",),
-    "core.array": ("api.async_nodes", "api.creation", "api.synchronous"),
+    "codecs": ("metadata.value_codecs",),
+    "codecs.cast_value": ("metadata.value_codecs", "codecs.cast"),
+    "codecs.scale_offset": ("metadata.value_codecs", "codecs.cast"),
+    "core.array": ("api.async_nodes", "api.asynchronous", "api.creation", "api.synchronous", "core.resize"),
     "core.array_spec": ("core.views",),
+    "core.buffer": ("storage.buffer",),
+    "core.buffer.core": ("storage.buffer",),
+    "core.buffer.cpu": ("storage.buffer",),
     "core.chunk_grids": ("metadata.grid",),
+    "core.chunk_key_encodings": ("metadata.v3",),
+    "core.common": ("metadata.normalize",),
     "core.config": ("config",),
-    "core.dtype": ("metadata.zdtypes",),
-    "core.dtype.common": ("metadata.zdtypes",),
+    "core.dtype": ("metadata.zdtypes", "metadata.zdtype_base"),
+    "core.dtype.common": ("metadata.zdtype_base",),
     "core.dtype.npy": ("metadata.zdtypes",),
+    "core.dtype.npy.bool": ("metadata.zdtypes",),
     "core.dtype.npy.bytes": ("metadata.zdtypes",),
-    "core.dtype.npy.common": ("metadata.zdtypes",),
-    "core.dtype.wrapper": ("metadata.zdtypes",),
-    "core.group": ("api.async_nodes", "api.synchronous"),
+    "core.dtype.npy.common": ("metadata.zdtype_base", "metadata.scalars"),
+    "core.dtype.npy.complex": ("metadata.zdtypes",),
+    "core.dtype.npy.float": ("metadata.zdtypes",),
+    "core.dtype.npy.int": ("metadata.zdtypes",),
+    "core.dtype.npy.string": ("metadata.zdtypes",),
+    "core.dtype.npy.structured": ("metadata.zdtypes",),
+    "core.dtype.npy.time": ("metadata.zdtypes",),
+    "core.dtype.registry": ("metadata.zdtypes",),
+    "core.dtype.wrapper": ("metadata.zdtype_base",),
+    "core.group": ("api.async_nodes", "core.group", "api.asynchronous"),
+    "core.sync_group": ("api.synchronous", "api.hierarchy"),
+    "core.indexing": ("core.indexing_tools", "api.async_nodes", "codecs.sharding"),
+    "core.sync": ("api.async_nodes",),
     "core.metadata": ("metadata.v2", "metadata.v3"),
     "core.metadata.v2": ("metadata.v2",),
     "core.metadata.v3": ("metadata.v3",),
     "registry": ("codecs.registry",),
-    "storage._common": ("storage.store_path",),
-    "storage._logging": ("storage.wrappers",),
+    "storage._common": ("storage.store_path", "storage.zarr3_paths"),
+    "storage._utils": ("storage.store_path",),
+    "storage._logging": ("storage.logging_store",),
     "testing.store": ("storage.wrappers",),
 }
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numcodecs
+import numpy as np
 
 __all__ = ["Config", "config"]
 
@@ -36,12 +37,27 @@ ZARR3_KEYS = {
     "default_zarr_version": "zarr_format",
     "array.order": "order",
     "array.write_empty_chunks": "write_empty_chunks",
+    "array.allow_unsafe_pickle_decode": "allow_unsafe_codecs",
     "async.concurrency": "io_threads",
     "threading.max_workers": "threads",
 }
 
+#: zarr-python 3's codec implementations (``codecs.<name>``): what its registry looks up by
+#: name; zarrkit's codec registry is its own, so these are kept and given back
+_ZARR3_CODECS = {
+    "blosc": "blosc.BloscCodec", "gzip": "gzip.GzipCodec", "zstd": "zstd.ZstdCodec",
+    "bytes": "bytes.BytesCodec", "endian": "bytes.BytesCodec", "crc32c": "crc32c_.Crc32cCodec",
+    "sharding_indexed": "sharding.ShardingCodec", "transpose": "transpose.TransposeCodec",
+    "vlen-utf8": "vlen_utf8.VLenUTF8Codec", "vlen-bytes": "vlen_utf8.VLenBytesCodec",
+    **{f"numcodecs.{name.lower()}": f"numcodecs.{name}" for name in (
+        "BZ2 CRC32 CRC32C LZ4 LZMA ZFPY Adler32 AsType BitRound Blosc Delta FixedScaleOffset "
+        "Fletcher32 GZip PCodec PackBits Shuffle Quantize Zlib Zstd").split()},
+    "numcodecs.jenkins_lookup3": "numcodecs.JenkinsLookup3",
+}
+
 #: zarr-python 3's keys with nothing to choose here (one engine, rectilinear grids always read
-#: and written, ...): taken and kept, so code setting them runs, and given back by ``get``
+#: and written, host memory buffers...): taken and kept, so code setting them runs, and given
+#: back by ``get``
 ZARR3_NO_EFFECT = {
     "codec_pipeline.path": "zarr.core.codec_pipeline.BatchedCodecPipeline",
     "codec_pipeline.max_workers": None,
@@ -49,21 +65,48 @@ ZARR3_NO_EFFECT = {
     "array.rectilinear_chunks": True,
     "array.read_missing_chunks": True,
     "array.target_shard_size_bytes": None,
+    "array.sharding_coalesce_max_gap_bytes": 1 << 20,
+    "array.sharding_coalesce_max_bytes": 16 << 20,
     "async.timeout": None,
     "json_indent": 2,
+    "buffer": "zarr.buffer.cpu.Buffer",
+    "ndbuffer": "zarr.buffer.cpu.NDBuffer",
+    **{f"codecs.{name}": f"zarr.codecs.{path}" for name, path in _ZARR3_CODECS.items()},
 }
 
+#: keys zarr-python 3 took once and refuses now (the default codecs of each kind of data, since
+#: given to ``create_array`` as ``filters=``, ``serializer=``, ``compressors=``)
+_ZARR3_REMOVED = ("array.v2_default_compressor", "array.v2_default_filters", "array.v3_default_filters",
+                  "array.v3_default_serializer", "array.v3_default_compressors")
 
-#: the sections of zarr-python 3's keys that mean something here
-_KNOWN_SECTIONS = {k.split(".")[0] for k in (*ZARR3_KEYS, *ZARR3_NO_EFFECT) if "." in k}
+#: the sections of zarr-python 3's keys whose keys are all known here: another key in them is a
+#: typo, refused (``codecs.<name>`` names any codec: that section takes any key)
+_CLOSED_SECTIONS = {k.split(".")[0] for k in (*ZARR3_KEYS, *ZARR3_NO_EFFECT) if "." in k} - {"codecs"}
+
+#: what :meth:`Config.get` returns for a key it does not hold when no default is given
+_MISSING: Any = object()
 
 
 def _plugin_key(key: str) -> bool:
-    return "." in key and key.split(".")[0] not in _KNOWN_SECTIONS
+    return "." in key and key.split(".")[0] not in _CLOSED_SECTIONS
+
+
+def _check_not_removed(keys: Any) -> None:
+    for key in keys:
+        if any(key == old or key.startswith(old + ".") for old in _ZARR3_REMOVED):
+            raise ValueError(
+                f"config key {key!r} is no longer taken (zarr-python 3 removed it): give the "
+                "codecs of a new array as create_array's filters=, serializer= and compressors="
+            )
+
+
+#: the most threads ``threads`` and ``io_threads`` may ask for: each run starts up to that
+#: many, and a process that cannot start them fails part-way
+MAX_THREADS = 1024
 
 
 def _default_threads() -> int:
-    return max(os.cpu_count() or 1, 1)
+    return min(max(os.cpu_count() or 1, 1), MAX_THREADS)
 
 
 def _default_remote() -> str:
@@ -148,6 +191,11 @@ class Config:
     def _resolve(self, changes: Mapping[str, object]) -> dict[str, object]:
         names = {f.name for f in fields(self) if not f.name.startswith("_")}
         changes = dict(changes)
+        # a section given as a dict (zarr-python 3's ``{"codecs": {"blosc": ...}}``): its dotted keys
+        for section in [k for k, v in changes.items() if k not in names and "." not in k and isinstance(v, Mapping)]:
+            settings: Mapping[str, object] = changes.pop(section)  # type: ignore[assignment]  # checked above
+            changes.update({f"{section}.{sub}": v for sub, v in settings.items()})
+        _check_not_removed(changes)
         # zarr-python 3 takes any dotted key (plug-ins read their own): those of other sections are
         # kept and given back; in the sections known here an unknown key is a typo, refused below
         for key in [k for k in changes if k in ZARR3_NO_EFFECT or _plugin_key(k)]:
@@ -178,14 +226,54 @@ class Config:
         """Change settings permanently."""
         self.set(changes, **kwargs)
 
-    def get(self, key: str, default: Any = None) -> Any:
-        """A setting by its name or zarr-python 3's dotted key (``'threading.max_workers'``)."""
+    def get(self, key: str, default: Any = _MISSING) -> Any:
+        """A setting by its name or zarr-python 3's dotted key (``'threading.max_workers'``); a
+        section's name (``'array'``) gives its settings as a dict.
+
+        Parameters
+        ----------
+        key : str
+            The setting.
+        default : optional
+            What to return when there is no such setting.
+
+        Returns
+        -------
+        object
+
+        Raises
+        ------
+        KeyError
+            No such setting, and no ``default`` (as zarr-python 3's configuration object).
+        """
         if key in self._no_effect:
             return self._no_effect[key]
         name = ZARR3_KEYS.get(key, key)
-        if name.startswith("_") or name not in {f.name for f in fields(self)}:
-            return default
-        return getattr(self, name)
+        if not name.startswith("_") and name in {f.name for f in fields(self)}:
+            return getattr(self, name)
+        node: Any = self.config
+        for part in key.split("."):
+            if not isinstance(node, dict) or part not in node:
+                if default is _MISSING:
+                    raise KeyError(key)
+                return default
+            node = node[part]
+        return node
+
+    @property
+    def defaults(self) -> list[dict[str, Any]]:
+        """The default settings, as zarr-python 3's configuration object lists them: one nested
+        dict (:attr:`config` of a configuration just made)."""
+        return [Config().config]
+
+    def to_dict(self) -> dict[str, Any]:
+        """All settings as a nested dict (:attr:`config`, zarr-python 3's name).
+
+        Returns
+        -------
+        dict
+        """
+        return self.config
 
     def reset(self) -> None:
         """Every setting back to its default."""
@@ -232,8 +320,10 @@ class Config:
         for name in ("threads", "io_threads"):
             if name in changes:
                 v = changes[name]
-                if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                    raise ValueError(f"config {name} must be an int >= 1, got {v!r}")
+                if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= MAX_THREADS:
+                    raise ValueError(f"config {name} must be an int from 1 to {MAX_THREADS}, got {v!r}")
+        if "write_empty_chunks" in changes and not isinstance(changes["write_empty_chunks"], (bool, np.bool_)):
+            raise ValueError(f"config write_empty_chunks must be True or False, got {changes['write_empty_chunks']!r}")
         for name in ("parallel_min_chunk_bytes", "max_chunk_bytes"):
             v = changes.get(name, 0)
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:

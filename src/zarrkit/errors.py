@@ -25,6 +25,8 @@ ContainsGroupError True
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 __all__ = [
     "ZarrkitError",
     "NodeNotFoundError",
@@ -55,6 +57,19 @@ __all__ = [
     "StoreError",
     "StorageOptionsError",
     "StoreOperationNotSupported",
+    # zarr-python 3's names
+    "BaseZarrError",
+    "MetadataValidationError",
+    "NodeTypeValidationError",
+    "ContainsArrayAndGroupError",
+    "DataTypeValidationError",
+    "ChunkNotFoundError",
+    "PickleCodecDisabledError",
+    "ZarrFutureWarning",
+    "UnstableSpecificationWarning",
+    "ZarrDeprecationWarning",
+    "ZarrUserWarning",
+    "ZarrRuntimeWarning",
 ]
 
 
@@ -62,54 +77,75 @@ class ZarrkitError(Exception):
     """Base class of every error raised by zarrkit."""
 
 
-class NodeNotFoundError(ZarrkitError, FileNotFoundError, KeyError, ValueError):
-    """No array or group exists at the requested path.
+class _PathError(ZarrkitError):
+    """An error about the node at a path: ``Error(message, path=...)``.
 
-    Derives from ``FileNotFoundError`` (opening a missing node), ``KeyError`` (a missing
-    group member, ``g['nope']``) and ``ValueError`` (what zarr-python 2 raised for a missing
-    array or group), so any of those ``except`` clauses catches it.
+    zarr-python 3's constructors are accepted too: one argument is the message; several are
+    the values of the class's message template :attr:`_msg` (``ContainsArrayError(store,
+    path)`` reads "An array exists in store ... at path ...").  ``path`` is the path at fault
+    (the last of several arguments when not given).
     """
 
-    def __init__(self, message: str, path: str | None = None):
+    #: the message written from several arguments (zarr-python 3's)
+    _msg: ClassVar[str] = "{}"
+
+    def __init__(self, *args: object, path: str | None = None):
+        message = str(args[0]) if len(args) == 1 else self._msg.format(*args) if args else ""
         super().__init__(message)
+        if path is None and len(args) > 1 and isinstance(args[-1], str):
+            path = args[-1]
         self.path = path
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
 
 
+class NodeNotFoundError(_PathError, FileNotFoundError, KeyError, ValueError):
+    """No array or group exists at the requested path.
+
+    Derives from ``FileNotFoundError`` (opening a missing node, as in zarr-python 3),
+    ``KeyError`` (a missing group member, ``g['nope']``) and ``ValueError`` (what zarr-python
+    2 raised for a missing array or group), so any of those ``except`` clauses catches it.
+    """
+
+
 class ArrayNotFoundError(NodeNotFoundError):
-    """No array exists at the requested path."""
+    """No array exists at the requested path (``ArrayNotFoundError(store, path)`` writes
+    zarr-python 3's message)."""
+
+    _msg = "No array found in store {!r} at path {!r}"
 
 
 class GroupNotFoundError(NodeNotFoundError):
-    """No group exists at the requested path."""
+    """No group exists at the requested path (``GroupNotFoundError(store, path)`` writes
+    zarr-python 3's message)."""
+
+    _msg = "No group found in store {!r} at path {!r}"
 
 
 class PathNotFoundError(NodeNotFoundError):
     """Nothing (neither an array nor a group) exists at the requested path."""
 
 
-class NodeExistsError(ZarrkitError, FileExistsError, ValueError):
+class NodeExistsError(_PathError, FileExistsError, ValueError):
     """A node already exists where a new one was to be created (mode ``'w-'``).
 
-    Also a ``ValueError``, what zarr-python 2 raised in that case.
+    Also a ``ValueError``, what zarr-python 2 and 3 raise in that case.
     """
-
-    def __init__(self, message: str, path: str | None = None):
-        super().__init__(message)
-        self.path = path
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
 
 
 class ContainsArrayError(NodeExistsError):
-    """An array already exists at the path."""
+    """An array already exists at the path (``ContainsArrayError(store, path)`` writes
+    zarr-python 3's message)."""
+
+    _msg = "An array exists in store {!r} at path {!r}."
 
 
 class ContainsGroupError(NodeExistsError):
-    """A group already exists at the path."""
+    """A group already exists at the path (``ContainsGroupError(store, path)`` writes
+    zarr-python 3's message)."""
+
+    _msg = "A group exists in store {!r} at path {!r}."
 
 
 class MetadataError(ZarrkitError, ValueError):
@@ -118,18 +154,46 @@ class MetadataError(ZarrkitError, ValueError):
     ``key`` names the metadata document (e.g. ``'foo/.zarray'``) when known.
     """
 
-    def __init__(self, message: str, key: str | None = None):
+    def __init__(self, message: str, key: str | None = None, *got: object):
+        if got:  # zarr-python 3's MetadataValidationError(name, expected, got)
+            message = f"Invalid value for '{message}'. Expected '{key}'. Got '{got[0]}'."
+            key = None
         if key is not None and key not in message:
             message = f"{key}: {message}"
         super().__init__(message)
         self.key = key
 
 
+#: zarr-python 3's name of :class:`MetadataError`
+MetadataValidationError = MetadataError
+
+
+class NodeTypeValidationError(MetadataError):
+    """A metadata document's ``node_type`` is not the one expected (an array's where a
+    group's was wanted, or an unknown kind)."""
+
+
+class ContainsArrayAndGroupError(_PathError, MetadataError):
+    """Both an array's and a group's metadata documents are at the same path (``.zarray`` and
+    ``.zgroup``); ``ContainsArrayAndGroupError(store, path)`` writes zarr-python 3's message."""
+
+    _msg = (
+        "Array and group metadata documents (.zarray and .zgroup) were both found in store "
+        "{!r} at path {!r}. Only one of these files may be present in a given directory / "
+        "prefix. Remove the .zarray file, or the .zgroup file, or both."
+    )
+
+
+class DataTypeValidationError(ZarrkitError, ValueError):
+    """A value does not describe a data type (zarr-python 3's name, raised by data type
+    classes checking what they are given)."""
+
+
 class UnknownCodecError(MetadataError):
     """A codec id or name is not registered."""
 
 
-class UnsupportedDtypeError(MetadataError):
+class UnsupportedDtypeError(MetadataError, DataTypeValidationError):
     """A data type cannot be represented in the requested Zarr format."""
 
 
@@ -252,3 +316,36 @@ class StoreOperationNotSupported(StoreError, NotImplementedError):
 
 class FSPathExistNotDir(GroupNotFoundError, StoreError):
     """A store's directory path exists but is a file, not a directory."""
+
+
+class ChunkNotFoundError(ZarrkitError, ValueError):
+    """A chunk expected to be in the store is missing (zarr-python 3's name)."""
+
+
+class PickleCodecDisabledError(ZarrkitError, ValueError):
+    """Data encoded with the pickle codec was read without opting in to unpickling, which
+    can run arbitrary code (zarr-python 3's name)."""
+
+
+#: zarr-python 3's base class of its errors
+BaseZarrError = ZarrkitError
+
+
+class ZarrFutureWarning(FutureWarning):
+    """A feature used will change or go away (shown to end users)."""
+
+
+class UnstableSpecificationWarning(ZarrFutureWarning):
+    """A feature used is outside the Zarr specification, or not yet settled in it."""
+
+
+class ZarrDeprecationWarning(DeprecationWarning):
+    """A name or argument used is deprecated and will be removed."""
+
+
+class ZarrUserWarning(UserWarning):
+    """A problem in how zarrkit is called that does not stop it."""
+
+
+class ZarrRuntimeWarning(RuntimeWarning):
+    """Dubious behaviour at run time (a store or data that works, but not as meant)."""

@@ -109,7 +109,7 @@ def test_zarr2_except_clauses_catch_node_errors(tmp_path, fmt):
 
 def test_group_constructor_errors_name_the_store(tmp_path, fmt):
     store = DirectoryStore(str(tmp_path / "s.zarr"))
-    with pytest.raises(ValueError, match=r"no group found at the root of DirectoryStore\('.*s\.zarr'\)"):
+    with pytest.raises(ValueError, match=r"No group found in store DirectoryStore\('.*s\.zarr'\) at path ''"):
         Group(store)
     with pytest.raises(errors.GroupNotFoundError):
         Group(store)
@@ -235,11 +235,12 @@ def test_tree_text_and_bytes(fmt):
     bar = g.create_group("bar")
     bar.create_group("baz")
     bar.create_group("quux").zeros("baz", shape=100, chunks=10)
-    if fmt == 3:  # zarr-python 3's drawing: branches flush left, a final newline
+    if fmt == 3:  # zarr-python 3's drawing: branches flush left, a final newline, the
+        # root by its full name
         assert str(g.tree()) == (
-            "group1\n├── bar\n│   ├── baz\n│   └── quux\n│       └── baz (100,) float64\n└── foo\n"
+            "/group1\n├── bar\n│   ├── baz\n│   └── quux\n│       └── baz (100,) float64\n└── foo\n"
         )
-        assert bytes(bar.tree()) == b"bar\n+-- baz\n+-- quux\n    +-- baz (100,) float64\n"
+        assert bytes(bar.tree()) == b"/group1/bar\n+-- baz\n+-- quux\n    +-- baz (100,) float64\n"
         assert str(zarrkit.group().tree()) == "/\n"
         return
     assert str(g.tree()) == (

@@ -46,7 +46,7 @@ def test_group_create_array_and_the_member_accessors(fmt):
     assert g.get_group("sub") == sub
     with pytest.raises(zarr.errors.ContainsGroupError, match="A group exists in store .* at path 'sub'"):
         g.get_array("sub")
-    with pytest.raises(TypeError):
+    with pytest.raises(zarr.errors.ContainsArrayError, match="An array exists in store .* at path 'a'"):
         g.get_group("a")
     with pytest.raises(KeyError):
         g.get_array("nothing")

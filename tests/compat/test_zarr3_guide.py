@@ -118,7 +118,7 @@ def test_create_hierarchy_and_group_metadata(tmp_path):
     child = g.create_group("child", attributes={"kind": "child"})
     assert dict(child.attrs) == {"kind": "child"}
     zarr.consolidate_metadata(str(tmp_path / "h"))
-    assert "child/zarr.json" in zarr.open_consolidated(str(tmp_path / "h")).metadata.consolidated_metadata
+    assert "child" in zarr.open_consolidated(str(tmp_path / "h")).metadata.consolidated_metadata.metadata
 
 
 def test_data_type_objects():

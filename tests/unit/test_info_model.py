@@ -130,7 +130,7 @@ def test_codec_reprs_without_private_arguments():
 
     assert public_codec_repr(Odd()) == "Outer(keep=(1, 2), inner=Inner(y='a, b'), last=[Inner()])"
     assert public_codec_repr(BloscCodec()) == (
-        "BloscCodec(typesize=None, cname='lz4', clevel=5, shuffle='shuffle', blocksize=0)"
+        "BloscCodec(typesize=1, cname='zstd', clevel=5, shuffle='bitshuffle', blocksize=0)"
     )
     assert np.dtype("f4") == zarrkit.zeros(1, dtype="f4").dtype
 

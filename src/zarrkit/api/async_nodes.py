@@ -30,16 +30,18 @@ from __future__ import annotations
 
 import asyncio
 import operator
-from collections.abc import AsyncIterator, Callable
-from typing import Any, TypeVar
+import threading
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any, TypeVar, cast
 
 from ..core.array import Array
 from ..core.group import Group
 from .hierarchy import create_group
-from .opening import open_array, open_group
+from .opening import open_array
 
 __all__ = [
-    "AsyncArray", "AsyncGroup", "AsyncOIndex", "AsyncVIndex", "run", "run_array", "run_group", "run_node", "unwrap", "wrap",
+    "AsyncArray", "AsyncGroup", "AsyncOIndex", "AsyncVIndex", "collect_aiterator", "run", "run_array", "run_group",
+    "run_node", "sync", "unwrap", "wrap",
 ]
 
 R = TypeVar("R")
@@ -65,6 +67,83 @@ async def run(fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> R:
     args = tuple(unwrap(a) for a in args)
     kwargs = {k: unwrap(v) for k, v in kwargs.items()}
     return await asyncio.to_thread(fn, *args, **kwargs)
+
+
+class _Loop:
+    """The event loop :func:`sync` runs coroutines on: one per process, in a daemon thread,
+    started when first needed."""
+
+    lock = threading.Lock()
+    loop: asyncio.AbstractEventLoop | None = None
+    thread: threading.Thread | None = None
+
+    @classmethod
+    def get(cls) -> asyncio.AbstractEventLoop:
+        with cls.lock:
+            if cls.loop is None or cls.loop.is_closed():
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(target=loop.run_forever, name="zarrkit-sync", daemon=True)
+                thread.start()
+                cls.loop, cls.thread = loop, thread
+            return cls.loop
+
+
+def sync(coro: Coroutine[Any, Any, R] | R, loop: asyncio.AbstractEventLoop | None = None,
+         timeout: float | None = None) -> R:
+    """Run a coroutine to its end from synchronous code and return its result (zarr-python 3's
+    ``zarr.core.sync.sync``): on ``loop``, by default a loop of zarrkit's own in a background
+    thread, so it may be called while another loop runs in the calling thread.
+
+    Parameters
+    ----------
+    coro : coroutine
+        What to run (a coroutine of this facade, or any other).  Anything else is the result
+        of a call already made and is returned as it is: code written for zarr-python 3's
+        asynchronous stores wraps their calls in ``sync(store.set(...))``, and zarrkit's store
+        methods are synchronous.
+    loop : asyncio.AbstractEventLoop, optional
+        A loop running in another thread.
+    timeout : float, optional
+        Seconds to wait; :class:`TimeoutError` after them.
+
+    Returns
+    -------
+    object
+        What the coroutine returns; its exception is raised unchanged.
+
+    Raises
+    ------
+    RuntimeError
+        Called from a coroutine running on ``loop`` itself (it would wait for itself).
+
+    Examples
+    --------
+    >>> import zarrkit
+    >>> sync(AsyncArray(zarrkit.zeros(3, dtype='i1')).getitem(1))
+    np.int8(0)
+    """
+    if not asyncio.iscoroutine(coro):
+        return coro
+    target = _Loop.get() if loop is None else loop
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is target:
+        coro.close()
+        raise RuntimeError("sync() was called from a coroutine running on the loop it would wait for")
+    return cast(R, asyncio.run_coroutine_threadsafe(coro, target).result(timeout))
+
+
+async def _collect_aiterator(data: AsyncIterator[R]) -> tuple[R, ...]:
+    """Every item of an asynchronous iterator, as a tuple."""
+    return tuple([item async for item in data])
+
+
+def collect_aiterator(data: AsyncIterator[R]) -> tuple[R, ...]:
+    """Every item of an asynchronous iterator (``AsyncGroup.members()``...), read from
+    synchronous code with :func:`sync`."""
+    return sync(_collect_aiterator(data))
 
 
 def wrap(node: Any) -> Any:
@@ -205,12 +284,18 @@ class AsyncArray:
         return self._array.dtype
 
     @property
+    def _zdtype(self) -> Any:
+        return self._array._zdtype
+
+    @property
     def order(self) -> str:
         return self._array.order
 
     @property
-    def filters(self) -> Any:
-        return self._array.filters
+    def filters(self) -> tuple[Any, ...]:
+        """The filters as the metadata has them, a tuple (zarr-python 3's; the synchronous
+        array's ``filters`` is zarr-python 2's list, or None)."""
+        return tuple(self._array.metadata.filters or ())
 
     @property
     def serializer(self) -> Any:
@@ -237,6 +322,11 @@ class AsyncArray:
     @property
     def path(self) -> str:
         return self._array.path
+
+    @property
+    def store_path(self) -> Any:
+        """The store and the array's path in it (a :class:`~zarrkit.storage.StorePath`)."""
+        return self._array.store_path
 
     @property
     def name(self) -> str | None:
@@ -271,6 +361,14 @@ class AsyncArray:
     async def nchunks_initialized(self) -> int:
         """How many chunks are stored."""
         return await run(operator.attrgetter("nchunks_initialized"), self._array)
+
+    async def nshards_initialized(self) -> int:
+        """How many stored objects there are: shards of a sharded array, chunks of any other."""
+        return await run(operator.attrgetter("nshards_initialized"), self._array)
+
+    #: zarr-python 3's private names of the two counts
+    _nchunks_initialized = nchunks_initialized
+    _nshards_initialized = nshards_initialized
 
     async def nbytes_stored(self) -> int:
         """How many bytes the array's keys take in the store."""
@@ -317,19 +415,24 @@ class AsyncArray:
         """Coordinate and mask selections: ``await arr.vindex.getitem(([0, 2], [1, 3]))``."""
         return AsyncVIndex(self)
 
+    @property
+    def _chunk_grid(self) -> Any:
+        """The grid of the stored objects (shards, or chunks)."""
+        return self._array._chunk_grid
+
+    def _iter_chunk_regions(self, *, origin: Any = None, selection_shape: Any = None) -> Any:
+        """The region (a slice per dimension) each chunk covers, in C order of the chunks."""
+        return self._array._iter_chunk_regions(origin=origin, selection_shape=selection_shape)
+
+    def _iter_shard_regions(self, *, origin: Any = None, selection_shape: Any = None) -> Any:
+        """The region each shard (each chunk of an array without shards) covers."""
+        return self._array._iter_shard_regions(origin=origin, selection_shape=selection_shape)
+
     # -- changes -------------------------------------------------------------------------------
     async def resize(self, new_shape: Any, delete_outside_chunks: bool = True) -> None:
-        """Change the shape; chunks wholly outside a shrunk shape are deleted.
-
-        Raises
-        ------
-        NotImplementedError
-            ``delete_outside_chunks=False``: zarrkit always deletes them.
-        """
-        if not delete_outside_chunks:
-            raise NotImplementedError("resize(delete_outside_chunks=False): zarrkit always deletes the chunks "
-                                      "outside the new shape")
-        await run(self._array.resize, new_shape)
+        """Change the shape; with ``delete_outside_chunks`` (the default) the chunks wholly
+        outside a shrunk shape are deleted, without it they are kept."""
+        await run(self._array.resize, new_shape, delete_outside_chunks=delete_outside_chunks)
 
     async def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
         """Append ``data`` along ``axis``; returns the new shape."""
@@ -426,8 +529,7 @@ class AsyncGroup:
         GroupNotFoundError
             No group of that format is there.
         """
-        return await run_group(open_group, store, mode="r+", zarr_format=zarr_format,
-                              use_consolidated=use_consolidated)
+        return await run_group(Group.open, store, zarr_format=zarr_format, use_consolidated=use_consolidated)
 
     # -- what the group holds ----------------------------------------------------------------
     @property
@@ -438,6 +540,11 @@ class AsyncGroup:
     @property
     def store(self) -> Any:
         return self._group.store
+
+    @property
+    def store_path(self) -> Any:
+        """The store and the group's path in it (a :class:`~zarrkit.storage.StorePath`)."""
+        return self._group.store_path
 
     @property
     def path(self) -> str:
@@ -552,9 +659,16 @@ class AsyncGroup:
         for node in await run(_listed, self._group.array_values):
             yield wrap(node)
 
-    async def tree(self, expand: bool | None = None, level: int | None = None) -> Any:
-        """A printable tree of the hierarchy below this group."""
-        return await run(self._group.tree, expand=bool(expand), level=level)
+    async def tree(self, expand: bool | None = None, level: int | None = None, *, max_nodes: int | None = None,
+                   plain: bool = False) -> Any:
+        """A printable tree of the hierarchy below this group (:meth:`Group.tree`)."""
+        return await run(self._group.tree, expand=bool(expand), level=level, max_nodes=max_nodes, plain=plain)
+
+    async def create_hierarchy(self, nodes: dict[str, Any], *, overwrite: bool = False
+                               ) -> AsyncIterator[tuple[str, AsyncArray | AsyncGroup]]:
+        """Create the groups of ``nodes`` below this group (:meth:`Group.create_hierarchy`)."""
+        for path, node in await run(_listed, lambda: self._group.create_hierarchy(nodes, overwrite=overwrite)):
+            yield path, wrap(node)
 
     # -- creating members ----------------------------------------------------------------------
     async def create_group(self, name: str, *, overwrite: bool = False,

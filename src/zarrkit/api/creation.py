@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..core.array import Array
 from ..core.creation import (
     ArrayOptions,
@@ -24,9 +26,11 @@ from ..core.creation import (
     write_group_node,
 )
 from ..core.creation_like import AS_SOURCE, data_args, fixed_fill, given_args
+from ..metadata.build import chunk_encoding_v2, chunk_encoding_v3
 from ..metadata.normalize import normalize_path
 from ..metadata.spec import (
     ArraySpec,
+    ShapeRequiredError,
     array_config_arg,
     check_codec_arguments,
     legacy_format,
@@ -42,6 +46,11 @@ __all__ = [
     "create", "empty", "zeros", "ones", "full", "array", "create_array", "init_array", "init_group",
     "create_classic", "AS_SOURCE",
 ]
+
+#: zarr-python 3's private names (``zarr.core.array``) of the codecs an array gets from
+#: ``create_array``'s filters/serializer/compressors: its tests and some libraries call them
+_parse_chunk_encoding_v3 = chunk_encoding_v3
+_parse_chunk_encoding_v2 = chunk_encoding_v2
 
 
 def create_classic(kwargs: dict[str, Any], data: Any = None) -> Array:
@@ -151,6 +160,8 @@ def create(
         The v3 bytes-to-bytes codecs, instead of ``compressor`` (None: no compression;
         ``'auto'``, the default: as ``compressor`` says).
     **kwargs
+        ``data``: values written into the new array (of its shape), as zarr-python 3 takes
+        them; ``chunk_shape``: zarr-python 3's other spelling of ``chunks``.  Then
         zarr-python 2's and h5py's keywords, forwarded to the same translation as
         :func:`zarrkit.storage.init_array`: ``zarr_version`` (``zarr_format``), ``compression``
         and ``compression_opts`` (``compressor``), ``fillvalue`` (``fill_value``),
@@ -179,7 +190,8 @@ def create(
     >>> z.shape, z.chunks, z.dtype
     ((10000, 10000), (1000, 1000), dtype('float64'))
     """
-    return create_classic(given_args(locals()))
+    kwargs = given_args(locals())
+    return create_classic(kwargs, data=kwargs.pop("data", None))
 
 
 def empty(
@@ -484,11 +496,12 @@ def create_array(
     store: StoreLike = None,
     *,
     name: str | None = None,
-    shape: Any,
-    dtype: Any = "float64",
+    shape: Any = None,
+    dtype: Any = None,
+    data: Any = None,
     chunks: Any = "auto",
     shards: Any = None,
-    filters: Any = None,
+    filters: Any = "auto",
     compressors: Any = "auto",
     serializer: Any = "auto",
     fill_value: Any = None,
@@ -502,7 +515,8 @@ def create_array(
     synchronizer: Any = None,
     write_empty_chunks: bool | None = None,
     storage_options: dict[str, Any] | None = None,
-    config: dict[str, Any] | None = None,
+    config: Any = None,
+    write_data: bool = True,
 ) -> Array:
     """Create an array with zarr-python 3's spelling of the arguments.
 
@@ -512,17 +526,22 @@ def create_array(
         Where to create the array (default: a new in-memory store).
     name : str, optional
         Path of the array in the store.
-    shape : optional
-        Shape, data type and (inner) chunk shape (``'auto'`` guesses one).
+    shape : int or tuple of ints, optional
+        The shape; required unless ``data`` is given (whose shape it then is).
     dtype : optional
-        Shape, data type and (inner) chunk shape (``'auto'`` guesses one).
+        The data type (default: ``data``'s, else float64).
+    data : array-like, optional
+        Values to create the array of: its shape and data type are the array's (give neither
+        ``shape`` nor ``dtype`` then), and they are written unless ``write_data`` is False.
+        A zarrkit array is copied one stored object of the new array at a time.
     chunks : optional
         Shape, data type and (inner) chunk shape (``'auto'`` guesses one).
     shards : tuple of ints, optional
         Shard shape (v3): chunks are stored ``shards/chunks`` at a time in one object.
     filters : optional
-        The array→array, bytes→bytes and array→bytes codecs, as zarrkit codecs, numcodecs
-        codecs or JSON descriptions. ``compressors='auto'`` is the default compressor.
+        The array→array codecs (filters), as zarrkit codecs, numcodecs codecs or JSON
+        descriptions; ``'auto'`` (the default): the data type's (none; a v2 string array's
+        object codec).
     compressors, serializer : optional
         The array→array, bytes→bytes and array→bytes codecs, as zarrkit codecs, numcodecs
         codecs or JSON descriptions. ``compressors='auto'`` is the default compressor.
@@ -539,9 +558,26 @@ def create_array(
         Store chunks that hold only the fill value (default: ``config``'s, else False).
     storage_options : dict, optional
         Options of the remote file system when ``store`` is a URL.
-    config : dict, optional
+    config : dict or ArrayConfig, optional
         zarr-python 3's per-array settings: ``order`` (when ``order=`` is not given;
-        default ``zarrkit.config.order``) and ``write_empty_chunks``.
+        default ``zarrkit.config.order``) and ``write_empty_chunks``; the others
+        (``read_missing_chunks``, ``sharding_coalesce_*``) only at their fixed values.
+    write_data : bool, optional
+        Write ``data``'s values (False: create the array only).
+
+    Returns
+    -------
+    Array
+        The new array.
+
+    Raises
+    ------
+    ValueError
+        Neither ``shape`` nor ``data`` given, or ``data`` given with ``shape`` or ``dtype``.
+    TypeError
+        An unknown ``config`` setting.
+    ContainsArrayError, ContainsGroupError
+        A node is already at ``name`` and ``overwrite`` is False.
 
     Examples
     --------
@@ -551,6 +587,7 @@ def create_array(
     >>> z.chunks, z.shards
     ((10, 10), (50, 50))
     """
+    shape, dtype, data = _data_shape_dtype(data, shape, dtype)
     spec = zarr3_spec(
         shape, dtype=dtype, chunks=chunks, shards=shards, filters=filters, compressors=compressors,
         serializer=serializer, fill_value=fill_value, order=order, zarr_format=zarr_format, attributes=attributes,
@@ -561,7 +598,25 @@ def create_array(
         write_empty_chunks = array_config_arg(config).get("write_empty_chunks", False)
     stores = open_stores(store, storage_options=storage_options)
     options = ArrayOptions(synchronizer=synchronizer, write_empty_chunks=write_empty_chunks)
-    return create_array_node(stores, name, spec, overwrite=overwrite, options=options)
+    return create_array_node(stores, name, spec, overwrite=overwrite, options=options,
+                             data=data if write_data else None)
+
+
+def _data_shape_dtype(data: Any, shape: Any, dtype: Any) -> tuple[Any, Any, Any]:
+    """``create_array``'s shape and data type: given, or ``data``'s (which then needs neither)."""
+    if data is None:
+        if shape is None:
+            raise ShapeRequiredError(
+                "shape is required: expected an int or a tuple of ints "
+                "(create_array: shape was not specified, and no data= to take it from)"
+            )
+        return shape, "float64" if dtype is None else dtype, None
+    if shape is not None or dtype is not None:
+        given = "shape" if shape is not None else "dtype"
+        raise ValueError(f"create_array: {given}= given with data=, whose {given} the array takes; give one")
+    if not (hasattr(data, "shape") and hasattr(data, "dtype")):
+        data = np.asanyarray(data)
+    return data.shape, data.dtype, data
 
 
 def init_array(

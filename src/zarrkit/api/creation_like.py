@@ -1,6 +1,8 @@
 """Creating arrays like another one: ``empty_like``, ``zeros_like``, ``ones_like`` and
 ``full_like`` (zarr-python 2's functions) take the shape, chunks, data type and codecs of their
-source array, a zarrkit or NumPy array, unless given."""
+source array, a zarrkit or NumPy array, unless given.  A zarrkit source's Zarr format is kept
+too unless ``zarr_format`` is given (its compressor and filters then only when the formats
+match), as zarr-python 3 does."""
 
 from __future__ import annotations
 
@@ -25,8 +27,8 @@ def empty_like(
     dimension_names: Any = None, codecs: Any = None, chunk_key_encoding: Any = None, serializer: Any = None,
     compressors: Any = "auto", **kwargs: Any,
 ) -> Array:
-    """Create an empty array like ``a``: its shape, chunks, dtype, compressor, order, filters
-    and object codec, unless given.
+    """Create an empty array like ``a``: its shape, chunks, dtype, compressor, order, filters,
+    object codec and fill value (as zarr-python 3), unless given.
 
     Parameters
     ----------
@@ -63,7 +65,7 @@ def empty_like(
     ((3, 4), (2, 2), dtype('int16'))
     """
     kwargs = given_args(locals())
-    return create_classic(like_args("empty_like", kwargs.pop("a"), kwargs, fill_value=None))
+    return create_classic(like_args("empty_like", kwargs.pop("a"), kwargs, keep_format=True))
 
 
 def zeros_like(
@@ -116,7 +118,7 @@ def zeros_like(
     ((3,), dtype('uint8'), [0, 0, 0, 0, 0, 0])
     """
     kwargs = given_args(locals())
-    return create_classic(like_args("zeros_like", kwargs.pop("a"), kwargs, fill_value=0))
+    return create_classic(like_args("zeros_like", kwargs.pop("a"), kwargs, fill_value=0, keep_format=True))
 
 
 def ones_like(
@@ -168,7 +170,7 @@ def ones_like(
            [1, 1]], dtype=int32)
     """
     kwargs = given_args(locals())
-    return create_classic(like_args("ones_like", kwargs.pop("a"), kwargs, fill_value=1))
+    return create_classic(like_args("ones_like", kwargs.pop("a"), kwargs, fill_value=1, keep_format=True))
 
 
 def full_like(
@@ -222,4 +224,4 @@ def full_like(
     ([5, 5, 5, 5], [9, 9, 9, 9])
     """
     kwargs = given_args(locals())
-    return create_classic(like_args("full_like", kwargs.pop("a"), kwargs))
+    return create_classic(like_args("full_like", kwargs.pop("a"), kwargs, keep_format=True))

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..core.array import Array
 from ..core.creation import write_group_node
-from ..core.group import Group, GroupMetadata
+from ..core.group import Group, create_group_nodes
 from ..metadata.normalize import normalize_path
 from ..metadata.spec import array_config_arg, zarr_format_arg
 from ..storage.base import StoreLike
@@ -110,33 +110,8 @@ def create_hierarchy(
     >>> sorted(nodes)
     ['', 'a', 'a/b']
     """
-    specs: dict[str, GroupMetadata] = {}
-    for raw, spec in nodes.items():
-        if not isinstance(spec, GroupMetadata):
-            raise TypeError(f"create_hierarchy: nodes[{raw!r}] must be a GroupMetadata, got {type(spec).__name__}")
-        specs[normalize_path(raw)] = spec
-    formats = {spec.zarr_format for spec in specs.values()}
-    if len(formats) > 1:
-        raise ValueError(f"create_hierarchy: the nodes mix Zarr formats {sorted(formats)}")
-    zarr_format = formats.pop() if formats else 3
     stores = open_stores(store, storage_options=storage_options)
-    s = stores.store
-    wanted = set(specs)
-    for path in list(specs):
-        parts = path.split("/") if path else []
-        wanted.update("/".join(parts[:i]) for i in range(len(parts)))
-    for path in sorted(wanted, key=lambda p: (p.count("/") + bool(p), p)):
-        spec = specs.get(path)
-        if spec is not None:  # asked for: replaced with overwrite, else a node there is an error
-            write_group_node(stores, path, zarr_format, dict(spec.attributes), overwrite)
-        elif not s.exists(_group_key(path, zarr_format)):  # a parent: made only when missing
-            write_group_node(stores, path, zarr_format)
-        yield path, Group(stores.store_arg, path=path)
-
-
-def _group_key(path: str, zarr_format: int) -> str:
-    name = "zarr.json" if zarr_format == 3 else ".zgroup"
-    return f"{path}/{name}" if path else name
+    yield from create_group_nodes(stores, nodes, overwrite=overwrite)
 
 
 def from_array(

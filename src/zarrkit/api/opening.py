@@ -10,6 +10,7 @@ written, so a bad call leaves the store as it was.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from ..config import config
@@ -22,12 +23,14 @@ from ..errors import (
     GroupNotFoundError,
     MetadataError,
     NodeNotFoundError,
+    ZarrUserWarning,
 )
 from ..metadata import io
 from ..metadata.consolidated import ConsolidatedStore, consolidate, load_consolidated
 from ..metadata.normalize import normalize_path
 from ..metadata.spec import (
     ArraySpec,
+    array_config_arg,
     check_codec_arguments,
     legacy_format,
     pop_h5py_compression,
@@ -36,7 +39,7 @@ from ..metadata.spec import (
     with_array_config,
     zarr_format_arg,
 )
-from ..storage.base import StoreLike, describe_location
+from ..storage.base import StoreLike, describe_location, describe_store
 from ..storage.coerce import open_store, open_stores
 from ..storage.memory import DictStore
 
@@ -51,6 +54,14 @@ __all__ = [
 ]
 
 _MODES = ("r", "r+", "a", "w", "w-", "x")
+
+
+#: what consolidating a v3 hierarchy warns of (code written for zarr-python 3 filters it by
+#: its first sentence)
+V3_CONSOLIDATED_WARNING = (
+    "Consolidated metadata is currently not part in the Zarr format 3 specification. Other "
+    "implementations may not read it, and its form may change."
+)
 
 
 def open_like(
@@ -194,8 +205,8 @@ def open_array(
     compressor = pop_h5py_compression(compressor, kwargs)
     fill_value = pop_h5py_fillvalue(fill_value, kwargs, 0)
     zarr_format = legacy_format(kwargs, zarr_format, "open_array")
-    given = with_array_config({"order": order, "write_empty_chunks": write_empty_chunks,
-                               "config": kwargs.pop("config", None)})
+    array_config = kwargs.pop("config", None)
+    given = with_array_config({"order": order, "write_empty_chunks": write_empty_chunks, "config": array_config})
     order, write_empty_chunks = given["order"], given["write_empty_chunks"]
     reject_unknown(kwargs, "open_array")
     stores = open_stores(store, chunk_store, read_only=(mode == "r"), storage_options=storage_options)
@@ -204,6 +215,7 @@ def open_array(
     options = ArrayOptions(
         synchronizer=synchronizer, cache_metadata=cache_metadata, cache_attrs=cache_attrs,
         write_empty_chunks=config.write_empty_chunks if write_empty_chunks is None else write_empty_chunks,
+        order=array_config_arg(array_config).get("order"),
     )
 
     def make_spec() -> ArraySpec:
@@ -284,7 +296,7 @@ def group(
     if overwrite or kind is None:
         write_group_node(stores, path, zarr_format, attributes, overwrite)
     elif kind == "array":
-        raise ContainsArrayError(f"path {path!r} holds an array, not a group", path)
+        raise ContainsArrayError(f"path {path!r} holds an array, not a group", path=path)
     g = Group(stores.store_arg, path=path, chunk_store=chunk_store, cache_attrs=cache_attrs, synchronizer=synchronizer)
     if attributes and kind is not None and not overwrite:
         g.attrs.update(attributes)  # an existing group: the attributes are merged in
@@ -354,8 +366,8 @@ def open_group(
     """
     _check_mode(mode)
     zarr_format = legacy_format(kwargs, zarr_format, "open_group")
-    if use_consolidated:  # zarr-python 3: read through the consolidated document
-        return open_consolidated(store, mode=mode, path=path, zarr_format=zarr_format,
+    if use_consolidated:  # zarr-python 3: read through the consolidated document ('a': of the group there)
+        return open_consolidated(store, mode="r+" if mode == "a" else mode, path=path, zarr_format=zarr_format,
                                  chunk_store=chunk_store, storage_options=storage_options, **kwargs)
     reject_unknown(kwargs, "open_group")
     create_format = zarr_format_arg(zarr_format)
@@ -366,12 +378,13 @@ def open_group(
     kind = io.node_kind(stores.store, path)
     if mode in ("r", "r+"):
         if kind == "array":
-            raise ContainsArrayError(f"path {path!r} holds an array, not a group", path)
+            raise ContainsArrayError(f"path {path!r} holds an array, not a group", path=path)
         if kind is None:
-            raise GroupNotFoundError(f"no group found at {describe_location(stores.store_arg, path)}", path)
+            raise GroupNotFoundError(f"No group found in store {describe_store(stores.store_arg)} at path {path!r}",
+                                     path=path)
     elif mode == "a":
         if kind == "array":
-            raise ContainsArrayError(f"path {path!r} holds an array, not a group", path)
+            raise ContainsArrayError(f"path {path!r} holds an array, not a group", path=path)
         if kind is None:
             write_group_node(stores, path, create_format)
     else:  # 'w' replaces what is there; 'w-' / 'x' refuse to
@@ -475,7 +488,7 @@ def consolidate_metadata(
     Returns
     -------
     Group
-        The group, opened through its consolidated metadata.
+        The group, opened through its consolidated metadata (read-only when the store is).
 
     Examples
     --------
@@ -489,9 +502,14 @@ def consolidate_metadata(
     """
     if zarr_format not in (None, 2, 3):
         raise ValueError(f"zarr_format must be 2, 3 or None, got {zarr_format!r}")
+    if not getattr(store, "supports_consolidated_metadata", True):
+        raise TypeError(f"{describe_store(store)} doesn't support consolidated metadata: it keeps its metadata "
+                        "together itself")
     s = open_store(store, storage_options=storage_options)
-    consolidate(s, normalize_path(path))
-    return open_consolidated(s, mode="r", path=path, zarr_format=zarr_format)
+    zarr_format_found, below = consolidate(s, normalize_path(path))
+    if zarr_format_found == 3 and below:
+        warnings.warn(V3_CONSOLIDATED_WARNING, ZarrUserWarning, stacklevel=2)
+    return open_consolidated(s, mode="r" if s.read_only else "r+", path=path, zarr_format=zarr_format)
 
 
 def open_consolidated(
@@ -543,11 +561,14 @@ def open_consolidated(
     >>> g['a/b'].shape
     (4,)
     """
+    if kwargs.pop("use_consolidated", True) is not True:
+        raise TypeError("open_consolidated() always reads the consolidated metadata: use_consolidated must be "
+                        "True (use open_group(use_consolidated=False) to ignore it)")
     if mode not in ("r", "r+"):
         raise ValueError(f"open_consolidated mode must be 'r' or 'r+', got {mode!r}")
     s = open_store(store, read_only=(mode == "r"), storage_options=storage_options)
     path = normalize_path(path)
     docs = load_consolidated(s, path, zarr_format)
     if docs is None:
-        raise MetadataError(f"no consolidated metadata found at {describe_location(store, path)}")
+        raise MetadataError(f"Consolidated metadata requested, but none found at {describe_location(store, path)}")
     return Group(ConsolidatedStore(s, docs), path=path, read_only=(mode == "r"), **kwargs)

@@ -34,8 +34,12 @@ from numcodecs import (
 )
 from numcodecs.abc import Codec
 
+# zarr-python 3's deprecated settings classes and its write-order literal: reachable, not in __all__
+from .blosc import BloscCname as BloscCname
 from .blosc import BloscCodec
+from .blosc import BloscShuffle as BloscShuffle
 from .bytes import BytesCodec
+from .bytes import Endian as Endian
 from .categorize import Categorize
 from .crc32c import Crc32cCodec
 from .gzip import GzipCodec
@@ -44,6 +48,8 @@ from .numcodecs import NumcodecsArrayBytesCodec as NumcodecsArrayBytesCodec  # n
 from .numcodecs import NumcodecsBytesBytesCodec as NumcodecsBytesBytesCodec  # not in __all__)
 from .registry import codec_config, format_codec, get_codec, register_codec
 from .sharding import ShardingCodec
+from .sharding import ShardingCodecIndexLocation as ShardingCodecIndexLocation
+from .sharding import SubchunkWriteOrder as SubchunkWriteOrder
 from .transpose import TransposeCodec
 from .vlen import VLenBytesCodec, VLenUTF8Codec
 from .zfp import ZfpCodec

@@ -73,6 +73,13 @@ class V3Codec:
         """Fill in settings that depend on the data (e.g. blosc's typesize); default: unchanged."""
         return self
 
+    def evolve_from_array_spec(self, array_spec: Any) -> Self:
+        """:meth:`evolve` given zarr-python 3's ``ArraySpec``: anything with a ``shape``, a
+        ``dtype`` (a NumPy dtype or a ``ZDType``) and a ``fill_value``."""
+        dtype = array_spec.dtype
+        native = dtype.to_native_dtype() if hasattr(dtype, "to_native_dtype") else np.dtype(dtype)
+        return self.evolve(ChunkSpec(tuple(array_spec.shape), native, array_spec.fill_value))
+
     def validate(self, spec: ChunkSpec) -> None:
         """Raise MetadataError if this codec cannot handle chunks of ``spec``."""
 

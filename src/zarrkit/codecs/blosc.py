@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import struct
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any, cast
+from typing import Any, ClassVar, Final, Literal, cast
 
 import numcodecs
 import numpy as np
@@ -29,9 +30,16 @@ from numcodecs.compat import ensure_bytes, ensure_contiguous_ndarray
 from ..errors import MetadataError
 from ..storage.pool import is_busy
 from .base import BytesBytesCodec, ChunkSpec
+from .legacy_enums import LegacyStrEnum, legacy_enum_value
 
 __all__ = [
     "BloscCodec",
+    "BLOSC_CNAME",
+    "BLOSC_SHUFFLE",
+    "BloscCname",
+    "BloscCnameLiteral",
+    "BloscShuffle",
+    "BloscShuffleLiteral",
     "V2Blosc",
     "compress",
     "compress_transient",
@@ -391,59 +399,146 @@ class _BloscFrames(BytesBytesCodec):
 _SHUFFLE_NAMES = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
 _SHUFFLE_BY_NUMBER = {v: k for k, v in _SHUFFLE_NAMES.items()}
 
+#: the ``shuffle`` settings of the ``blosc`` codec
+BloscShuffleLiteral = Literal["noshuffle", "shuffle", "bitshuffle"]
+BLOSC_SHUFFLE: Final = ("noshuffle", "shuffle", "bitshuffle")
+#: the compressors (``cname``) of the ``blosc`` codec
+BloscCnameLiteral = Literal["lz4", "lz4hc", "blosclz", "snappy", "zlib", "zstd"]
+BLOSC_CNAME: Final = ("lz4", "lz4hc", "blosclz", "snappy", "zlib", "zstd")
+
+
+class BloscShuffle(metaclass=LegacyStrEnum):
+    """Deprecated: pass ``shuffle`` as a string (``"noshuffle"``, ``"shuffle"`` or
+    ``"bitshuffle"``).  ``BloscShuffle.shuffle`` is ``"shuffle"``, with a warning."""
+
+    _members: ClassVar[dict[str, str]] = {name: name for name in BLOSC_SHUFFLE}
+
+    @staticmethod
+    def from_int(num: int) -> str:
+        """The shuffle's name for its number in a Zarr v2 ``blosc`` configuration (0, 1, 2).
+
+        Raises
+        ------
+        ValueError
+            For another number.
+        """
+        if num not in _SHUFFLE_BY_NUMBER:
+            raise ValueError(f"shuffle: expected 0, 1 or 2, got {num!r}")
+        return _SHUFFLE_BY_NUMBER[num]
+
+
+class BloscCname(metaclass=LegacyStrEnum):
+    """Deprecated: pass ``cname`` as a string (one of :data:`BLOSC_CNAME`).
+    ``BloscCname.zstd`` is ``"zstd"``, with a warning."""
+
+    _members: ClassVar[dict[str, str]] = {name: name for name in BLOSC_CNAME}
+
+
+def _int_setting(value: Any, argument: str) -> int:
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+        raise MetadataError(f"blosc: {argument} must be an int, got {value!r}")
+    return int(value)
+
 
 class BloscCodec(_BloscFrames):
-    """Blosc meta-compression; ``typesize`` comes from the dtype when not given."""
+    """Blosc meta-compression.
+
+    Parameters
+    ----------
+    cname : str, default "zstd"
+        The compressor, one of :data:`BLOSC_CNAME`.
+    clevel : int, default 5
+        Compression level, 0 to 9.
+    shuffle : str, optional
+        ``"noshuffle"``, ``"shuffle"`` or ``"bitshuffle"``.  When not given, the array's data
+        type decides: ``"bitshuffle"`` for 1-byte elements, ``"shuffle"`` for larger ones.
+    typesize : int, optional
+        The element size the shuffle works with; when not given, the data type's.
+    blocksize : int, default 0
+        Bytes per Blosc block (0: chosen by Blosc).
+
+    Notes
+    -----
+    Settings left to the data type are listed in ``_tunable_attrs``; until the codec is
+    fitted to an array they read ``typesize=1`` and ``shuffle="bitshuffle"``.
+    """
 
     name = "blosc"
 
     def __init__(
         self,
-        cname: str = "lz4",
+        cname: Any = "zstd",
         clevel: int = 5,
-        shuffle: str | int | None = "shuffle",
+        shuffle: Any = None,
         typesize: int | None = None,
         blocksize: int = 0,
     ):
-        if isinstance(shuffle, int) and not isinstance(shuffle, bool):
-            shuffle = _SHUFFLE_BY_NUMBER.get(shuffle, shuffle)
+        tunable: set[str] = set()
+        if typesize is None:
+            typesize = 1
+            tunable.add("typesize")
         if shuffle is None:
-            shuffle = "shuffle"
-        if shuffle not in _SHUFFLE_NAMES:
-            raise MetadataError(f"blosc: shuffle must be one of {list(_SHUFFLE_NAMES)}, got {shuffle!r}")
-        if cname not in numcodecs.blosc.list_compressors():
-            raise MetadataError(f"blosc: cname must be one of {numcodecs.blosc.list_compressors()}, got {cname!r}")
-        if not isinstance(clevel, int) or not 0 <= clevel <= 9:
+            shuffle = "bitshuffle"
+            tunable.add("shuffle")
+        cname = legacy_enum_value(cname, "cname", "BloscCodec")
+        shuffle = legacy_enum_value(shuffle, "shuffle", "BloscCodec")
+        if isinstance(shuffle, (int, np.integer)) and not isinstance(shuffle, bool):
+            shuffle = _SHUFFLE_BY_NUMBER.get(int(shuffle), shuffle)
+        if shuffle not in BLOSC_SHUFFLE:
+            raise MetadataError(f"blosc: shuffle must be one of {list(BLOSC_SHUFFLE)}, got {shuffle!r}")
+        if cname not in BLOSC_CNAME:
+            raise MetadataError(f"blosc: cname must be one of {list(BLOSC_CNAME)}, got {cname!r}")
+        clevel = _int_setting(clevel, "clevel")
+        if not 0 <= clevel <= 9:
             raise MetadataError(f"blosc: clevel must be an int in 0..9, got {clevel!r}")
-        if typesize is not None and (not isinstance(typesize, int) or typesize < 1):
+        typesize = _int_setting(typesize, "typesize")
+        if typesize < 1:
             raise MetadataError(f"blosc: typesize must be a positive int, got {typesize!r}")
-        self.cname = cname
+        blocksize = _int_setting(blocksize, "blocksize")
+        if not 0 <= blocksize < 2**31:  # 0: Blosc chooses; Blosc takes a C int
+            raise MetadataError(f"blosc: blocksize must be an int in 0..{2**31 - 1} (0: automatic), got {blocksize!r}")
+        self._tunable_attrs = tunable
+        self.cname: str = cname
         self.clevel = clevel
-        self.shuffle = shuffle
+        self.shuffle: str = shuffle
         self.typesize = typesize
         self.blocksize = blocksize
-        self.codec = numcodecs.Blosc(cname=cname, clevel=clevel, shuffle=_SHUFFLE_NAMES[shuffle], blocksize=blocksize)
         self._frame = (cname.encode(), clevel, _SHUFFLE_NAMES[shuffle], blocksize)
-        self._typesize_arg = typesize or 1
+
+    @functools.cached_property
+    def codec(self) -> Any:
+        """numcodecs' ``Blosc`` with these settings (made when first used: a compressor this
+        build of Blosc lacks is refused by :meth:`check_available`)."""
+        return numcodecs.Blosc(cname=self.cname, clevel=self.clevel, shuffle=_SHUFFLE_NAMES[self.shuffle],
+                               blocksize=self.blocksize)
+
+    def check_available(self) -> None:
+        if self.cname not in numcodecs.blosc.list_compressors():
+            raise MetadataError(
+                f"blosc: cname {self.cname!r} is not built into this Blosc library "
+                f"(it has {numcodecs.blosc.list_compressors()})"
+            )
 
     def __repr__(self) -> str:  # zarr-python 3's form
         return (
-            f"BloscCodec(_tunable_attrs=set(), typesize={self.typesize!r}, cname={self.cname!r}, "
-            f"clevel={self.clevel!r}, shuffle={self.shuffle!r}, blocksize={self.blocksize!r})"
+            f"BloscCodec(_tunable_attrs={self._tunable_attrs or set()!r}, typesize={self.typesize!r}, "
+            f"cname={self.cname!r}, clevel={self.clevel!r}, shuffle={self.shuffle!r}, "
+            f"blocksize={self.blocksize!r})"
         )
 
     def configuration(self) -> dict[str, Any]:
-        config: dict[str, Any] = {"cname": self.cname, "clevel": self.clevel, "shuffle": self.shuffle}
-        if self.typesize is not None:
-            config["typesize"] = self.typesize
-        config["blocksize"] = self.blocksize
-        return config
+        return {"typesize": self.typesize, "cname": self.cname, "clevel": self.clevel,
+                "shuffle": self.shuffle, "blocksize": self.blocksize}
 
     def evolve(self, spec: ChunkSpec) -> BloscCodec:
-        if self.typesize is not None:
+        if not self._tunable_attrs:
             return self
-        typesize = spec.dtype.itemsize if spec.dtype.kind not in "OT" else 1
-        return BloscCodec(self.cname, self.clevel, self.shuffle, max(typesize, 1), self.blocksize)
+        itemsize = max(spec.dtype.itemsize, 1) if spec.dtype.kind not in "OT" else 1
+        typesize = itemsize if "typesize" in self._tunable_attrs else self.typesize
+        shuffle = self.shuffle
+        if "shuffle" in self._tunable_attrs:
+            shuffle = "bitshuffle" if itemsize == 1 else "shuffle"
+        return BloscCodec(self.cname, self.clevel, shuffle, typesize, self.blocksize)
 
     def encode(self, data: Any) -> bytes:
         # numcodecs' Blosc takes the typesize from the buffer's itemsize.

@@ -2,26 +2,62 @@
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final, Literal
 
 import numpy as np
 from numcodecs.compat import ensure_contiguous_ndarray
 
 from ..errors import MetadataError
 from .base import ArrayBytesCodec, ChunkSpec
+from .legacy_enums import LegacyStrEnum, legacy_enum_value
 
-__all__ = ["BytesCodec"]
+__all__ = ["BytesCodec", "ENDIAN", "Endian", "EndianLiteral"]
+
+#: byte orders of the ``bytes`` codec
+EndianLiteral = Literal["little", "big"]
+ENDIAN: Final = ("little", "big")
+
+
+class Endian(metaclass=LegacyStrEnum):
+    """Deprecated: pass ``endian`` as a string (``"little"`` or ``"big"``).  ``Endian.little``
+    is ``"little"``, with a warning."""
+
+    _members: ClassVar[dict[str, str]] = {"little": "little", "big": "big"}
 
 
 class BytesCodec(ArrayBytesCodec):
-    """Fixed-size elements as raw bytes in C order with the given ``endian``."""
+    """Fixed-size elements as raw bytes in C order.
+
+    Parameters
+    ----------
+    endian : {"little", "big"} or None, default: this machine's byte order
+        The byte order multi-byte elements are stored in; None only for data types whose
+        elements have none (1-byte numbers, raw bytes).
+    """
 
     name = "bytes"
 
-    def __init__(self, endian: str | None = "little"):
-        if endian not in ("little", "big", None):
-            raise MetadataError(f"bytes codec: endian must be 'little' or 'big', got {endian!r}")
-        self.endian = endian
+    def __init__(self, endian: Any = sys.byteorder):
+        endian = legacy_enum_value(endian, "endian", "BytesCodec")
+        if endian not in (*ENDIAN, None):
+            raise MetadataError(f"bytes codec: endian must be one of {list(ENDIAN)}, got {endian!r}")
+        self.endian: str | None = endian
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> BytesCodec:
+        """The codec a metadata document describes; without an ``endian``, none (as for a
+        1-byte data type).
+
+        Raises
+        ------
+        ValueError
+            If the document names another codec.
+        """
+        if isinstance(data, Mapping) and data.get("name") == cls.name:
+            data = {"name": cls.name, "configuration": {"endian": None, **(data.get("configuration") or {})}}
+        return super().from_dict(data)
 
     def configuration(self) -> dict[str, Any] | None:
         return None if self.endian is None else {"endian": self.endian}

@@ -27,7 +27,7 @@ try:
 except ImportError:  # pragma: no cover - ml_dtypes is an optional extra
     ml_dtypes = None  # type: ignore[assignment]  # the module, or None without the extra
 
-__all__ = ["CastValueCodec", "ScaleOffsetCodec", "ROUNDING", "numeric_kind", "value_range"]
+__all__ = ["CastValueCodec", "ScaleOffsetCodec", "ROUNDING", "numeric_kind", "parse_scalar_map", "value_range"]
 
 ROUNDING = ("nearest-even", "towards-zero", "towards-positive", "towards-negative", "nearest-away")
 OUT_OF_RANGE = ("clamp", "wrap")
@@ -242,12 +242,38 @@ class _Caster:
         return y
 
 
+def _is_pair(p: Any) -> bool:
+    return isinstance(p, (list, tuple)) and len(p) == 2
+
+
 def _scalar_map(raw: Any, field: str) -> list[tuple[Any, Any]]:
     if raw is None:
         return []
-    if not isinstance(raw, list) or not all(isinstance(p, list) and len(p) == 2 for p in raw):
+    if isinstance(raw, dict):  # {input: output}, as :func:`parse_scalar_map` gives
+        return list(raw.items())
+    if not isinstance(raw, (list, tuple)) or not all(_is_pair(p) for p in raw):
         raise MetadataError(f"cast_value: scalar_map.{field} must be a list of [input, output] pairs, got {raw!r}")
-    return [tuple(p) for p in raw]
+    return [(p[0], p[1]) for p in raw]
+
+
+def parse_scalar_map(scalar_map: Any) -> dict[str, dict[Any, Any]]:
+    """A ``cast_value`` ``scalar_map`` as ``{"encode": {input: output}, "decode": {...}}``
+    (its pairs as dicts; the first pair of an input wins).
+
+    Raises
+    ------
+    MetadataError
+        When it is not an object of ``encode`` and ``decode`` lists of pairs.
+    """
+    if not isinstance(scalar_map, dict) or set(scalar_map) - {"encode", "decode"}:
+        raise MetadataError(f"cast_value: scalar_map must be an object with 'encode' and/or 'decode', got {scalar_map!r}")
+    out: dict[str, dict[Any, Any]] = {}
+    for field, raw in scalar_map.items():
+        pairs: dict[Any, Any] = {}
+        for k, v in _scalar_map(raw, field):
+            pairs.setdefault(k, v)
+        out[field] = pairs
+    return out
 
 
 class CastValueCodec(ArrayArrayCodec):
@@ -267,9 +293,14 @@ class CastValueCodec(ArrayArrayCodec):
             raise MetadataError(f"cast_value: scalar_map must be an object with 'encode' and/or 'decode', got {scalar_map!r}")
         self.target = parse_dtype(data_type)
         if numeric_kind(self.target) is None:
-            raise MetadataError(f"cast_value: data_type {data_type!r} is not an integer or floating-point type")
+            raise MetadataError(
+                f"cast_value: Invalid target data type {data_type!r}: not an integer or floating-point type"
+            )
         if out_of_range == "wrap" and numeric_kind(self.target) != "i":
-            raise MetadataError(f"cast_value: out_of_range 'wrap' needs an integer data_type, got {data_type!r}")
+            raise MetadataError(
+                f"cast_value: out_of_range 'wrap' needs an integer data_type (it is only valid for integer "
+                f"targets), got {data_type!r}"
+            )
         self.data_type = dtype_json(self.target)
         self.rounding = rounding
         self.out_of_range = out_of_range
@@ -305,7 +336,9 @@ class CastValueCodec(ArrayArrayCodec):
 
     def validate(self, spec: ChunkSpec) -> None:
         if numeric_kind(spec.dtype) is None:
-            raise MetadataError(f"cast_value: the array's data type {spec.dtype} is not an integer or floating-point type")
+            raise MetadataError(
+                f"cast_value only supports integer and floating-point data types, the array's is {spec.dtype}"
+            )
 
     def resolve(self, spec: ChunkSpec) -> ChunkSpec:
         enc, dec = self._pair(spec.dtype)
@@ -348,28 +381,34 @@ class ScaleOffsetCodec(ArrayArrayCodec):
     name = "scale_offset"
     elementwise = True
 
-    def __init__(self, offset: Any = None, scale: Any = None, *, parse_scalar: Callable[..., Any]):
-        self.offset_json = offset
-        self.scale_json = scale
+    def __init__(self, offset: Any = 0, scale: Any = 1, *, parse_scalar: Callable[..., Any]):
+        for name, value in (("offset", offset), ("scale", scale)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float, str))):
+                raise TypeError(f"scale_offset: {name} must be a number or string, got {type(value).__name__}")
+        self.offset = 0 if offset is None else offset
+        self.scale = 1 if scale is None else scale
         self._parse_scalar = parse_scalar
 
     def configuration(self) -> dict[str, Any] | None:
-        config = {k: v for k, v in (("offset", self.offset_json), ("scale", self.scale_json)) if v is not None}
+        config = {k: v for k, v, default in (("offset", self.offset, 0), ("scale", self.scale, 1))
+                  if not (type(v) is not str and v == default)}
         return config or None
 
     def _params(self, dtype: np.dtype) -> tuple[Any, Any]:
         ps = self._parse_scalar
-        offset = 0 if self.offset_json is None else ps(self.offset_json, dtype, "scale_offset offset")
-        scale = 1 if self.scale_json is None else ps(self.scale_json, dtype, "scale_offset scale")
+        offset = ps(self.offset, dtype, "scale_offset offset")
+        scale = ps(self.scale, dtype, "scale_offset scale")
         if numeric_kind(dtype) == "i":
             offset, scale = int(offset), int(scale)
-            if scale == 0:
-                raise MetadataError("scale_offset: scale must not be 0")
+        if scale == 0:
+            raise MetadataError("scale_offset: scale must not be 0 (scale must be non-zero to be undone)")
         return offset, scale
 
     def validate(self, spec: ChunkSpec) -> None:
         if numeric_kind(spec.dtype) is None:
-            raise MetadataError(f"scale_offset: the array's data type {spec.dtype} is not an integer or floating-point type")
+            raise MetadataError(
+                f"scale_offset only supports integer and floating-point data types, the array's is {spec.dtype}"
+            )
         self._params(spec.dtype)
 
     def resolve(self, spec: ChunkSpec) -> ChunkSpec:
@@ -411,5 +450,8 @@ def _int_arith(chunk: np.ndarray, fn: Callable[[Any], Any], dtype: np.dtype) -> 
     lo, hi = value_range(dtype)
     bad = (out < lo) | (out > hi)
     if np.any(bad):
-        raise _fail("of the result are out of the range of", np.asarray(out), np.asarray(bad, dtype=bool), dtype, cast=False)
+        bad = np.asarray(bad, dtype=bool)
+        first = _py(np.asarray(out)[bad].reshape(-1)[0])
+        raise ValueError(f"{int(bad.sum())} value(s) of the result are out of the range of {dtype}: "
+                         f"{first!r} is outside the range of dtype {dtype}")
     return np.asarray(out).astype(dtype)

@@ -29,6 +29,12 @@ class Crc32cCodec(BytesBytesCodec):
         self._crc: Callable[[Any], int] = lambda buf: value(buf if isinstance(buf, bytes) else np.frombuffer(
             memoryview(buf).cast("B").toreadonly(), dtype=np.uint8))
 
+    def __getstate__(self) -> dict[str, Any]:
+        return {}  # the checksum function is looked up again when unpickled
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__()  # type: ignore[misc]
+
     def encode(self, data: Any) -> bytes:
         b: bytes = ensure_bytes(data)
         return b + struct.pack("<I", self._crc(b))

@@ -27,6 +27,7 @@ from .categorize import Categorize
 from .crc32c import Crc32cCodec
 from .extensions import BitroundCodec, PackBitsCodec, ReshapeCodec
 from .gzip import GzipCodec
+from .numcodecs import _CLASSES as NUMCODECS_CLASSES
 from .numcodecs import (
     _NUMCODECS_ARRAY,
     _NUMCODECS_BYTES,
@@ -44,7 +45,8 @@ from .zstd import ZstdCodec
 
 __all__ = [
     "get_codec", "codec_config", "register_codec", "format_codec", "v2_codec_ids", "Codec",
-    "register_v3_codec", "parse_v3_codec", "registered_v3_codecs", "codec_factory",
+    "register_v3_codec", "parse_v3_codec", "registered_v3_codecs", "codec_factory", "get_codec_class",
+    "get_numcodec",
 ]
 
 
@@ -63,10 +65,55 @@ def v2_codec_ids() -> list[str]:
     return sorted(set(numcodecs.registry.codec_registry) | set(_overrides))
 
 
-def register_codec(cls: type[Codec], codec_id: str | None = None) -> None:
-    """Make a codec class available under its ``codec_id`` for reading and writing metadata."""
+def register_codec(cls: Any, codec_id: Any = None, *, qualname: str | None = None) -> None:
+    """Make a codec class available for reading and writing metadata.
+
+    Two forms: ``register_codec(numcodecs_class, codec_id=None)`` (zarr-python 2) registers a
+    numcodecs codec under its ``codec_id`` for Zarr v2; ``register_codec(name, v3_class)``
+    (zarr-python 3) registers a Zarr v3 codec class (a subclass of
+    :class:`~zarrkit.codecs.base.V3Codec` with ``from_dict``) under the name ``zarr.json``
+    gives it.  ``qualname`` is accepted and not used.
+
+    Raises
+    ------
+    TypeError
+        When the zarr-python 3 form is given something other than a v3 codec class.
+    """
+    if isinstance(cls, str):
+        if not (isinstance(codec_id, type) and issubclass(codec_id, V3Codec)):
+            raise TypeError(f"register_codec: codec_cls must be a v3 codec class, got {codec_id!r}")
+        v3_class: type[V3Codec] = codec_id
+        name: str = cls
+        _V3_CLASSES[name] = v3_class
+
+        def factory(config: dict[str, Any], key: str | None) -> V3Codec:
+            return v3_class.from_dict({"name": name, "configuration": config})
+
+        register_v3_codec(name, factory)
+        return
     numcodecs.register_codec(cls, codec_id)
     _overrides[codec_id or cls.codec_id] = cls
+
+
+def get_numcodec(data: Any) -> Codec:
+    """The numcodecs codec a Zarr v2 configuration ``{"id": ..., ...}`` describes
+    (zarr-python 3's name of :func:`get_codec`)."""
+    return get_codec(data)
+
+
+def get_codec_class(key: str, reload_config: bool = False) -> type[V3Codec]:
+    """The v3 codec class registered under the name ``key`` (``"blosc"``,
+    ``"numcodecs.zlib"``...); ``reload_config`` is accepted and not used.
+
+    Raises
+    ------
+    UnknownCodecError
+        For a name no class is registered under.
+    """
+    cls = _V3_CLASSES.get(key)
+    if cls is None:
+        raise UnknownCodecError(f"unknown codec {key!r}; known codecs: {sorted(_V3_CLASSES)}", "codecs")
+    return cls
 
 
 def get_codec(config: Any, key: str | None = None) -> Codec:
@@ -196,15 +243,21 @@ def codec_factory(
 def _numcodecs_factory(codec_id: str) -> Callable[[dict[str, Any], str | None], V3Codec]:
     def make(config: dict[str, Any], key: str | None) -> V3Codec:
         name = f"numcodecs.{codec_id}"
-        if codec_id in NUMCODECS_SERIALIZERS:
-            if codec_id not in numcodecs.registry.codec_registry:
-                package = NUMCODECS_SERIALIZERS[codec_id]
-                raise UnknownCodecError(f"codec {name!r} needs the {package} package (pip install {package})", key)
-            return NumcodecsArrayBytesCodec(name, get_codec({"id": codec_id, **config}, key), config)
-        codec = get_codec({"id": codec_id, **config}, key)
-        if codec_id in _NUMCODECS_ARRAY:
-            return NumcodecsArrayArrayCodec(name, codec, config)
-        return NumcodecsBytesBytesCodec(name, codec, config)
+        if codec_id in NUMCODECS_SERIALIZERS and codec_id not in numcodecs.registry.codec_registry:
+            package = NUMCODECS_SERIALIZERS[codec_id]
+            raise UnknownCodecError(f"codec {name!r} needs the {package} package (pip install {package})", key)
+        codec = get_codec({"id": codec_id, **config}, key)  # the configuration checked, errors naming key
+        cls = NUMCODECS_CLASSES.get(name)
+        if cls is not None:
+            made: V3Codec = cls(**config)
+        elif codec_id in NUMCODECS_SERIALIZERS:
+            made = NumcodecsArrayBytesCodec(name, codec, config)
+        elif codec_id in _NUMCODECS_ARRAY:
+            made = NumcodecsArrayArrayCodec(name, codec, config)
+        else:
+            made = NumcodecsBytesBytesCodec(name, codec, config)
+        made.__dict__["codec"] = codec  # made once
+        return made
 
     return make
 
@@ -229,6 +282,14 @@ def _bytes_codec(endian: str | None = None) -> BytesCodec:
     types need none; a multi-byte type without one is refused when the chain is resolved)."""
     return BytesCodec(endian)
 
+
+#: the v3 codec classes by name (:func:`get_codec_class`)
+_V3_CLASSES: dict[str, type[V3Codec]] = {
+    cls.name: cls for cls in (BytesCodec, BitroundCodec, ReshapeCodec, PackBitsCodec, TransposeCodec, GzipCodec,
+                              ZstdCodec, BloscCodec, Crc32cCodec, VLenUTF8Codec, VLenBytesCodec, ShardingCodec,
+                              ZfpCodec)
+}
+_V3_CLASSES.update(NUMCODECS_CLASSES)
 
 register_v3_codec("bytes", codec_factory(_bytes_codec, {"endian"}, "bytes"))
 register_v3_codec("bitround", codec_factory(BitroundCodec, {"keepbits"}))

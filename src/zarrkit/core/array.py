@@ -11,7 +11,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from types import GenericAlias
 from typing import Any, ClassVar
 
 import numpy as np
@@ -22,9 +23,11 @@ from ..metadata.codec_args import to_v2_codec
 from ..metadata.dtypes import normalize_fill_value
 from ..metadata.v2 import ArrayMetadataV2
 from ..metadata.v3 import ArrayMetadataV3, edge_lengths
+from ..metadata.zdtypes import ZDType, data_type_of
 from ..storage.coerce import NodeStores
 from .chunks import ChunkContext
 from .indexing import classify_selection, pop_fields
+from .indexing_tools import iter_grid
 from .info import (
     InfoReporter,
     array_digest,
@@ -86,6 +89,8 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
     """
 
     _kind: ClassVar[str] = "array"
+    #: ``Array[Any]`` in annotations, as zarr-python 3's generic ``Array`` is written
+    __class_getitem__: ClassVar[Any] = classmethod(GenericAlias)
 
     @property
     def _async_array(self) -> Any:
@@ -117,10 +122,35 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
     ):
         # partial_decompress and meta_array (zarr-python 2) choose read strategies and output
         # buffers; zarrkit decodes partially where the codec allows and returns NumPy arrays.
+        wrapped = getattr(store, "_array", None)
+        if isinstance(wrapped, Array) and not isinstance(store, Array):
+            # zarr-python 3's Array(async_array): the synchronous array an AsyncArray wraps
+            self._open_as(wrapped)
+            return
         self._open(
             store, path, read_only, chunk_store, synchronizer, cache_metadata, cache_attrs, write_empty_chunks,
             wanted=zarr_version if zarr_format is None else zarr_format,
         )
+
+    @classmethod
+    def open(cls, store: Any) -> Array:
+        """Open the array stored at ``store`` (zarr-python 3's ``Array.open``).
+
+        Parameters
+        ----------
+        store : Store, StorePath, MutableMapping or str
+            Where the array is: a store (its root), or a :class:`~zarrkit.storage.StorePath`.
+
+        Returns
+        -------
+        Array
+
+        Raises
+        ------
+        ArrayNotFoundError
+            Nothing, or a group, is stored there.
+        """
+        return cls(store)
 
     @classmethod
     def _from_metadata(
@@ -155,7 +185,7 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
         if wanted is not None and wanted != meta.zarr_format:
             raise ArrayNotFoundError(
                 f"no Zarr v{wanted} array at path {self._path!r} (the array there is v{meta.zarr_format})",
-                self._path,
+                path=self._path,
             )
         self._set_meta(meta)
         self._attach_attributes(meta.zarr_format)
@@ -176,6 +206,15 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
         if order is not None:
             other._runtime_order = order
         return other
+
+    def _open_as(self, other: Array) -> None:
+        """Become another handle on ``other``'s data with its settings (nothing is read)."""
+        self._open(
+            other._stores, other._path, read_only=other._read_only, synchronizer=other._synchronizer,
+            cache_metadata=other._cache_metadata, cache_attrs=other._cache_attrs,
+            write_empty_chunks=other._write_empty_chunks, meta=other._meta, is_view=other._is_view,
+        )
+        self._runtime_order = other._runtime_order
 
     # -- metadata ------------------------------------------------------------------------------
     def _set_meta(self, meta: Any) -> None:
@@ -290,6 +329,11 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
         """The NumPy data type of the elements."""
         self._refresh_metadata()
         return self._meta.dtype
+
+    @property
+    def _zdtype(self) -> ZDType[Any, Any]:
+        """The data type as an object (zarr-python 3's ``Array._zdtype``)."""
+        return data_type_of(self.dtype)
 
     @property
     def fill_value(self) -> Any:
@@ -439,6 +483,35 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
         """Number of stored shards of a sharded array (stored chunks otherwise); reads the
         store (a listing of the array's chunks)."""
         return sum(1 for _ in self._initialized_chunk_coords())
+
+    # zarr-python 3's private names of the grid shapes and counts (its tests and some
+    # libraries read them)
+    @property
+    def _chunk_grid_shape(self) -> tuple[int, ...]:
+        """Number of chunks (inner chunks of a sharded array) along each dimension."""
+        return self._grid_shape()
+
+    @property
+    def _shard_grid_shape(self) -> tuple[int, ...]:
+        """Number of stored objects (shards of a sharded array, else chunks) along each dimension."""
+        self._refresh_metadata()
+        return tuple(self._meta.storage_grid.grid_shape)
+
+    @property
+    def _nshards(self) -> int:
+        return self.nshards
+
+    @property
+    def _nshards_initialized(self) -> int:
+        return self.nshards_initialized
+
+    def _iter_shard_keys(self, origin: Sequence[int] | None = None,
+                         selection_shape: Sequence[int] | None = None) -> Iterator[str]:
+        """The store keys of the stored objects (shards of a sharded array, else chunks), in C
+        order: ``selection_shape`` of them from ``origin`` (all by default)."""
+        prefix, meta = self._ctx.prefix, self._meta
+        for coords in iter_grid(self._shard_grid_shape, origin=origin, selection_shape=selection_shape):
+            yield prefix + meta.chunk_key(coords)
 
     def _initialized_chunk_coords(self) -> Iterator[tuple[int, ...]]:
         return (coords for coords, _ in iter_stored(self._ctx, self._meta))

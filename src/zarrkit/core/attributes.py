@@ -26,9 +26,11 @@ class Attributes(MutableMapping[str, Any]):
 
     Parameters
     ----------
-    store : Store or MutableMapping
+    store : Store, MutableMapping, Array or Group
         The store holding the attributes (a mapping, such as a ``dict``, is used through
-        :class:`~zarrkit.storage.KVStore`).
+        :class:`~zarrkit.storage.KVStore`); or, as in zarr-python 3, an array or group
+        (synchronous or asynchronous): its attributes, with its settings (the other
+        arguments are then ignored).
     key : str, optional
         The key of the attributes document: a v2 ``.zattrs`` key (``'foo/.zattrs'``), or a v3
         node's ``zarr.json`` (its ``attributes`` member is read and written).
@@ -53,6 +55,12 @@ class Attributes(MutableMapping[str, Any]):
     {'units': 'm'}
     """
 
+    store: Store
+    key: str
+    read_only: bool
+    cache: bool
+    synchronizer: Any
+
     def __init__(
         self,
         store: Store | Mapping[str, Any],
@@ -63,6 +71,10 @@ class Attributes(MutableMapping[str, Any]):
     ):
         if not isinstance(key, str) or not key:
             raise TypeError(f"key must be a non-empty str, got {key!r}")
+        node = _node_attributes(store)
+        if node is not None:  # zarr-python 3's Attributes(array_or_group): the node's own
+            store, key = node.store, node.key
+            read_only, cache, synchronizer = node.read_only, node.cache, node.synchronizer
         if isinstance(store, Store):
             self.store = store
         elif isinstance(store, Mapping):
@@ -190,3 +202,13 @@ def _json_key(key: Any) -> str:
         return str(next(iter(json.loads(json.dumps({key: None})))))
     except TypeError:
         raise TypeError(f"attribute keys must be str (or int, float, bool, None), got {key!r}") from None
+
+
+def _node_attributes(obj: Any) -> Attributes | None:
+    """The attributes of an array or group (or of the node an asynchronous one wraps), or
+    None when ``obj`` is not a node."""
+    for holder in (obj, getattr(obj, "_array", None), getattr(obj, "_group", None)):
+        attrs = getattr(holder, "_attrs", None) if holder is not None else None
+        if isinstance(attrs, Attributes):
+            return attrs
+    return None

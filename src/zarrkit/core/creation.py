@@ -12,6 +12,7 @@ so a bad call leaves the store as it was.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -25,7 +26,7 @@ from ..storage.coerce import NodeStores
 from .array import Array
 
 __all__ = [
-    "ArrayOptions", "ArrayRequest", "classic_request", "create_array_node", "open_array_node",
+    "ArrayOptions", "ArrayRequest", "classic_request", "create_array_node", "fill_array", "open_array_node",
     "write_array_node", "write_group_node",
 ]
 
@@ -39,6 +40,9 @@ class ArrayOptions:
     cache_metadata: bool = True
     cache_attrs: bool = True
     write_empty_chunks: bool = True
+    #: the memory order reads return (zarr-python 3's ``config={'order': ...}``); None: the
+    #: stored layout's
+    order: str | None = None
 
 
 @dataclass(frozen=True)
@@ -97,11 +101,26 @@ def create_array_node(
         cache_metadata=options.cache_metadata, cache_attrs=options.cache_attrs,
         write_empty_chunks=options.write_empty_chunks,
     )
+    if options.order is not None:
+        array._runtime_order = options.order
     if data is not None:
-        array[...] = data
+        fill_array(array, data)
         if options.read_only:
             array.read_only = True
     return array
+
+
+def fill_array(array: Array, data: Any) -> None:
+    """Write ``data`` (of ``array``'s shape) into ``array``: a zarrkit array one stored object
+    (shard, else chunk) of ``array`` at a time, so memory stays bounded; anything else at once.
+    """
+    if not isinstance(data, Array) or not array.ndim:
+        array[...] = data
+        return
+    step = array.shards or array.chunks
+    for corner in itertools.product(*(range(0, n, s) for n, s in zip(array.shape, step))):
+        region = tuple(slice(c, min(c + s, n)) for c, s, n in zip(corner, step, array.shape))
+        array[region] = data[region]
 
 
 def open_array_node(
@@ -119,16 +138,20 @@ def open_array_node(
 
     meta = io.open_or_place_array(stores.store, path, mode, build, stores.chunk_store, stores.store_arg)
     if meta is None:
-        return Array(
+        array = Array(
             stores, path=path, read_only=(mode == "r"), synchronizer=options.synchronizer,
             cache_metadata=options.cache_metadata, cache_attrs=options.cache_attrs,
             write_empty_chunks=options.write_empty_chunks, zarr_format=zarr_format,
         )
-    return Array._from_metadata(
-        stores, path, meta, read_only=options.read_only, synchronizer=options.synchronizer,
-        cache_metadata=options.cache_metadata, cache_attrs=options.cache_attrs,
-        write_empty_chunks=options.write_empty_chunks,
-    )
+    else:
+        array = Array._from_metadata(
+            stores, path, meta, read_only=options.read_only, synchronizer=options.synchronizer,
+            cache_metadata=options.cache_metadata, cache_attrs=options.cache_attrs,
+            write_empty_chunks=options.write_empty_chunks,
+        )
+    if options.order is not None:
+        array._runtime_order = options.order
+    return array
 
 
 def _with_separator(spec: ArraySpec, separator: str | None) -> ArraySpec:

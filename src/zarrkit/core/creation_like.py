@@ -56,6 +56,7 @@ def source_info(data: Any) -> dict[str, Any]:
     if isinstance(data, Array):
         meta = data.metadata
         info.update(
+            zarr_format=meta.zarr_format,
             chunks=meta.chunks,
             dtype=meta.dtype,
             compressor=meta.compressor,
@@ -82,16 +83,28 @@ def source_info(data: Any) -> dict[str, Any]:
     return info
 
 
-def like_args(fn: str, a: Any, kwargs: dict[str, Any], fill_value: Any = _KEEP) -> dict[str, Any]:
+def like_args(
+    fn: str, a: Any, kwargs: dict[str, Any], fill_value: Any = _KEEP, keep_format: bool = False,
+) -> dict[str, Any]:
     """The creation arguments (``shape`` included) of an array like ``a``: ``kwargs`` win over
     ``a``'s.  ``fill_value``, when given, is the creating function's own (``zeros_like``'s 0);
-    ``a``'s and any given are then dropped."""
+    ``a``'s and any given are then dropped.  With ``keep_format`` (zarr-python 3's functions),
+    a zarrkit source's Zarr format too, unless ``zarr_format`` is given: then its compressor
+    and filters only when the formats match."""
     shape = kwargs.pop("shape", None)
     if shape is None:
         shape = getattr(a, "shape", None)
     if shape is None:
         raise TypeError(f"{fn}() needs an array-like with a shape, got {type(a).__name__}; give shape=")
-    for k, v in source_info(a).items():
+    info = source_info(a)
+    source_format = info.pop("zarr_format", None)
+    if source_format is not None and keep_format:
+        if kwargs.get("zarr_format") is None:  # a zarrkit source's format, unless another is asked
+            kwargs["zarr_format"] = source_format
+        elif kwargs["zarr_format"] != source_format:  # one format's codecs need not exist in the other
+            info.pop("compressor", None)
+            info.pop("filters", None)
+    for k, v in info.items():
         kwargs.setdefault(k, v)
     if fill_value is not _KEEP:
         kwargs["fill_value"] = fill_value

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import keyword
 from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
-from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
 import numpy as np
@@ -25,21 +24,29 @@ from ..errors import (
     NodeNotFoundError,
 )
 from ..metadata import io
-from ..metadata.consolidated import ConsolidatedStore
+from ..metadata.consolidated import (
+    GROUP_METADATA_KEYS,
+    ConsolidatedMetadata,
+    ConsolidatedStore,
+    GroupMetadata,
+    consolidated_metadata_of,
+    load_consolidated,
+)
 from ..metadata.io import require_parent_groups
 from ..metadata.normalize import normalize_path
-from ..metadata.spec import zarr3_spec
+from ..metadata.spec import zarr3_spec, zarr_format_arg
 from ..storage.base import describe_location, describe_store, join_path
-from ..storage.coerce import NodeStores
+from ..storage.coerce import NodeStores, open_stores
+from ..storage.store_path import StorePath
 from .array import Array
-from .creation import write_array_node
+from .creation import write_array_node, write_group_node
 from .group_create import MemberCreationMethods
 from .info import InfoReporter, describe_group, group_items, group_report, group_repr
 from .navigation import NavigationMethods, member_names, member_page
 from .node import Node
 from .tree import members_html
 
-__all__ = ["Group", "GroupMetadata"]
+__all__ = ["GROUP_METADATA_KEYS", "ConsolidatedMetadata", "Group", "GroupMetadata"]
 
 # The lock a group's synchronizer gives for changes to the hierarchy (creating, requiring,
 # moving and deleting members): one lock for the whole store, so that two processes requiring
@@ -48,22 +55,6 @@ HIERARCHY_LOCK = "zarrkit-hierarchy"
 
 #: how many members a group's HTML view (what Jupyter shows) lists
 HTML_MEMBERS = 50
-
-
-@dataclass(frozen=True)
-class GroupMetadata:
-    """A group's metadata as zarr-python 3 shows it: ``zarr_format``, ``attributes``,
-    ``node_type``."""
-
-    zarr_format: int = 3
-    attributes: dict[str, Any] = field(default_factory=dict)
-    node_type: str = "group"
-    #: the consolidated metadata the group was opened with (None: read from the store)
-    consolidated_metadata: Any = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"zarr_format": self.zarr_format, "node_type": self.node_type,
-                "attributes": dict(self.attributes)}
 
 
 class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, NavigationMethods):
@@ -140,6 +131,96 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
                    wanted=zarr_format if zarr_format is not None else zarr_version)
 
     @classmethod
+    def from_store(cls, store: Any, *, attributes: dict[str, Any] | None = None, zarr_format: int | None = 3,
+                   overwrite: bool = False) -> Group:
+        """Create a group at the root of ``store`` (zarr-python 3's constructor).
+
+        Parameters
+        ----------
+        store : str, MutableMapping, store or StorePath
+            Where to create it (a ``StorePath``: at its path).
+        attributes : dict, optional
+            The group's attributes.
+        zarr_format : int (2 or 3), optional
+            The group's format (None: ``zarrkit.config.zarr_format``).
+        overwrite : bool, optional
+            Replace whatever is there.
+
+        Returns
+        -------
+        Group
+
+        Raises
+        ------
+        ContainsGroupError, ContainsArrayError
+            A node is there and ``overwrite`` is False.
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> g = zarrkit.Group.from_store({}, attributes={'title': 'demo'}, zarr_format=2)
+        >>> g.attrs['title'], g.metadata.zarr_format
+        ('demo', 2)
+        """
+        zarr_format = zarr_format_arg(zarr_format)
+        if attributes is not None and not isinstance(attributes, Mapping):
+            raise TypeError(f"attributes must be a dict, got {type(attributes).__name__}")
+        path = ""
+        if isinstance(store, StorePath):  # the group at its path (shown by the group's path)
+            store, path = store.store, normalize_path(store.path)
+        stores = open_stores(store)
+        write_group_node(stores, path, zarr_format, None if attributes is None else dict(attributes), overwrite)
+        return cls._from_metadata(stores, path, zarr_format)
+
+    @classmethod
+    def open(cls, store: Any, zarr_format: int | None = 3, use_consolidated: bool | str | None = None) -> Group:
+        """The group at the root of ``store`` (zarr-python 3's constructor; a ``StorePath``:
+        the group at its path).
+
+        Parameters
+        ----------
+        store : str, MutableMapping, store or StorePath
+        zarr_format : int (2 or 3), optional
+            Open only a group of this format (None: either).
+        use_consolidated : bool or str, optional
+            Read the hierarchy's metadata from its consolidated metadata: True requires it,
+            None uses it when there is some, False ignores it; a string is the key of a v2
+            consolidated document.
+
+        Returns
+        -------
+        Group
+
+        Raises
+        ------
+        GroupNotFoundError
+            No group there (a ``FileNotFoundError``).
+        ContainsArrayError
+            An array is there.
+        """
+        path = ""
+        if isinstance(store, StorePath):
+            store, path = store.store, normalize_path(store.path)
+        if zarr_format not in (None, 2, 3):
+            raise ValueError(f"zarr_format must be 2, 3 or None, got {zarr_format!r}")
+        stores = open_stores(store)
+        docs = None
+        if use_consolidated is not False:
+            if not getattr(stores.store_arg, "supports_consolidated_metadata", True):
+                if use_consolidated is None:  # the store keeps its metadata together itself
+                    return cls(stores, path=path, zarr_format=zarr_format)
+                raise ValueError(f"{describe_store(stores.store_arg)} doesn't support consolidated metadata "
+                                 "(use_consolidated=True)")
+            docs = load_consolidated(stores.store, path, zarr_format)
+            if docs is None and use_consolidated:
+                raise GroupNotFoundError(
+                    f"Consolidated metadata requested (use_consolidated=True), but none found in store "
+                    f"{describe_store(stores.store_arg)} at path {path!r}", path=path)
+        if docs is None:
+            return cls(stores, path=path, zarr_format=zarr_format)
+        return cls(ConsolidatedStore(stores.store, docs), path=path, zarr_format=zarr_format)
+
+    @classmethod
     def _from_metadata(
         cls, store: Any, path: str | None, zarr_format: int, *, read_only: bool = False, chunk_store: Any = None,
         cache_attrs: bool = True, synchronizer: Any = None,
@@ -168,14 +249,15 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
         except GroupNotFoundError:
             if io.node_kind(self._store, self._path) == "array":
                 raise ContainsArrayError(
-                    f"{describe_location(self._store_arg, self._path)} holds an array, not a group", self._path
+                    f"{describe_location(self._store_arg, self._path)} holds an array, not a group", path=self._path
                 ) from None
-            raise GroupNotFoundError(f"no group found at {describe_location(self._store_arg, self._path)}", self._path) from None
+            raise GroupNotFoundError(f"No group found in store {describe_store(self._store_arg)} at path {self._path!r}",
+                                     path=self._path) from None
         if wanted is not None and wanted != zarr_format:
             raise GroupNotFoundError(
                 f"no Zarr v{wanted} group found at {describe_location(self._store_arg, self._path)} "
                 f"(there is a v{zarr_format} group)",
-                self._path,
+                path=self._path,
             )
         return zarr_format
 
@@ -192,10 +274,16 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
 
     @property
     def metadata(self) -> GroupMetadata:
-        """The group's metadata: ``zarr_format``, ``attributes``, ``node_type``."""
+        """The group's metadata (zarr-python 3's :class:`GroupMetadata`): ``zarr_format``,
+        ``attributes``, ``node_type``, and for a group opened through consolidated metadata
+        the metadata of every node below it (``consolidated_metadata``)."""
         store = self._store
-        consolidated = dict(store.docs) if isinstance(store, ConsolidatedStore) else None
-        return GroupMetadata(self._zarr_format, self._attrs.asdict(), consolidated_metadata=consolidated)
+        consolidated = None
+        if isinstance(store, ConsolidatedStore):
+            docs = {key: store.parsed_document(key) for key in store.docs}
+            consolidated = consolidated_metadata_of(docs, self._path, self._zarr_format)
+        return GroupMetadata(attributes=self._attrs.asdict(), zarr_format=self._zarr_format,
+                             consolidated_metadata=consolidated)
 
     # -- members -----------------------------------------------------------------------------
     def _item_path(self, item: Any) -> str:
@@ -353,16 +441,16 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
             raise ContainsGroupError(
                 f"{name!r} designates {'the root group' if not path else f'the group {path!r}'}, "
                 f"not a member of group {self.name!r}",
-                path,
+                path=path,
             )
 
     def _check_free(self, path: str, name: Any) -> None:
         self._check_not_above(path, name)
         kind = io.node_kind(self._store, path)
         if kind == "array":
-            raise ContainsArrayError(f"an array already exists at {describe_location(self._store_arg, path)}", path)
+            raise ContainsArrayError(f"an array already exists at {describe_location(self._store_arg, path)}", path=path)
         if kind == "group":
-            raise ContainsGroupError(f"a group already exists at {describe_location(self._store_arg, path)}", path)
+            raise ContainsGroupError(f"a group already exists at {describe_location(self._store_arg, path)}", path=path)
 
     def create_array(self, name: str, *, shape: Any = None, dtype: Any = None, data: Any = None,
                      overwrite: bool = False, **kwargs: Any) -> Array:
@@ -460,6 +548,43 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
         if name not in self:
             return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
         return self.require_dataset(name, shape=shape, dtype=dtype, exact=exact)
+
+    def create_hierarchy(self, nodes: Mapping[str, Any], *, overwrite: bool = False) -> Iterator[tuple[str, Array | Group]]:
+        """Create the groups of ``nodes`` below this group, and the groups missing above
+        them (zarr-python 3's method).
+
+        Parameters
+        ----------
+        nodes : dict
+            Paths below this group mapped to :class:`GroupMetadata`; all of one format.
+        overwrite : bool, optional
+            Replace nodes already at the paths asked for (an error otherwise).
+
+        Yields
+        ------
+        tuple of (str, Group)
+            ``(path below this group, group)`` of the groups made, parents first.
+
+        Raises
+        ------
+        TypeError
+            A node that is not a ``GroupMetadata``.
+        ValueError
+            Nodes of both formats.
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> g = zarrkit.create_group({})
+        >>> [path for path, _ in g.create_hierarchy({'a/b': GroupMetadata()})]
+        ['a', 'a/b']
+        """
+        self._check_writable()
+        with self._hierarchy_lock():
+            made = list(create_group_nodes(self._stores, nodes, overwrite=overwrite, base=self._path))
+        for rel, group in made:
+            if rel:
+                yield rel, group
 
     def move(self, source: str, dest: str) -> None:
         """Move a member (and everything below it) to another path.
@@ -596,6 +721,47 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
 
     def __exit__(self, *exc: object) -> None:
         self._store.close()
+
+
+def create_group_nodes(stores: NodeStores, nodes: Mapping[str, Any], *, overwrite: bool = False,
+                       base: str = "") -> Iterator[tuple[str, Group]]:
+    """Create the groups of ``nodes`` (paths below ``base`` mapped to :class:`GroupMetadata`)
+    and the groups missing above them, parents first; yields ``(path below base, group)`` of
+    ``base`` itself (``''``), of each group made to hold the others and of each asked for.
+
+    A node asked for replaces what is there with ``overwrite``, and finds it an error
+    otherwise; a parent is written only when missing.  All nodes are checked before anything
+    is written.
+    """
+    specs: dict[str, GroupMetadata] = {}
+    for raw, spec in nodes.items():
+        if not isinstance(spec, GroupMetadata):
+            raise TypeError(f"create_hierarchy: nodes[{raw!r}] must be a GroupMetadata, got {type(spec).__name__}")
+        specs[normalize_path(raw)] = spec
+    formats = {spec.zarr_format for spec in specs.values()}
+    if len(formats) > 1:
+        raise ValueError(f"create_hierarchy: the nodes mix Zarr formats {sorted(formats)}")
+    zarr_format = formats.pop() if formats else 3
+    wanted = set(specs) | {""}
+    for path in list(specs):
+        parts = path.split("/") if path else []
+        wanted.update("/".join(parts[:i]) for i in range(len(parts)))
+    ordered = sorted(wanted, key=lambda p: (p.count("/") + bool(p), p))
+    if not overwrite:  # every place checked first: a refused node leaves the store as it was
+        for rel in ordered:
+            path = join_path(base, rel)
+            if rel in specs:
+                io.check_free(stores.store, path)
+            elif io.node_kind(stores.store, path) == "array":
+                raise ContainsArrayError(f"cannot create a node below the array at {path!r}", path=path)
+    for rel in ordered:
+        path = join_path(base, rel)
+        spec = specs.get(rel)
+        if spec is not None:  # asked for: replaced with overwrite, else a node there is an error
+            write_group_node(stores, path, zarr_format, dict(spec.attributes), overwrite)
+        elif io.node_kind(stores.store, path) is None:  # a parent: made only when missing
+            write_group_node(stores, path, zarr_format)
+        yield rel, Group._from_metadata(stores, path, zarr_format) if spec is not None else Group(stores, path=path)
 
 
 class _MembersValuesView(ValuesView["Array | Group"]):

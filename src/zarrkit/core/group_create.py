@@ -122,7 +122,7 @@ class MemberCreationMethods:
             if kind == "group" and not overwrite:
                 return self._open_member(path, "group")
             if kind == "array" and not overwrite:
-                raise ContainsArrayError(f"{describe_location(self._store_arg, path)} holds an array, not a group", path)
+                raise ContainsArrayError(f"{describe_location(self._store_arg, path)} holds an array, not a group", path=path)
             try:
                 return self._create_group_nosync(name, overwrite)
             except ContainsGroupError:
@@ -267,7 +267,7 @@ class MemberCreationMethods:
             if kind is None:
                 return self._create_nosync(name, {"shape": shape, "dtype": dtype, **kwargs})
             if kind == "group":
-                raise ContainsGroupError(f"{describe_location(self._store_arg, path)} holds a group, not an array", path)
+                raise ContainsGroupError(f"{describe_location(self._store_arg, path)} holds a group, not an array", path=path)
         a = cast(Array, self._open_member(path, "array"))
         shape = normalize_shape(shape)
         if a.shape != shape:

@@ -18,8 +18,9 @@ Selection kinds (as in zarr-python):
 from __future__ import annotations
 
 import itertools
+import math
 import numbers
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple, SupportsInt
 
 import numpy as np
@@ -33,8 +34,10 @@ __all__ = [
     "classify_selection",
     "pop_fields",
     "BasicIndexer",
+    "BlockIndexer",
     "OrthogonalIndexer",
     "CoordinateIndexer",
+    "MaskIndexer",
 ]
 
 
@@ -79,6 +82,24 @@ def _integer_indices(a: np.ndarray, refusal: str) -> np.ndarray:
     return a
 
 
+def _out_of_bounds(n: int, index: Any, dim: int) -> BoundsCheckError:
+    """The error of ``index`` outside an axis of length ``n`` (worded as zarr-python words it)."""
+    return BoundsCheckError(f"index out of bounds for dimension with length {n}: index {index} on axis {dim}")
+
+
+def _intp_indices(a: np.ndarray, n: int, dim: int) -> np.ndarray:
+    """Integer indices ``a`` along an axis of length ``n`` as a fresh ``intp`` array, negative ones
+    counted from the end.  Raises :class:`BoundsCheckError` for an index outside the axis: an
+    unsigned index too large for ``intp`` is refused before narrowing could make it negative."""
+    if a.dtype.kind == "u" and a.size and int(a.max()) >= n:
+        raise _out_of_bounds(n, int(a.max()), dim)
+    arr = a.astype(np.intp, copy=True)
+    outside = _wrap_indices(arr, n)
+    if outside is not None:
+        raise _out_of_bounds(n, a[outside].reshape(-1)[0], dim)
+    return arr
+
+
 def _wrap_indices(arr: np.ndarray, n: int) -> np.ndarray | None:
     """Count ``arr``'s negative indices from the end, in place; the mask of those still outside
     ``range(n)``, or None when all are inside."""
@@ -94,7 +115,7 @@ def _normalize_int(i: SupportsInt, dim_len: int, dim: int) -> int:
     i = int(i)
     j = _wrap_index(i, dim_len)
     if j is None:
-        raise BoundsCheckError(f"index {i} is out of bounds for axis {dim} with size {dim_len}")
+        raise _out_of_bounds(dim_len, i, dim)
     return j
 
 
@@ -108,29 +129,34 @@ def _expand_ellipsis(selection: Any, ndim: int) -> tuple[Any, ...]:
         i = next(k for k, s in enumerate(selection) if s is Ellipsis)
         fill = ndim - (len(selection) - 1)
         if fill < 0:
-            raise SelectionError(
-                f"too many indices for array: array is {ndim}-dimensional, "
-                f"but {len(selection) - 1} were indexed"
-            )
+            raise _too_many(ndim, len(selection) - 1)
         selection = selection[:i] + (slice(None),) * fill + selection[i + 1 :]
     if len(selection) > ndim:
-        raise SelectionError(
-            f"too many indices for array: array is {ndim}-dimensional, "
-            f"but {len(selection)} were indexed"
-        )
+        raise _too_many(ndim, len(selection))
     return tuple(selection) + (slice(None),) * (ndim - len(selection))
 
 
-def _check_item(s: Any, dim: int) -> None:
-    if s is None:
-        raise SelectionError("None (numpy.newaxis) is not supported in zarrkit selections")
-    if isinstance(s, (float, np.floating)):
-        raise SelectionError(
-            f"only integers, slices, Ellipsis and integer or boolean arrays are valid indices; "
-            f"got float {s!r} for axis {dim}"
-        )
-    if isinstance(s, (str, bytes)):
-        raise SelectionError(f"invalid index {s!r} for axis {dim}")
+def _too_many(ndim: int, given: int) -> SelectionError:
+    return SelectionError(f"too many indices for array; expected {ndim}, got {given}")
+
+#: what each kind of selection takes per dimension, for its errors
+_TAKES = {
+    "basic": "integer or slice",
+    "orthogonal": "integer, slice, integer array or Boolean array",
+    "coordinate": "integer or integer array",
+}
+
+
+def _unsupported(s: Any, dim: int, kind: str) -> SelectionError:
+    """The error of an item ``s`` a ``kind`` selection does not take (as zarr-python words it,
+    with the axis); ``None`` (``numpy.newaxis``) is one: zarrkit adds no axes."""
+    return SelectionError(f"unsupported selection item for {kind} indexing; expected {_TAKES[kind]}, "
+                          f"got {type(s)!r} (axis {dim})")
+
+
+def _check_item(s: Any, dim: int, kind: str) -> None:
+    if s is None or isinstance(s, (float, np.floating, str, bytes)):
+        raise _unsupported(s, dim, kind)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -209,10 +235,12 @@ class _ArrayDim:
     def __init__(self, a: Any, dim_len: int, grid: Any, dim: int):
         arr = np.asarray(a)
         if arr.dtype == bool:
-            if arr.ndim != 1 or arr.shape[0] != dim_len:
-                raise SelectionError(
-                    f"boolean index along axis {dim} has shape {arr.shape}; expected ({dim_len},)"
-                )
+            if arr.ndim != 1:
+                raise SelectionError(f"Boolean arrays in an orthogonal selection must be 1-dimensional only; "
+                                     f"axis {dim} got shape {arr.shape}")
+            if arr.shape[0] != dim_len:
+                raise SelectionError(f"wrong length for dimension; expected {dim_len}, got {arr.shape[0]} "
+                                     f"(Boolean array on axis {dim})")
             arr = np.flatnonzero(arr)
         else:
             arr = _integer_indices(
@@ -220,16 +248,9 @@ class _ArrayDim:
                 f"arrays used as indices must be of integer or boolean type (axis {dim}, got {arr.dtype})",
             )
         if arr.ndim != 1:
-            raise SelectionError(
-                f"orthogonal selection takes 1-D index arrays; axis {dim} got shape {arr.shape}"
-            )
-        arr = arr.astype(np.intp, copy=True)
-        outside = _wrap_indices(arr, dim_len)
-        if outside is not None:
-            bad = np.asarray(a)[outside][0]
-            raise BoundsCheckError(
-                f"index {bad} is out of bounds for axis {dim} with size {dim_len}"
-            )
+            raise SelectionError(f"integer arrays in an orthogonal selection must be 1-dimensional only; "
+                                 f"axis {dim} got shape {arr.shape}")
+        arr = _intp_indices(arr, dim_len, dim)
         self.arr = arr
         self.nitems = arr.size
         self.drop = False
@@ -314,10 +335,7 @@ class _ProductIndexer:
         return sum(1 for _ in self)
 
 
-BasicIndexer = OrthogonalIndexer = _ProductIndexer
-
-
-class CoordinateIndexer:
+class _PointIndexer:
     """Points given by one integer array per dimension (broadcast together)."""
 
     def __init__(self, coords: Sequence[np.ndarray], grid: ChunkGrid, out_shape: Sequence[int] | None = None):
@@ -336,13 +354,7 @@ class CoordinateIndexer:
         if len(cdata) == 0:
             yield ChunkProjection((), (), np.zeros(self._n, dtype=np.intp), True)
             return
-        lin = np.ravel_multi_index(cix, cdata)
-        if self._n < 2 or np.all(lin[1:] >= lin[:-1]):
-            order = np.arange(self._n)
-        else:
-            order = np.argsort(lin, kind="stable")
-        slin = lin[order]
-        bounds = np.flatnonzero(np.diff(slin)) + 1
+        order, bounds = _group_points(cix, cdata, self._n)
         starts = np.concatenate(([0], bounds)).tolist()
         stops = np.concatenate((bounds, [self._n])).tolist()
         if self.shape == ():  # a single point given by scalars: a 0-d result
@@ -360,15 +372,35 @@ class CoordinateIndexer:
             yield ChunkProjection(coords, chunk_sel, out_sel, False)
 
 
+def _group_points(cix: list[np.ndarray], cdata: tuple[int, ...], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The order that puts ``n`` points in C order of their chunks (stable: the points of a
+    chunk keep theirs), and where each chunk's run of points starts in it (after the first).
+    Chunk coordinates are combined into one number when the grid's size fits ``intp``, and
+    sorted dimension by dimension otherwise (a grid of :math:`2^{80}` chunks is fine)."""
+    if math.prod(cdata) < np.iinfo(np.intp).max:
+        lin = np.ravel_multi_index(cix, cdata)
+        if n < 2 or np.all(lin[1:] >= lin[:-1]):
+            order = np.arange(n)
+        else:
+            order = np.argsort(lin, kind="stable")
+        return order, np.flatnonzero(np.diff(lin[order])) + 1
+    order = np.lexsort(cix[::-1])
+    change = np.zeros(max(n - 1, 0), dtype=bool)
+    for c in cix:
+        change |= np.diff(c[order]) != 0
+    return order, np.flatnonzero(change) + 1
+
+
 # ---------------------------------------------------------------------------------------------
 # building indexers
 
 
 def _basic_dims(selection: Any, shape: tuple[int, ...], grid: ChunkGrid, allow_arrays: bool) -> list[Any]:
     sel = _expand_ellipsis(selection, len(shape))
+    kind = "orthogonal" if allow_arrays else "basic"
     dims: list[_IntDim | _SliceDim | _ArrayDim] = []
     for dim, (s, n, c) in enumerate(zip(sel, shape, grid.dims)):
-        _check_item(s, dim)
+        _check_item(s, dim, kind)
         if _is_int(s):
             dims.append(_IntDim(s, n, c, dim))
         elif isinstance(s, slice):
@@ -377,20 +409,13 @@ def _basic_dims(selection: Any, shape: tuple[int, ...], grid: ChunkGrid, allow_a
             dims.append(_ArrayDim(s, n, c, dim))
         elif isinstance(s, np.ndarray) and s.ndim == 0 and s.dtype.kind in "iu":
             dims.append(_IntDim(int(s), n, c, dim))
-        elif _is_array_like(s):
-            raise SelectionError(
-                f"basic selection takes ints, slices and Ellipsis; axis {dim} got "
-                f"{type(s).__name__} (use oindex or vindex for array selections)"
-            )
         else:
-            raise SelectionError(
-                f"invalid index for axis {dim}: {s!r} ({type(s).__name__}); expected an int, "
-                "a slice, Ellipsis or an array"
-            )
+            raise _unsupported(s, dim, kind)
     return dims
 
 
-def _coordinate(selection: Any, shape: tuple[int, ...], grid: ChunkGrid) -> CoordinateIndexer:
+def _coordinate(selection: Any, shape: tuple[int, ...]) -> list[np.ndarray]:
+    """The index arrays of a coordinate selection: broadcast together, checked, as ``intp``."""
     if not isinstance(selection, tuple):
         selection = (selection,)
     if len(selection) != len(shape):
@@ -400,7 +425,9 @@ def _coordinate(selection: Any, shape: tuple[int, ...], grid: ChunkGrid) -> Coor
         )
     arrays = []
     for dim, s in enumerate(selection):
-        _check_item(s, dim)
+        if s is Ellipsis or isinstance(s, slice):
+            raise _unsupported(s, dim, "coordinate")
+        _check_item(s, dim, "coordinate")
         a = np.asarray(s)
         arrays.append(
             _integer_indices(a, f"coordinate selection takes integer arrays; axis {dim} got dtype {a.dtype}")
@@ -412,18 +439,11 @@ def _coordinate(selection: Any, shape: tuple[int, ...], grid: ChunkGrid) -> Coor
             "coordinate index arrays could not be broadcast together with shapes "
             + " ".join(str(np.shape(a)) for a in arrays)
         ) from None
-    out = []
-    for dim, (a, n) in enumerate(zip(broadcast, shape)):
-        a = a.astype(np.intp, copy=True)
-        outside = _wrap_indices(a, n)
-        if outside is not None:
-            bad = a[outside].reshape(-1)[0]
-            raise BoundsCheckError(f"index {bad} is out of bounds for axis {dim} with size {n}")
-        out.append(a)
-    return CoordinateIndexer(out, grid)
+    return [_intp_indices(a, n, dim) for dim, (a, n) in enumerate(zip(broadcast, shape))]
 
 
-def _mask(selection: Any, shape: tuple[int, ...], grid: ChunkGrid) -> CoordinateIndexer:
+def _mask(selection: Any, shape: tuple[int, ...]) -> list[np.ndarray]:
+    """The coordinates of the true items of a mask selection, one array per dimension."""
     if isinstance(selection, tuple):
         if len(selection) != 1:
             raise SelectionError("mask selection takes a single boolean array")
@@ -433,11 +453,11 @@ def _mask(selection: Any, shape: tuple[int, ...], grid: ChunkGrid) -> Coordinate
         raise SelectionError(f"mask selection takes a boolean array, got dtype {m.dtype}")
     if m.shape != tuple(shape):
         raise SelectionError(f"mask has shape {m.shape}, expected the array's shape {tuple(shape)}")
-    coords = [np.asarray(c, dtype=np.intp) for c in np.nonzero(m)]
-    return CoordinateIndexer(coords, grid, out_shape=(int(m.sum()),))
+    return [np.asarray(c, dtype=np.intp) for c in np.nonzero(m)]
 
 
-def _block(selection: Any, shape: tuple[int, ...], grid: ChunkGrid) -> _ProductIndexer:
+def _block(selection: Any, shape: tuple[int, ...], grid: ChunkGrid) -> list[Any]:
+    """The per-dimension indexers of the elements a block selection covers."""
     sel = _expand_ellipsis(selection, len(shape))
     basic = []
     for dim, (s, d) in enumerate(zip(sel, grid.dims)):
@@ -446,19 +466,77 @@ def _block(selection: Any, shape: tuple[int, ...], grid: ChunkGrid) -> _ProductI
             b = _wrap_index(int(s), nblocks)
             if b is None:
                 raise BoundsCheckError(
-                    f"block index {s} is out of bounds for axis {dim} with {nblocks} blocks"
+                    f"block index out of bounds for dimension with {nblocks} chunk(s): {s} on axis {dim}"
                 )
             basic.append(slice(d.start(b), d.stop(b)))
         elif isinstance(s, slice):
             if s.step not in (None, 1):
-                raise SelectionError(f"block selection slices must have step 1 (axis {dim})")
-            b0, b1, _ = s.indices(nblocks)
+                raise SelectionError(f"unsupported selection item for block indexing; expected integer or slice "
+                                     f"with step=1, got {s!r} (axis {dim})")
+            b0, b1, _ = s.indices(nblocks)  # as NumPy slices: past the last block, no block
             basic.append(slice(d.start(b0), d.stop(b1 - 1)) if b1 > b0 else slice(0, 0))
         else:
-            raise SelectionError(
-                f"block selection takes ints and slices; axis {dim} got {type(s).__name__}"
-            )
-    return _ProductIndexer(_basic_dims(tuple(basic), shape, grid, False), orthogonal=False)
+            raise SelectionError(f"unsupported selection item for block indexing; expected integer or slice, "
+                                 f"got {type(s)!r} (axis {dim})")
+    return _basic_dims(tuple(basic), shape, grid, False)
+
+
+def _shape_grid(shape: Sequence[int], chunk_grid: Any) -> tuple[tuple[int, ...], ChunkGrid]:
+    shape = tuple(shape)
+    return shape, chunk_grid if isinstance(chunk_grid, ChunkGrid) else RegularGrid(shape, chunk_grid)
+
+
+class BasicIndexer(_ProductIndexer):
+    """A basic selection (ints, slices, ``...``) of an array of ``shape`` on ``chunk_grid`` (a
+    :class:`~zarrkit.metadata.grid.ChunkGrid`, or a regular grid's chunk shape); iterating it
+    gives a :class:`ChunkProjection` per chunk touched.  ``shape`` is the selection's."""
+
+    def __init__(self, selection: Any, shape: Sequence[int], chunk_grid: Any):
+        shape, grid = _shape_grid(shape, chunk_grid)
+        super().__init__(_basic_dims(selection, shape, grid, False), orthogonal=False)
+
+
+class OrthogonalIndexer(_ProductIndexer):
+    """An orthogonal selection (ints, slices, integer or Boolean arrays, each dimension on its
+    own); as :class:`BasicIndexer`."""
+
+    def __init__(self, selection: Any, shape: Sequence[int], chunk_grid: Any):
+        shape, grid = _shape_grid(shape, chunk_grid)
+        super().__init__(_basic_dims(selection, shape, grid, True), orthogonal=True)
+
+
+class BlockIndexer(_ProductIndexer):
+    """A selection of whole chunks by their grid indices; as :class:`BasicIndexer`."""
+
+    def __init__(self, selection: Any, shape: Sequence[int], chunk_grid: Any):
+        shape, grid = _shape_grid(shape, chunk_grid)
+        super().__init__(_block(selection, shape, grid), orthogonal=False)
+
+
+class CoordinateIndexer(_PointIndexer):
+    """The points of one integer array per dimension (broadcast together); as
+    :class:`BasicIndexer`."""
+
+    def __init__(self, selection: Any, shape: Sequence[int], chunk_grid: Any):
+        shape, grid = _shape_grid(shape, chunk_grid)
+        super().__init__(_coordinate(selection, shape), grid)
+
+
+class MaskIndexer(_PointIndexer):
+    """The items where a Boolean array of the array's shape is true, in C order; as
+    :class:`BasicIndexer`."""
+
+    def __init__(self, selection: Any, shape: Sequence[int], chunk_grid: Any):
+        shape, grid = _shape_grid(shape, chunk_grid)
+        coords = _mask(selection, shape)
+        super().__init__(coords, grid, out_shape=(coords[0].size if coords else 0,))
+
+
+#: the indexer of each kind of selection
+_INDEXERS: dict[str, Callable[[Any, Sequence[int], Any], Any]] = {
+    "basic": BasicIndexer, "orthogonal": OrthogonalIndexer, "coordinate": CoordinateIndexer, "mask": MaskIndexer,
+    "block": BlockIndexer,
+}
 
 
 def make_indexer(selection: Any, shape: Sequence[int], grid: Any, kind: str) -> Any:
@@ -474,28 +552,18 @@ def make_indexer(selection: Any, shape: Sequence[int], grid: Any, kind: str) -> 
     >>> [(p.chunk_coords, p.chunk_selection) for p in ix]
     [((0,), (slice(2, 4, 1),)), ((1,), (slice(0, 3, 1),))]
     """
-    shape = tuple(shape)
-    if not isinstance(grid, ChunkGrid):
-        grid = RegularGrid(shape, grid)
-    if kind == "basic":
-        return _ProductIndexer(_basic_dims(selection, shape, grid, False), orthogonal=False)
-    if kind == "orthogonal":
-        return _ProductIndexer(_basic_dims(selection, shape, grid, True), orthogonal=True)
-    if kind == "coordinate":
-        return _coordinate(selection, shape, grid)
-    if kind == "mask":
-        return _mask(selection, shape, grid)
-    if kind == "block":
-        return _block(selection, shape, grid)
-    raise ValueError(f"unknown selection kind {kind!r}")
+    if kind not in _INDEXERS:
+        raise ValueError(f"unknown selection kind {kind!r}")
+    return _INDEXERS[kind](selection, shape, grid)
 
 
 def classify_selection(selection: Any, ndim: int) -> str:
     """Which kind of selection ``array[selection]`` means under NumPy's rules.
 
     Ints, slices and Ellipsis are *basic*; a single boolean array of the array's shape is a
-    *mask*; one index array among ints and slices is *orthogonal*; index arrays for every
-    dimension are *coordinate* (points).
+    *mask*; one index array among ints and slices is *orthogonal*; integer index arrays for
+    every dimension are *coordinate* (points).  Several 1-D index arrays of which one is
+    Boolean are *orthogonal*, as zarr-python 3 reads them.
     """
     sel = selection if isinstance(selection, tuple) else (selection,)
     arrays = [i for i, s in enumerate(sel) if _is_array_like(s)]
@@ -512,8 +580,13 @@ def classify_selection(selection: Any, ndim: int) -> str:
         advanced = sorted(ints + arrays)
         if advanced == list(range(advanced[0], advanced[-1] + 1)) and np.asarray(sel[arrays[0]]).ndim == 1:
             return "orthogonal"
-    if (all(_is_array_like(s) or _is_int(s) for s in sel) and len(sel) == ndim
-            and all(np.asarray(sel[i]).dtype != bool for i in arrays)):
+    as_arrays = [np.asarray(sel[i]) for i in arrays]
+    if len(as_arrays) > 1 and any(a.dtype == bool for a in as_arrays):
+        # several index arrays among them a Boolean one: each selects its own dimension, as
+        # zarr-python 3 reads them (NumPy would pair their items up as points)
+        if all(a.ndim == 1 for a in as_arrays) and all(s is not Ellipsis for s in sel):
+            return "orthogonal"
+    elif all(_is_array_like(s) or _is_int(s) for s in sel) and len(sel) == ndim:
         return "coordinate"
     raise SelectionError(
         "this combination of index arrays, slices and ints is ambiguous; use "
@@ -567,7 +640,7 @@ class _VIndex:
 
     def _kind(self, selection: Any) -> str:
         sel = selection[0] if isinstance(selection, tuple) and len(selection) == 1 else selection
-        if isinstance(sel, np.ndarray) and sel.dtype == bool:
+        if not isinstance(sel, tuple) and _is_array_like(sel) and np.asarray(sel).dtype == bool:
             return "mask"
         return "coordinate"
 

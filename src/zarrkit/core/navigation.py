@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
-from ..errors import ContainsGroupError
+from ..errors import ArrayNotFoundError, ContainsArrayError, ContainsGroupError, GroupNotFoundError
 from ..metadata import io
 from ..metadata.walk import walk
 from ..storage.base import Store, describe_store, is_node_name, join_path
@@ -36,6 +36,8 @@ class Navigable(Protocol):
     _zarr_format: int
 
     def _open_member(self, path: str, kind: str) -> Any: ...
+
+    def _item_path(self, item: Any) -> str: ...
 
     def __getitem__(self, item: str) -> Any: ...
 
@@ -248,7 +250,7 @@ class NavigationMethods:
         return total
 
     def get_array(self: Navigable, name: str) -> Any:
-        """The member array ``name``.
+        """The member array ``name`` (zarr-python 3's method).
 
         Parameters
         ----------
@@ -261,18 +263,15 @@ class NavigationMethods:
 
         Raises
         ------
-        KeyError
-            Nothing is at ``name``.
+        ArrayNotFoundError
+            Nothing is at ``name`` (also a ``KeyError``).
         ContainsGroupError
             A group is at ``name``.
         """
-        member = self[name]
-        if not hasattr(member, "dtype"):
-            raise ContainsGroupError(f"A group exists in store {self._store} at path {member.path!r}.", member.path)
-        return member
+        return _typed_member(self, name, "array")
 
     def get_group(self: Navigable, name: str) -> Any:
-        """The member group ``name``.
+        """The member group ``name`` (zarr-python 3's method).
 
         Parameters
         ----------
@@ -285,15 +284,12 @@ class NavigationMethods:
 
         Raises
         ------
-        KeyError
-            Nothing is at ``name``.
-        TypeError
+        GroupNotFoundError
+            Nothing is at ``name`` (also a ``KeyError``).
+        ContainsArrayError
             An array is at ``name``.
         """
-        member = self[name]
-        if hasattr(member, "dtype"):
-            raise TypeError(f"{name!r} is an array, not a group")
-        return member
+        return _typed_member(self, name, "group")
 
     def array_values(self: Navigable) -> Iterator[Any]:
         """The member arrays, in name order."""
@@ -365,23 +361,38 @@ class NavigationMethods:
         base = len(self._path) + 1 if self._path else 0
         return _visit_values(self, lambda obj: func(obj.path[base:], obj))
 
-    def tree(self: Navigable, expand: bool = False, level: int | None = None) -> TreeView:
+    def tree(self: Navigable, expand: bool | None = False, level: int | None = None, *,
+             max_nodes: int | None = None, plain: bool = False) -> TreeView:
         """A text tree of the hierarchy below this group: ``str()`` (and ``print``) give it
         with box-drawing characters, ``bytes()`` in plain ASCII.
 
-        A v3 group's tree is drawn as zarr-python 3 draws it; in Jupyter it shows as
-        collapsible nested lists.
+        A v3 group's tree is drawn as zarr-python 3 draws it (on a terminal, names in bold
+        unless ``plain``), a v2 group's as zarr-python 2 drew it (branches one space in, no
+        final newline); in Jupyter either shows as collapsible nested lists.
 
         Parameters
         ----------
         expand : bool, optional
-            Accepted for zarr-python 2's HTML widget; no effect on the text.
+            zarr-python 2's HTML widget setting: accepted for a v2 group, with no effect on
+            the text; a v3 group refuses ``True``, as zarr-python 3 does.
         level : int, optional
-            How many levels below this group to show (all by default).
+            How deep to go (all the way by default), as the group's zarr-python counts it:
+            for a v3 group the depth below the group (``0``: its members only), for a v2
+            group the number of levels shown (``0``: the group alone, ``1``: its members).
+        max_nodes : int, optional
+            Draw at most this many nodes below the group, after a note saying the tree is
+            truncated (all by default).
+        plain : bool, optional
+            Never style the names (zarr-python 3's option).
 
         Returns
         -------
         TreeView
+
+        Raises
+        ------
+        NotImplementedError
+            ``expand=True`` for a v3 group.
 
         Examples
         --------
@@ -394,12 +405,34 @@ class NavigationMethods:
         ├── foo
         │   └── baz (3,) float64
         └── quux
+        >>> print(g.tree(level=0), end="")
+        /
+        ├── foo
+        └── quux
         >>> print(bytes(g.tree()).decode(), end="")
         /
         +-- foo
         |   +-- baz (3,) float64
         +-- quux
-
-        A v2 group draws it as zarr-python 2 did (branches one space in, no final newline).
         """
-        return TreeView(self, level, zarr3=self._zarr_format == 3)
+        zarr3 = self._zarr_format == 3
+        if zarr3 and expand:
+            raise NotImplementedError("tree(expand=True): a v3 group's tree has no expanded form")
+        if level is not None and (isinstance(level, bool) or not isinstance(level, int) or level < 0):
+            raise ValueError(f"level must be an integer >= 0 or None, got {level!r}")
+        shown = level + 1 if zarr3 and level is not None else level
+        return TreeView(self, shown, zarr3=zarr3, plain=plain, max_nodes=max_nodes)
+
+
+def _typed_member(group: Navigable, name: str, wanted: str) -> Any:
+    """The member ``name`` of ``group``, which must be a ``wanted`` (``'array'``/``'group'``)."""
+    path = group._item_path(name)
+    kind = io.node_kind(group._store, path)
+    where = f"in store {describe_store(group._store_arg)} at path {path!r}"
+    if kind is None:
+        missing = ArrayNotFoundError if wanted == "array" else GroupNotFoundError
+        raise missing(f"No {wanted} found {where}", path=path)
+    if kind != wanted:
+        raise (ContainsGroupError(f"A group exists {where}.", path=path) if kind == "group"
+               else ContainsArrayError(f"An array exists {where}.", path=path))
+    return group._open_member(path, kind)

@@ -17,6 +17,7 @@ from ..metadata import io
 from ..metadata.normalize import normalize_path
 from ..storage.base import Store
 from ..storage.coerce import NodeStores
+from ..storage.store_path import PrefixStore, StorePath
 from ..storage.zarr2_names import zarr2_name
 from .attributes import Attributes
 
@@ -72,6 +73,17 @@ class Node:
     def path(self) -> str:
         """Path of the node within the store ('' for the root)."""
         return self._path
+
+    @property
+    def store_path(self) -> StorePath:
+        """The store holding the node's metadata and the node's path in it (zarr-python 3's
+        ``store_path``); a node opened below a :class:`~zarrkit.storage.StorePath` with a path
+        is given in the store under it, with both paths joined."""
+        store, path = self._store, self._path
+        while isinstance(store, PrefixStore):
+            path = f"{store.prefix}/{path}" if path else store.prefix
+            store = store.inner
+        return StorePath(store, path)
 
     @property
     def read_only(self) -> bool:

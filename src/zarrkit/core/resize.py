@@ -4,6 +4,7 @@ point leaves consistent (see :func:`resize_locked`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -15,10 +16,11 @@ from ..metadata.v3 import ArrayMetadataV3
 from ..storage.base import Store
 from .chunks import ChunkContext
 from .indexing import make_indexer
+from .indexing_tools import lazy_product
 from .stored import iter_stored
 from .write import write_selection
 
-__all__ = ["ResizeMethods", "Resizable", "resize_locked"]
+__all__ = ["ResizeMethods", "Resizable", "chunk_coords_outside", "resize_locked"]
 
 #: an array's metadata document as stored now: the metadata and a v3 document's attributes
 Document = tuple[Any, "dict[str, Any] | None"]
@@ -49,13 +51,17 @@ class Resizable(Protocol):
 class ResizeMethods:
     """Resizing and appending to an array (methods of :class:`~zarrkit.core.array.Array`)."""
 
-    def resize(self: Resizable, *args: Any) -> None:
+    def resize(self: Resizable, *args: Any, delete_outside_chunks: bool = True) -> None:
         """Change the shape; chunks wholly outside a shrunk shape are deleted.
 
         Parameters
         ----------
         *args : int or tuple of ints
             The new shape: one int per dimension, or one tuple.
+        delete_outside_chunks : bool, default True
+            Delete the stored chunks (or shards) wholly outside the new shape.  False keeps
+            them: only the metadata changes (a later resize or append that deletes, deletes
+            those outside the shape it starts from: growing over them shows the fill value).
 
         Raises
         ------
@@ -73,13 +79,16 @@ class ResizeMethods:
         (20, 10)
         """
         check_resizable(self)
+        if not isinstance(delete_outside_chunks, (bool, np.bool_)):
+            raise TypeError(f"delete_outside_chunks must be True or False, got {delete_outside_chunks!r}")
         new_shape = normalize_shape(args[0] if len(args) == 1 else args)
         if len(new_shape) != len(self._meta.shape):
             raise ShapeMismatchError(
-                f"new shape {new_shape} must have {len(self._meta.shape)} dimensions like {self._meta.shape}"
+                f"new shape {new_shape} must have the same number of dimensions as the array's shape "
+                f"{self._meta.shape} ({len(self._meta.shape)})"
             )
         with self._metadata_lock():
-            resize_locked(self, self._current_document(), new_shape)
+            resize_locked(self, self._current_document(), new_shape, delete=delete_outside_chunks)
 
     def append(self: Resizable, data: Any, axis: int = 0) -> tuple[int, ...]:
         """Append ``data`` along ``axis``; all other dimensions must match.
@@ -139,23 +148,31 @@ class ResizeMethods:
         return new_shape
 
 
-def resize_locked(array: Resizable, current: Document, new_shape: tuple[int, ...], appended: Any = None) -> None:
+def resize_locked(array: Resizable, current: Document, new_shape: tuple[int, ...], appended: Any = None,
+                  delete: bool = True) -> None:
     """Write the metadata of ``new_shape`` in an order a writer killed at any point leaves
     consistent: stored objects outside the current grid (left by an interrupted resize,
     invisible until the array grows over them) deleted first, ``appended`` (``(region,
     data)``) written out of sight, the new metadata, then a shrunk grid's objects deleted.
+    With ``delete`` False no stored object is deleted (zarr-python 3's
+    ``delete_outside_chunks=False``).
 
     ``current`` is the document as stored now, read under the same lock: no stored object
     inside its shape is deleted, only those outside it or outside ``new_shape``."""
     old, attributes = current
     new = old.evolve(shape=new_shape)
     old_grid, new_grid = old.storage_grid.grid_shape, new.storage_grid.grid_shape
-    leftovers, shrunk = [], []
-    for c, key in iter_stored(array._ctx, old, within=False):
-        if any(i >= m for i, m in zip(c, old_grid)):
-            leftovers.append(key)
-        elif any(i >= m for i, m in zip(c, new_grid)):
-            shrunk.append(key)
+    leftovers: list[str] = []
+    shrunk: list[str] = []
+    if delete and array._chunk_store.supports_listing:
+        for c, key in iter_stored(array._ctx, old, within=False):
+            if any(i >= m for i, m in zip(c, old_grid)):
+                leftovers.append(key)
+            elif any(i >= m for i, m in zip(c, new_grid)):
+                shrunk.append(key)
+    elif delete:  # a store that cannot list: every key the shrunk grid leaves out (leftovers unseen)
+        prefix = array._ctx.prefix
+        shrunk = [prefix + old.chunk_key(c) for c in chunk_coords_outside(old_grid, new_grid)]
     # a transactional store (Icechunk) has no crash window, but refuses to write, and
     # ignores deleting, objects outside the shape its metadata has: there the shrunk grid's
     # objects go first, then the new metadata, then the appended rows
@@ -173,6 +190,33 @@ def resize_locked(array: Resizable, current: Document, new_shape: tuple[int, ...
         array._write_metadata(new, attributes)
         for key in shrunk:
             array._chunk_store.delete(key)
+
+
+def chunk_coords_outside(old_grid: Sequence[int], new_grid: Sequence[int]) -> Iterator[tuple[int, ...]]:
+    """The coordinates of a grid of shape ``old_grid`` outside one of shape ``new_grid``, each
+    once, made one at a time (a grid of :math:`2^{80}` cells costs nothing until walked).
+
+    Examples
+    --------
+    >>> list(chunk_coords_outside((2, 2), (1, 2)))
+    [(1, 0), (1, 1)]
+    """
+    old, new = tuple(old_grid), tuple(new_grid)
+    for axis in range(len(old)):
+        # the coordinates whose first dimension outside ``new_grid`` is ``axis``
+        ranges = [range(min(o, n)) for o, n in zip(old[:axis], new[:axis])]
+        ranges.append(range(new[axis], old[axis]))
+        ranges.extend(range(o) for o in old[axis + 1:])
+        yield from _product(ranges)
+
+
+def _product(ranges: Sequence[range]) -> Iterator[tuple[int, ...]]:
+    """``itertools.product`` of ``ranges`` without materialising them (it would)."""
+    return lazy_product(ranges)
+
+
+#: zarr-python 3's private name of :func:`chunk_coords_outside`
+_iter_chunk_coords_to_delete = chunk_coords_outside
 
 
 def check_resizable(array: Resizable) -> None:

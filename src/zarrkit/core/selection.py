@@ -8,6 +8,7 @@ chunks it touches: :func:`get_selection` and :func:`set_selection` are the two p
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -16,6 +17,7 @@ from ..metadata.v2 import ArrayMetadataV2
 from ..metadata.v3 import ArrayMetadataV3
 from .chunks import ChunkContext
 from .indexing import _BlockIndex, _is_scalar_selection, _OIndex, _VIndex, make_indexer
+from .indexing_tools import grid_regions
 from .read import read_selection
 from .write import write_selection
 
@@ -44,7 +46,13 @@ def get_selection(array: Selectable, selection: Any, kind: str, out: Any = None,
     array._refresh_metadata()
     meta = array._meta
     indexer = make_indexer(selection, meta.shape, array._ctx.grid, kind)
+    given = out
+    if out is not None and not isinstance(out, np.ndarray) and hasattr(out, "as_numpy_array"):
+        # zarr-python 3's NDBuffer: its NumPy array is filled, the buffer given back
+        out = out.as_numpy_array()
     result = read_selection(array._ctx, indexer, out=out, fields=fields)
+    if given is not out:
+        return given
     if array._runtime_order == "F" and out is None and result.ndim > 1:
         result = np.asfortranarray(result)
     if out is None and result.shape == () and (
@@ -78,6 +86,28 @@ class SelectionMethods:
 
     def _set(self: Selectable, selection: Any, value: Any, kind: str, fields: Any = None) -> None:
         set_selection(self, selection, value, kind, fields=fields)
+
+    @property
+    def _chunk_grid(self: Selectable) -> Any:
+        """The grid of the stored objects (shards of a sharded array, chunks of any other), as
+        zarr-python 3's ``Array._chunk_grid``."""
+        self._refresh_metadata()
+        return self._meta.storage_grid
+
+    def _iter_chunk_regions(self: Selectable, origin: Sequence[int] | None = None,
+                            selection_shape: Sequence[int] | None = None) -> Iterator[tuple[slice, ...]]:
+        """The region of the array (a slice per dimension) each chunk covers, in C order of the
+        chunks: ``selection_shape`` chunks from the chunk ``origin`` (all by default).  A
+        sharded array's chunks are the inner chunks of its shards."""
+        self._refresh_metadata()
+        return grid_regions(self._ctx.grid, origin=origin, selection_shape=selection_shape)
+
+    def _iter_shard_regions(self: Selectable, origin: Sequence[int] | None = None,
+                            selection_shape: Sequence[int] | None = None) -> Iterator[tuple[slice, ...]]:
+        """As :meth:`_iter_chunk_regions`, over the stored objects: the shards of a sharded
+        array, the chunks of any other."""
+        self._refresh_metadata()
+        return grid_regions(self._meta.storage_grid, origin=origin, selection_shape=selection_shape)
 
     @property
     def vindex(self) -> _VIndex:

@@ -5,30 +5,119 @@ stored changes."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Protocol
+from collections.abc import Mapping
+from typing import Any, Literal, Protocol, TypedDict
 
 import numcodecs
 import numpy as np
 
 from ..codecs.sharding import COALESCE_GAP
+from ..config import config as _global_config
 from ..metadata.dtypes import ml_dtype_name, normalize_fill_value
 from ..metadata.normalize import normalize_chunks, normalize_shape
+from ..metadata.spec import array_config_arg
 from ..metadata.v2 import ArrayMetadataV2
 from ..metadata.v3 import ArrayMetadataV3
 
-__all__ = ["ArrayConfig", "ViewMethods", "Viewable"]
+__all__ = ["ArrayConfig", "ArrayConfigLike", "ArrayConfigParams", "ViewMethods", "Viewable"]
+
+#: the largest request the chunks of a shard are coalesced into
+COALESCE_MAX_BYTES = 16 << 20
+
+
+class ArrayConfigParams(TypedDict, total=False):
+    """Some or all of the fields of :class:`ArrayConfig`, as a dict (zarr-python 3's name)."""
+
+    order: Literal["C", "F"]
+    write_empty_chunks: bool
+    read_missing_chunks: bool
+    sharding_coalesce_max_gap_bytes: int
+    sharding_coalesce_max_bytes: int
 
 
 @dataclasses.dataclass(frozen=True)
 class ArrayConfig:
     """An array's runtime settings, as zarr-python 3 names them: the memory ``order`` of what
     it reads, whether all-fill chunks are written, that missing chunks read as the fill value,
-    and how far apart the chunks of a shard may be to be fetched together (fixed here)."""
+    and how far apart (and how large) the chunks of a shard fetched together may be (fixed
+    here).
+
+    Examples
+    --------
+    >>> from zarrkit.core.views import ArrayConfig
+    >>> ArrayConfig.from_dict({'order': 'F'}).order
+    'F'
+    """
 
     order: str = "C"
     write_empty_chunks: bool = False
     read_missing_chunks: bool = True
     sharding_coalesce_max_gap_bytes: int = COALESCE_GAP
+    sharding_coalesce_max_bytes: int = COALESCE_MAX_BYTES
+
+    def __post_init__(self) -> None:
+        if self.order not in ("C", "F"):
+            raise ValueError(f"order: expected 'C' or 'F', got {self.order!r}")
+        for name in ("write_empty_chunks", "read_missing_chunks"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise TypeError(f"{name}: expected a bool, got {getattr(self, name)!r}")
+        for name in ("sharding_coalesce_max_gap_bytes", "sharding_coalesce_max_bytes"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise TypeError(f"{name}: expected an int, got {value!r}")
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ArrayConfig:
+        """The settings in ``data``; those it leaves out come from ``zarrkit.config``'s
+        ``array.`` keys (or, where that has none, this class's defaults).
+
+        Parameters
+        ----------
+        data : dict
+            Some of ``order``, ``write_empty_chunks``, ``read_missing_chunks``,
+            ``sharding_coalesce_max_gap_bytes``, ``sharding_coalesce_max_bytes``.
+
+        Returns
+        -------
+        ArrayConfig
+
+        Raises
+        ------
+        TypeError
+            A key that is not one of those settings (all such keys are named).
+        """
+        names = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(data) - set(names))
+        if unknown:
+            raise TypeError(f"Unknown array config keys: {unknown}. Valid keys are {names}.")
+        values: dict[str, Any] = {}
+        for name in names:
+            if name in data:
+                values[name] = data[name]
+            else:
+                value = _global_config.get(f"array.{name}")
+                if value is not None:
+                    values[name] = value
+        return cls(**values)
+
+    def to_dict(self) -> ArrayConfigParams:
+        """All the settings as a dict.
+
+        Returns
+        -------
+        dict
+        """
+        return ArrayConfigParams(
+            order="F" if self.order == "F" else "C",
+            write_empty_chunks=bool(self.write_empty_chunks),
+            read_missing_chunks=bool(self.read_missing_chunks),
+            sharding_coalesce_max_gap_bytes=int(self.sharding_coalesce_max_gap_bytes),
+            sharding_coalesce_max_bytes=int(self.sharding_coalesce_max_bytes),
+        )
+
+
+#: what zarr-python 3 takes where an array's runtime settings are asked for
+ArrayConfigLike = ArrayConfig | ArrayConfigParams
 
 
 class Viewable(Protocol):
@@ -146,8 +235,13 @@ class ViewMethods:
 
     @property
     def config(self: Viewable) -> ArrayConfig:
-        """The array's runtime settings (zarr-python 3's ``ArrayConfig``)."""
-        return ArrayConfig(order=self._runtime_order or self.order, write_empty_chunks=self._write_empty_chunks)
+        """The array's runtime settings (zarr-python 3's ``ArrayConfig``): its ``order`` and
+        ``write_empty_chunks``; the others as ``zarrkit.config`` has them (``read_missing_chunks``
+        is always True; the ``sharding_coalesce_*`` hints are left to the engine)."""
+        return ArrayConfig.from_dict({
+            "order": self._runtime_order or self.order, "write_empty_chunks": self._write_empty_chunks,
+            "read_missing_chunks": True,
+        })
 
     def with_config(self: Viewable, config: Any) -> Any:
         """The same array with other runtime settings; nothing stored changes.
@@ -156,8 +250,8 @@ class ViewMethods:
         ----------
         config : ArrayConfig or dict
             ``order`` (memory layout of what reads return) and ``write_empty_chunks``;
-            ``read_missing_chunks`` and ``sharding_coalesce_max_gap_bytes`` only at their
-            fixed values.
+            ``read_missing_chunks`` only True; the ``sharding_coalesce_*`` hints are accepted
+            and left to the engine.
 
         Returns
         -------
@@ -169,7 +263,7 @@ class ViewMethods:
         TypeError
             An unknown setting.
         ValueError
-            A fixed setting with another value, or an ``order`` other than 'C' and 'F'.
+            ``read_missing_chunks`` False, or an ``order`` other than 'C' and 'F'.
 
         Examples
         --------
@@ -178,17 +272,15 @@ class ViewMethods:
         >>> z.with_config({'order': 'F'})[:].flags.f_contiguous
         True
         """
-        settings = dataclasses.asdict(config) if isinstance(config, ArrayConfig) else dict(config)
-        unknown = set(settings) - {f.name for f in dataclasses.fields(ArrayConfig)}
-        if unknown:
-            raise TypeError(f"with_config: unknown setting(s) {sorted(unknown)}")
-        fixed = ArrayConfig()
-        for name in ("read_missing_chunks", "sharding_coalesce_max_gap_bytes"):
-            if settings.pop(name, getattr(fixed, name)) != getattr(fixed, name):
-                raise ValueError(f"with_config: {name} is fixed at {getattr(fixed, name)!r} here")
+        if isinstance(config, Mapping):
+            unknown = set(config) - {f.name for f in dataclasses.fields(ArrayConfig)}
+            if unknown:
+                raise TypeError(f"with_config: unknown setting(s) {sorted(unknown)}")
+        try:
+            settings = array_config_arg(config)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"with_config: {exc}") from None
         order = settings.pop("order", None)
-        if order not in (None, "C", "F"):
-            raise ValueError(f"order must be 'C' or 'F', got {order!r}")
         write_empty_chunks = settings.pop("write_empty_chunks", None)
         return self._reopen(
             order=order or self._runtime_order,

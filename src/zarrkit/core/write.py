@@ -57,7 +57,7 @@ def prepare_value(value: Any, shape: tuple[int, ...], dtype: np.dtype) -> tuple[
             arr = np.broadcast_to(arr, shape)
         except ValueError:
             raise ShapeMismatchError(
-                f"value of shape {arr.shape} cannot be broadcast to the selection's shape {shape}"
+                f"shape mismatch: value of shape {arr.shape} cannot be broadcast to the selection's shape {shape}"
             ) from None
     return arr, scalar
 

@@ -8,6 +8,8 @@ Nothing here writes to a store.
 
 from __future__ import annotations
 
+import dataclasses
+import sys
 import warnings
 from typing import Any
 
@@ -23,18 +25,29 @@ from ..codecs.base import (
     V3Codec,
     check_codecs_available,
 )
-from ..codecs.sharding import ShardingCodec
+from ..codecs.sharding import ShardingCodec, shards_argument, with_write_settings
 from ..codecs.v2 import OBJECT_CODEC_IDS, check_codecs_allowed
 from ..errors import MetadataError, UnsupportedCodecError, UnsupportedDtypeError
 from .codec_args import to_v2_codec, to_v2_codecs, to_v3_codec, to_v3_codecs
 from .dtypes import BYTES_DTYPE, ML_DTYPES, is_bytes_dtype, normalize_fill_value, string_dtype
 from .grid import longest_edges
 from .normalize import normalize_chunks, normalize_order, normalize_shape, rectilinear_chunks
-from .spec import ArraySpec, chunk_key_encoding_arg, default_compressor, dtype_arg
+from .spec import (
+    ArraySpec,
+    FormatArgumentError,
+    chunk_key_encoding_arg,
+    default_compressor,
+    dtype_arg,
+    v2_compressor_arg,
+    v2_separator_arg,
+    zarr3_spec,
+)
 from .v2 import ArrayMetadataV2
 from .v3 import ZARR_JSON, ArrayMetadataV3
 
-__all__ = ["build_metadata", "build_array_metadata", "build_array_metadata_v3"]
+__all__ = [
+    "build_metadata", "build_array_metadata", "build_array_metadata_v3", "chunk_encoding_v2", "chunk_encoding_v3",
+]
 
 #: what ``dtype`` may be, said in errors
 _DTYPE_FORMS = (
@@ -182,12 +195,22 @@ def build_metadata(spec: ArraySpec, key: str = ZARR_JSON) -> ArrayMetadataV2 | A
         )
         # in the form its document gives (codecs completed for the data type, strings in the
         # configured dtype): the object opening the array would make, nothing read
-        return ArrayMetadataV3.from_json(meta.to_json(), key)
+        made = ArrayMetadataV3.from_json(meta.to_json(), key)
+        codecs = with_write_settings(meta.codecs, made.codecs)  # what no document holds
+        return made if codecs == made.codecs else dataclasses.replace(made, codecs=codecs)
+    # zarr-python 3 takes compressors= (one codec) and a 'v2' chunk_key_encoding for v2 arrays
+    compressor = spec.compressor
+    if "compressors" in options:
+        given = options.pop("compressors")
+        if not (isinstance(compressor, str) and compressor == "default"):
+            raise TypeError("give compressor= or compressors=, not both")
+        compressor = v2_compressor_arg(given)
+    separator = v2_separator_arg(options.pop("chunk_key_encoding", None), spec.dimension_separator)
     if options:
-        raise TypeError(f"{sorted(options)} are only for zarr_format=3")
+        raise FormatArgumentError(f"{sorted(options)} are only for zarr_format=3")
     return build_array_metadata(
-        spec.shape, spec.chunks, spec.dtype, spec.compressor, spec.fill_value, spec.order, spec.filters,
-        spec.object_codec, spec.dimension_separator,
+        spec.shape, spec.chunks, spec.dtype, compressor, spec.fill_value, spec.order, spec.filters,
+        spec.object_codec, separator,
     )
 
 
@@ -295,10 +318,11 @@ def build_array_metadata_v3(
         chain = _v3_chain(shape, inner, dt, order, filters, serializer, compressors, object_codec)
         grid = inner
         if shards is not None:
+            shards, index_location = shards_argument(shards)
             edges = rectilinear_chunks(shards, shape, "shards")
             grid = longest_edges(edges) if edges is not None else normalize_shape(shards, "shards")
             _check_shards(edges, grid, inner, shape)
-            chain = [ShardingCodec(inner, chain)]
+            chain = [ShardingCodec(inner, chain, index_location=index_location)]
     # a codec whose package is missing would fail at the first write, after the metadata
     check_codecs_available(chain)
     if dt.kind == "O" and isinstance(_last_serializer(chain), VLenBytesCodec):
@@ -377,19 +401,30 @@ def _v3_chain(
     if serializer in ("auto", None):
         encoded = _dtype_after(aa, ChunkSpec(inner, dt))
         if encoded.kind not in "OT":
-            ab = BytesCodec("little" if encoded.itemsize > 1 or encoded.names else None)
+            ab = BytesCodec(_endian_of(encoded) if encoded.itemsize > 1 or encoded.names else None)
         elif dt.kind in "OT":
             is_bytes = is_bytes_dtype(dt) or (
                 object_codec is not None and object_codec.codec_id == "vlen-bytes"
             )
             ab = VLenBytesCodec() if is_bytes else VLenUTF8Codec()
         else:
-            ab = BytesCodec("little" if dt.itemsize > 1 or dt.names else None)
+            ab = BytesCodec(_endian_of(dt) if dt.itemsize > 1 or dt.names else None)
     else:
         ab = to_v3_codec(serializer, "serializer")
         if not isinstance(ab, ArrayBytesCodec):
             raise TypeError(f"serializer: {ab.name!r} is not an array→bytes codec")
     return [*aa, ab, *bb]
+
+
+def _endian_of(dt: np.dtype) -> str:
+    """The bytes codec's endianness for ``dt``: big for a big-endian dtype ('>i4'), else little
+    (as zarr-python 3 chooses it)."""
+    order = dt.byteorder
+    if dt.fields:  # a structured dtype: its first field with a byte order
+        order = next((f[0].byteorder for f in dt.fields.values() if f[0].byteorder in "<>"), "=")
+    if order == "=":
+        order = "<" if sys.byteorder == "little" else ">"
+    return "big" if order == ">" else "little"
 
 
 def _dtype_after(filters: list, spec: Any) -> np.dtype:
@@ -411,3 +446,42 @@ def _last_serializer(chain: list) -> Any:
         if isinstance(c, ArrayBytesCodec):
             return c
     return None
+
+
+def chunk_encoding_v3(
+    *, compressors: Any = "auto", filters: Any = "auto", serializer: Any = "auto", dtype: Any = "float64",
+) -> tuple[tuple[Any, ...], Any, tuple[Any, ...]]:
+    """The filters, serializer and compressors a v3 array of ``dtype`` gets from these
+    arguments of :func:`zarrkit.create_array` (``'auto'``: the defaults).
+
+    Returns
+    -------
+    tuple
+        ``(filters, serializer, compressors)``, the codec objects of the array's metadata.
+
+    Examples
+    --------
+    >>> chunk_encoding_v3(dtype='i2')
+    ((), BytesCodec(endian='little'), (ZstdCodec(level=0, checksum=False),))
+    """
+    spec = zarr3_spec((1,), dtype=dtype, chunks=(1,), filters=filters, compressors=compressors,
+                      serializer=serializer, zarr_format=3)
+    meta = build_metadata(spec)
+    assert isinstance(meta, ArrayMetadataV3)
+    return tuple(meta.filters or ()), meta.serializer, tuple(meta.compressors)
+
+
+def chunk_encoding_v2(*, filters: Any = "auto", compressor: Any = "auto", dtype: Any = "float64") -> tuple[Any, Any]:
+    """The filters and compressor a v2 array of ``dtype`` gets from ``filters=`` and
+    ``compressors=`` of :func:`zarrkit.create_array` (``'auto'``: the defaults).
+
+    Returns
+    -------
+    tuple
+        ``(filters, compressor)`` as the array's metadata has them (None: none).
+    """
+    spec = zarr3_spec((1,), dtype=dtype, chunks=(1,), filters=filters, compressors=compressor, zarr_format=2)
+    meta = build_metadata(spec)
+    assert isinstance(meta, ArrayMetadataV2)
+    return meta.filters, meta.compressor
+

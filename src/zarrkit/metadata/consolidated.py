@@ -9,17 +9,23 @@ hierarchy listing from that document and sends only chunk requests to the store.
 
 from __future__ import annotations
 
+import dataclasses
+import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..errors import MetadataError, NodeNotFoundError
+from ..errors import MetadataError, NodeNotFoundError, NodeTypeValidationError
 from ..storage.base import ByteRange, Store, join_path
+from ..storage.keys import is_valid_key
 from ..storage.mapping import KVStore
 from . import io, v2, v3
 from .json_text import dump_json
 from .walk import iter_nodes
 
 __all__ = [
+    "GROUP_METADATA_KEYS",
+    "ConsolidatedMetadata",
+    "GroupMetadata",
     "ZMETADATA",
     "ConsolidatedMetadataStore",
     "ConsolidatedStore",
@@ -70,21 +76,26 @@ def consolidated_document_v2(store: Store, path: str) -> bytes:
     return v2.json_bytes({"metadata": docs, "zarr_consolidated_format": 1}, join_path(path, ZMETADATA))
 
 
-def consolidate(store: Store, path: str = "") -> None:
+def consolidate(store: Store, path: str = "") -> tuple[int, int]:
     """Gather the metadata of the hierarchy at ``path`` into one document in the root node.
 
     The document is built whole in memory and stored with one write, which the stores make
     atomic (a file is written aside and renamed): a process killed meanwhile leaves the
     previous consolidated document or the new one, never part of one, and consolidating again
-    finishes the job.
+    finishes the job.  Returns the hierarchy's format and how many nodes are below the group.
     """
     kind, fmt, root_doc = io.node_info(store, path)
     if kind != "group":
         raise NodeNotFoundError(f"no group found at path {path!r} to consolidate", path)
     if fmt == 3:
-        store.set(join_path(path, v3.ZARR_JSON), consolidated_document_v3(store, path, root_doc))
-    else:
-        store.set(join_path(path, ZMETADATA), consolidated_document_v2(store, path))
+        document = consolidated_document_v3(store, path, root_doc)
+        store.set(join_path(path, v3.ZARR_JSON), document)
+        below = len(io.parse_json(document, join_path(path, v3.ZARR_JSON))["consolidated_metadata"]["metadata"])
+        return 3, below
+    document = consolidated_document_v2(store, path)
+    store.set(join_path(path, ZMETADATA), document)
+    nodes = io.parse_json(document, join_path(path, ZMETADATA))["metadata"]
+    return 2, sum(1 for key in nodes if key.rpartition("/")[0] and key.endswith((v2.ARRAY_KEY, v2.GROUP_KEY)))
 
 
 def load_consolidated(
@@ -309,7 +320,8 @@ class ConsolidatedStore(ConsolidatedMetadataStore):
         self.store.close()
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, ConsolidatedStore) and other.store == self.store
+        # the same store, its metadata read from the consolidated document or not
+        return bool(other.store == self.store) if isinstance(other, ConsolidatedStore) else bool(other == self.store)
 
     __hash__ = Store.__hash__
 
@@ -318,3 +330,275 @@ class ConsolidatedStore(ConsolidatedMetadataStore):
 
     def __str__(self) -> str:
         return str(self.store)
+
+
+# -- zarr-python 3's metadata objects ------------------------------------------------------------
+
+#: the fields of a group's metadata document (zarr-python 3 writes ``consolidated_metadata``,
+#: which the v3 specification does not define)
+GROUP_METADATA_KEYS: frozenset[str] = frozenset({"zarr_format", "node_type", "attributes", "consolidated_metadata"})
+
+
+def _extra_fields(fields: Mapping[str, Any] | None, zarr_format: int) -> dict[str, Any]:
+    """``extra_fields`` of a group checked: objects declaring ``"must_understand": false``,
+    named apart from the group's own fields, and only in a v3 group."""
+    fields = dict(fields or {})
+    reserved = sorted(GROUP_METADATA_KEYS & set(fields))
+    if reserved:
+        raise ValueError(f"extra_fields {reserved} collide with keys reserved for the group's own fields")
+    if fields and zarr_format == 2:
+        raise ValueError(f"extra_fields {sorted(fields)}: a v2 group's metadata has no extra fields")
+    v3._check_extensions(fields, (), None)
+    return fields
+
+
+@dataclasses.dataclass(frozen=True, init=False)
+class GroupMetadata:
+    """A group's metadata as zarr-python 3 shows it: ``attributes``, ``zarr_format``,
+    ``consolidated_metadata`` (a :class:`ConsolidatedMetadata` for a group opened through
+    consolidated metadata, else None), ``node_type`` (``'group'``) and ``extra_fields`` (a v3
+    document's fields declaring ``"must_understand": false``).
+
+    Parameters
+    ----------
+    attributes : dict, optional
+    zarr_format : int (2 or 3), optional
+    consolidated_metadata : ConsolidatedMetadata, optional
+    extra_fields : dict, optional
+
+    Raises
+    ------
+    MetadataError
+        An extra field that is not an object with ``"must_understand": false``.
+    ValueError
+        A bad ``zarr_format``, an extra field named like a field of the group, extra fields
+        for a v2 group.
+
+    Examples
+    --------
+    >>> GroupMetadata(attributes={'a': 1}).to_dict()
+    {'attributes': {'a': 1}, 'zarr_format': 3, 'node_type': 'group'}
+    """
+
+    attributes: dict[str, Any]
+    zarr_format: int
+    consolidated_metadata: ConsolidatedMetadata | None
+    extra_fields: dict[str, Any]
+    node_type: str = dataclasses.field(default="group", init=False)
+
+    def __init__(self, attributes: Mapping[str, Any] | None = None, zarr_format: int = 3,
+                 consolidated_metadata: ConsolidatedMetadata | None = None,
+                 extra_fields: Mapping[str, Any] | None = None) -> None:
+        if zarr_format not in (2, 3) or isinstance(zarr_format, bool):
+            raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
+        if attributes is not None and not isinstance(attributes, Mapping):
+            raise TypeError(f"attributes must be a dict, got {type(attributes).__name__}")
+        if consolidated_metadata is not None and not isinstance(consolidated_metadata, ConsolidatedMetadata):
+            raise TypeError(f"consolidated_metadata must be a ConsolidatedMetadata, got "
+                            f"{type(consolidated_metadata).__name__}")
+        object.__setattr__(self, "attributes", dict(attributes or {}))
+        object.__setattr__(self, "zarr_format", int(zarr_format))
+        object.__setattr__(self, "consolidated_metadata", consolidated_metadata)
+        object.__setattr__(self, "extra_fields", _extra_fields(extra_fields, int(zarr_format)))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, path: str | None = None) -> GroupMetadata:
+        """The metadata of a stored group document (v3 ``zarr.json``, or a v2 ``.zgroup``
+        with its ``attributes``); a v2 document's other fields are dropped.  ``path`` names the
+        group in errors about its consolidated metadata."""
+        data = dict(data)
+        node_type = data.pop("node_type", None)
+        if node_type not in ("group", None):
+            raise NodeTypeValidationError(f"node_type: expected 'group', got {node_type!r}", path)
+        zarr_format = data.get("zarr_format", 3)
+        cm = data.get("consolidated_metadata")
+        extra = {k: v for k, v in data.items() if k not in GROUP_METADATA_KEYS} if zarr_format == 3 else {}
+        return cls(attributes=data.get("attributes"), zarr_format=zarr_format,
+                   consolidated_metadata=ConsolidatedMetadata.from_dict(cm, path=path) if cm else None,
+                   extra_fields=extra)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The group's document (v3 form; ``consolidated_metadata`` only when there is some)."""
+        out: dict[str, Any] = {"attributes": dict(self.attributes), "zarr_format": self.zarr_format,
+                               "node_type": self.node_type, **self.extra_fields}
+        if self.consolidated_metadata is not None:
+            out["consolidated_metadata"] = self.consolidated_metadata.to_dict()
+        return out
+
+
+#: what a consolidated document holds for each node below a group
+Member = Any  # GroupMetadata | v3.ArrayMetadataV3 | v2.ArrayMetadataV2
+
+
+def _member(doc: Any, key: str, where: str) -> Member:
+    """The metadata object of one node's document in a consolidated document."""
+    if not isinstance(doc, dict):
+        raise TypeError(f"Invalid value for metadata items. key='{key}', type='{type(doc).__name__}'")
+    zarr_format = doc.get("zarr_format")
+    if zarr_format == 3:
+        if doc.get("node_type") == "group":
+            return GroupMetadata.from_dict(doc, path=where)
+        if doc.get("node_type") == "array":
+            return v3.ArrayMetadataV3.from_json(doc, join_path(where, v3.ZARR_JSON))
+        raise NodeTypeValidationError(f"node_type: expected 'group' or 'array', got {doc.get('node_type')!r}",
+                                      join_path(where, v3.ZARR_JSON))
+    if zarr_format == 2:
+        if "shape" in doc:
+            doc = {k: v for k, v in doc.items() if k != "attributes"}
+            return v2.ArrayMetadataV2.from_json(doc, join_path(where, v2.ARRAY_KEY))
+        return GroupMetadata.from_dict(doc, path=where)
+    raise MetadataError(f"zarr_format: expected 2 or 3, got {zarr_format!r}", where)
+
+
+#: how deep :meth:`ConsolidatedMetadata.from_dict` follows members holding consolidated
+#: metadata of their own (the stored form is flat: this nesting comes from hand-made input)
+MAX_CONSOLIDATED_NESTING = 100
+#: the nesting of the calls of :meth:`ConsolidatedMetadata.from_dict` running in this thread
+_nesting = threading.local()
+
+
+def _depth(name: str) -> int:
+    return name.count("/")
+
+
+@dataclasses.dataclass(frozen=True)
+class ConsolidatedMetadata:
+    """The metadata of every node below a group, as zarr-python 3 shows it: ``metadata``
+    maps the names of the group's members to their metadata (arrays' metadata objects,
+    :class:`GroupMetadata` holding their own members' in their ``consolidated_metadata``).
+
+    Parameters
+    ----------
+    metadata : dict
+        Member name -> metadata.
+    kind : str, optional
+        ``'inline'``, the only kind there is.
+    must_understand : bool, optional
+        False: readers may ignore it.
+
+    Examples
+    --------
+    >>> cm = ConsolidatedMetadata.from_dict({'kind': 'inline', 'must_understand': False, 'metadata': {
+    ...     'a': {'zarr_format': 3, 'node_type': 'group'},
+    ...     'a/b': {'zarr_format': 3, 'node_type': 'group', 'attributes': {'x': 1}}}})
+    >>> list(cm.metadata), list(cm.metadata['a'].consolidated_metadata.metadata)
+    (['a'], ['b'])
+    >>> list(cm.flattened_metadata)
+    ['a', 'a/b']
+    """
+
+    metadata: dict[str, Member]
+    kind: str = "inline"
+    must_understand: bool = False
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, path: str | None = None) -> ConsolidatedMetadata:
+        """Read a ``consolidated_metadata`` object (its ``metadata`` flat: keys are paths
+        below the group, as stored); ``path`` (the group's) names the members in errors.
+
+        Raises
+        ------
+        ValueError
+            A ``kind`` other than ``'inline'``.
+        TypeError
+            ``metadata`` or one of its entries is not an object.
+        MetadataError
+            A member's document is not valid.
+        """
+        if not isinstance(data, Mapping):
+            raise TypeError(f"consolidated metadata: expected an object, got {type(data).__name__}")
+        kind = data.get("kind")
+        if kind != "inline":
+            raise ValueError(f"consolidated metadata kind='{kind}' is not supported (only 'inline' is)")
+        flat = data.get("metadata")
+        if not isinstance(flat, dict):
+            raise TypeError(f"Unexpected type for 'metadata': {type(flat).__name__} (expected an object)")
+        for name in flat:  # each a path below the group: none may leave it, or name nothing
+            if not is_valid_key(name):
+                raise MetadataError(f"consolidated metadata: member {name!r} is no path below the group "
+                                    "(an empty, '.' or '..' part, a leading or doubled '/', a backslash or NUL)",
+                                    join_path(path or "", "zarr.json"))
+        level = getattr(_nesting, "level", 0)
+        if level >= MAX_CONSOLIDATED_NESTING:
+            raise MetadataError(f"consolidated metadata nested too deeply: expected at most "
+                                f"{MAX_CONSOLIDATED_NESTING} levels of groups holding their own, got more",
+                                join_path(path or "", "zarr.json"))
+        _nesting.level = level + 1
+        try:
+            members = {k: _member(v, k, join_path(path or "", k)) for k, v in flat.items()}
+        finally:
+            _nesting.level = level
+        return cls(metadata=_nested(members))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stored form: ``metadata`` flat, its keys in order of depth, then name."""
+        flat = self.flattened_metadata
+        docs = {}
+        for name in sorted(flat, key=lambda n: (_depth(n), n.casefold(), n)):
+            member = flat[name]
+            docs[name] = member.to_dict() if isinstance(member, GroupMetadata) else member.to_json()
+        return {"kind": self.kind, "must_understand": self.must_understand, "metadata": docs}
+
+    @property
+    def flattened_metadata(self) -> dict[str, Member]:
+        """Every node below the group by its path from the group (groups without their
+        members, which have paths of their own here)."""
+        out: dict[str, Member] = {}
+        stack: list[tuple[str, Iterator[tuple[str, Member]]]] = [("", iter(self.metadata.items()))]
+        while stack:  # depth first, each group followed by what is below it
+            prefix, members = stack[-1]
+            item = next(members, None)
+            if item is None:
+                stack.pop()
+                continue
+            name, member = item
+            path = join_path(prefix, name)
+            if isinstance(member, GroupMetadata):
+                cm = member.consolidated_metadata
+                out[path] = dataclasses.replace(member, consolidated_metadata=None if cm is None else ConsolidatedMetadata({}))
+                if cm is not None:
+                    stack.append((path, iter(cm.metadata.items())))
+            else:
+                out[path] = member
+        return out
+
+
+def _nested(flat: dict[str, Member]) -> dict[str, Member]:
+    """Flat members (keys: paths below the group) nested: each group holds its members in its
+    ``consolidated_metadata`` (empty for a group without any), whatever the order of keys."""
+    children: dict[str, dict[str, Member]] = {"": {}}
+    for key, member in flat.items():
+        if isinstance(member, GroupMetadata):
+            children[key] = {}
+    for key in flat:
+        parent = key.rpartition("/")[0]
+        if parent not in children:
+            raise MetadataError(f"consolidated metadata: {key!r} has no group {parent!r} above it")
+    order = {key: i for i, key in enumerate(flat)}
+    for key in sorted(flat, key=lambda k: (-_depth(k), order[k])):  # children before parents
+        member = flat[key]
+        if isinstance(member, GroupMetadata):
+            below = dict(sorted(children[key].items(), key=lambda item: order[join_path(key, item[0])]))
+            member = dataclasses.replace(member, consolidated_metadata=ConsolidatedMetadata(metadata=below))
+        parent, _, name = key.rpartition("/")
+        children[parent][name] = member
+    return dict(sorted(children[""].items(), key=lambda item: order[item[0]]))
+
+
+def consolidated_metadata_of(docs: Mapping[str, Any], path: str, zarr_format: int) -> ConsolidatedMetadata:
+    """The :class:`ConsolidatedMetadata` of the group at ``path`` from the parsed documents
+    of a consolidated store (by key, relative to the store)."""
+    prefix = f"{path}/" if path else ""
+    flat: dict[str, Any] = {}
+    for key, doc in docs.items():
+        if not key.startswith(prefix) or not isinstance(doc, dict):
+            continue
+        node, _, name = key[len(prefix):].rpartition("/")
+        if not node:
+            continue
+        if name == v3.ZARR_JSON and zarr_format == 3:
+            flat[node] = {k: v for k, v in doc.items() if k != "consolidated_metadata"}
+        elif name in (v2.ARRAY_KEY, v2.GROUP_KEY) and zarr_format == 2:
+            flat[node] = {**doc, "attributes": docs.get(join_path(path, node, v2.ATTRS_KEY)) or {}}
+    members = {k: _member(v, k, join_path(path, k)) for k, v in sorted(flat.items())}
+    return ConsolidatedMetadata(metadata=_nested(members))

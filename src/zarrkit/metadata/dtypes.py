@@ -320,13 +320,13 @@ COMPLEX = DataTypeKind(
 
 # -- datetime64 and timedelta64 ----------------------------------------------------------------
 
-_UNITS = {"Y", "M", "W", "D", "h", "m", "s", "ms", "us", "μs", "ns", "ps", "fs", "as", "generic"}
+TIME_UNITS = ("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "μs", "ns", "ps", "fs", "as", "generic")
 
 
 def _time_dtype(name: str, configuration: dict, obj: Any, key: str | None) -> np.dtype:
     unit = configuration.get("unit")
     scale = configuration.get("scale_factor", 1)
-    if unit not in _UNITS or not isinstance(scale, int) or not 1 <= scale <= 2**31 - 1:
+    if unit not in TIME_UNITS or not isinstance(scale, int) or not 1 <= scale <= 2**31 - 1:
         raise UnsupportedDtypeError(f"data_type {obj!r}: bad unit or scale_factor", key)
     unit = "us" if unit == "μs" else unit
     letter = "M" if name == "numpy.datetime64" else "m"
@@ -358,21 +358,27 @@ def _length_dtype(name: str, configuration: dict, obj: Any, key: str | None) -> 
     n = configuration.get("length_bytes")
     if not isinstance(n, int) or isinstance(n, bool) or n < 0:
         raise UnsupportedDtypeError(f"data_type {obj!r}: length_bytes must be an integer", key)
-    if name == "fixed_length_utf32":
-        if n % 4:
-            raise UnsupportedDtypeError(f"data_type {obj!r}: length_bytes must be a multiple of 4", key)
-        return np.dtype(f"U{n // 4}")
-    return np.dtype(f"S{n}" if name == "null_terminated_bytes" else f"V{n}")
+    if name == "fixed_length_utf32" and n % 4:
+        raise UnsupportedDtypeError(f"data_type {obj!r}: length_bytes must be a multiple of 4", key)
+    code = f"U{n // 4}" if name == "fixed_length_utf32" else f"S{n}" if name == "null_terminated_bytes" else f"V{n}"
+    try:
+        return np.dtype(code)
+    except (TypeError, ValueError, OverflowError) as exc:  # a length NumPy cannot hold
+        raise UnsupportedDtypeError(f"data_type {obj!r}: length_bytes {n} is too large ({exc})", key) from None
 
 
 def _raw_dtype(name: str, configuration: dict, obj: Any, key: str | None) -> np.dtype:
     m = _RAW_BITS.fullmatch(name)
     if m is None:  # zarr-python 3.4's 'raw_bytes' extension
         return _length_dtype(name, configuration, obj, key)
-    bits = int(m.group(1))
+    digits = m.group(1)
+    bits = int(digits) if len(digits) <= 30 else 1  # more digits than any size: refused below
     if bits == 0 or bits % 8:
-        raise UnsupportedDtypeError(f"data_type {name!r}: r<N> needs N a positive multiple of 8", key)
-    return np.dtype(f"V{bits // 8}")
+        raise UnsupportedDtypeError(f"data_type {name[:40]!r}: r<N> needs N a positive multiple of 8", key)
+    try:
+        return np.dtype(f"V{bits // 8}")
+    except (TypeError, ValueError, OverflowError) as exc:  # more bits than NumPy can hold
+        raise UnsupportedDtypeError(f"data_type {name!r}: N is too large ({exc})", key) from None
 
 
 _RAW_BITS = re.compile(r"r(\d+)")
@@ -479,7 +485,7 @@ def _raw_v3_json(value: Any, dtype: np.dtype) -> Any:
 def _raw_normalize(value: Any, dtype: np.dtype) -> Any:
     if _is_zero(value):
         return np.zeros((), dtype=dtype)[()]
-    return _as_array_scalar(value, dtype)
+    return _as_array_scalar(tuple(value) if dtype.names and isinstance(value, list) else value, dtype)  # fields
 
 
 def _struct_dtype(name: str, configuration: dict, obj: Any, key: str | None) -> np.dtype:
@@ -612,8 +618,8 @@ def _vlen_bytes_v3(value: Any, dtype: np.dtype, key: str | None) -> Any:
     raise MetadataError(f"fill_value {value!r} is not valid for data_type bytes", key)
 
 
-def _vlen_normalize(value: Any, dtype: np.dtype) -> Any:
-    return value
+def _vlen_normalize(value: Any, dtype: np.dtype) -> Any:  # bytes-like; text as its UTF-8; 0 as b''
+    return b"" if _is_zero(value) else value.encode() if isinstance(value, str) else bytes(memoryview(value))
 
 
 def _string_normalize(value: Any, dtype: np.dtype) -> Any:

@@ -163,7 +163,7 @@ def load_array_metadata(store: Store, path: str) -> Any:
     """Parse the array metadata at ``path`` (v2 or v3); ArrayNotFoundError when there is none."""
     kind, fmt, doc = node_info(store, path)
     if kind != "array":
-        raise ArrayNotFoundError(f"no array found at {describe_location(store, path)}", path)
+        raise ArrayNotFoundError(f"no array found at {describe_location(store, path)}", path=path)
     if fmt == 3:
         return v3.ArrayMetadataV3.from_json(doc, meta_key(path, v3.ZARR_JSON))
     key = meta_key(path, v2.ARRAY_KEY)
@@ -178,7 +178,7 @@ def read_array_document(store: Store, path: str, zarr_format: int) -> tuple[Any,
     key = meta_key(path, name)
     doc = read_json(store, key)
     if doc is None:
-        raise ArrayNotFoundError(f"no array found at {describe_location(store, path)}", path)
+        raise ArrayNotFoundError(f"no array found at {describe_location(store, path)}", path=path)
     if zarr_format == 3:
         return v3.ArrayMetadataV3.from_json(doc, key), doc.get("attributes", {})
     return v2.ArrayMetadataV2.from_json(doc, key), None
@@ -188,7 +188,7 @@ def check_group(store: Store, path: str) -> int:
     """Validate the group document at ``path`` and return its format."""
     kind, fmt, doc = node_info(store, path)
     if kind != "group":
-        raise GroupNotFoundError(f"no group found at {describe_location(store, path)}", path)
+        raise GroupNotFoundError(f"no group found at {describe_location(store, path)}", path=path)
     if fmt == 3:
         v3.parse_group_v3(doc, meta_key(path, v3.ZARR_JSON))
         return 3
@@ -338,9 +338,9 @@ def open_or_place_array(
     """
     kind = node_kind(store, path)
     if kind == "group" and mode in ("r", "r+", "a"):
-        raise ContainsGroupError(f"path {path!r} holds a group, not an array", path)
+        raise ContainsGroupError(f"path {path!r} holds a group, not an array", path=path)
     if kind is None and mode in ("r", "r+"):
-        raise ArrayNotFoundError(f"no array found at {describe_location(store if shown is None else shown, path)}", path)
+        raise ArrayNotFoundError(f"no array found at {describe_location(store if shown is None else shown, path)}", path=path)
     if kind is not None and mode in ("r", "r+", "a"):
         return None
     if mode in ("w-", "x"):
@@ -378,7 +378,7 @@ def require_parent_groups(
         kind = node_kind(store, parent)
         if kind == "array":
             if not overwrite:
-                raise ContainsArrayError(f"cannot create a node below the array at {parent!r}", parent)
+                raise ContainsArrayError(f"cannot create a node below the array at {parent!r}", path=parent)
             _clear_path(store, chunk_store, parent)
             kind = None
         if kind is None:
@@ -398,6 +398,6 @@ def check_free(store: Store, path: str, overwrite: bool = False) -> None:
         return
     kind = node_kind(store, path)
     if kind == "array":
-        raise ContainsArrayError(f"an array already exists at {describe_location(store, path)}", path)
+        raise ContainsArrayError(f"an array already exists at {describe_location(store, path)}", path=path)
     if kind == "group":
-        raise ContainsGroupError(f"a group already exists at {describe_location(store, path)}", path)
+        raise ContainsGroupError(f"a group already exists at {describe_location(store, path)}", path=path)

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..errors import MetadataError
 
-__all__ = ["MAX_JSON_DEPTH", "text_depth", "dump_json", "load_json", "loads_iteratively"]
+__all__ = ["MAX_JSON_DEPTH", "as_json_lists", "text_depth", "dump_json", "load_json", "loads_iteratively"]
 
 #: The deepest nesting of JSON objects and arrays a metadata document may have (``{"a": 1}``
 #: is 1 level deep, ``1`` none): read and written alike, on every Python version.  Below
@@ -48,6 +48,38 @@ def _too_deep(key: str | None) -> MetadataError:
         "got more",
         key,
     )
+
+
+def as_json_lists(value: Any, key: str | None = None) -> Any:
+    """``value`` (a document given as Python objects) with its tuples as lists, as a JSON
+    document holds them; walked without recursion, so a hostile nesting (or a container that
+    holds itself) raises :class:`~zarrkit.errors.MetadataError` naming ``key`` once deeper than
+    :data:`MAX_JSON_DEPTH`, not ``RecursionError``.
+
+    Examples
+    --------
+    >>> as_json_lists({"shape": (2, 3), "a": [(1,)]})
+    {'shape': [2, 3], 'a': [[1]]}
+    """
+    root: list[Any] = [None]
+    # (value, the container it goes into, its place there, its depth)
+    stack: list[tuple[Any, Any, Any, int]] = [(value, root, 0, 0)]
+    while stack:
+        item, parent, slot, depth = stack.pop()
+        if isinstance(item, (list, tuple)):
+            if depth >= MAX_JSON_DEPTH:
+                raise _too_deep(key)
+            out: Any = [None] * len(item)
+            stack.extend((v, out, i, depth + 1) for i, v in enumerate(item))
+        elif isinstance(item, dict):
+            if depth >= MAX_JSON_DEPTH:
+                raise _too_deep(key)
+            out = dict.fromkeys(item)
+            stack.extend((v, out, k, depth + 1) for k, v in item.items())
+        else:
+            out = item
+        parent[slot] = out
+    return root[0]
 
 
 #: +1 for an opening bracket, -1 for a closing one; the characters a depth scan looks at

@@ -14,6 +14,7 @@ from .grid import merge_run, runs_total
 
 __all__ = [
     "normalize_shape", "normalize_chunks", "rectilinear_chunks", "guess_chunks", "normalize_path", "normalize_order",
+    "ceildiv", "parse_shapelike",
 ]
 
 # Chunk-shape guessing follows the HDF5/PyTables heuristic zarr-python 2 used, so that arrays
@@ -195,3 +196,20 @@ def normalize_order(order: Any) -> str:
     if not isinstance(order, str) or order.upper() not in ("C", "F"):
         raise ValueError(f"order must be 'C' or 'F', got {order!r}")
     return order.upper()
+
+
+def ceildiv(a: int, b: int) -> int:
+    """``a / b`` rounded up: how many chunks of length ``b`` cover ``a`` elements (0 for none).
+
+    Examples
+    --------
+    >>> ceildiv(10, 3), ceildiv(0, 0)
+    (4, 0)
+    """
+    if a == 0:
+        return 0
+    return -(-a // b)
+
+
+#: zarr-python 3's name (``zarr.core.common.parse_shapelike``) of :func:`normalize_shape`
+parse_shapelike = normalize_shape

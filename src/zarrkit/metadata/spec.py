@@ -22,6 +22,7 @@ from ..codecs.registry import get_codec
 from ..codecs.zstd import ZstdCodec
 from ..config import config
 from ..config import config as _settings  # the name zarr3_spec's config= argument shadows
+from ..errors import ZarrkitError
 from .codec_args import check_codec_argument, to_v2_codec
 from .normalize import ZARR3_CHUNK_BASE, guess_chunks, normalize_shape
 from .v3 import ChunkKeyEncoding
@@ -31,8 +32,19 @@ __all__ = [
     "ArraySpec", "AUTO", "classic_spec", "zarr3_spec", "check_codec_arguments", "legacy_format",
     "zarr_format_arg", "pop_h5py_compression", "pop_h5py_fillvalue", "reject_unknown", "check_create_mode",
     "chunk_key_encoding_arg", "default_compressor", "dtype_arg", "h5py_compressor", "array_config_arg",
-    "with_array_config",
+    "with_array_config", "ShapeRequiredError", "FormatArgumentError", "v2_compressor_arg", "v2_separator_arg", "ARRAY_CONFIG_KEYS",
 ]
+
+class ShapeRequiredError(ZarrkitError, TypeError, ValueError):
+    """A creation function was given no shape (nor data to take it from): a ``TypeError`` for
+    the missing argument, and a ``ValueError`` as zarr-python 3 raises."""
+
+
+class FormatArgumentError(ZarrkitError, TypeError, ValueError):
+    """An argument the array's Zarr format has no place for (``shards=`` for a
+    ``zarr_format=2`` array): a ``TypeError`` for the argument, and a ``ValueError`` as
+    zarr-python 3 raises."""
+
 
 #: ``compressors=``'s "not given": ``compressor`` says (zarr-python 3's ``'auto'``)
 AUTO = "auto"
@@ -102,9 +114,40 @@ def chunk_key_encoding_arg(value: Any) -> ChunkKeyEncoding:
         return ChunkKeyEncoding()
     if isinstance(value, ChunkKeyEncoding):
         return value
+    if isinstance(value, tuple) and len(value) == 2:  # zarr-python 3's create(): (name, separator)
+        value = {"name": value[0], "separator": value[1]}
     if isinstance(value, dict) and "configuration" not in value and set(value) <= {"name", "separator"}:
         value = {"name": value.get("name"), "configuration": {k: v for k, v in value.items() if k == "separator"}}
     return ChunkKeyEncoding.from_json(value, "chunk_key_encoding")
+
+
+def v2_compressor_arg(compressors: Any) -> Any:
+    """``compressors=`` of a ``zarr_format=2`` array as its one compressor: a codec, a list of
+    at most one, or None/empty (no compression); ``'auto'`` stays the default compressor."""
+    if _is_auto(compressors):
+        return "default"
+    if isinstance(compressors, (list, tuple)):
+        if len(compressors) > 1:
+            raise ValueError(f"compressors: a zarr_format=2 array takes at most one, got {len(compressors)}")
+        compressors = compressors[0] if compressors else None
+    return None if compressors is None else to_v2_codec(compressors, "compressors")
+
+
+def v2_separator_arg(chunk_key_encoding: Any, dimension_separator: str | None = None) -> str | None:
+    """``chunk_key_encoding=`` of a ``zarr_format=2`` array as its dimension separator: only
+    the ``'v2'`` encoding is one (``{"name": "v2", "separator": "/"}``)."""
+    if chunk_key_encoding is None:
+        return dimension_separator
+    encoding = chunk_key_encoding_arg(chunk_key_encoding)
+    if encoding.name != "v2":
+        raise ValueError(
+            f"chunk_key_encoding: a zarr_format=2 array's chunk keys are the 'v2' encoding's, got {encoding.name!r}"
+        )
+    if dimension_separator not in (None, encoding.separator):
+        raise ValueError(
+            f"chunk_key_encoding separator {encoding.separator!r} contradicts dimension_separator={dimension_separator!r}"
+        )
+    return str(encoding.separator)
 
 
 def default_compressor() -> Any:
@@ -240,8 +283,10 @@ def reject_unknown(kwargs: dict[str, Any], fn: str) -> None:
             UserWarning,
             stacklevel=4,
         )
+    if len(kwargs) == 1:
+        raise TypeError(f"{fn}() got an unexpected keyword argument {next(iter(kwargs))!r}")
     if kwargs:
-        raise TypeError(f"{fn}() got unexpected keyword argument(s) {sorted(kwargs)}")
+        raise TypeError(f"{fn}() got unexpected keyword arguments {sorted(kwargs)}")
 
 
 def classic_spec(
@@ -256,6 +301,12 @@ def classic_spec(
     refused (a ``TypeError`` names ``fn``)."""
     kwargs = {} if kwargs is None else kwargs
     zarr_format = zarr_format_arg(legacy_format(kwargs, zarr_format, fn))
+    if kwargs.get("chunk_shape") is not None:  # zarr-python 3's other spelling of chunks
+        chunk_shape = kwargs.pop("chunk_shape")
+        if chunks is not True and chunks is not None and chunks != chunk_shape:
+            raise ValueError(f"chunk_shape={chunk_shape!r} contradicts chunks={chunks!r}")
+        chunks = chunk_shape
+    kwargs.pop("chunk_shape", None)
     compressor = pop_h5py_compression(compressor, kwargs)
     check_codec_arguments(
         compressor=compressor, filters=filters, object_codec=object_codec, serializer=serializer, codecs=codecs,
@@ -264,6 +315,8 @@ def classic_spec(
     fill_value = pop_h5py_fillvalue(fill_value, kwargs, 0)
     check_create_mode(mode)
     reject_unknown(kwargs, fn)
+    if order is None:  # zarr-python 3's "not given": the configured order
+        order = _settings.order
     return ArraySpec(
         shape=shape, chunks=chunks, dtype=dtype, zarr_format=zarr_format, fill_value=fill_value, order=order,
         compressor=compressor, filters=filters, object_codec=object_codec, dimension_separator=dimension_separator,
@@ -272,17 +325,57 @@ def classic_spec(
     )
 
 
+#: the settings of zarr-python 3's ``config=`` (``ArrayConfig``'s fields)
+ARRAY_CONFIG_KEYS = (
+    "order", "write_empty_chunks", "read_missing_chunks", "sharding_coalesce_max_gap_bytes",
+    "sharding_coalesce_max_bytes",
+)
+
+
 def array_config_arg(config: Any) -> dict[str, Any]:
-    """``config=`` of zarr-python 3's creation functions as a dict: a mapping, or an object with
-    ``order`` and ``write_empty_chunks`` attributes (``zarrkit.core.views.ArrayConfig``; its
-    other settings are fixed here, so they are not read)."""
+    """``config=`` of zarr-python 3's creation and opening functions as a dict of the settings
+    that choose something here, ``order`` and ``write_empty_chunks``: from a mapping, or an
+    object with those attributes (``zarrkit.core.views.ArrayConfig``).
+
+    ``sharding_coalesce_max_gap_bytes`` and ``sharding_coalesce_max_bytes`` are accepted and
+    dropped (how a shard's chunks are fetched together is the engine's choice; what is read
+    is the same); ``read_missing_chunks`` may only be True (a chunk not stored reads as the
+    fill value).
+
+    Raises
+    ------
+    TypeError
+        A key that is no setting (all such keys named), or a ``config`` of another type.
+    ValueError
+        ``read_missing_chunks`` False, or a setting of the wrong type.
+    """
     if config is None:
         return {}
     if isinstance(config, Mapping):
-        return dict(config)
-    if hasattr(config, "order") and hasattr(config, "write_empty_chunks"):
-        return {"order": config.order, "write_empty_chunks": config.write_empty_chunks}
-    raise TypeError(f"config: expected a dict or ArrayConfig, got {type(config).__name__}")
+        unknown = sorted(set(config) - set(ARRAY_CONFIG_KEYS))
+        if unknown:
+            raise TypeError(f"Unknown array config keys: {unknown}. Valid keys are {list(ARRAY_CONFIG_KEYS)}.")
+        settings = dict(config)
+    elif hasattr(config, "order") and hasattr(config, "write_empty_chunks"):
+        settings = {k: getattr(config, k) for k in ARRAY_CONFIG_KEYS if hasattr(config, k)}
+    else:
+        raise TypeError(f"config: expected a dict or ArrayConfig, got {type(config).__name__}")
+    for name in ("write_empty_chunks", "read_missing_chunks"):
+        value = settings.get(name)
+        if value is not None and not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"config: {name}: Expected instance of bool, got {value!r}")
+    for name in ("sharding_coalesce_max_gap_bytes", "sharding_coalesce_max_bytes"):
+        value = settings.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0):
+            raise ValueError(f"config: {name}: expected a non-negative int, got {value!r}")
+    if not settings.pop("read_missing_chunks", True):
+        raise ValueError("config: read_missing_chunks is fixed at True here (a chunk not stored reads as the fill value)")
+    settings.pop("sharding_coalesce_max_gap_bytes", None)
+    settings.pop("sharding_coalesce_max_bytes", None)
+    order = settings.get("order")
+    if order is not None and order not in ("C", "F"):
+        raise ValueError(f"config: order must be 'C' or 'F', got {order!r}")
+    return settings
 
 
 def with_array_config(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -297,6 +390,16 @@ def with_array_config(kwargs: dict[str, Any]) -> dict[str, Any]:
     return kwargs
 
 
+def zarr3_chunk_guess(shape: Any, dtype: Any) -> Any:
+    """zarr-python 3's guess of a chunk shape (larger chunks than zarr-python 2's), or True
+    (the guess of the metadata builder) for a data type of no fixed size."""
+    try:
+        itemsize = np.dtype(dtype_arg(dtype)).itemsize
+    except TypeError:
+        itemsize = 0  # a string dtype ('str'), or one refused with its reason later
+    return guess_chunks(normalize_shape(shape), itemsize, ZARR3_CHUNK_BASE) if itemsize else True
+
+
 def zarr3_spec(
     shape: Any, *, dtype: Any = "float64", chunks: Any = "auto", shards: Any = None, filters: Any = None,
     compressors: Any = AUTO, serializer: Any = AUTO, fill_value: Any = None, order: str | None = None,
@@ -307,11 +410,10 @@ def zarr3_spec(
     per-array settings (``order`` is taken from it when not given, then from
     ``zarrkit.config.order``)."""
     zarr_format = zarr_format_arg(zarr_format)
+    if _is_auto(filters):  # the data type's default filters (none; a v2 string array's object codec)
+        filters = None
     check_codec_arguments(compressors=compressors, filters=filters, serializer=serializer, codecs=codecs)
     array_config = array_config_arg(config)
-    unknown = set(array_config) - {"order", "write_empty_chunks"}
-    if unknown:
-        raise TypeError(f"config: unknown array setting(s) {sorted(unknown)}; expected 'order', 'write_empty_chunks'")
     if order is None:
         order = array_config.get("order") or _settings.order
     if codecs is not None and (filters is not None or shards is not None or not _is_auto(compressors)
@@ -321,22 +423,12 @@ def zarr3_spec(
     dimension_separator = None
     if zarr_format == 2:
         if shards is not None or codecs is not None or dimension_names is not None or serializer not in (AUTO, None):
-            raise TypeError("shards, codecs, serializer and dimension_names need zarr_format=3")
-        if isinstance(compressor, (list, tuple)):
-            if len(compressor) > 1:
-                raise ValueError(f"compressors: a zarr_format=2 array takes at most one, got {len(compressor)}")
-            compressor = compressor[0] if compressor else None
-        if compressor is not None and not (isinstance(compressor, str) and compressor == "default"):
-            compressor = to_v2_codec(compressor, "compressors")  # errors name the argument given
-        if chunk_key_encoding is not None:
-            dimension_separator = chunk_key_encoding_arg(chunk_key_encoding).separator
+            raise FormatArgumentError("shards, codecs, serializer and dimension_names need zarr_format=3")
+        compressor = v2_compressor_arg(compressors)  # errors name the argument given
+        dimension_separator = v2_separator_arg(chunk_key_encoding)
         chunk_key_encoding, serializer = None, None
-    if isinstance(chunks, str) and chunks == "auto":  # zarr-python 3's guess (larger chunks than 2's)
-        try:
-            itemsize = np.dtype(dtype_arg(dtype)).itemsize
-        except TypeError:
-            itemsize = 0  # a string dtype ('str'), or one refused with its reason later
-        chunks = guess_chunks(normalize_shape(shape), itemsize, ZARR3_CHUNK_BASE) if itemsize else True
+    if isinstance(chunks, str) and chunks == "auto":
+        chunks = zarr3_chunk_guess(shape, dtype)
     if _is_auto(compressors) and zarr_format == 3 and codecs is None:
         compressor = [ZstdCodec(level=0, checksum=False)]  # zarr-python 3's default
     return ArraySpec(

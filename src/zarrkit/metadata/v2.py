@@ -7,6 +7,7 @@ engine needs (chunk keys, the resolved codec chain) is derived from it once.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from functools import cached_property
 from typing import Any, ClassVar, Literal
 
@@ -28,10 +29,10 @@ from .dtypes import (
     v2_fill_value_json,
 )
 from .grid import RegularGrid
-from .json_text import dump_json
+from .json_text import as_json_lists, dump_json
 
 __all__ = [
-    "ArrayMetadataV2", "ARRAY_KEY", "GROUP_KEY", "ATTRS_KEY", "group_document_v2", "check_object_codec",
+    "ArrayMetadataV2", "ArrayV2Metadata", "ARRAY_KEY", "GROUP_KEY", "ATTRS_KEY", "group_document_v2", "check_object_codec",
 ]
 
 ARRAY_KEY = ".zarray"
@@ -95,6 +96,9 @@ class ArrayMetadataV2:
     order: str = "C"
     filters: tuple[Codec, ...] | None = None
     dimension_separator: str = "."
+    #: the ``.zattrs`` that came with the metadata (:meth:`from_dict`); not part of the
+    #: ``.zarray`` document, nor of equality
+    attributes: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     zarr_format: ClassVar[Literal[2]] = 2
     metadata_key: ClassVar[str] = ARRAY_KEY
@@ -177,6 +181,38 @@ class ArrayMetadataV2:
     def to_bytes(self, key: str | None = None) -> bytes:
         return json_bytes(self.to_json(), key)
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ArrayMetadataV2:
+        """zarr-python 3's form: the ``.zarray`` fields (tuples allowed for lists) and, under
+        ``attributes``, the array's attributes.
+
+        Raises
+        ------
+        MetadataError
+            An invalid or missing field, named.
+
+        Examples
+        --------
+        >>> m = ArrayMetadataV2.from_dict({'zarr_format': 2, 'shape': (4,), 'chunks': (2,),
+        ...     'dtype': '<i2', 'compressor': None, 'filters': None, 'fill_value': 0,
+        ...     'order': 'C', 'attributes': {'a': 1}})
+        >>> m.shape, m.attributes
+        ((4,), {'a': 1})
+        """
+        if not isinstance(data, Mapping):
+            raise TypeError(f"from_dict: expected a dict of the .zarray fields, got {type(data).__name__}")
+        doc = as_json_lists(dict(data), ".zarray")
+        attributes = doc.pop("attributes", None) or {}
+        return dataclasses.replace(cls.from_json(doc), attributes=dict(attributes))
+
+    def to_dict(self) -> dict[str, Any]:
+        """zarr-python 3's form: the ``.zarray`` fields (``shape`` and ``chunks`` as tuples,
+        ``dimension_separator`` always) and ``attributes``."""
+        doc = self.to_json()
+        doc.update(shape=self.shape, chunks=self.chunks, dimension_separator=self.dimension_separator,
+                   attributes=dict(self.attributes))
+        return doc
+
     # -- what the engine uses --------------------------------------------------------------
     @cached_property
     def grid(self) -> RegularGrid:
@@ -230,3 +266,7 @@ class ArrayMetadataV2:
     def evolve(self, **changes: Any) -> ArrayMetadataV2:
         """A copy with some fields changed (validated again)."""
         return dataclasses.replace(self, **changes)
+
+
+#: zarr-python 3's name of the class (``zarr.core.metadata.v2.ArrayV2Metadata``)
+ArrayV2Metadata = ArrayMetadataV2

@@ -8,8 +8,9 @@ chain once (once per chunk shape on a rectilinear grid).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from functools import cached_property
-from typing import Any, ClassVar, Literal, cast
+from typing import Any, ClassVar, Literal, TypedDict, cast
 
 import numpy as np
 
@@ -36,10 +37,12 @@ from .grid import (
     merge_run,
     runs_total,
 )
-from .json_text import dump_json
+from .json_text import as_json_lists, dump_json
 from .zdtypes import ZDType, data_type_of
 
-__all__ = ["ArrayMetadataV3", "ChunkKeyEncoding", "ZARR_JSON", "json_bytes_v3", "parse_group_v3"]
+__all__ = [
+    "ArrayMetadataV3", "ArrayV3Metadata", "ChunkKeyEncoding", "ChunkKeyEncodingParams", "ZARR_JSON", "json_bytes_v3", "parse_group_v3",
+]
 
 ZARR_JSON = "zarr.json"
 
@@ -71,6 +74,13 @@ def _check_extensions(doc: dict[str, Any], known: tuple[str, ...], key: str | No
             f"unknown field {name!r} (only fields with \"must_understand\": false may be ignored)", key
         )
     return extra
+
+
+class ChunkKeyEncodingParams(TypedDict, total=False):
+    """zarr-python 3's short form of a chunk key encoding: ``{"name": ..., "separator": ...}``."""
+
+    name: Literal["default", "v2"]
+    separator: Literal[".", "/"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -218,6 +228,9 @@ class ArrayMetadataV3:
     dimension_names: tuple[str | None, ...] | None = None
     extra_fields: tuple[tuple[str, Any], ...] = ()
     chunk_shapes: tuple[int | Runs, ...] | None = None
+    #: the attributes that came with the metadata (:meth:`from_dict`); the engine keeps an
+    #: array's attributes apart, and they take no part in equality
+    attributes: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     zarr_format: ClassVar[Literal[3]] = 3
     metadata_key: ClassVar[str] = ZARR_JSON
@@ -305,6 +318,38 @@ class ArrayMetadataV3:
         doc["node_type"] = "array"
         doc["storage_transformers"] = []
         doc.update(dict(self.extra_fields))
+        return doc
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ArrayMetadataV3:
+        """zarr-python 3's form: the ``zarr.json`` fields, tuples allowed for lists; its
+        ``attributes`` are kept in :attr:`attributes`.
+
+        Raises
+        ------
+        MetadataError
+            An invalid or missing field, named.
+        """
+        if not isinstance(data, Mapping):
+            raise TypeError(f"from_dict: expected a dict of the zarr.json fields, got {type(data).__name__}")
+        doc = as_json_lists(dict(data), "zarr.json")
+        meta = cls.from_json(doc)
+        attributes = doc.get("attributes") or {}
+        return dataclasses.replace(meta, attributes=dict(attributes)) if attributes else meta
+
+    def to_dict(self) -> dict[str, Any]:
+        """zarr-python 3's form: the ``zarr.json`` document with :attr:`attributes`, its
+        ``shape``, regular ``chunk_shape``, ``codecs``, ``storage_transformers`` and
+        ``dimension_names`` as tuples."""
+        doc = self.to_json(self.attributes)
+        doc["shape"] = tuple(self.shape)
+        grid = doc["chunk_grid"]
+        if grid.get("name") == "regular":
+            doc["chunk_grid"] = {**grid, "configuration": {"chunk_shape": tuple(self.grid_chunks)}}
+        doc["codecs"] = tuple(doc["codecs"])
+        doc["storage_transformers"] = ()
+        if self.dimension_names is not None:
+            doc["dimension_names"] = tuple(self.dimension_names)
         return doc
 
     def to_bytes(self, attributes: dict[str, Any] | None = None, key: str | None = None) -> bytes:
@@ -518,3 +563,8 @@ def parse_group_v3(doc: Any, key: str) -> dict[str, Any]:
     if not isinstance(attrs, dict):
         raise MetadataError(f"attributes: expected a JSON object, got {attrs!r}", key)
     return doc
+
+
+
+#: zarr-python 3's name of the class (``zarr.core.metadata.v3.ArrayV3Metadata``)
+ArrayV3Metadata = ArrayMetadataV3

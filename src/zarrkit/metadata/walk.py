@@ -12,11 +12,14 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from ..storage.base import Store, is_node_name, join_path
-from . import io
+from . import io, v2, v3
 
 __all__ = ["iter_nodes", "walk"]
 
 #: a member as a listing gives it: a tuple beginning ``(name, kind)``
+#: names a listing holds beside the members: the group's own documents, never a node
+_DOCUMENT_NAMES = frozenset((v2.ARRAY_KEY, v2.GROUP_KEY, v2.ATTRS_KEY, ".zmetadata", v3.ZARR_JSON))
+
 M = TypeVar("M", bound=tuple[Any, ...])
 
 
@@ -90,7 +93,7 @@ def iter_nodes(store: Store, path: str) -> Iterator[tuple[str, str, int | None, 
     def members_of(group: str) -> Iterator[tuple[str, str, int | None, Any]]:
         prefix = f"{group}/" if group else ""
         for name in store.list_dir(prefix):
-            if is_node_name(name):
+            if is_node_name(name) and name not in _DOCUMENT_NAMES:
                 node_kind, node_fmt, node_doc = io.node_info(store, prefix + name)
                 if node_kind is not None:
                     yield name, node_kind, node_fmt, node_doc

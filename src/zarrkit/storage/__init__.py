@@ -21,6 +21,7 @@ LocalStore = DirectoryStore
 from .dbm import DBMStore
 from .fsspec import FsspecStore, FSStore
 from .lmdb import LMDBStore
+from .logging_store import LoggingStore
 from .mapping import KVStore, MappingStore
 from .memory import DictStore, MemoryStore
 from .obstore import ObjectStore
@@ -70,6 +71,7 @@ __all__ = [  # noqa: PLE0604 (the starred ZARR2_FUNCTIONS is a tuple of names, g
     "ReadOnlyStore",
     "CountingStore",
     "LatencyStore",
+    "LoggingStore",
     "LRUStoreCache",
     "coerce_store",
     "StorePath",

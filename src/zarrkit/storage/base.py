@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequenc
 from typing import Any, TypeAlias
 
 from ..errors import ChunkDecodeError, ReadOnlyError
+from .buffer import Buffer
 from .conveniences import (
     StoreConveniences,
     _delete_through_delitem,
@@ -45,6 +46,7 @@ from .keys import (
     validate_prefix,
 )
 from .zarr2_names import Zarr2Name
+from .zarr3_api import Zarr3StoreMethods
 
 __all__ = [
     "ByteRange", "Store", "StoreLike", "normalize_key", "validate_key", "validate_prefix", "join_path",
@@ -52,12 +54,13 @@ __all__ = [
 ]
 
 
-class Store(StoreConveniences):
+class Store(StoreConveniences, Zarr3StoreMethods):
     """Base class of zarrkit stores.
 
     Subclasses implement ``_get``, ``_set``, ``_delete`` and ``list_prefix`` (and optionally
-    ``list_dir``, ``get_many``); the base class adds key validation, read-only enforcement and the
-    ``MutableMapping`` interface.
+    ``list_dir``, ``get_many``); the base class adds key validation, read-only enforcement, the
+    ``MutableMapping`` interface and zarr-python 3's asynchronous ``open``, ``is_empty``,
+    ``list``... (:mod:`~zarrkit.storage.zarr3_api`).
     """
 
     supports_writes: bool = True
@@ -415,6 +418,8 @@ def ensure_bytes_like(value: Any, key: str = "") -> bytes | memoryview:
     """Accept bytes, bytearray, memoryview or a contiguous numpy array as a value."""
     if isinstance(value, bytes):
         return value
+    if isinstance(value, Buffer):  # zarr-python 3's stored values
+        value = value.as_numpy_array()
     if isinstance(value, (bytearray, memoryview)):
         return memoryview(value).cast("B") if memoryview(value).c_contiguous else bytes(value)
     try:

@@ -102,7 +102,9 @@ class DBMStore(Store):
         self.path = os.path.abspath(os.fspath(path))
         self.flag = flag
         opener: Callable[..., Any] = _dbm.open if open is None else open  # any dbm flag string
-        self.open = opener
+        # zarr-python 2's attribute: the dbm module's open (on the class, open is zarr-python 3's
+        # classmethod making a store)
+        self.open = opener  # type: ignore[method-assign]
         self.write_lock = bool(write_lock)
         self.open_kwargs = dict(open_kwargs)
         self.read_only = flag[0] == "r"

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import errno
 import os
+import pathlib
 import stat
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Self
 
 from ..errors import InvalidPathError, StoreError
 from . import fileio, local_tree
@@ -155,6 +156,49 @@ class DirectoryStore(Store):
         if not read_only:
             self._remove_orphans(self.path, _safe_listdir(self.path))
 
+    @classmethod
+    async def open(cls, *args: Any, mode: str | None = None, **kwargs: Any) -> Self:
+        """Make the store and its directory (zarr-python 3's ``await LocalStore.open(root)``).
+
+        Parameters
+        ----------
+        *args, **kwargs
+            The arguments of :class:`DirectoryStore` (``root``, ``read_only``...).
+        mode : {'r', 'r+', 'a', 'w', 'w-'}, optional
+            ``'r'`` and ``'r+'``: the directory must exist (it is not made); other modes, or
+            none, make it unless the store is read-only.
+
+        Returns
+        -------
+        DirectoryStore
+
+        Raises
+        ------
+        FileNotFoundError
+            The directory does not exist and is not to be made.
+        ValueError
+            An unknown ``mode`` (nothing is made).
+        """
+        if mode is not None and mode not in ("r", "r+", "a", "w", "w-"):
+            raise ValueError(f"mode must be one of 'r', 'r+', 'a', 'w', 'w-', got {mode!r}")
+        store = cls(*args, **kwargs)
+        store._make_root(create=not store.read_only and mode not in ("r", "r+"))
+        return store
+
+    def _on_open(self) -> None:
+        self._make_root(create=not self.read_only)
+
+    def _make_root(self, create: bool) -> None:
+        if create:
+            os.makedirs(self.path, exist_ok=True)
+        elif not os.path.isdir(self.path):
+            raise FileNotFoundError(f"{self.path} does not exist")
+
+    @property
+    def root(self) -> pathlib.Path:
+        """The directory, as zarr-python 3's ``LocalStore.root``."""
+        return pathlib.Path(self.path)
+
     def remove_orphaned_temp_files(self, prefix: str = "") -> int:
         """Remove temporary files left by writers that died below ``prefix``; returns how many.
 
@@ -207,7 +251,7 @@ class DirectoryStore(Store):
                 self._confined = {""}
             self._confined.add(head)
 
-    def _open(self, key: str, fn: str) -> int | None:
+    def _open_fd(self, key: str, fn: str) -> int | None:
         """A read-only descriptor of the regular file ``fn`` (None when it is missing or a
         directory), refusing symbolic links that lead outside the root and special files.
 
@@ -342,7 +386,7 @@ class DirectoryStore(Store):
         try:
             fd = os.open(fn, _READ_FLAGS)
         except OSError:
-            opened = self._open(key, fn)
+            opened = self._open_fd(key, fn)
             if opened is None:
                 return None
             fd = opened
@@ -373,7 +417,7 @@ class DirectoryStore(Store):
         try:
             return os.open(fn, _READ_FLAGS)
         except OSError:  # missing, a directory, a symbolic link...: sorted out by _open
-            return self._open(key, fn)
+            return self._open_fd(key, fn)
 
     def _read(
         self, key: str, byte_range: ByteRange | None, transient: bool, limit: int | None = None

@@ -103,6 +103,11 @@ class MemoryStore(Store):
         if self._check_dimension_separator(dimension_separator) is not None:
             self.dimension_separator = dimension_separator
 
+    @property
+    def _store_dict(self) -> dict[str, bytes]:
+        """The dict holding the values (zarr-python 3's name)."""
+        return self._data
+
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         value = self._data.get(key)
         if value is None or byte_range is None:

@@ -8,13 +8,16 @@ part of its store under that path: :func:`~zarrkit.storage.coerce_store` gives a
 
 from __future__ import annotations
 
+import os
+import pathlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from ..errors import InvalidPathError
 from .base import ByteRange, Store
 from .keys import validate_key
 
-__all__ = ["StorePath", "PrefixStore"]
+__all__ = ["StorePath", "PrefixStore", "normalize_path"]
 
 
 class StorePath:
@@ -44,6 +47,61 @@ class StorePath:
         """Whether the store refuses writes."""
         return bool(getattr(self.store, "read_only", False))
 
+    @classmethod
+    async def open(cls, store: Store, path: str = "", mode: str | None = None) -> StorePath:
+        """A path in ``store``, checked against ``mode`` (zarr-python 3's
+        ``await StorePath.open(store, path, mode)``); nothing is written or removed.
+
+        Parameters
+        ----------
+        store : Store
+            The store.
+        path : str, default ''
+            A path in it.
+        mode : {'r', 'r+', 'a', 'w', 'w-'}, optional
+            ``'r'``: the store as read-only (a read-only copy of a writable one); the others
+            need a writable store; ``'w-'`` also needs nothing below ``path``.  None: as it is.
+
+        Returns
+        -------
+        StorePath
+
+        Raises
+        ------
+        ValueError
+            An unknown mode; a writing mode on a read-only store; ``'r'`` on a writable store
+            that has no read-only copy (a zip file).
+        FileExistsError
+            ``'w-'`` and keys below ``path``.
+        """
+        if mode is not None and mode not in ("r", "r+", "a", "w", "w-"):
+            raise ValueError(f"mode must be one of 'r', 'r+', 'a', 'w', 'w-', got {mode!r}")
+        if mode is not None and store.read_only and mode != "r":
+            raise ValueError(f"the store is read-only, mode {mode!r} writes: open a writable store or use mode 'r'")
+        if mode == "r" and not store.read_only:
+            try:
+                store = store.with_read_only(True)
+            except NotImplementedError as exc:
+                raise ValueError(f"mode 'r' needs a read-only store; {type(store).__name__} has no "
+                                 "read-only copy: open it read-only") from exc
+        await store._ensure_open()
+        opened = cls(store, path)
+        if mode == "w-" and not await opened.is_empty():
+            raise FileExistsError(f"{opened.path!r} of {store} holds data already: mode 'w-' only creates")
+        return opened
+
+    async def exists(self) -> bool:
+        """Whether a value is stored at this path (zarr-python 3)."""
+        return bool(self.store.exists(self.path)) if self.path else False
+
+    async def is_empty(self) -> bool:
+        """Whether no key lies below this path (zarr-python 3)."""
+        return await self.store.is_empty(self.path)
+
+    async def delete_dir(self) -> None:
+        """Remove every key below this path (zarr-python 3)."""
+        await self.store.delete_dir(self.path)
+
     def __truediv__(self, other: str) -> StorePath:
         return type(self)(self.store, _join(self.path, normalize_storage_path(other)))
 
@@ -69,6 +127,42 @@ def normalize_storage_path(path: str) -> str:
     """``path`` without empty parts (leading, trailing, repeated ``/``), checked as a key."""
     normal = "/".join(part for part in str(path).split("/") if part)
     return validate_key(normal) if normal else ""
+
+
+def normalize_path(path: str | bytes | os.PathLike[str] | None) -> str:
+    """A node path as stores take it (zarr-python 3's ``zarr.storage._utils.normalize_path``):
+    None is the root (``''``); bytes are decoded; a ``pathlib.Path`` gives its ``/``-separated
+    form; leading, trailing and repeated ``/`` are dropped.
+
+    Parameters
+    ----------
+    path : str, bytes, os.PathLike or None
+        The path.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    InvalidPathError
+        (a ``ValueError``) a part ``.`` or ``..``, or a character no key may hold.
+
+    Examples
+    --------
+    >>> normalize_path('//foo///bar/'), normalize_path(None)
+    ('foo/bar', '')
+    """
+    if path is None:
+        return ""
+    if isinstance(path, bytes):
+        try:
+            path = path.decode()
+        except UnicodeDecodeError:
+            raise InvalidPathError(f"path {path!r} is not UTF-8 text, as a key must be") from None
+    elif isinstance(path, os.PathLike):
+        path = pathlib.PurePath(os.fspath(path)).as_posix()
+    return normalize_storage_path(path)
 
 
 class PrefixStore(Store):

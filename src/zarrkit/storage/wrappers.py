@@ -232,13 +232,7 @@ class CountingStore(WrapperStore):
             self.counts[what] += n
 
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
-        value = self.inner.get(key, byte_range)
-        with self._lock:
-            self.counts["get"] += 1
-            self.keys_read.append((key, byte_range))
-            if value is not None:
-                self.bytes_read += len(value)
-        return value
+        return self._counted(key, self.inner.get(key, byte_range), byte_range)
 
     def get_upto(self, key: str, limit: int) -> bytes | memoryview | None:
         return self._counted(key, self.inner.get_upto(key, limit))
@@ -246,10 +240,11 @@ class CountingStore(WrapperStore):
     def get_transient_upto(self, key: str, limit: int) -> bytes | memoryview | None:
         return self._counted(key, super().get_transient_upto(key, limit))
 
-    def _counted(self, key: str, value: _Value) -> _Value:
+    def _counted(self, key: str, value: _Value, byte_range: ByteRange | None = None) -> _Value:
+        """``value``, read from ``key``: counted as a get (every read goes through here)."""
         with self._lock:
             self.counts["get"] += 1
-            self.keys_read.append((key, None))
+            self.keys_read.append((key, byte_range))
             if value is not None:
                 self.bytes_read += len(value)
         return value
@@ -268,10 +263,7 @@ class CountingStore(WrapperStore):
         def version(key: str) -> Any:
             held = inner(key)
             if held is None:  # a request that found nothing
-                with self._lock:
-                    self.counts["get"] += 1
-                    self.keys_read.append((key, None))
-                return None
+                return self._counted(key, None)
             return _CountedVersion(self, key, held)
 
         return version
@@ -322,13 +314,7 @@ class _CountedVersion:
 
     def read(self, offset: int, length: int | None = None, transient: bool = False) -> Any:
         value = self._held.read(offset, length, transient)
-        store = self._store
-        with store._lock:
-            store.counts["get"] += 1
-            store.keys_read.append((self._key, ByteRange(offset, length)))
-            if value is not None:
-                store.bytes_read += len(value)
-        return value
+        return self._store._counted(self._key, value, ByteRange(offset, length))
 
     def close(self) -> None:
         self._held.close()
@@ -343,6 +329,9 @@ class LatencyStore(WrapperStore):
         The store wrapped (anything :func:`~zarrkit.storage.coerce_store` takes).
     seconds : float, optional
         The delay added to each request.
+    get_latency, set_latency : float, optional
+        zarr-python 3's ``zarr.testing.store.LatencyStore`` keywords: the delay of reads
+        (reads and listings) and of writes, instead of ``seconds``.
 
     Examples
     --------
@@ -350,46 +339,54 @@ class LatencyStore(WrapperStore):
     >>> from zarrkit.storage import LatencyStore
     >>> store = LatencyStore(zarrkit.MemoryStore(), seconds=0.001)
     >>> z = zarrkit.zeros(4, store=store)
+    >>> LatencyStore(zarrkit.MemoryStore(), get_latency=0.001, set_latency=0.0).set_latency
+    0.0
     """
 
     high_latency = True
 
-    def __init__(self, inner: StoreLike, seconds: float = 0.01) -> None:
+    def __init__(self, inner: StoreLike, seconds: float = 0.01, *,
+                 get_latency: float | None = None, set_latency: float | None = None) -> None:
         super().__init__(inner)
+        for name, value in (("seconds", seconds), ("get_latency", get_latency), ("set_latency", set_latency)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
+                raise ValueError(f"{name} must be a number of seconds >= 0, got {value!r}")
         self.seconds = seconds
+        self.get_latency = seconds if get_latency is None else get_latency
+        self.set_latency = seconds if set_latency is None else set_latency
 
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
-        time.sleep(self.seconds)
+        time.sleep(self.get_latency)
         return self.inner.get(key, byte_range)
 
     #: reads go through :meth:`get`, which adds the delay
     value_version = None
 
     def get_upto(self, key: str, limit: int) -> bytes | memoryview | None:
-        time.sleep(self.seconds)
+        time.sleep(self.get_latency)
         return self.inner.get_upto(key, limit)
 
     def get_transient_upto(self, key: str, limit: int) -> bytes | memoryview | None:
-        time.sleep(self.seconds)
+        time.sleep(self.get_latency)
         return super().get_transient_upto(key, limit)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
         return {k: self.get(k) for k in keys}
 
     def _set(self, key: str, value: bytes | memoryview) -> None:
-        time.sleep(self.seconds)
+        time.sleep(self.set_latency)
         self.inner.set(key, value)
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
-        time.sleep(self.seconds)
+        time.sleep(self.get_latency)
         return self.inner.list_prefix(prefix)
 
     def list_dir(self, prefix: str = "") -> list[str]:
-        time.sleep(self.seconds)
+        time.sleep(self.get_latency)
         return self.inner.list_dir(prefix)
 
     def list_prefix_sizes(self, prefix: str) -> Iterator[tuple[str, int]]:
-        time.sleep(self.seconds)
+        time.sleep(self.get_latency)
         return self.inner.list_prefix_sizes(prefix)
 
 

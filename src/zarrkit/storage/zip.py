@@ -227,11 +227,11 @@ class ZipStore(Store):
         self._temp: tuple[str, Any] | None = None
         #: mode 'a': the zip file the new archive replaces (symbolic links followed)
         self._target = os.path.realpath(self.path) if self._file is None else self.path
-        self._zf: zipfile.ZipFile | None = self._open(mode)
+        self._zf: zipfile.ZipFile | None = self._open_archive(mode)
         self._closed = False
 
     # -- opening --------------------------------------------------------------------------------
-    def _open(self, mode: str) -> zipfile.ZipFile | None:
+    def _open_archive(self, mode: str) -> zipfile.ZipFile | None:
         if self._file is not None:
             return self._read_archive(self._file, "not a valid zip file")
         path = self.path
@@ -307,6 +307,29 @@ class ZipStore(Store):
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+    @property
+    def _is_open(self) -> bool:
+        """Whether the zip file is open (zarr-python 3's flag): from construction to :meth:`close`."""
+        return not self._closed
+
+    @_is_open.setter
+    def _is_open(self, value: bool) -> None:
+        if value and self._closed:
+            self._reopen()
+
+    def _reopen(self) -> None:
+        """Open the zip file again after :meth:`close` (zarr-python 3 reopens a closed store
+        on use): in mode ``'a'`` when it was written (``'w'``, ``'x'``), so that what was
+        written stays; in its own mode otherwise."""
+        with self._lock:
+            if not self._closed:
+                return
+            if self.mode in ("w", "x"):
+                self.mode = "a"
+            self._fh, self._temp, self._size = None, None, 0
+            self._zf = self._open_archive(self.mode)
+            self._closed = False
 
     def _check_open(self) -> None:
         if self._closed:
@@ -684,6 +707,12 @@ class ZipStore(Store):
             Always.
         """
         raise NotImplementedError(f"with_read_only is not implemented for {type(self).__name__}")
+
+    def __eq__(self, other: object) -> bool:
+        # zarr-python 3: the same zip file
+        return type(other) is type(self) and other.path == self.path
+
+    __hash__ = Store.__hash__
 
     def __repr__(self) -> str:
         return f"ZipStore({self.path!r}, mode={self.mode!r})"

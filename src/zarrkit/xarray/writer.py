@@ -26,6 +26,7 @@ from ..core.group import Group
 from ..dask import align_blocks
 from ..errors import ContainsGroupError, GroupNotFoundError
 from ..metadata import io
+from ..metadata.consolidated import consolidate
 from ..metadata.normalize import normalize_path
 from ..storage.base import join_path
 from ..storage.coerce import open_store
@@ -244,11 +245,11 @@ def _open_target_group(
         return api.open_group(store, mode="w", path=path or None, zarr_format=zarr_format, **nodes)
     if mode == "w-":
         if kind is not None:
-            raise ContainsGroupError(f"a node already exists at {path or '/'!r} (mode='w-'); use mode='w' or 'a'", path)
+            raise ContainsGroupError(f"a node already exists at {path or '/'!r} (mode='w-'); use mode='w' or 'a'", path=path)
         return api.open_group(store, mode="w-", path=path or None, zarr_format=zarr_format, **nodes)
     if mode == "r+":
         if kind != "group":
-            raise GroupNotFoundError(f"no group at {path or '/'!r} to write to with mode='r+'", path)
+            raise GroupNotFoundError(f"no group at {path or '/'!r} to write to with mode='r+'", path=path)
         return api.open_group(store, mode="r+", path=path or None, **nodes)
     return api.open_group(store, mode="a", path=path or None, zarr_format=zarr_format, **nodes)
 
@@ -386,7 +387,9 @@ def finish_writes(grp: Group, pending: list[Any], consolidated: bool | None, com
     the dask-backed data of ``pending`` in one :func:`dask.array.store`; returns ``grp``, or
     the pending dask object when ``compute=False`` and there is dask data."""
     if consolidated or consolidated is None:
-        api.consolidate_metadata(grp.store)
+        # the engine's consolidation: the dataset's layout is this writer's choice, so the
+        # warning a user's own consolidation of a v3 hierarchy gets does not apply
+        consolidate(open_store(grp.store), "")
     if pending:
         import dask.array as da
 

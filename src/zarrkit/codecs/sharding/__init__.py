@@ -9,11 +9,29 @@
   reads and writes them.
 """
 
-from .codec import ShardingCodec, morton_sorted
+from .codec import (
+    INDEX_LOCATION,
+    MAX_UINT_64,
+    SUBCHUNK_WRITE_ORDER,
+    IndexLocation,
+    ShardingCodec,
+    ShardingCodecIndexLocation,
+    SubchunkWriteOrder,
+    colexicographic_order_coords,
+    lexicographic_order_coords,
+    morton_order_coords,
+    morton_sorted,
+    shards_argument,
+    subchunk_order,
+    with_write_settings,
+)
 from .index import EMPTY, IndexCache, ShardIndex
 from .store import COALESCE_GAP, GroupedKeys, GroupWrite, ShardedStore
 
 __all__ = [
+    "INDEX_LOCATION", "IndexLocation", "MAX_UINT_64", "SUBCHUNK_WRITE_ORDER", "ShardingCodecIndexLocation",
+    "SubchunkWriteOrder", "colexicographic_order_coords", "lexicographic_order_coords",
+    "morton_order_coords", "shards_argument", "subchunk_order", "with_write_settings",
     "COALESCE_GAP", "EMPTY", "GroupWrite", "GroupedKeys", "IndexCache", "ShardIndex", "ShardedStore",
     "ShardingCodec", "morton_sorted",
 ]

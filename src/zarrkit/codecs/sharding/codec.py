@@ -11,7 +11,8 @@ nested in another, or a chain that is not sharding alone).
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Final, Literal
 
 import numpy as np
 
@@ -21,32 +22,165 @@ from ..buffers import filled, is_all_fill
 from ..bytes import BytesCodec
 from ..chain import CodecChain, max_stored_size
 from ..crc32c import Crc32cCodec
+from ..legacy_enums import LegacyStrEnum, legacy_enum_value
 from .index import EMPTY, ShardIndex
 
-__all__ = ["ShardingCodec", "morton_sorted"]
+__all__ = [
+    "INDEX_LOCATION", "IndexLocation", "MAX_UINT_64", "SUBCHUNK_WRITE_ORDER", "ShardingCodec",
+    "ShardingCodecIndexLocation", "SubchunkWriteOrder", "morton_sorted", "shards_argument", "subchunk_order",
+    "morton_order_coords", "lexicographic_order_coords", "colexicographic_order_coords",
+    "with_write_settings",
+]
+
+#: where a shard's index is: before or after its chunks
+IndexLocation = Literal["start", "end"]
+INDEX_LOCATION: Final = ("start", "end")
+#: the order inner chunks are written in a shard (not stored in the metadata: a write-time
+#: setting of the codec object; ``unordered`` promises nothing, and is C order today)
+SubchunkWriteOrder = Literal["morton", "unordered", "lexicographic", "colexicographic"]
+SUBCHUNK_WRITE_ORDER: Final = ("morton", "unordered", "lexicographic", "colexicographic")
+#: the offset and length of an empty inner chunk in a shard index
+MAX_UINT_64: Final = 2**64 - 1
+
+
+class ShardingCodecIndexLocation(metaclass=LegacyStrEnum):
+    """Deprecated: pass ``index_location`` as a string (``"start"`` or ``"end"``).
+    ``ShardingCodecIndexLocation.end`` is ``"end"``, with a warning."""
+
+    _members: ClassVar[dict[str, str]] = {"start": "start", "end": "end"}
+
+
+def shards_argument(value: Any) -> tuple[Any, str]:
+    """``(shard shape, index_location)`` of a creation function's ``shards=``: a shape, or a
+    ``{"shape": ..., "index_location": ...}`` dict (zarr-python 3's form).
+
+    Raises
+    ------
+    TypeError
+        For a dict with other keys or without ``shape``.
+    """
+    if not isinstance(value, Mapping):
+        return value, "end"
+    extra = set(value) - {"shape", "index_location"}
+    if extra or "shape" not in value:
+        raise TypeError(f"shards: expected {{'shape': ..., 'index_location': ...}}, got {dict(value)!r}")
+    location = legacy_enum_value(value.get("index_location", "end"), "index_location", "ShardingCodec")
+    if location not in INDEX_LOCATION:
+        raise MetadataError(f"shards: index_location must be one of {list(INDEX_LOCATION)}, got {location!r}")
+    return value["shape"], location
+
+
+def with_write_settings(given: Sequence[V3Codec], parsed: Sequence[V3Codec]) -> tuple[V3Codec, ...]:
+    """``parsed`` (codecs read back from the document of ``given``) with the settings of
+    ``given`` no document holds: the ``subchunk_write_order`` of each sharding codec, nested
+    ones included."""
+    out: list[V3Codec] = []
+    for g, p in zip(given, parsed):
+        if isinstance(g, ShardingCodec) and isinstance(p, ShardingCodec):
+            inner = with_write_settings(g.codecs, p.codecs)
+            if inner != p.codecs or g.subchunk_write_order != p.subchunk_write_order:
+                p = ShardingCodec(p.chunk_shape, inner, p.index_codecs, p.index_location, g.subchunk_write_order)
+        out.append(p)
+    return tuple(out) + tuple(parsed[len(out):])
+
+
+def _chunk_shape(value: Any) -> tuple[int, ...]:
+    items = (value,) if isinstance(value, (int, np.integer)) else tuple(value)
+    for i, c in enumerate(items):
+        if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 1:
+            raise MetadataError(f"sharding_indexed: chunk_shape: Dimension {i}: chunk edge length must be >= 1, got {c!r}")
+    return tuple(int(c) for c in items)
+
+
+def _codecs(value: Any, argument: str) -> tuple[V3Codec, ...]:
+    if isinstance(value, (V3Codec, Mapping)):
+        value = (value,)
+    out = tuple(c if isinstance(c, V3Codec) else codec_from_dict(c) for c in value)
+    if not out:
+        raise MetadataError(f"sharding_indexed: {argument} must hold at least a serializer (e.g. bytes)")
+    return out
 
 
 class ShardingCodec(ArrayBytesCodec):
-    """Array→bytes codec storing a grid of inner chunks as one shard."""
+    """Array→bytes codec storing a grid of inner chunks as one shard.
+
+    Parameters
+    ----------
+    chunk_shape : int or sequence of int
+        The shape of the inner chunks; it divides the shard's.
+    codecs : sequence of codecs or codec documents, default ``(BytesCodec(),)``
+        The codecs of each inner chunk.
+    index_codecs : sequence, default ``(BytesCodec(), Crc32cCodec())``
+        The codecs of the shard's index; they must encode it to a fixed size.
+    index_location : {"end", "start"}
+        Where the index is stored.
+    subchunk_write_order : {"morton", "lexicographic", "colexicographic", "unordered"}
+        The order inner chunks are written in a shard.  It is not part of the metadata:
+        a codec read from a document writes in Morton order.
+    """
 
     name = "sharding_indexed"
 
     def __init__(
         self,
         chunk_shape: Any,
-        codecs: list[V3Codec] | None = None,
-        index_codecs: list[V3Codec] | None = None,
-        index_location: str = "end",
+        codecs: Any = None,
+        index_codecs: Any = None,
+        index_location: Any = "end",
+        subchunk_write_order: str = "morton",
     ):
-        self.chunk_shape = tuple(int(c) for c in chunk_shape)
-        if any(c < 1 for c in self.chunk_shape):
-            raise MetadataError(f"sharding_indexed: chunk_shape must be positive, got {list(self.chunk_shape)}")
-        self.codecs = list(codecs) if codecs else [BytesCodec("little")]
-        self.index_codecs = list(index_codecs) if index_codecs else [BytesCodec("little"), Crc32cCodec()]
-        if index_location not in ("start", "end"):
-            raise MetadataError(f"sharding_indexed: index_location must be 'start' or 'end', got {index_location!r}")
-        self.index_location = index_location
-        self._resolved: dict[ChunkSpec, _ResolvedSharding] = {}
+        self.chunk_shape = _chunk_shape(chunk_shape)
+        self.codecs = _codecs(codecs, "codecs") if codecs is not None else (BytesCodec("little"),)
+        self.index_codecs = (_codecs(index_codecs, "index_codecs") if index_codecs is not None
+                             else (BytesCodec("little"), Crc32cCodec()))
+        index_location = legacy_enum_value(index_location, "index_location", "ShardingCodec")
+        if index_location not in INDEX_LOCATION:
+            raise MetadataError(
+                f"sharding_indexed: index_location must be one of {list(INDEX_LOCATION)}, got {index_location!r}"
+            )
+        if subchunk_write_order not in SUBCHUNK_WRITE_ORDER:
+            raise MetadataError(
+                f"sharding_indexed: subchunk_write_order must be one of {list(SUBCHUNK_WRITE_ORDER)}, "
+                f"got {subchunk_write_order!r}"
+            )
+        self.index_location: str = index_location
+        self.subchunk_write_order: str = subchunk_write_order
+        self._resolved: dict[Any, _ResolvedSharding] = {}
+        # the index's size must follow from the grid alone (the spec's rule)
+        index_spec = ChunkSpec((1,) * len(self.chunk_shape) + (2,), np.dtype("<u8"), None)
+        if CodecChain(self.index_codecs, index_spec, "index_codecs").fixed_encoded_size() is None:
+            raise MetadataError(
+                "sharding_indexed: index_codecs must encode the index to a fixed size (they must produce "
+                "a fixed-size encoding: a serializer of raw memory and checksums such as crc32c, no "
+                f"compressor), got {list(self.index_codecs)}"
+            )
+
+    def __repr__(self) -> str:
+        return (
+            f"ShardingCodec(chunk_shape={self.chunk_shape!r}, codecs={self.codecs!r}, "
+            f"index_codecs={self.index_codecs!r}, index_location={self.index_location!r}, "
+            f"subchunk_write_order={self.subchunk_write_order!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return super().__eq__(other) and self.subchunk_write_order == getattr(other, "subchunk_write_order", None)
+
+    def __hash__(self) -> int:
+        return hash((repr(self.to_json()), self.subchunk_write_order))
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the resolved chains are rebuilt when needed
+        return {k: v for k, v in self.__dict__.items() if k != "_resolved"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._resolved = {}
+
+    def _subchunk_order_iter(self, chunks_per_shard: tuple[int, ...], order: str | None = None) -> list[tuple[int, ...]]:
+        """The coordinates of a shard's inner chunks in the order ``order`` (default: this
+        codec's ``subchunk_write_order``) writes them."""
+        return subchunk_order(itertools.product(*(range(g) for g in chunks_per_shard)), tuple(chunks_per_shard),
+                              order or self.subchunk_write_order)
 
     def configuration(self) -> dict[str, Any]:
         return {
@@ -80,28 +214,31 @@ class ShardingCodec(ArrayBytesCodec):
     def validate(self, spec: ChunkSpec) -> None:
         if len(self.chunk_shape) != len(spec.shape):
             raise MetadataError(
-                f"sharding_indexed: chunk_shape {list(self.chunk_shape)} has {len(self.chunk_shape)} "
-                f"dimensions, the shard has {len(spec.shape)}"
+                f"sharding_indexed: the inner chunk_shape {list(self.chunk_shape)} and the shard "
+                f"{list(spec.shape)} need to have the same number of dimensions"
             )
-        if any(s % c for s, c in zip(spec.shape, self.chunk_shape)):
-            raise MetadataError(
-                f"sharding_indexed: shard shape {list(spec.shape)} is not a multiple of the inner "
-                f"chunk_shape {list(self.chunk_shape)}"
-            )
+        for i, (s, c) in enumerate(zip(spec.shape, self.chunk_shape)):
+            if s % c:
+                raise MetadataError(
+                    f"sharding_indexed: Chunk edge length {s} in dimension {i} is not divisible by "
+                    f"the shard's inner chunk size {c}."
+                )
 
     def evolve(self, spec: ChunkSpec) -> ShardingCodec:
         inner = CodecChain(self.codecs, ChunkSpec(self.chunk_shape, spec.dtype, spec.fill_value))
         grid = tuple(s // c for s, c in zip(spec.shape, self.chunk_shape))
         index = CodecChain(self.index_codecs, ChunkSpec(grid + (2,), np.dtype("<u8"), None))
-        codec = ShardingCodec(self.chunk_shape, list(inner.codecs), list(index.codecs), self.index_location)
-        codec._resolved[spec] = _ResolvedSharding(codec, spec, inner, index)
+        codec = ShardingCodec(self.chunk_shape, inner.codecs, index.codecs, self.index_location,
+                              self.subchunk_write_order)
+        codec._resolved[_spec_key(spec)] = _ResolvedSharding(codec, spec, inner, index)
         return codec
 
     def resolved(self, spec: ChunkSpec) -> _ResolvedSharding:
-        r = self._resolved.get(spec)
+        key = _spec_key(spec)
+        r = self._resolved.get(key)
         if r is None:
-            r = self.evolve(spec)._resolved[spec]
-            self._resolved[spec] = r
+            r = self.evolve(spec)._resolved[key]
+            self._resolved[key] = r
         return r
 
     def encode(self, chunk: np.ndarray, spec: ChunkSpec) -> bytes:
@@ -112,6 +249,16 @@ class ShardingCodec(ArrayBytesCodec):
 
     def max_encoded_size(self, spec: ChunkSpec) -> int | None:
         return self.resolved(spec).max_shard_size
+
+
+def _spec_key(spec: ChunkSpec) -> Any:
+    """A dict key for ``spec``: its fill value by its bytes (it may be unhashable, a
+    structured scalar, or unequal to itself, NaN)."""
+    fill = spec.fill_value
+    if isinstance(fill, (np.generic, float)) and not isinstance(fill, (np.str_, np.bytes_, np.object_)):
+        value = np.asarray(fill)
+        fill = (value.dtype.str, value.tobytes())
+    return (spec.shape, spec.dtype, fill)
 
 
 class _ResolvedSharding:
@@ -175,7 +322,7 @@ class _ResolvedSharding:
         index = self.index.empty()
         offset = 0 if self.index.at_end else self.index.nbytes
         parts: list[Any] = []
-        for coords in morton_sorted(chunks, self.grid):
+        for coords in subchunk_order(chunks, self.grid, self.codec.subchunk_write_order):
             data = chunks[coords]
             if not isinstance(data, (bytes, bytearray)):
                 data = memoryview(data).cast("B")
@@ -189,6 +336,60 @@ class _ResolvedSharding:
         else:
             parts.insert(0, idx)
         return parts
+
+
+def subchunk_order(coords: Any, grid: tuple[int, ...], order: str = "morton") -> list[tuple[int, ...]]:
+    """Inner chunk coordinates in the order a shard stores them: ``order`` is one of
+    :data:`SUBCHUNK_WRITE_ORDER` (``lexicographic``: C order, the last dimension fastest;
+    ``colexicographic``: F order; ``unordered``: C order too)."""
+    items = list(coords)
+    if order == "morton":
+        return morton_sorted(items, grid)
+    if order == "colexicographic":
+        return sorted(items, key=lambda c: tuple(reversed(c)))
+    return sorted(items)
+
+
+#: the most coordinates :func:`morton_order_coords` and its siblings list (a shard's grid of
+#: inner chunks has far fewer: its index takes 16 bytes per inner chunk)
+MAX_ORDER_COORDS = 2**24
+
+
+def _grid_shape(shape: Any) -> tuple[int, ...]:
+    """``shape`` checked: non-negative ints, with at most :data:`MAX_ORDER_COORDS` cells."""
+    try:
+        dims = tuple(shape)
+    except TypeError:
+        raise TypeError(f"shape must be a sequence of ints, got {shape!r}") from None
+    if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0 for n in dims):
+        raise ValueError(f"shape must be a sequence of non-negative ints, got {shape!r}")
+    cells = 1
+    for n in dims:
+        cells *= int(n)
+    if cells > MAX_ORDER_COORDS:
+        raise ValueError(f"shape {tuple(int(n) for n in dims)} has {cells} cells: more than the "
+                         f"{MAX_ORDER_COORDS} whose coordinates can be listed")
+    return tuple(int(n) for n in dims)
+
+
+def _grid_coords(shape: Any) -> list[tuple[int, ...]]:
+    return list(itertools.product(*(range(n) for n in _grid_shape(shape))))
+
+
+def morton_order_coords(shape: Any) -> tuple[tuple[int, ...], ...]:
+    """The coordinates of a grid of ``shape`` in Morton (Z) order, as shards store their
+    inner chunks by default (see :func:`morton_sorted`)."""
+    return tuple(morton_sorted(_grid_coords(shape), _grid_shape(shape)))
+
+
+def lexicographic_order_coords(shape: Any) -> tuple[tuple[int, ...], ...]:
+    """The coordinates of a grid of ``shape`` in C order (the last dimension fastest)."""
+    return tuple(_grid_coords(shape))
+
+
+def colexicographic_order_coords(shape: Any) -> tuple[tuple[int, ...], ...]:
+    """The coordinates of a grid of ``shape`` in F order (the first dimension fastest)."""
+    return tuple(subchunk_order(_grid_coords(shape), _grid_shape(shape), "colexicographic"))
 
 
 def morton_sorted(coords: Any, grid: tuple[int, ...]) -> list[tuple[int, ...]]:

@@ -66,8 +66,10 @@ class ShardIndex:
 
     def decode(self, raw: Any, key: str, shard_size: int | None = None) -> np.ndarray:
         """The ``grid + (2,)`` uint64 index, every entry checked (see :meth:`check`)."""
-        if raw is None or len(raw) != self.nbytes:
-            got = 0 if raw is None else len(raw)
+        got = 0 if raw is None else len(raw)
+        if got < self.nbytes:
+            raise ChunkDecodeError(self.too_short(got), key)
+        if got != self.nbytes:
             raise ChunkDecodeError(f"shard index: expected {self.nbytes} bytes, got {got}", key)
         index = self.chain.decode(raw, key)
         self.check(index, key, shard_size)
@@ -101,12 +103,16 @@ class ShardIndex:
             why = f"claims bytes {off}..{off + n}, beyond the shard's end ({size})"
         raise ChunkDecodeError(f"shard index entry of inner chunk {where} {why}", key)
 
+    def too_short(self, size: int) -> str:
+        """What is wrong with a stored shard of ``size`` bytes, fewer than its index takes."""
+        return f"the stored shard is too short to hold its index: {size} bytes, the index takes {self.nbytes}"
+
     def split(self, raw: Any, key: str) -> tuple[np.ndarray, memoryview]:
         """The index and the shard's bytes of a whole stored shard."""
         view = memoryview(raw).cast("B") if not isinstance(raw, bytes) else memoryview(raw)
         n = len(view)
         if n < self.nbytes:
-            raise ChunkDecodeError(f"shard of {n} bytes is shorter than its index ({self.nbytes})", key)
+            raise ChunkDecodeError(self.too_short(n), key)
         idx_raw = view[n - self.nbytes :] if self.at_end else view[: self.nbytes]
         return self.decode(bytes(idx_raw), key, n), view
 

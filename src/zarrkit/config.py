@@ -142,7 +142,8 @@ class Config:
         Default of ``write_empty_chunks`` for new arrays (True, as zarr-python 2).
     order : str
         Memory layout (``'C'`` or ``'F'``) of arrays made by :func:`zarrkit.create_array` when
-        it is not given (zarr-python 3's ``array.order``); zarr-2 style functions keep ``'C'``.
+        it is not given (zarr-python 3's ``array.order``), and the order reads of v3 arrays
+        are given in; zarr-2 style functions keep ``'C'``.
     max_chunk_bytes : int
         The largest chunk (decoded), or shard index, an array may declare: opening one that
         declares more raises :class:`~zarrkit.errors.MetadataError` instead of letting one

@@ -258,8 +258,9 @@ class ValueEncodeError(ChunkEncodeError):
         ValueError.__init__(self, message if key is None else f"{key}: {message}")
 
 
-class ReadOnlyError(ZarrkitError, PermissionError):
-    """A write was attempted on a read-only array, group, view or store."""
+class ReadOnlyError(ZarrkitError, PermissionError, ValueError):
+    """A write was attempted on a read-only array, group, view or store (a ``PermissionError``,
+    as zarr-python 2 raised, and a ``ValueError``, as zarr-python 3 does)."""
 
     def __init__(self, message: str = "object is read-only"):
         super().__init__(message)

@@ -578,3 +578,12 @@ def test_counts_agree_with_their_nouns(v2, tmp_path):
     out = run("cp", one, tmp_path / "copy.zarr").stdout
     assert "1 array, 0 groups; 1 chunk written, 0 already present, 0 empty; " in out
     assert " bytes in " in out
+
+
+def test_tree_level_counts_the_levels_shown_in_both_formats(tmp_path):
+    for fmt in (2, 3):
+        path = tmp_path / f"f{fmt}.zarr"
+        zarrkit.open_group(path, mode="w", zarr_format=fmt).create_group("a").create_group("b")
+        assert run("tree", path, "--level", "0").stdout.splitlines() == ["/"], fmt
+        shown = run("tree", path, "--level", "1").stdout
+        assert "a" in shown and "b" not in shown, (fmt, shown)

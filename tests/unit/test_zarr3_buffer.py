@@ -64,3 +64,4 @@ def test_array_open_opens_what_is_stored_and_refuses_what_is_not():
     assert a.shape == (3,) and a[:].tolist() == [5, 5, 5]
     with pytest.raises(ArrayNotFoundError):
         zarrkit.Array.open(StorePath(store, "missing"))
+

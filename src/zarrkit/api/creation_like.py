@@ -27,8 +27,9 @@ def empty_like(
     dimension_names: Any = None, codecs: Any = None, chunk_key_encoding: Any = None, serializer: Any = None,
     compressors: Any = "auto", **kwargs: Any,
 ) -> Array:
-    """Create an empty array like ``a``: its shape, chunks, dtype, compressor, order, filters,
-    object codec and fill value (as zarr-python 3), unless given.
+    """Create an empty array like ``a``: its shape, chunks, dtype, compressor, order, filters
+    and object codec, and the fill value of a v3 array (as zarr-python 3; a v2 array's copy has
+    none, as in zarr-python 2), unless given.
 
     Parameters
     ----------
@@ -65,7 +66,11 @@ def empty_like(
     ((3, 4), (2, 2), dtype('int16'))
     """
     kwargs = given_args(locals())
-    return create_classic(like_args("empty_like", kwargs.pop("a"), kwargs, keep_format=True))
+    source = kwargs.pop("a")
+    if getattr(source, "zarr_format", None) == 3:  # zarr-python 3 keeps a v3 array's fill value
+        return create_classic(like_args("empty_like", source, kwargs, keep_format=True))
+    # zarr-python 2's empty_like of a v2 (or NumPy) array has no fill value
+    return create_classic(like_args("empty_like", source, kwargs, fill_value=None, keep_format=True))
 
 
 def zeros_like(

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import numpy as np
@@ -210,21 +209,14 @@ def from_array(
     if zarr_format == 2:
         options.pop("shards", None)
         options.pop("serializer", None)
-    array = create_array(
-        store, name=name, shape=data.shape, dtype=data.dtype, fill_value=fill_value,
+    # the data is written by the creation itself (an array's one stored object at a time), which
+    # refuses to overwrite the node the data is read from
+    return create_array(
+        store, name=name, data=data, write_data=write_data, fill_value=fill_value,
         order=order or array_config_arg(kwargs.get("config")).get("order", "C"), zarr_format=zarr_format,
         attributes=attributes, overwrite=overwrite,
         storage_options=storage_options, **options, **kwargs,
     )
-    if write_data:
-        if source is None:
-            array[...] = data
-        else:
-            step = array.shards or array.chunks if array.ndim else ()
-            for corner in itertools.product(*(range(0, n, s) for n, s in zip(array.shape, step))):
-                region = tuple(slice(c, min(c + s, n)) for c, s, n in zip(corner, step, array.shape))
-                array[region] = source[region]
-    return array
 
 
 def _kept(source: Array, key: str) -> Any:

@@ -80,7 +80,7 @@ def open_like(
         The array to take after (a zarrkit or NumPy array, or any object with a ``shape``).
     path : str or store
         Where the array is: a directory path, URL, mapping or store (the ``store`` of
-        :func:`open_array`).
+        :func:`open_array`); with ``store=`` given (zarr-python 3), the path in that store.
     mode : {'r', 'r+', 'a', 'w', 'w-', 'x'}, optional
         As in :func:`open_array`.
     shape, chunks, dtype, compressor, fill_value, order, filters, object_codec : optional
@@ -107,7 +107,10 @@ def open_like(
     """
     kwargs = like_args("open_like", a, given_args(locals()))
     kwargs.pop("a")
-    return open_array(kwargs.pop("path"), **kwargs)
+    path = kwargs.pop("path")
+    if "store" in kwargs:  # zarr-python 3's open_like(a, path, store=...): a path in that store
+        return open_array(kwargs.pop("store"), path=path, **kwargs)
+    return open_array(path, **kwargs)
 
 
 def _check_mode(mode: str) -> None:
@@ -314,6 +317,7 @@ def open_group(
     storage_options: dict[str, Any] | None = None,
     *,
     use_consolidated: bool | None = None,
+    attributes: dict[str, Any] | None = None,
     **kwargs: Any,
 ) -> Group:
     """Open a group using file-mode-like semantics (modes as :func:`open_array`).
@@ -339,6 +343,8 @@ def open_group(
     use_consolidated : bool, optional
         zarr-python 3's: if True, open through the consolidated metadata
         (:func:`open_consolidated`).
+    attributes : dict, optional
+        The attributes of a group this call creates (a group already there keeps its own).
     **kwargs
         zarr-python 2's keywords (``zarr_version``...), forwarded to the same translation as
         :func:`create`; with ``use_consolidated``, forwarded to :func:`open_consolidated`.
@@ -386,9 +392,9 @@ def open_group(
         if kind == "array":
             raise ContainsArrayError(f"path {path!r} holds an array, not a group", path=path)
         if kind is None:
-            write_group_node(stores, path, create_format)
+            write_group_node(stores, path, create_format, attributes)
     else:  # 'w' replaces what is there; 'w-' / 'x' refuse to
-        write_group_node(stores, path, create_format, overwrite=(mode == "w"))
+        write_group_node(stores, path, create_format, attributes, overwrite=(mode == "w"))
     return Group(
         stores.store_arg,
         path=path,

@@ -24,6 +24,7 @@ from ..core.info import (
     report_width,
 )
 from ..core.pool import run_tasks, threads_for
+from ..core.tree import TreeView
 from ..errors import MetadataError
 from ..metadata import io
 from ..storage.base import Store, is_node_name
@@ -196,8 +197,10 @@ def cmd_tree(args: argparse.Namespace) -> int:
         if isinstance(node, Array):
             print(f"{_display_name(node)} {node.shape} {node.dtype}")
         else:
+            # ``--level`` counts the levels shown whatever the format (0: the node alone);
             # the drawing ends with a line break of its own: no blank line after the tree
-            print(str(node.tree(level=args.level)).rstrip("\n"))
+            view = TreeView(node, args.level, zarr3=node.zarr_format == 3)
+            print(str(view).rstrip("\n"))
     return EXIT_OK
 
 

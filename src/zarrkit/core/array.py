@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..config import config
 from ..errors import ArrayNotFoundError, ReadOnlyError, UnsupportedCodecError
 from ..metadata import io
 from ..metadata.codec_args import to_v2_codec
@@ -189,6 +190,9 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
             )
         self._set_meta(meta)
         self._attach_attributes(meta.zarr_format)
+        if meta.zarr_format == 3 and config.order == "F":
+            # zarr-python 3's ``array.order``: the memory order a v3 array's reads are given in
+            self._runtime_order = "F"
 
     def _reopen(self, meta: Any = None, *, read_only: bool | None = None, synchronizer: Any = None,
                 order: str | None = None, write_empty_chunks: bool | None = None) -> Array:

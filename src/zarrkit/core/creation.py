@@ -22,6 +22,7 @@ from ..metadata import io
 from ..metadata.build import build_metadata
 from ..metadata.normalize import normalize_path
 from ..metadata.spec import AUTO, ArraySpec, classic_spec
+from ..storage.base import paths_overlap
 from ..storage.coerce import NodeStores
 from .array import Array
 
@@ -92,8 +93,16 @@ def create_array_node(
     ------
     ContainsArrayError, ContainsGroupError
         A node is already at ``path`` and ``overwrite`` is False.
+    ValueError
+        ``overwrite`` with ``data`` an array whose node overlaps ``path`` (nothing is written).
     """
     path = normalize_path(path)
+    if overwrite and isinstance(data, Array) and paths_overlap(data._store, data._path, stores.store, path):
+        # replacing the node would delete the data before it is copied
+        raise ValueError(
+            f"cannot overwrite path {path!r} with the array at {data._path!r} of the same store: the paths "
+            "overlap, and the source would be deleted before it is copied"
+        )
     meta = write_array_node(stores, path, spec, overwrite)
     # the handle is made of the metadata object written, not of the store's documents
     array = Array._from_metadata(

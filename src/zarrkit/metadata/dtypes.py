@@ -371,14 +371,10 @@ def _raw_dtype(name: str, configuration: dict, obj: Any, key: str | None) -> np.
     m = _RAW_BITS.fullmatch(name)
     if m is None:  # zarr-python 3.4's 'raw_bytes' extension
         return _length_dtype(name, configuration, obj, key)
-    digits = m.group(1)
-    bits = int(digits) if len(digits) <= 30 else 1  # more digits than any size: refused below
+    bits = int(m.group(1)) if len(m.group(1)) <= 30 else 1  # more digits than any size: refused
     if bits == 0 or bits % 8:
         raise UnsupportedDtypeError(f"data_type {name[:40]!r}: r<N> needs N a positive multiple of 8", key)
-    try:
-        return np.dtype(f"V{bits // 8}")
-    except (TypeError, ValueError, OverflowError) as exc:  # more bits than NumPy can hold
-        raise UnsupportedDtypeError(f"data_type {name!r}: N is too large ({exc})", key) from None
+    return _length_dtype("raw_bytes", {"length_bytes": bits // 8}, name, key)
 
 
 _RAW_BITS = re.compile(r"r(\d+)")

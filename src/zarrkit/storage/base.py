@@ -21,11 +21,11 @@ zarr-2 style code that treats a store as a dict keeps working.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
-from typing import Any, TypeAlias
+from collections.abc import Hashable, Iterable, Iterator, Mapping, MutableMapping, Sequence
+from typing import Any, TypeAlias, overload
 
 from ..errors import ChunkDecodeError, ReadOnlyError
-from .buffer import Buffer
+from .buffer import Buffer, BufferPrototype
 from .conveniences import (
     StoreConveniences,
     _delete_through_delitem,
@@ -119,7 +119,18 @@ class Store(StoreConveniences, Zarr3StoreMethods):
         return dimension_separator
 
     # -- the contract -----------------------------------------------------------------------
-    def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:  # type: ignore[override]
+    @overload  # type: ignore[override]
+    def get(self, key: str, byte_range: ByteRange | None = None, *, prototype: None = None) -> bytes | None: ...
+
+    @overload
+    def get(self, key: str, byte_range: ByteRange | BufferPrototype | None = None, *,
+            prototype: BufferPrototype) -> Buffer | None: ...
+
+    @overload
+    def get(self, key: str, byte_range: BufferPrototype, *, prototype: None = None) -> Buffer | None: ...
+
+    def get(self, key: str, byte_range: ByteRange | BufferPrototype | None = None, *,
+            prototype: BufferPrototype | None = None) -> bytes | Buffer | None:
         """Return the value stored at ``key`` (or part of it), or ``None`` if it is missing.
 
         Parameters
@@ -128,12 +139,20 @@ class Store(StoreConveniences, Zarr3StoreMethods):
             The key (``/``-separated path).
         byte_range : ByteRange, optional
             Only these bytes of the value (an offset and length, or a suffix).
+        prototype : BufferPrototype, optional
+            zarr-python 3's argument (also taken in ``byte_range``'s place, where zarr-python 3
+            has it): the value is returned as a :class:`~zarrkit.storage.buffer.Buffer`.
 
         Returns
         -------
-        bytes or None
+        bytes, Buffer or None
         """
-        return self._get(self._checked(key), byte_range)
+        if isinstance(byte_range, BufferPrototype):  # zarr-python 3's get(key, prototype)
+            prototype, byte_range = byte_range, None
+        value = self._get(self._checked(key), byte_range)
+        if prototype is None or value is None:
+            return value
+        return prototype.buffer.from_bytes(value)
 
     def get_transient(
         self, key: str, byte_range: ByteRange | None = None
@@ -362,6 +381,19 @@ class Store(StoreConveniences, Zarr3StoreMethods):
     def close(self) -> None:
         """Release resources held by the store (files, connections)."""
 
+    def location(self) -> tuple[Hashable, str]:
+        """Where this store's values are: ``(what holds them, key prefix)``.  Two stores with
+        equal holders reach the same values (deleting a key through one deletes it through the
+        other); a prefix is the part of that holder's keys the store shows.  By default a store
+        is its own holder; stores over a dictionary, directory or file name those.
+
+        Returns
+        -------
+        tuple
+            A hashable identity of the holder, and the prefix (``''``: all of it).
+        """
+        return ("store", id(self)), ""
+
     def with_read_only(self, read_only: bool = False) -> Store:
         """A new store over the same data, with its own ``read_only`` setting (zarr-python 3).
 
@@ -412,6 +444,19 @@ def oversized(key: str, size: int | None, limit: int) -> ChunkDecodeError:
     its size, None when only a read of ``limit + 1`` bytes told)."""
     held = f"{size} bytes, more than the {limit}" if size is not None else f"more than the {limit} bytes"
     return ChunkDecodeError(f"the stored object holds {held} its codecs write at most: not read", key)
+
+
+def paths_overlap(a: Store, a_path: str, b: Store, b_path: str) -> bool:
+    """Whether the node at ``a_path`` of ``a`` and the one at ``b_path`` of ``b`` share keys:
+    the stores hold their values in one place (:meth:`Store.location`) and one path is the
+    other or lies below it."""
+    (holder_a, prefix_a), (holder_b, prefix_b) = a.location(), b.location()
+    if holder_a != holder_b:
+        return False
+    full_a = "/".join(p for p in (prefix_a, a_path) if p)
+    full_b = "/".join(p for p in (prefix_b, b_path) if p)
+    return not full_a or not full_b or full_a == full_b or full_a.startswith(full_b + "/") \
+        or full_b.startswith(full_a + "/")
 
 
 def ensure_bytes_like(value: Any, key: str = "") -> bytes | memoryview:

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Buffer", "BufferPrototype", "NDArrayLike", "NDArrayLikeOrScalar", "NDBuffer",
+__all__ = ["Buffer", "BufferPrototype", "NDArrayLike", "NDArrayLikeOrScalar", "NDBuffer", "ScalarType",
            "buffer_prototype", "default_buffer_prototype"]
 
 
@@ -64,8 +64,10 @@ class NDArrayLike(Protocol):
     def all(self) -> Any: ...
 
 
+#: one element of an array
+ScalarType = int | float | complex | bytes | str | bool | np.generic
 #: an array, or one element of one
-NDArrayLikeOrScalar = Any
+NDArrayLikeOrScalar = ScalarType | NDArrayLike
 
 
 def _bytes_view(data: Any) -> np.ndarray:

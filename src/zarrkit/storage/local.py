@@ -6,7 +6,7 @@ import errno
 import os
 import pathlib
 import stat
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from typing import Any, Self
 
 from ..errors import InvalidPathError, StoreError
@@ -759,6 +759,10 @@ class DirectoryStore(Store):
 
     def __len__(self) -> int:
         return sum(1 for _ in self.list_prefix(""))
+
+    def location(self) -> tuple[Hashable, str]:
+        """The directory holding the values."""
+        return ("file", os.path.realpath(self.path)), ""
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.path == self.path

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from typing import Any
 
 from .base import ByteRange, Store, oversized, validate_key
@@ -176,6 +176,10 @@ class MemoryStore(Store):
     def __str__(self) -> str:
         """The store as zarr-python 3 names it in reprs: ``memory://<id>``."""
         return f"memory://{id(self._data)}"
+
+    def location(self) -> tuple[Hashable, str]:
+        """The dictionary holding the values (shared by this store's read-only copies)."""
+        return ("memory", id(self._data)), ""
 
     def __eq__(self, other: object) -> bool:
         # zarr-python 3: the same class over equal contents with the same read_only setting

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import pathlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any
 
 from ..errors import InvalidPathError
@@ -192,6 +192,11 @@ class PrefixStore(Store):
     def dimension_separator(self) -> str | None:  # type: ignore[override]  # the inner store's
         """The wrapped store's separator of new arrays' chunk keys."""
         return getattr(self.inner, "dimension_separator", None)
+
+    def location(self) -> tuple[Hashable, str]:
+        """The wrapped store's holder, under this store's prefix."""
+        holder, prefix = self.inner.location()
+        return holder, _join(prefix, self.prefix)
 
     @property
     def high_latency(self) -> bool:  # type: ignore[override]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from .base import ByteRange, Store, StoreLike, oversized
@@ -32,6 +32,10 @@ class WrapperStore(Store):
         # ``_store``: the name zarr-python 3's wrapper stores keep the wrapped store under, which
         # subclasses written for it set directly
         self._store = self._coerce(inner)
+
+    def location(self) -> tuple[Hashable, str]:
+        """The wrapped store's."""
+        return self._store.location()
 
     @property
     def inner(self) -> Store:

@@ -13,7 +13,7 @@ import time
 import warnings
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from typing import Any, Literal, cast
 
 from ..errors import NodeExistsError, ReadOnlyError, StoreError
@@ -707,6 +707,10 @@ class ZipStore(Store):
             Always.
         """
         raise NotImplementedError(f"with_read_only is not implemented for {type(self).__name__}")
+
+    def location(self) -> tuple[Hashable, str]:
+        """The zip file holding the values."""
+        return ("zip", os.path.realpath(self.path)), ""
 
     def __eq__(self, other: object) -> bool:
         # zarr-python 3: the same zip file

@@ -1,0 +1,41 @@
+"""zarr-python 3's keywords of the opening functions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import zarrkit
+from zarrkit.storage import MemoryStore
+
+
+def test_open_like_with_a_store_takes_path_as_the_path_in_it():
+    store = MemoryStore()
+    opened = zarrkit.open_like(np.zeros(4, dtype="i4"), path="inner/x", store=store, zarr_format=3)
+    assert opened.path == "inner/x" and store.get("inner/x/zarr.json") is not None
+
+
+def test_open_group_writes_the_attributes_of_a_group_it_creates_only():
+    store = MemoryStore()
+    g = zarrkit.open_group(store, mode="a", attributes={"a": 1})
+    assert dict(g.attrs) == {"a": 1}
+    again = zarrkit.open_group(store, mode="a", attributes={"b": 2})
+    assert dict(again.attrs) == {"a": 1}
+
+
+def test_a_write_to_an_array_opened_read_only_is_a_value_error_and_a_permission_error():
+    store = MemoryStore()
+    zarrkit.ones(store=store, shape=(3,))
+    readonly = zarrkit.open(store=store, mode="r")
+    for expected in (ValueError, PermissionError, zarrkit.errors.ReadOnlyError):
+        with pytest.raises(expected):
+            readonly[:] = 3
+    assert readonly[:].tolist() == [1, 1, 1]
+
+
+def test_empty_like_keeps_a_v3_arrays_fill_value_and_not_a_v2_arrays():
+    v3 = zarrkit.full(4, fill_value=7, dtype="i4", zarr_format=3)
+    v2 = zarrkit.full(4, fill_value=7, dtype="i4", zarr_format=2)
+    assert zarrkit.empty_like(v3).fill_value == 7
+    assert zarrkit.empty_like(v2).fill_value is None
+    assert zarrkit.empty_like(v3, fill_value=1).fill_value == 1

@@ -19,7 +19,7 @@ DEMO_PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3 \
                    && { echo "$$p"; break; }; \
                done)
 
-.PHONY: demo test test-quick bench bench-quick lint clean compat-zarr2 compat-zarr3 compat-zarr3-tests compat-xarray docs docs-check
+.PHONY: demo test test-quick bench bench-quick bench-chunk-cost lint clean compat-zarr2 compat-zarr3 compat-zarr3-tests compat-xarray docs docs-check
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "error: Python 3.12 not found (install it or pass PYTHON=...)" >&2; exit 1; }
@@ -56,6 +56,10 @@ bench: $(STAMP)
 
 bench-quick: $(STAMP)
 	$(PY) benchmarks/run.py --quick
+
+# per-chunk cost of small-chunk reads (resolve, locate, read, decode, scatter) beside tensorstore's
+bench-chunk-cost: $(STAMP)
+	$(PY) benchmarks/profile_chunk_cost.py --out benchmarks/PROFILE-chunk-cost.md
 
 # zarr-python 2.18.7's public-API tests run against zarrkit (downloads the zarr 2 wheel to a temp dir)
 compat-zarr2: $(STAMP)

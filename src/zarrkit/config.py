@@ -49,9 +49,7 @@ _ZARR3_CODECS = {
     "bytes": "bytes.BytesCodec", "endian": "bytes.BytesCodec", "crc32c": "crc32c_.Crc32cCodec",
     "sharding_indexed": "sharding.ShardingCodec", "transpose": "transpose.TransposeCodec",
     "vlen-utf8": "vlen_utf8.VLenUTF8Codec", "vlen-bytes": "vlen_utf8.VLenBytesCodec",
-    **{f"numcodecs.{name.lower()}": f"numcodecs.{name}" for name in (
-        "BZ2 CRC32 CRC32C LZ4 LZMA ZFPY Adler32 AsType BitRound Blosc Delta FixedScaleOffset "
-        "Fletcher32 GZip PCodec PackBits Shuffle Quantize Zlib Zstd").split()},
+    **{f"numcodecs.{name.lower()}": f"numcodecs.{name}" for name in ["BZ2", "CRC32", "CRC32C", "LZ4", "LZMA", "ZFPY", "Adler32", "AsType", "BitRound", "Blosc", "Delta", "FixedScaleOffset", "Fletcher32", "GZip", "PCodec", "PackBits", "Shuffle", "Quantize", "Zlib", "Zstd"]},
     "numcodecs.jenkins_lookup3": "numcodecs.JenkinsLookup3",
 }
 

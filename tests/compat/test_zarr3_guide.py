@@ -11,11 +11,11 @@ import zipfile
 
 import numpy as np
 import pytest
+from zarrkit.dtype import Float64, Int8, Int64, Struct, parse_dtype
+from zarrkit.experimental.cache_store import CacheStore
 
 import zarrkit as zarr
-from zarrkit.dtype import Float64, Int8, Int64, Struct, parse_dtype
 from zarrkit.errors import ContainsGroupError
-from zarrkit.experimental.cache_store import CacheStore
 from zarrkit.storage import LocalStore, MemoryStore, ZipStore
 
 

@@ -209,7 +209,12 @@ def test_points_on_a_grid_of_more_chunks_than_intp_counts() -> None:
 
 def test_zarr3_signature_indexers_project_like_make_indexer() -> None:
     from zarrkit.core.indexing import (
-        BasicIndexer, BlockIndexer, CoordinateIndexer, MaskIndexer, OrthogonalIndexer, make_indexer,
+        BasicIndexer,
+        BlockIndexer,
+        CoordinateIndexer,
+        MaskIndexer,
+        OrthogonalIndexer,
+        make_indexer,
     )
     from zarrkit.metadata.grid import RectilinearGrid
 

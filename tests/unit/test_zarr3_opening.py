@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import zarrkit
+from zarrkit.api.async_nodes import AsyncGroup, sync
 from zarrkit.storage import MemoryStore
 
 
@@ -39,3 +40,14 @@ def test_empty_like_keeps_a_v3_arrays_fill_value_and_not_a_v2_arrays():
     assert zarrkit.empty_like(v3).fill_value == 7
     assert zarrkit.empty_like(v2).fill_value is None
     assert zarrkit.empty_like(v3, fill_value=1).fill_value == 1
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_group_of_an_async_group_is_the_group_it_wraps(zarr_format):
+    store = MemoryStore()
+    wrapped = sync(AsyncGroup.from_store(store=store, zarr_format=zarr_format, attributes={"k": 1}))
+    group = zarrkit.Group(wrapped)
+    assert group.zarr_format == zarr_format and dict(group.attrs) == {"k": 1}
+    assert group._async_group == wrapped
+    group.create_group("sub")
+    assert "sub" in zarrkit.open_group(store, mode="r")

@@ -84,5 +84,5 @@ def test_zarr3_core_array_finds_the_chunk_coordinates_to_delete() -> None:
     from zarrkit.compat import ZARR3_PATHS
 
     modules = [importlib.import_module(f"zarrkit.{m}") for m in ZARR3_PATHS["core.array"]]
-    found = next(getattr(m, "_iter_chunk_coords_to_delete") for m in modules if hasattr(m, "_iter_chunk_coords_to_delete"))
+    found = next(m._iter_chunk_coords_to_delete for m in modules if hasattr(m, "_iter_chunk_coords_to_delete"))
     assert found is chunk_coords_outside

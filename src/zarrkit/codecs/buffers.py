@@ -61,7 +61,8 @@ def filled(shape: tuple[int, ...], dtype: np.dtype, fill_value: Any, order: Lite
 
 
 def is_all_fill(chunk: np.ndarray, fill_value: Any) -> bool:
-    """Whether every element of ``chunk`` equals the fill value (NaN equals NaN)."""
+    """Whether every element of ``chunk`` equals the fill value (NaN equals NaN; a zero equals
+    a zero fill value only with the same sign)."""
     if fill_value is None:
         if chunk.dtype.kind == "O":
             return all(v is None for v in chunk.flat)
@@ -77,7 +78,12 @@ def is_all_fill(chunk: np.ndarray, fill_value: Any) -> bool:
         if np.isnan(fv).any():
             same = (chunk == fv) | (np.isnan(chunk) & np.isnan(fv))
             return bool(np.all(same))
-        return bool(np.all(chunk == fv))
+        if not np.all(chunk == fv):
+            return False
+        if fv.ndim == 0 and fv == 0:  # -0.0 == 0.0, yet it is another value: the sign is stored
+            parts = ((chunk.real, fv.real), (chunk.imag, fv.imag)) if chunk.dtype.kind == "c" else ((chunk, fv),)
+            return all(bool(np.all(np.signbit(c) == np.signbit(f))) for c, f in parts)
+        return True
     if chunk.dtype.kind == "V" or chunk.dtype.names:
         fv = np.asarray(fill_value, dtype=chunk.dtype)
         return np.ascontiguousarray(chunk).tobytes() == fv.tobytes() * chunk.size

@@ -127,6 +127,12 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
         zarr_format: int | None = None,
         meta_array: Any = None,
     ):
+        wrapped = getattr(store, "_group", None)
+        if isinstance(wrapped, Group) and not isinstance(store, Group):
+            # zarr-python 3's Group(async_group): the synchronous group an AsyncGroup wraps
+            self._open(wrapped._stores, wrapped._path, wrapped._read_only, wrapped._cache_attrs,
+                       wrapped._synchronizer, zarr_format=wrapped._zarr_format)
+            return
         self._open(NodeStores.of(store, chunk_store), path, read_only, cache_attrs, synchronizer,
                    wanted=zarr_format if zarr_format is not None else zarr_version)
 

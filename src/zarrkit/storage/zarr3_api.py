@@ -164,7 +164,7 @@ class Zarr3StoreMethods:
         """
         return sum(size for _, size in self.list_prefix_sizes(as_prefix(prefix)))
 
-    async def list(self) -> AsyncIterator[str]:  # noqa: A003  (zarr-python 3's name)
+    async def list(self) -> AsyncIterator[str]:
         """Every key of the store, as zarr-python 3's ``async for key in store.list()``.
 
         Yields

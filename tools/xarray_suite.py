@@ -30,22 +30,9 @@ running zarr-python again.
 from __future__ import annotations
 
 import argparse
-import sys
-import tempfile
 from importlib.metadata import version
-from pathlib import Path
 
-from zarr3_suite import (
-    PYTEST_ASYNCIO,
-    Report,
-    build_shim,
-    common_arguments,
-    install_plugins,
-    junit_paths,
-    run_pytest,
-    summarize,
-    unpack_sdist,
-)
+from zarr3_suite import common_arguments, measure, summarize
 
 TESTS = ["xarray/tests/test_backends.py", "xarray/tests/test_backends_datatree.py"]
 SELECT = "zarr"  # pytest's -k is case-insensitive: Zarr* classes, zarr in names and parameters
@@ -58,28 +45,10 @@ def main() -> None:
     ap.add_argument("--select", default=SELECT, help=f"pytest -k expression (default {SELECT!r})")
     args = ap.parse_args()
     xarray_version = version("xarray")
-    with tempfile.TemporaryDirectory(prefix="xarray-suite-") as tmp:
-        work = Path(tmp)
-        root = unpack_sdist("xarray", xarray_version, work)
-        shim = build_shim(work)
-        plugins = install_plugins(work, PYTEST_ASYNCIO)
-        junit, ref_junit = junit_paths(args.junit, work)
-        runs = [("zarrkit", junit)]
-        if args.reference:
-            ref_junit = Path(args.reference).resolve()
-        else:
-            runs.insert(0, ("zarr", ref_junit))
-        for library, out in runs:
-            seconds = run_pytest(library, root, TESTS, out, src=args.src, shim=shim,
-                                 plugins=plugins, timeout=args.timeout,
-                                 plugin_names=["pytest_asyncio.plugin"],
-                                 args=["-k", args.select, *args.pytest_args])
-            print(f"xarray {xarray_version} with "
-                  f"{'zarr-python' if library == 'zarr' else library}: {seconds:.0f} s",
-                  file=sys.stderr, flush=True)
-        modules = [t.removesuffix(".py").replace("/", ".") for t in TESTS]
-        summarize(Report.read(ref_junit), Report.read(junit), modules, args.top)
-
+    reference, measured, modules = measure(args, "xarray", xarray_version, TESTS,
+                                           ["-k", args.select, *args.pytest_args],
+                                           f"xarray {xarray_version} ")
+    summarize(reference, measured, modules, args.top)
 
 if __name__ == "__main__":
     main()

@@ -387,15 +387,15 @@ def summarize(reference: Report, measured: Report, modules: list[str], top: int,
 DIFFERENCES = [
     ("store methods are synchronous",
      r"await' expression|coroutine|async for|__aiter__|[Uu]nraisable|CountingDict\.get|dict\.get\(\) takes"),
-    ("zarr-python internals",
-     r"zarrkit has no zarr\.|_PlaceholderType|has no attribute '(_\w+|encode_chunk_key|all_chunk_coords|"
-     r"to_buffer_dict|chunk_grid|compute_encoded_size|from_sizes|update_attributes_async|from_dict)'|"
-     r"typing\.Any cannot|get_chunk_slice|AsyncGroup\.__init__\(\) got|ArrayMetadataV3\.__init__\(\) got|"
-     r"supports_sync|SupportsSyncCodec|test_consistent_signatures|test_api_exports|"
-     r"test_create_array_method_signature|_tunable_attrs|test_min_version_matches|chunk_shape == \(4,\)"),
+    ("zarr-python internals", (
+        r"zarrkit has no zarr\.|_PlaceholderType|has no attribute '(_\w+|encode_chunk_key|all_chunk_coords|"
+        r"to_buffer_dict|chunk_grid|compute_encoded_size|from_sizes|update_attributes_async|from_dict)'|"
+        r"typing\.Any cannot|get_chunk_slice|AsyncGroup\.__init__\(\) got|ArrayMetadataV3\.__init__\(\) got|"
+        r"supports_sync|SupportsSyncCodec|test_consistent_signatures|test_api_exports|"
+        r"test_create_array_method_signature|_tunable_attrs|test_min_version_matches|chunk_shape == \(4,\)")),
     ("read_missing_chunks=False", r"read_missing_chunks|test_require_array_config"),
-    ("error messages", r"Regex pattern did not match\.|^\S+ assert '.*' == '|AssertionError: assert '.*' == |"
-                       r"assert \"\('|== \"Invalid|assert 'store' =="),
+    ("error messages", (r"Regex pattern did not match\.|^\S+ assert '.*' == '|AssertionError: assert '.*' == |"
+                       r"assert \"\('|== \"Invalid|assert 'store' ==")),
     ("warnings", r"DID NOT WARN|did not match any of the \d+ warnings|FutureWarning|UserWarning: ZipStore"),
     ("accepted where zarr-python refuses", r"DID NOT RAISE"),
     ("modes and read-only", r"ReadOnlyError|mode must be|read-only|mode_r|with_mode"),
@@ -443,14 +443,14 @@ def common_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    common_arguments(ap)
-    args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="zarr3-suite-") as tmp:
+def measure(args: argparse.Namespace, package: str, version: str, tests: list[str],
+            pytest_args: list[str], label: str) -> tuple[Report, Report, list[str]]:
+    """Run ``tests`` of ``package==version``'s source distribution with zarr-python (unless
+    ``args.reference`` gives its report) and with zarrkit as ``zarr``; the two reports, and the
+    test modules' names."""
+    with tempfile.TemporaryDirectory(prefix=f"{package}-suite-") as tmp:
         work = Path(tmp)
-        root = unpack_sdist("zarr", VERSION, work)
+        root = unpack_sdist(package, version, work)
         shim = build_shim(work)
         plugins = install_plugins(work, PYTEST_ASYNCIO)
         junit, ref_junit = junit_paths(args.junit, work)
@@ -460,16 +460,23 @@ def main() -> None:
         else:
             runs.insert(0, ("zarr", ref_junit))
         for library, out in runs:
-            seconds = run_pytest(library, root, TESTS, out, src=args.src, shim=shim,
+            seconds = run_pytest(library, root, tests, out, src=args.src, shim=shim,
                                  plugins=plugins, timeout=args.timeout,
-                                 plugin_names=["pytest_asyncio.plugin"], args=args.pytest_args)
-            print(f"with {'zarr-python' if library == 'zarr' else library}: {seconds:.0f} s",
+                                 plugin_names=["pytest_asyncio.plugin"], args=pytest_args)
+            print(f"{label}with {'zarr-python' if library == 'zarr' else library}: {seconds:.0f} s",
                   file=sys.stderr, flush=True)
-        modules = [t.removesuffix(".py").replace("/", ".") for t in TESTS]
-        reference, measured = Report.read(ref_junit), Report.read(junit)
-        summarize(reference, measured, modules, args.top)
-        differences(reference, measured, DIFFERENCES)
+        modules = [t.removesuffix(".py").replace("/", ".") for t in tests]
+        return Report.read(ref_junit), Report.read(junit), modules
 
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    common_arguments(ap)
+    args = ap.parse_args()
+    reference, measured, modules = measure(args, "zarr", VERSION, TESTS, args.pytest_args, "")
+    summarize(reference, measured, modules, args.top)
+    differences(reference, measured, DIFFERENCES)
 
 if __name__ == "__main__":
     main()

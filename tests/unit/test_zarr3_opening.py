@@ -51,3 +51,15 @@ def test_group_of_an_async_group_is_the_group_it_wraps(zarr_format):
     assert group._async_group == wrapped
     group.create_group("sub")
     assert "sub" in zarrkit.open_group(store, mode="r")
+
+
+def test_the_configured_order_applies_to_reads_of_v3_arrays_only():
+    store = MemoryStore()
+    zarrkit.create_array(store, name="v3", shape=(3, 4), dtype="i4", zarr_format=3)
+    zarrkit.create_array(store, name="v2", shape=(3, 4), dtype="i4", zarr_format=2)
+    with zarrkit.config.set({"array.order": "F"}):
+        v3 = zarrkit.open_array(store, path="v3")
+        v2 = zarrkit.open_array(store, path="v2")
+    assert v3[:].flags["F_CONTIGUOUS"] and not v3[:].flags["C_CONTIGUOUS"]
+    assert v2[:].flags["C_CONTIGUOUS"]
+    assert zarrkit.open_array(store, path="v3")[:].flags["C_CONTIGUOUS"]

@@ -190,9 +190,8 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
             )
         self._set_meta(meta)
         self._attach_attributes(meta.zarr_format)
-        if meta.zarr_format == 3 and config.order == "F":
-            # zarr-python 3's ``array.order``: the memory order a v3 array's reads are given in
-            self._runtime_order = "F"
+        if meta.reads_in_config_order and config.order == "F":
+            self._runtime_order = "F"  # zarr-python 3's ``array.order``
 
     def _reopen(self, meta: Any = None, *, read_only: bool | None = None, synchronizer: Any = None,
                 order: str | None = None, write_empty_chunks: bool | None = None) -> Array:

@@ -102,6 +102,8 @@ class ArrayMetadataV2:
 
     zarr_format: ClassVar[Literal[2]] = 2
     metadata_key: ClassVar[str] = ARRAY_KEY
+    #: reads come in the array's own ``order`` (zarr-python 2), not in the configured one
+    reads_in_config_order: ClassVar[bool] = False
 
     @property
     def layout_order(self) -> str:

@@ -234,6 +234,9 @@ class ArrayMetadataV3:
 
     zarr_format: ClassVar[Literal[3]] = 3
     metadata_key: ClassVar[str] = ZARR_JSON
+    #: reads come in the memory order of zarr-python 3's ``array.order`` setting: v3 stores its
+    #: layout in the codecs, and leaves the order of what a read gives to the reader
+    reads_in_config_order: ClassVar[bool] = True
     order: ClassVar[str] = "C"
 
     def __post_init__(self) -> None:

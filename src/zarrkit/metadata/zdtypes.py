@@ -244,48 +244,43 @@ class FixedLengthUTF32(ZDType[Any, Any], HasEndianness, HasLength, HasItemSize):
         return np.dtype(f"{endianness_to_numpy_str(self.endianness)}U{self.length}")
 
 
+class _FixedBytes:
+    """What byte strings of a fixed ``length`` share: NumPy's ``S<length>`` or ``V<length>``."""
+
+    _numpy_char: ClassVar[str]
+    length: int
+
+    def _validate(self) -> None:
+        _check_length(self.length)
+
+    @classmethod
+    def _matches(cls, dtype: np.dtype) -> bool:
+        return _sized(cls, dtype)  # type: ignore[arg-type]  # each subclass is a ZDType
+
+    @classmethod
+    def _params(cls, dtype: np.dtype) -> dict[str, Any]:
+        return {"length": dtype.itemsize}
+
+    def to_native_dtype(self) -> np.dtype:
+        return np.dtype(f"{self._numpy_char}{self.length}")
+
+
 @dataclass(frozen=True)
-class NullTerminatedBytes(ZDType[Any, Any], HasLength, HasItemSize):
+class NullTerminatedBytes(_FixedBytes, ZDType[Any, Any], HasLength, HasItemSize):
     """Byte strings of at most ``length`` bytes, trailing zeros dropped (NumPy ``S<length>``)."""
 
     _kind, _zarr_v3_name, dtype_cls = BYTES, "null_terminated_bytes", type(np.dtype("S1"))
+    _numpy_char = "S"
     length: int
-
-    def _validate(self) -> None:
-        _check_length(self.length)
-
-    @classmethod
-    def _matches(cls, dtype: np.dtype) -> bool:
-        return _sized(cls, dtype)
-
-    @classmethod
-    def _params(cls, dtype: np.dtype) -> dict[str, Any]:
-        return {"length": dtype.itemsize}
-
-    def to_native_dtype(self) -> np.dtype:
-        return np.dtype(f"S{self.length}")
 
 
 @dataclass(frozen=True)
-class RawBytes(ZDType[Any, Any], HasLength, HasItemSize):
+class RawBytes(_FixedBytes, ZDType[Any, Any], HasLength, HasItemSize):
     """Opaque blocks of ``length`` bytes (NumPy ``V<length>``; ``r<8*length>`` in v3)."""
 
     _kind, _zarr_v3_name, dtype_cls = RAW, "raw_bytes", type(np.dtype("V1"))
+    _numpy_char = "V"
     length: int
-
-    def _validate(self) -> None:
-        _check_length(self.length)
-
-    @classmethod
-    def _matches(cls, dtype: np.dtype) -> bool:
-        return _sized(cls, dtype)
-
-    @classmethod
-    def _params(cls, dtype: np.dtype) -> dict[str, Any]:
-        return {"length": dtype.itemsize}
-
-    def to_native_dtype(self) -> np.dtype:
-        return np.dtype(f"V{self.length}")
 
 
 @dataclass(frozen=True)

@@ -149,11 +149,13 @@ class BytesBytesCodec(V3Codec):
     Besides ``encode``/``decode``, a compressor may offer faster paths; the chain uses them
     when it is the only bytes→bytes codec after a serialiser of raw memory:
     ``decode_into`` (when :attr:`decodes_into`), ``decode_range_into``, ``declared_size``,
-    ``encode_transient`` and ``encode_array``.
+    ``encode_transient``, ``encode_array`` and ``decode_frames_into``.
     """
 
     #: whether :meth:`decode_into` works
     decodes_into: bool = False
+    #: whether :meth:`decode_frames_into` works
+    decodes_frames: bool = False
 
     def encode(self, data: Any) -> bytes:
         raise NotImplementedError
@@ -171,6 +173,25 @@ class BytesBytesCodec(V3Codec):
         """Decode ``data`` into the C-contiguous array ``out``, whose size must be exactly the
         decoded size (ValueError otherwise)."""
         raise NotImplementedError
+
+    def decode_frames_into(self, data: Any, out: np.ndarray) -> None:
+        """Decode several encoded values stored one after the other in ``data``, each one
+        declaring its decoded size (see :meth:`declared_size`), into the C-contiguous array
+        ``out``, which they fill exactly, in order (ValueError otherwise): one call for many
+        small chunks (when :attr:`decodes_frames`)."""
+        raise NotImplementedError
+
+    def declared_sizes(self, data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """:meth:`declared_size` of the values at ``starts`` (of ``lengths`` bytes) in
+        ``data`` (uint8): -1 for each that declares none or whose header is cut short."""
+        sizes = []
+        for start, length in zip(starts.tolist(), lengths.tolist()):
+            try:
+                size = self.declared_size(data[start : start + length])
+            except ValueError:
+                size = None
+            sizes.append(-1 if size is None else size)
+        return np.array(sizes, dtype=np.int64)
 
     def decode_range_into(self, data: Any, out: np.ndarray, lo: int, hi: int) -> bool:
         """Decode at least bytes ``lo:hi`` of the decoded data into the same bytes of ``out``

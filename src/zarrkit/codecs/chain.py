@@ -25,9 +25,23 @@ from numcodecs.compat import ensure_bytes, ensure_contiguous_ndarray
 from ..config import config
 from ..errors import ChunkDecodeError, ChunkEncodeError, MetadataError, ValueEncodeError
 from .base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, V3Codec
-from .buffers import is_view, scratch, selection_span
+from .buffers import copy_runs, held_at, is_view, scratch, selection_span
 
 __all__ = ["CodecChain", "split_codecs", "check_vlen_count"]
+
+
+def _span(first: Any, length: int) -> memoryview | None:
+    """The ``length`` bytes from the start of ``first`` on, in the value holding ``first``
+    (see :func:`~zarrkit.codecs.buffers.held_at`); None when they are not all there."""
+    holder = first.obj if type(first) is memoryview else first
+    try:
+        whole = memoryview(holder).cast("B")
+    except (TypeError, ValueError):  # (a holder that is not one flat run of bytes)
+        return None
+    start = held_at(first)[1] - np.frombuffer(whole, dtype=np.uint8).__array_interface__["data"][0]
+    if start < 0 or start + length > len(whole):
+        return None
+    return whole[start : start + length]
 
 
 def check_vlen_count(data: Any, nitems: int) -> None:
@@ -211,7 +225,7 @@ class CodecChain:
                         # the chunk's shape and layout), copy
                         buf = self._scratch(raw, key, out.dtype)
                         self._decode_whole(raw, buf, key)
-                        target[...] = buf
+                        copy_runs(target, buf)
                         return
             elif not self.stored_raw:
                 buf = self._scratch(raw, key, out.dtype)
@@ -220,6 +234,90 @@ class CodecChain:
                     return
         chunk = self.decode(raw, key)
         out[out_selection] = chunk if chunk_selection is Ellipsis else chunk[chunk_selection]
+
+    @property
+    def decodes_runs(self) -> bool:
+        """Whether :meth:`decode_many` decodes chunks stored one after the other (and read
+        together) with one call of the compressor for all of them."""
+        return self._comp is not None and self._comp.decodes_frames
+
+    def decode_many(self, raws: Sequence[Any], keys: Sequence[str], capacity: int) -> np.ndarray:
+        """The stored chunks ``raws`` (of ``keys``; at most ``capacity``, none missing),
+        decoded into this thread's buffer of ``capacity`` chunks: an array of ``len(raws)``
+        chunks (each in the chain's memory order), valid until the thread's next call.
+        Chunks whose bytes follow each other in one held value (see
+        :func:`~zarrkit.codecs.buffers.held_at`) are decoded as :meth:`decode_joined` does."""
+        n = len(raws)
+        buf, chunks = self._run_buffer(n, capacity)
+        where = [held_at(raw) for raw in raws] if self.decodes_runs else []
+        i = 0
+        while i < n:
+            j = i + 1
+            if where:
+                holder, end = where[i][0], where[i][1] + len(raws[i])
+                while j < n and where[j] == (holder, end):
+                    end += len(raws[j])
+                    j += 1
+            span = _span(raws[i], end - where[i][1]) if j - i > 1 else None
+            if span is None:
+                for k in range(i, j):
+                    self._decode_whole(raws[k], chunks[k], keys[k])
+            else:
+                self._decode_span(span, [len(raw) for raw in raws[i:j]], keys[i:j], buf[i:j], chunks[i:j])
+            i = j
+        return chunks
+
+    def decode_joined(self, data: Any, lengths: Sequence[int], keys: Sequence[str], capacity: int) -> np.ndarray:
+        """:meth:`decode_many` of the stored chunks held one after the other in ``data``
+        (of ``lengths`` bytes each): each run of them whose headers declare the chunk's size
+        decoded with one call of the compressor (:attr:`decodes_runs`), the others one by
+        one, as is a run that fails (which names the chunk at fault)."""
+        buf, chunks = self._run_buffer(len(lengths), capacity)
+        self._decode_span(memoryview(data).cast("B"), lengths, keys, buf, chunks)
+        return chunks
+
+    def _run_buffer(self, n: int, capacity: int) -> tuple[np.ndarray, np.ndarray]:
+        """This thread's buffer of ``capacity`` chunks' bytes (rows), and its first ``n``
+        rows as chunks."""
+        buf = scratch((capacity, self.nbytes), np.dtype(np.uint8))
+        shape = self.chunk_shape
+        assert self._into_dtype is not None  # (only chains that decode into buffers have runs)
+        typed = buf[:n].view(self._into_dtype)
+        if self.order == "C":
+            return buf, typed.reshape(n, *shape)
+        # each chunk F-ordered: the reversed shape in C order, transposed
+        return buf, typed.reshape(n, *shape[::-1]).transpose(0, *range(len(shape), 0, -1))
+
+    def _decode_span(
+        self, span: memoryview, lengths: Sequence[int], keys: Sequence[str], buf: np.ndarray, chunks: np.ndarray
+    ) -> None:
+        n = len(lengths)
+        sizes = np.asarray(lengths, dtype=np.int64)
+        starts = np.zeros(n, dtype=np.int64)
+        np.cumsum(sizes[:-1], out=starts[1:])
+        comp = self._comp
+        if comp is not None and comp.decodes_frames:
+            declared = comp.declared_sizes(np.frombuffer(span, dtype=np.uint8), starts, sizes) == self.nbytes
+            ok = declared.tolist()
+        else:
+            ok = [False] * n
+        at = starts.tolist()
+        i = 0
+        while i < n:
+            j = i + 1
+            while ok[i] and j < n and ok[j]:
+                j += 1
+            if j - i > 1:
+                try:
+                    assert comp is not None  # (ok only where it decodes frames)
+                    comp.decode_frames_into(span[at[i] : at[j - 1] + lengths[j - 1]], buf[i:j])
+                    i = j
+                    continue
+                except ValueError:
+                    pass  # decoded one by one below, which names the chunk at fault
+            for k in range(i, j):
+                self._decode_whole(span[at[k] : at[k] + lengths[k]], chunks[k], keys[k])
+            i = j
 
     def _fits(self, out: np.ndarray) -> bool:
         return (

@@ -8,12 +8,13 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ..codecs.buffers import copy_runs, held_at
 from ..codecs.sharding import GroupedKeys
 from ..config import config
 from ..errors import ChunkDecodeError, ShapeMismatchError
 from .chunks import ChunkContext, filled, names_store, scratch
 from .indexing import ChunkProjection
-from .pool import run_tasks, threads_for
+from .pool import run_pipelined, run_tasks, threads_for
 
 #: chunks (decoded size) from which reads use :meth:`Store.get_transient`: allocating a new
 #: buffer for every large chunk maps fresh pages (and the C library may hand them back to the
@@ -36,6 +37,14 @@ ROW_MIN_CHUNK_BYTES = 64 * 1024
 #: together: smaller outputs stay in the CPU caches, where strided copies cost nothing extra,
 #: and the buffers stay a small part of the memory a read needs
 ROW_OUTPUT_FACTOR = 8
+#: inner chunks of a shard up to this size (decoded) that a compressor can decode several at
+#: a time (:attr:`CodecChain.decodes_runs`) are read a group at a time (the shard's ranges
+#: for them in one request) and decoded in batches of about RUN_BYTES: one call of the
+#: compressor per run of chunks stored one after the other, and one release of the
+#: interpreter lock, instead of a read, a decode and their Python for every chunk (64 KiB
+#: inner chunks read 1.3x faster on one thread, and scale on two)
+RUN_MAX_CHUNK_BYTES = 256 * 1024
+RUN_BYTES = 4 * 1024 * 1024
 #: a read of a shard on a store that cannot hold one version of it for the read, which fails
 #: to decode while the shard's index changes, is tried again this many times
 VERSION_RETRIES = 2
@@ -79,6 +88,12 @@ def read_selection(
         return out
     if grouped is not None:
         _read_groups(ctx, grouped, projections, out, read_one, limit)
+        return out
+    if (
+        codec.decodes_runs and nbytes < ROW_MIN_CHUNK_BYTES and ctx.codec_at is None
+        and not getattr(store, "high_latency", False)
+    ):
+        _read_small(ctx, projections, out, chunk_getter(store, limit, False))
         return out
     threads = threads_for(store, nbytes)
     rows = None
@@ -170,12 +185,17 @@ def _read_groups(
     codec_of = ctx.codec_of
     missing = ctx.missing
     key_of = ctx.chunk_key_function()
+    nbytes = ctx.chunk_nbytes
+    runs = ctx.codec.decodes_runs and nbytes <= RUN_MAX_CHUNK_BYTES and ctx.codec_at is None
     # large inner chunks from a local store may be read each by the task that decodes it (into
     # a reused buffer: see _chunk_readers), the reads spread over the workers
-    large = ctx.codec.decodes_into and ctx.chunk_nbytes >= TRANSIENT_MIN_BYTES
+    large = not runs and ctx.codec.decodes_into and nbytes >= TRANSIENT_MIN_BYTES
     pinned = store.pins_versions
+    per_batch = max(1, RUN_BYTES // max(nbytes, 1))
 
-    def read_group(group: list[ChunkProjection]) -> None:
+    keys = [key_of(p.chunk_coords) for p in projections]
+
+    def read_group(group: list[int]) -> None:
         if pinned:
             read_version(group)
             return
@@ -184,24 +204,28 @@ def _read_groups(
                 read_version(group)
                 return
             except ChunkDecodeError:
-                if attempt == VERSION_RETRIES or not store.changed(key_of(group[0].chunk_coords)):
+                if attempt == VERSION_RETRIES or not store.changed(keys[group[0]]):
                     raise
 
-    def read_version(group: list[ChunkProjection]) -> None:
+    def read_version(group: list[int]) -> None:
         if len(group) == 1:
-            read_one(group[0])
+            read_one(projections[group[0]])
             return
-        version = store.read_apart(key_of(group[0].chunk_coords)) if large else None
+        version = store.read_apart(keys[group[0]]) if large else None
         if version is not None:
             try:
-                run_tasks(_chunk_readers(ctx, out, version.getter(limit))[0], group)
+                run_tasks(_chunk_readers(ctx, out, version.getter(limit))[0], [projections[i] for i in group])
             finally:
                 version.close()
             return
-        raws = store.get_many([key_of(p.chunk_coords) for p in group])
+        raws = store.get_many([keys[i] for i in group])
+        if runs:
+            _decode_runs(ctx, [(projections[i], keys[i]) for i in group], raws, out, per_batch)
+            return
 
-        def scatter(p: ChunkProjection) -> None:
-            key = key_of(p.chunk_coords)
+        def scatter(i: int) -> None:
+            p = projections[i]
+            key = keys[i]
             raw = raws[key]
             if raw is None:
                 out[p.out_selection] = missing
@@ -210,9 +234,100 @@ def _read_groups(
 
         run_tasks(scatter, group)
 
-    keys = [key_of(p.chunk_coords) for p in projections]
-    groups = [[projections[i] for i in g] for g in store.key_groups(keys)]
-    run_tasks(read_group, groups, threads_for(ctx.chunks))
+    run_tasks(read_group, store.key_groups(keys), threads_for(ctx.chunks))
+
+
+def _read_small(ctx: ChunkContext, projections: list[ChunkProjection], out: np.ndarray, get: Any) -> None:
+    """Read small chunks (under ROW_MIN_CHUNK_BYTES) a batch at a time: the calling thread
+    reads a batch's stored chunks (rows of chunks spanning ``out``'s last dimension, see
+    :func:`chunk_rows`, or other chunks one after the other; about RUN_BYTES decoded), while
+    pool threads decode the batches read before, each with one call of the compressor (the
+    stored chunks joined), and copy them out, a row with one assignment.  The reads are what
+    holds the interpreter lock (a few system calls and their Python per chunk); the decoding
+    threads need it a few times per batch, so they run beside the reader instead of taking
+    turns with it."""
+    codec = ctx.codec
+    missing = ctx.missing
+    key_of = ctx.chunk_key_function()
+    per_batch = max(2, RUN_BYTES // max(ctx.chunk_nbytes, 1))
+    tasks = chunk_rows(projections, out, ctx.chunk_shape, config.threads) if codec.order == "C" else None
+    # a batch: its chunks, and where its rows are among them
+    batches: list[tuple[list[ChunkProjection], list[tuple[int, int]]]] = [([], [])]
+    for task in projections if tasks is None else tasks:
+        chunks, rows = batches[-1]
+        if chunks and len(chunks) + (len(task) if type(task) is list else 1) > per_batch:
+            chunks, rows = [], []
+            batches.append((chunks, rows))
+        if type(task) is list:
+            rows.append((len(chunks), len(chunks) + len(task)))
+            chunks.extend(task)
+        else:
+            chunks.append(task)
+    capacity = max(len(chunks) for chunks, _ in batches)
+
+    def fetched() -> Any:
+        for chunks, rows in batches:
+            keys = [key_of(p.chunk_coords) for p in chunks]
+            yield chunks, rows, keys, [get(key) for key in keys]
+
+    def decode(item: tuple[list[ChunkProjection], list[tuple[int, int]], list[str], list[Any]]) -> None:
+        chunks, rows, keys, raws = item
+        if any(raw is None for raw in raws):  # a chunk not stored: chunk by chunk
+            for p, key, raw in zip(chunks, keys, raws):
+                if raw is None:
+                    out[p.out_selection] = missing
+                else:
+                    codec.decode_into(raw, key, out, p.out_selection, p.chunk_selection, p.is_complete_chunk)
+            return
+        decoded = codec.decode_joined(b"".join(raws), [len(raw) for raw in raws], keys, capacity)
+        in_rows = 0
+        for start, stop in rows:
+            copy_row(decoded[start:stop], chunks[start:stop], out)
+            in_rows += stop - start
+        if in_rows == len(chunks):
+            return
+        placed = {i for start, stop in rows for i in range(start, stop)}
+        for i, p in enumerate(chunks):
+            if i in placed:
+                continue
+            part = decoded[i] if p.chunk_selection is Ellipsis else decoded[i][p.chunk_selection]
+            sel = p.out_selection
+            if type(sel) is tuple and all(type(s) is slice for s in sel):  # a view of ``out``
+                copy_runs(out[sel], part)
+            else:
+                out[sel] = part
+
+    run_pipelined(fetched(), decode, None if len(batches) > 1 else 1)
+
+
+def _decode_runs(
+    ctx: ChunkContext, group: list[tuple[ChunkProjection, str]], raws: dict[str, Any], out: np.ndarray, per_batch: int
+) -> None:
+    """Decode the chunks of ``group`` (each with its key; their stored bytes in ``raws``,
+    read together) in batches of ``per_batch``, in the order they are stored, and copy each
+    into ``out``."""
+    codec = ctx.codec
+    stored = []
+    for p, key in group:
+        raw = raws[key]
+        if raw is None:
+            out[p.out_selection] = ctx.missing
+        else:
+            stored.append((held_at(raw), key, raw, p))
+    stored.sort(key=lambda s: s[0])
+    batches = [stored[i : i + per_batch] for i in range(0, len(stored), per_batch)]
+
+    def decode(batch: list[Any]) -> None:
+        decoded = codec.decode_many([s[2] for s in batch], [s[1] for s in batch], per_batch)
+        for (_, _, _, p), chunk in zip(batch, decoded):
+            part = chunk if p.chunk_selection is Ellipsis else chunk[p.chunk_selection]
+            sel = p.out_selection
+            if type(sel) is tuple and all(type(s) is slice for s in sel):  # a view of ``out``
+                copy_runs(out[sel], part)
+            else:
+                out[sel] = part
+
+    run_tasks(decode, batches)
 
 
 def chunk_rows(

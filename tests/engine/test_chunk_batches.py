@@ -14,7 +14,10 @@ from hypothesis import strategies as st
 
 import zarrkit
 from zarrkit.codecs import ZstdCodec
+from zarrkit.codecs.base import ChunkSpec
 from zarrkit.codecs.buffers import copy_runs
+from zarrkit.codecs.bytes import BytesCodec
+from zarrkit.codecs.chain import CodecChain
 from zarrkit.codecs.zstd import zstd_frame_size, zstd_frame_sizes
 from zarrkit.errors import ChunkDecodeError
 from zarrkit.storage import DirectoryStore, MemoryStore
@@ -143,7 +146,7 @@ def test_frame_sizes_of_many_values_agree_with_one_by_one(frames):
             want = zstd_frame_size(frame)
         except ValueError:
             want = None
-        assert size == (-1 if want is None else want)
+        assert size == (-1 if want is None or want >= 2**63 else want)
 
 
 @settings(max_examples=120, deadline=None)
@@ -151,10 +154,6 @@ def test_frame_sizes_of_many_values_agree_with_one_by_one(frames):
 def test_joined_chunks_decode_like_one_by_one(plan):
     """Chunks joined (some bad, some of another size) decode exactly as each alone would:
     the good ones to their values, the first bad one to its error."""
-    from zarrkit.codecs.chain import CodecChain
-    from zarrkit.codecs.base import ChunkSpec
-    from zarrkit.codecs.bytes import BytesCodec
-
     chain = CodecChain([BytesCodec(), ZstdCodec()], ChunkSpec((16,), np.dtype("<u4"), 0))
     frames, keys, want = [], [], []
     for i, (kind, seed) in enumerate(plan):

@@ -58,7 +58,8 @@ _SHIFTS = (8 * _FIELD).astype(np.uint64)
 def zstd_frame_sizes(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """:func:`zstd_frame_size` of many values at once: the values at ``starts`` (with
     ``lengths``) of the bytes ``data`` (uint8), each one's declared content size, or -1 when
-    it declares none or is no zstd frame (or its header is cut short)."""
+    it declares none (or one of 2^63 bytes or more, which no chunk holds) or is no zstd frame
+    (or its header is cut short)."""
     n = len(starts)
     if not len(data):
         return np.full(n, -1, dtype=np.int64)
@@ -150,13 +151,14 @@ class _Context:
     """A decompression context, freed with its owner (a thread's local state)."""
 
     def __init__(self) -> None:
+        self.free = _ZSTD_DCTX[2]  # (held: module globals may be gone when a thread ends at exit)
         self.ptr = _ZSTD_DCTX[0]()
         if not self.ptr:
             raise MemoryError("zstd: cannot make a decompression context")
 
     def __del__(self) -> None:
         if self.ptr:
-            _ZSTD_DCTX[2](self.ptr)
+            self.free(self.ptr)
             self.ptr = None
 
 

@@ -290,7 +290,7 @@ def _read_small(ctx: ChunkContext, projections: list[ChunkProjection], out: np.n
         for i, p in enumerate(chunks):
             if i in placed:
                 continue
-            part = decoded[i] if p.chunk_selection is Ellipsis else decoded[i][p.chunk_selection]
+            part = decoded[i][p.chunk_selection]
             sel = p.out_selection
             if type(sel) is tuple and all(type(s) is slice for s in sel):  # a view of ``out``
                 copy_runs(out[sel], part)
@@ -320,7 +320,7 @@ def _decode_runs(
     def decode(batch: list[Any]) -> None:
         decoded = codec.decode_many([s[2] for s in batch], [s[1] for s in batch], per_batch)
         for (_, _, _, p), chunk in zip(batch, decoded):
-            part = chunk if p.chunk_selection is Ellipsis else chunk[p.chunk_selection]
+            part = chunk[p.chunk_selection]
             sel = p.out_selection
             if type(sel) is tuple and all(type(s) is slice for s in sel):  # a view of ``out``
                 copy_runs(out[sel], part)

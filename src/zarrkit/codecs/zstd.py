@@ -147,14 +147,52 @@ def _load_zstd_dctx() -> Any:
 _ZSTD_DCTX = _load_zstd_dctx()
 
 
-class _Context:
-    """A decompression context, freed with its owner (a thread's local state)."""
+def _load_zstd_cctx() -> Any:
+    """zstd's one-shot compression with a context of the caller's (None where the library
+    numcodecs bundles does not export it)."""
+    try:
+        lib = ctypes.CDLL(numcodecs.zstd.__file__)
+        fns = (lib.ZSTD_createCCtx, lib.ZSTD_compress2, lib.ZSTD_freeCCtx, lib.ZSTD_CCtx_setParameter,
+               lib.ZSTD_compressBound, lib.ZSTD_isError, lib.ZSTD_getErrorName)
+    except (OSError, AttributeError):
+        return None
+    create, compress, free, set_parameter, bound, is_error, name = fns
+    create.restype = ctypes.c_void_p
+    create.argtypes = []
+    compress.restype = ctypes.c_size_t
+    compress.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t]
+    free.restype = ctypes.c_size_t
+    free.argtypes = [ctypes.c_void_p]
+    set_parameter.restype = ctypes.c_size_t
+    set_parameter.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
+    bound.restype = ctypes.c_size_t
+    bound.argtypes = [ctypes.c_size_t]
+    is_error.restype = ctypes.c_uint
+    is_error.argtypes = [ctypes.c_size_t]
+    name.restype = ctypes.c_char_p
+    name.argtypes = [ctypes.c_size_t]
+    return fns
 
-    def __init__(self) -> None:
-        self.free = _ZSTD_DCTX[2]  # (held: module globals may be gone when a thread ends at exit)
-        self.ptr = _ZSTD_DCTX[0]()
+
+_ZSTD_CCTX = _load_zstd_cctx()
+#: zstd's parameter numbers (ZSTD_c_compressionLevel, ZSTD_c_checksumFlag), the two numcodecs
+#: sets on a new context for every value: a context kept with the same two settings writes
+#: the same bytes
+_LEVEL, _CHECKSUM = 100, 201
+
+
+class _Context:
+    """A decompression (or compression) context, freed with its owner (a thread's local
+    state); a compression context notes the settings it has."""
+
+    def __init__(self, fns: Any = None) -> None:
+        fns = _ZSTD_DCTX if fns is None else fns
+        self.free = fns[2]  # (held: module globals may be gone when a thread ends at exit)
+        self.ptr = fns[0]()
+        self.settings: tuple[int, bool] | None = None
+        self.out = bytearray(0)  # (compression: this thread's output buffer)
         if not self.ptr:
-            raise MemoryError("zstd: cannot make a decompression context")
+            raise MemoryError("zstd: cannot make a context")
 
     def __del__(self) -> None:
         if self.ptr:
@@ -185,6 +223,33 @@ def _decompress(dst: int, capacity: int, data: Any) -> int:
     if _ZSTD_DCTX[3](ret):
         raise ValueError(f"zstd: {_ZSTD_DCTX[4](ret).decode()}")
     return int(ret)
+
+
+def compress(data: Any, level: int, checksum: bool, transient: bool) -> bytes | memoryview:
+    """The zstd frame numcodecs' ``Zstd(level, checksum).encode`` writes for ``data`` (a
+    contiguous buffer), made with this thread's context: new bytes, or a view of this
+    thread's buffer, valid until its next call, when ``transient``."""
+    ctx = getattr(_local, "cctx", None)
+    if ctx is None:
+        ctx = _local.cctx = _Context(_ZSTD_CCTX)
+    _, compress_, _, set_parameter, bound, is_error, name = _ZSTD_CCTX
+    if ctx.settings != (level, checksum):
+        for parameter, value in ((_LEVEL, level), (_CHECKSUM, int(checksum))):
+            ret = set_parameter(ctx.ptr, parameter, value)
+            if is_error(ret):
+                raise ValueError(f"zstd: {name(ret).decode()}")
+        ctx.settings = (level, checksum)
+    src, n = _address(data)
+    capacity = bound(n)
+    out = ctx.out
+    if len(out) < capacity:
+        out = ctx.out = bytearray(capacity)
+    dst = np.frombuffer(out, dtype=np.uint8).__array_interface__["data"][0]
+    ret = compress_(ctx.ptr, dst, capacity, src, n)
+    if is_error(ret):
+        raise ValueError(f"zstd: {name(ret).decode()}")
+    view = memoryview(out)[:ret]
+    return view if transient else bytes(view)
 
 
 def decode_frames_into(data: Any, out: np.ndarray) -> None:
@@ -258,6 +323,16 @@ class ZstdCodec(BytesBytesCodec):
 
     def encode(self, data: Any) -> bytes:
         return cast(bytes, ensure_bytes(self.codec.encode(data)))  # numcodecs is untyped
+
+    def encode_array(self, arr: np.ndarray) -> bytes | None:
+        if _ZSTD_CCTX is None:
+            return None
+        return cast(bytes, compress(arr, self.level, self.checksum, False))
+
+    def encode_transient(self, data: Any) -> Any:
+        if _ZSTD_CCTX is None or not (isinstance(data, np.ndarray) and data.flags.c_contiguous):
+            return None
+        return compress(data, self.level, self.checksum, True)
 
     def decode(self, data: Any) -> Any:
         return self.codec.decode(data)

@@ -11,9 +11,9 @@ and with 2 threads:
 * **plain**: float64 in 32x32 chunks (8 KiB each), zstd level 0: 4096^2 (16,384 chunks;
   ``--quick`` 2048^2, 4,096).
 
-Libraries: zarrkit (``zarrkit.config.set(threads=n)``), for the plain array zarrkit again with
-``parallel_min_chunk_bytes=0`` (by default chunks under 16 KiB are read on one thread whatever
-the setting: the plain array's are), and tensorstore with
+Libraries: zarrkit (``zarrkit.config.set(threads=n)``; its small zstd chunks are read by the
+calling thread a batch at a time while the others decode, whatever ``parallel_min_chunk_bytes``
+says), and tensorstore with
 ``data_copy_concurrency`` and ``file_io_concurrency`` limited to n.  One child process per
 (array, library); in it, after one untimed read per thread count (checked against the data),
 the two thread counts take turns, ``runs`` reads each; medians of wall time and of the
@@ -44,11 +44,10 @@ if HERE not in sys.path:
 
 MiB = 1 << 20
 ARRAYS = ["sharded", "plain"]
-LIBS = ["zarrkit", "zarrkit-parallel-small", "tensorstore"]
+LIBS = ["zarrkit", "tensorstore"]
 #: zarrkit's threshold changes nothing for 64 KiB chunks: that row only for the plain array
-LIBS_OF = {"sharded": ["zarrkit", "tensorstore"], "plain": LIBS}
+LIBS_OF = {"sharded": LIBS, "plain": LIBS}
 LIB_NAMES = {"zarrkit": "zarrkit",
-             "zarrkit-parallel-small": "zarrkit, parallel_min_chunk_bytes=0",
              "tensorstore": "tensorstore (concurrency limits = threads)"}
 THREADS = (1, 2)
 PROJECTED = (4, 8, 16)
@@ -143,11 +142,10 @@ def readers(lib: str, path: str) -> dict[int, Any]:
         import zarrkit
 
         z = zarrkit.open_array(zarrkit.DirectoryStore(path), mode="r")
-        extra = {"parallel_min_chunk_bytes": 0} if lib == "zarrkit-parallel-small" else {}
 
         def make(n):
             def read():
-                with zarrkit.config.set(threads=n, **extra):
+                with zarrkit.config.set(threads=n):
                     return z[...]
             return read
 
@@ -267,9 +265,10 @@ def render(rows: list[dict], info: dict) -> list[str]:
     L.append("")
     L.append("Median of the reads with each thread count (the two counts take turns in one "
              "process); *µs/chunk* is the 1-thread time per chunk; *CPU/wall* is the process's "
-             "CPU time (all its threads) over the wall time. zarrkit reads chunks under "
-             "`parallel_min_chunk_bytes` (16 KiB) on one thread whatever `threads` says, so "
-             "its plain-array row is also given with that threshold at 0; tensorstore's "
+             "CPU time (all its threads) over the wall time. zarrkit reads the small zstd chunks "
+             "of the plain array with the calling thread reading a batch of chunk files while "
+             "the others decode the batches before (whatever `parallel_min_chunk_bytes` says); "
+             "tensorstore's "
              "`data_copy_concurrency` and `file_io_concurrency` limits are set to the thread "
              "count (its 1-thread figure may still use one I/O and one copy thread at once).")
     L.append("")

@@ -18,7 +18,7 @@ from zarrkit.codecs.base import ChunkSpec
 from zarrkit.codecs.buffers import copy_runs
 from zarrkit.codecs.bytes import BytesCodec
 from zarrkit.codecs.chain import CodecChain
-from zarrkit.codecs.zstd import zstd_frame_size, zstd_frame_sizes
+from zarrkit.codecs.zstd import decode_frames_into, frames_in_place, zstd_frame_size
 from zarrkit.errors import ChunkDecodeError
 from zarrkit.storage import DirectoryStore, MemoryStore
 
@@ -119,34 +119,47 @@ def test_a_bad_inner_chunk_in_a_run_is_named_and_others_are_not_misplaced(how):
     np.testing.assert_array_equal(z[8:16], data[8:16])
 
 
-def joined(frames):
-    data = np.frombuffer(b"".join(frames), dtype=np.uint8)
-    lengths = np.array([len(f) for f in frames], dtype=np.int64)
-    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-    return data, starts, lengths
+def skippable(n):
+    return (0x184D2A50).to_bytes(4, "little") + n.to_bytes(4, "little") + bytes(n)
 
 
-frame_bytes = st.one_of(
+value_bytes = st.one_of(
     st.binary(max_size=40),
     st.builds(lambda n, level, cut: numcodecs.Zstd(level=level).encode(bytes(n))[: cut or None],
-              st.sampled_from([0, 1, 255, 256, 257, 65535, 65791, 65792, 70000]), st.sampled_from([0, 3]),
-              st.integers(0, 30)),
+              st.sampled_from([0, 1, 64, 255, 256, 257, 65792]), st.sampled_from([0, 3]), st.integers(0, 30)),
+    st.builds(lambda n, extra: numcodecs.Zstd().encode(bytes(n)) + extra, st.sampled_from([64, 65]),
+              st.sampled_from([skippable(0), skippable(5), numcodecs.Zstd().encode(bytes(3)), b"\x00"])),
     st.builds(lambda fhd, rest: b"\x28\xb5\x2f\xfd" + bytes([fhd]) + rest, st.integers(0, 255),
               st.binary(max_size=16)),
 )
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(frame_bytes, min_size=1, max_size=150))
-def test_frame_sizes_of_many_values_agree_with_one_by_one(frames):
-    data, starts, lengths = joined(frames)
-    got = zstd_frame_sizes(data, starts, lengths).tolist()
-    for frame, size in zip(frames, got):
+@given(st.lists(value_bytes, min_size=1, max_size=40))
+def test_a_value_is_in_place_only_when_it_is_one_frame_of_the_chunk_size_decoding_alone(values):
+    """A value passes when, and only when, it is one zstd frame filling it exactly and
+    decoding to 64 bytes: then every such value, wherever it sits, decodes to itself."""
+    starts = np.concatenate([[0], np.cumsum([len(v) for v in values])[:-1]]).astype(int).tolist()
+    data = b"".join(values) or b"\x00"
+    got = frames_in_place(data, starts, [len(v) for v in values], 64)
+    for value, ok in zip(values, got):
         try:
-            want = zstd_frame_size(frame)
+            one = numcodecs.Zstd().decode(value) if value else None
+        except RuntimeError:
+            one = None
+        try:
+            declared = zstd_frame_size(value)
         except ValueError:
-            want = None
-        assert size == (-1 if want is None or want >= 2**63 else want)
+            declared = None
+        if ok:
+            assert one is not None and len(one) == 64 and declared == 64
+    passing = [i for i, ok in enumerate(got) if ok]
+    if passing:  # the passing ones, joined, decode into their places
+        run = b"".join(values[i] for i in passing)
+        out = np.empty((len(passing), 64), dtype=np.uint8)
+        decode_frames_into(run, out)
+        for row, i in zip(out, passing):
+            assert bytes(row) == bytes(numcodecs.Zstd().decode(values[i]))
 
 
 @settings(max_examples=120, deadline=None)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Self
 
 import numpy as np
@@ -176,22 +176,16 @@ class BytesBytesCodec(V3Codec):
 
     def decode_frames_into(self, data: Any, out: np.ndarray) -> None:
         """Decode several encoded values stored one after the other in ``data``, each one
-        declaring its decoded size (see :meth:`declared_size`), into the C-contiguous array
-        ``out``, which they fill exactly, in order (ValueError otherwise): one call for many
-        small chunks (when :attr:`decodes_frames`)."""
+        passing :meth:`frames_in_place`, into the C-contiguous array ``out``, which they fill
+        exactly, in order (ValueError otherwise): one call for many small chunks (when
+        :attr:`decodes_frames`)."""
         raise NotImplementedError
 
-    def declared_sizes(self, data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-        """:meth:`declared_size` of the values at ``starts`` (of ``lengths`` bytes) in
-        ``data`` (uint8): -1 for each that declares none or whose header is cut short."""
-        sizes = []
-        for start, length in zip(starts.tolist(), lengths.tolist()):
-            try:
-                size = self.declared_size(data[start : start + length])
-            except ValueError:
-                size = None
-            sizes.append(-1 if size is None else size)
-        return np.array(sizes, dtype=np.int64)
+    def frames_in_place(self, data: Any, starts: Sequence[int], lengths: Sequence[int], size: int) -> list[bool]:
+        """For each value at ``starts`` (of ``lengths`` bytes) in ``data``: whether
+        :meth:`decode_frames_into` may decode it with others, into a place of ``size`` bytes
+        (exactly one encoded value, declaring that size, ending where the value ends)."""
+        return [False] * len(starts)
 
     def decode_range_into(self, data: Any, out: np.ndarray, lo: int, hi: int) -> bool:
         """Decode at least bytes ``lo:hi`` of the decoded data into the same bytes of ``out``

@@ -30,6 +30,15 @@ from .buffers import copy_runs, held_at, is_view, scratch, selection_span
 __all__ = ["CodecChain", "split_codecs", "check_vlen_count"]
 
 
+def _place(out: np.ndarray, selection: Any, part: np.ndarray) -> None:
+    """``out[selection] = part``, by runs (see :func:`~zarrkit.codecs.buffers.copy_runs`)
+    where the selection is basic (a view of ``out``)."""
+    if type(selection) is tuple and all(type(s) is slice for s in selection):
+        copy_runs(out[selection], part)
+    else:
+        out[selection] = part
+
+
 def _span(first: Any, length: int) -> memoryview | None:
     """The ``length`` bytes from the start of ``first`` on, in the value holding ``first``
     (see :func:`~zarrkit.codecs.buffers.held_at`); None when they are not all there."""
@@ -230,10 +239,10 @@ class CodecChain:
             elif not self.stored_raw:
                 buf = self._scratch(raw, key, out.dtype)
                 if self._span_into(raw, buf, key, chunk_selection) or self._into(raw, buf, key):
-                    out[out_selection] = buf[chunk_selection]
+                    _place(out, out_selection, buf[chunk_selection])
                     return
         chunk = self.decode(raw, key)
-        out[out_selection] = chunk if chunk_selection is Ellipsis else chunk[chunk_selection]
+        _place(out, out_selection, chunk if chunk_selection is Ellipsis else chunk[chunk_selection])
 
     @property
     def decodes_runs(self) -> bool:
@@ -292,16 +301,14 @@ class CodecChain:
         self, span: memoryview, lengths: Sequence[int], keys: Sequence[str], buf: np.ndarray, chunks: np.ndarray
     ) -> None:
         n = len(lengths)
-        sizes = np.asarray(lengths, dtype=np.int64)
-        starts = np.zeros(n, dtype=np.int64)
-        np.cumsum(sizes[:-1], out=starts[1:])
+        at = [0] * n
+        for i in range(1, n):
+            at[i] = at[i - 1] + lengths[i - 1]
         comp = self._comp
         if comp is not None and comp.decodes_frames:
-            declared = comp.declared_sizes(np.frombuffer(span, dtype=np.uint8), starts, sizes) == self.nbytes
-            ok = declared.tolist()
+            ok = comp.frames_in_place(span, at, lengths, self.nbytes)
         else:
             ok = [False] * n
-        at = starts.tolist()
         i = 0
         while i < n:
             j = i + 1

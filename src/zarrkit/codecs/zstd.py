@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
+from collections.abc import Sequence
 from typing import Any, cast
 
 import numcodecs
@@ -24,7 +25,7 @@ from numcodecs.compat import ensure_bytes
 from ..errors import MetadataError
 from .base import BytesBytesCodec
 
-__all__ = ["ZstdCodec", "zstd_frame_size", "zstd_frame_sizes", "zstd_decode_upto", "decode_bounded", "decode_frames_into"]
+__all__ = ["ZstdCodec", "zstd_frame_size", "zstd_decode_upto", "decode_bounded", "decode_frames_into", "frames_in_place"]
 
 
 def zstd_frame_size(data: Any) -> int | None:
@@ -42,39 +43,6 @@ def zstd_frame_size(data: Any) -> int | None:
         raise ValueError("zstd frame header cut short")
     value = int.from_bytes(head[pos : pos + size], "little")
     return value + 256 if size == 2 else value
-
-
-#: headers read with numpy from this many frames on (one by one below: 1 µs each, against
-#: about 100 µs for numpy's steps whatever the count)
-VECTOR_MIN_FRAMES = 128
-_MAGIC = np.frombuffer(b"\x28\xb5\x2f\xfd", dtype=np.uint8)
-_DICT_ID_BYTES = np.array([0, 1, 2, 4])
-_SIZE_BYTES = np.array([0, 2, 4, 8])
-_HEADER = np.arange(18)
-_FIELD = np.arange(8)
-_SHIFTS = (8 * _FIELD).astype(np.uint64)
-
-
-def zstd_frame_sizes(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """:func:`zstd_frame_size` of many values at once: the values at ``starts`` (with
-    ``lengths``) of the bytes ``data`` (uint8), each one's declared content size, or -1 when
-    it declares none (or one of 2^63 bytes or more, which no chunk holds) or is no zstd frame
-    (or its header is cut short)."""
-    n = len(starts)
-    if not len(data):
-        return np.full(n, -1, dtype=np.int64)
-    idx = starts[:, None] + _HEADER
-    head = data[np.minimum(idx, len(data) - 1)]
-    head[idx >= (starts + lengths)[:, None]] = 0  # (nothing of a value's header is read from the next one)
-    fhd = head[:, 4].astype(np.int64)
-    single = (fhd >> 5) & 1
-    pos = 5 + (1 - single) + _DICT_ID_BYTES[fhd & 3]
-    size = np.where(fhd < 64, single, _SIZE_BYTES[fhd >> 6])
-    field = np.take_along_axis(head, np.minimum(pos[:, None] + _FIELD, 17), axis=1).astype(np.uint64)
-    field[_FIELD >= size[:, None]] = 0
-    value = (field << _SHIFTS).sum(axis=1, dtype=np.uint64).view(np.int64) + np.where(size == 2, 256, 0)
-    ok = (head[:, :4] == _MAGIC).all(axis=1) & (size > 0) & (pos + size <= lengths) & (value >= 0)
-    return np.where(ok, value, -1)
 
 
 def decode_bounded(codec: Any, data: Any, limit: int) -> Any:
@@ -175,6 +143,24 @@ def _load_zstd_cctx() -> Any:
 
 
 _ZSTD_CCTX = _load_zstd_cctx()
+
+
+def _load_zstd_frames() -> Any:
+    """zstd's look at a frame without decoding it: its compressed size and the content size
+    its header declares (called holding the interpreter lock: they take well under a
+    microsecond, less than handing the lock over would)."""
+    try:
+        lib = ctypes.PyDLL(numcodecs.zstd.__file__)
+        fns = (lib.ZSTD_findFrameCompressedSize, lib.ZSTD_getFrameContentSize)
+    except (OSError, AttributeError):
+        return None
+    for f, restype in zip(fns, (ctypes.c_size_t, ctypes.c_ulonglong)):
+        f.restype = restype
+        f.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    return fns
+
+
+_ZSTD_FRAMES = _load_zstd_frames()
 #: zstd's parameter numbers (ZSTD_c_compressionLevel, ZSTD_c_checksumFlag), the two numcodecs
 #: sets on a new context for every value: a context kept with the same two settings writes
 #: the same bytes
@@ -250,6 +236,20 @@ def compress(data: Any, level: int, checksum: bool, transient: bool) -> bytes | 
         raise ValueError(f"zstd: {name(ret).decode()}")
     view = memoryview(out)[:ret]
     return view if transient else bytes(view)
+
+
+def frames_in_place(data: Any, starts: Sequence[int], lengths: Sequence[int], size: int) -> list[bool]:
+    """For each value at ``starts`` (of ``lengths`` bytes) in ``data``: whether it is exactly
+    one zstd frame, ending where the value ends, whose header declares ``size`` bytes.
+    Frames that all are decode together into consecutive places of ``size`` bytes
+    (:func:`decode_frames_into`): zstd checks that each frame decodes to what it declares, and
+    each starts where the one before ends.  Anything else (a frame running into the next
+    value, one followed by a skippable frame or by a second frame) is decoded on its own."""
+    if _ZSTD_FRAMES is None:
+        return [False] * len(starts)
+    find, content = _ZSTD_FRAMES
+    base = np.frombuffer(data, dtype=np.uint8).__array_interface__["data"][0]
+    return [n > 0 and content(base + at, n) == size and find(base + at, n) == n for at, n in zip(starts, lengths)]
 
 
 def decode_frames_into(data: Any, out: np.ndarray) -> None:
@@ -346,10 +346,8 @@ class ZstdCodec(BytesBytesCodec):
     def decode_frames_into(self, data: Any, out: np.ndarray) -> None:
         decode_frames_into(data, out)
 
-    def declared_sizes(self, data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-        if len(starts) < VECTOR_MIN_FRAMES:  # (numpy's fixed cost is worth it for many only)
-            return super().declared_sizes(data, starts, lengths)
-        return zstd_frame_sizes(data, starts, lengths)
+    def frames_in_place(self, data: Any, starts: Sequence[int], lengths: Sequence[int], size: int) -> list[bool]:
+        return frames_in_place(data, starts, lengths, size)
 
     def declared_size(self, data: Any) -> int | None:
         """The content size in the zstd frame header (None when the frame does not say)."""

@@ -251,18 +251,26 @@ def take_turns(children: list[Child], runs: int, timeout: float) -> None:
 
 
 def run_in_turns(specs: list[dict], runs: int, timeout: float,
-                 cold=None) -> list[tuple[dict | None, str]]:
+                 cold=None, source: str | None = None, rotation: int = 0) -> list[tuple[dict | None, str]]:
     """Measure one operation with several libraries, one child each: the children start
-    together (imports, data), then do their cold runs one after the other, then ``runs``
-    rounds in which every library does one timed run (in the round's :func:`turn_order`);
-    returns (result, stderr tail) per spec.  ``cold``, if given, is a context manager
-    function the cold runs take place inside, yielding the pause (s) before each of them."""
+    together (imports, data), then do their cold runs one after the other (in the order
+    :func:`turn_order` gives for round ``rotation``: no library is always first), then
+    ``runs`` rounds in which every library does one timed run (in the round's
+    :func:`turn_order`); returns (result, stderr tail) per spec.  ``cold``, if given, is a
+    context manager function the cold runs take place inside, yielding the pause (s) before
+    each of them; the files under ``source``, if given, are read before each cold run, so
+    that every library finds the data it reads in the page cache (a cold run measures a
+    fresh process, not the disk: whichever library went first would otherwise read what
+    memory pressure had evicted)."""
     children = [Child(spec) for spec in specs]
     loaded = [c.wait(timeout)[0] == "loaded" for c in children]  # or a result (n/a), a failure
     with (cold() if cold is not None else contextlib.nullcontext(0.0)) as pause:
-        for c, ok in zip(children, loaded):
-            if ok:
+        for i in turn_order(len(children), rotation):
+            c = children[i]
+            if loaded[i]:
                 time.sleep(pause)
+                if source is not None:
+                    read_files(source)
                 c.send("go")
                 c.wait(timeout)  # ready, or a result already (failed)
     take_turns(children, runs, timeout)
@@ -279,6 +287,16 @@ def run_in_turns(specs: list[dict], runs: int, timeout: float,
         c.close()
         out.append((c.result, tail))
     return out
+
+
+def read_files(root: str) -> None:
+    """Read every file under ``root`` once (into one reused buffer): into the page cache."""
+    buf = bytearray(16 << 20)
+    for d, _, files in os.walk(root):
+        for name in files:
+            with open(os.path.join(d, name), "rb", buffering=0) as f:
+                while f.readinto(buf):
+                    pass
 
 
 def cpu_model() -> str:
@@ -706,13 +724,14 @@ def main(argv=None) -> int:
                     return
                 refs.pop("_wall", None)
                 zb_refs[w] = refs
-            for op in (ZB.OPS if zb else B.OPS[w]):
+            for n, op in enumerate(ZB.OPS if zb else B.OPS[w]):
                 results[w][op] = {}
                 op_libs = B.libraries(w, op, libs)
                 measured = run_in_turns(
                     [{"kind": "run", "workload": w, "op": op, "lib": lib, "tmp": tmp,
                       "quick": args.quick} for lib in op_libs],
-                    args.runs, timeout, cold=cold_runs if zb else None)
+                    args.runs, timeout, cold=cold_runs if zb else None,
+                    source=ZB.ref_path(tmp, ZB.dataset_of(op), w) if zb else None, rotation=n)
                 for lib, (r, err) in zip(op_libs, measured):
                     if r is None:
                         first = err.strip().splitlines()[0] if err.strip() else "child failed"

@@ -39,7 +39,10 @@ memory once for the other workloads; each child's first run (the *cold* figure: 
 or round trip, in a fresh process, its imports done and the array opened) runs while the
 machine's free-page reporting is back to its own setting, so that no memory an earlier run
 left backed by the host is waiting for it (a full run pauses 2.5 s before each, the kernel's
-reporting delay, so that what the previous one freed has gone back); the *warm* figure is the
+reporting delay, so that what the previous one freed has gone back), right after the parent
+has read the operation's source files once (every library finds them in the page cache: the
+first would otherwise read from disk what memory pressure evicted), the libraries in an order
+that changes from operation to operation; the *warm* figure is the
 median of the runs repeated in the same process afterwards, with the reporting held again (and,
 in a full run, 3 GiB touched first: the memory one run needs, which the cold runs handed back).
 """
@@ -359,8 +362,9 @@ def render(results: dict, quick: bool, refs: dict | None, fmt_time, md,
                  "figures exist for this chunking.")
     L.append("")
     L.append("*cold*: the first run in a fresh process (imports done and the array opened, "
-             "untimed; no memory left backed by an earlier run: see "
-             "`benchmarks/zarr_benchmarks.py`); *warm*: the median of the runs repeated in "
+             "untimed; no memory left backed by an earlier run; its source files read once "
+             "just before, into the page cache; the libraries' cold runs in an order that "
+             "changes from operation to operation: see `benchmarks/zarr_benchmarks.py`); *warm*: the median of the runs repeated in "
              "the same process after it. MiB/s and the ratio are of the warm figure.")
     L.append("")
     if refs:

@@ -39,10 +39,13 @@ ROW_MIN_CHUNK_BYTES = 64 * 1024
 ROW_OUTPUT_FACTOR = 8
 #: inner chunks of a shard up to this size (decoded) that a compressor can decode several at
 #: a time (:attr:`CodecChain.decodes_runs`) are read a group at a time (the shard's ranges
-#: for them in one request) and decoded in batches of about RUN_BYTES: one call of the
-#: compressor per run of chunks stored one after the other, and one release of the
-#: interpreter lock, instead of a read, a decode and their Python for every chunk (64 KiB
-#: inner chunks read 1.3x faster on one thread, and scale on two)
+#: for them in one request) and decoded in batches of up to RUN_BYTES (a buffer per worker):
+#: one call of the compressor per run of chunks stored one after the other, and one release
+#: of the interpreter lock, instead of a read, a decode and their Python for every chunk.
+#: 512^3 uint16 in 128^3 shards of 32^3 inner chunks, read whole from a local directory: 0.36 s
+#: on one thread and 0.27 s on two chunk by chunk; 0.33 s and 0.20 s in batches.  Small chunk
+#: files (see _read_small) go in batches of the same size: 8 KiB chunks read in 0.198 s on two
+#: threads with 1 MiB batches, 0.176 s with 4 MiB ones
 RUN_MAX_CHUNK_BYTES = 256 * 1024
 RUN_BYTES = 4 * 1024 * 1024
 #: a read of a shard on a store that cannot hold one version of it for the read, which fails

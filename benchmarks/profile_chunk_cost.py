@@ -16,7 +16,9 @@ chunk of the read, and divided by the number of chunks:
   decoded once per shard) and each inner chunk's entry in it;
 * **read**: the store's I/O: the chunk file's bytes (``store.get``), or the inner chunk's byte
   range of its shard, read from the shard held open as the engine does;
-* **decode**: the codec chain's ``decode_into`` of those bytes into a chunk-shaped buffer;
+* **decode**: the codec chain's ``decode_into`` of those bytes into a chunk-shaped buffer, one
+  chunk at a time (the engine decodes zstd chunks stored one after the other a batch at a
+  time: what that saves shows in *other*);
 * **scatter**: the numpy copy of that buffer into a new result array (its first-touch page
   faults included, as in a read);
 * **other**: the whole read's time minus the five: the engine's own per-chunk work (tasks,
@@ -53,6 +55,7 @@ def stage_functions(path: str) -> tuple[dict[str, Callable[[], Any]], int, str]:
     """The timed functions of one array: each stage, and the whole read; the chunk count;
     what the array is."""
     import zarrkit
+    from zarrkit.codecs.buffers import copy_runs
     from zarrkit.core.indexing import make_indexer
     from zarrkit.storage import ByteRange
 
@@ -144,10 +147,10 @@ def stage_functions(path: str) -> tuple[dict[str, Callable[[], Any]], int, str]:
         codec.decode_into(raw, k, b)
         bufs.append(b)
 
-    def scatter():
+    def scatter():  # (short runs along the last axis copied as single items, as the engine does)
         out = np.zeros(shape, dtype)
         for p, b in zip(projections, bufs):
-            out[p.out_selection] = b if p.chunk_selection is Ellipsis else b[p.chunk_selection]
+            copy_runs(out[p.out_selection], b[p.chunk_selection])
         return out
 
     def whole():

@@ -12,7 +12,7 @@ from ..storage.pool import is_worker
 from .blosc import forget as forget_address
 from .blosc import remember as remember_address
 
-__all__ = ["scratch", "filled", "is_all_fill", "is_view", "selection_span", "held_at", "copy_runs"]
+__all__ = ["scratch", "filled", "is_all_fill", "is_view", "selection_span", "held_at", "copy_runs", "place"]
 
 #: runs along the last axis up to this many bytes are copied as single items (see copy_runs)
 RUN_COPY_MAX_BYTES = 4096
@@ -68,6 +68,15 @@ def copy_runs(dst: np.ndarray, src: np.ndarray) -> None:
         dst.view(run)[...] = src.view(run)
         return
     dst[...] = src
+
+
+def place(out: np.ndarray, selection: Any, part: Any) -> None:
+    """``out[selection] = part``, by runs (see :func:`copy_runs`) where the selection is
+    basic slices of an array with dimensions (its result a view of ``out``)."""
+    if type(selection) is tuple and selection and all(type(s) is slice for s in selection):
+        copy_runs(out[selection], part)
+    else:
+        out[selection] = part
 
 
 def held_at(data: Any) -> tuple[int, int]:

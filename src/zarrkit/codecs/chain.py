@@ -25,18 +25,9 @@ from numcodecs.compat import ensure_bytes, ensure_contiguous_ndarray
 from ..config import config
 from ..errors import ChunkDecodeError, ChunkEncodeError, MetadataError, ValueEncodeError
 from .base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, V3Codec
-from .buffers import copy_runs, held_at, is_view, scratch, selection_span
+from .buffers import copy_runs, held_at, is_view, place, scratch, selection_span
 
 __all__ = ["CodecChain", "split_codecs", "check_vlen_count"]
-
-
-def _place(out: np.ndarray, selection: Any, part: np.ndarray) -> None:
-    """``out[selection] = part``, by runs (see :func:`~zarrkit.codecs.buffers.copy_runs`)
-    where the selection is basic (a view of ``out``)."""
-    if type(selection) is tuple and all(type(s) is slice for s in selection):
-        copy_runs(out[selection], part)
-    else:
-        out[selection] = part
 
 
 def _span(first: Any, length: int) -> memoryview | None:
@@ -239,10 +230,10 @@ class CodecChain:
             elif not self.stored_raw:
                 buf = self._scratch(raw, key, out.dtype)
                 if self._span_into(raw, buf, key, chunk_selection) or self._into(raw, buf, key):
-                    _place(out, out_selection, buf[chunk_selection])
+                    place(out, out_selection, buf[chunk_selection])
                     return
         chunk = self.decode(raw, key)
-        _place(out, out_selection, chunk if chunk_selection is Ellipsis else chunk[chunk_selection])
+        place(out, out_selection, chunk if chunk_selection is Ellipsis else chunk[chunk_selection])
 
     @property
     def decodes_runs(self) -> bool:

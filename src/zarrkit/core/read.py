@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..codecs.buffers import copy_runs, held_at
+from ..codecs.buffers import held_at, place
 from ..codecs.sharding import GroupedKeys
 from ..config import config
 from ..errors import ChunkDecodeError, ShapeMismatchError
@@ -293,12 +293,7 @@ def _read_small(ctx: ChunkContext, projections: list[ChunkProjection], out: np.n
         for i, p in enumerate(chunks):
             if i in placed:
                 continue
-            part = decoded[i][p.chunk_selection]
-            sel = p.out_selection
-            if type(sel) is tuple and all(type(s) is slice for s in sel):  # a view of ``out``
-                copy_runs(out[sel], part)
-            else:
-                out[sel] = part
+            place(out, p.out_selection, decoded[i][p.chunk_selection])
 
     run_pipelined(fetched(), decode, None if len(batches) > 1 else 1)
 
@@ -323,12 +318,7 @@ def _decode_runs(
     def decode(batch: list[Any]) -> None:
         decoded = codec.decode_many([s[2] for s in batch], [s[1] for s in batch], per_batch)
         for (_, _, _, p), chunk in zip(batch, decoded):
-            part = chunk[p.chunk_selection]
-            sel = p.out_selection
-            if type(sel) is tuple and all(type(s) is slice for s in sel):  # a view of ``out``
-                copy_runs(out[sel], part)
-            else:
-                out[sel] = part
+            place(out, p.out_selection, chunk[p.chunk_selection])
 
     run_tasks(decode, batches)
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..codecs.buffers import copy_runs
+from ..codecs.buffers import place
 from ..codecs.sharding import GroupedKeys
 from ..errors import ShapeMismatchError
 from .chunks import ChunkContext, is_all_fill, names_store, scratch
@@ -150,11 +150,6 @@ def write_selection(
         run_tasks(write_one, chunks, threads)
 
 
-def _basic(selection: Any) -> bool:
-    """Whether ``selection`` is a tuple of slices (indexing with it gives a view)."""
-    return type(selection) is tuple and all(type(s) is slice for s in selection)
-
-
 def _merger(ctx: ChunkContext, arr: np.ndarray, scalar: bool, fields: Any, write_empty_chunks: bool) -> Any:
     """``merged(p, key, old=None)``: the chunk to store for projection ``p`` with the
     selection's part of ``arr`` written in, or None when it is to be deleted (left all fill
@@ -182,10 +177,8 @@ def _merger(ctx: ChunkContext, arr: np.ndarray, scalar: bool, fields: Any, write
                 chunk = scratch(chunk_shape, dtype, order)
                 if scalar:
                     chunk.fill(arr.reshape(-1)[0])
-                elif _basic(p.chunk_selection) and _basic(p.out_selection):  # views: copied by runs
-                    copy_runs(chunk[p.chunk_selection], arr[p.out_selection])
                 else:
-                    chunk[p.chunk_selection] = arr[p.out_selection]
+                    place(chunk, p.chunk_selection, arr[p.out_selection])
         else:
             raw = store.get_upto(key, limit) if old is None else old.get(key)
             if raw is None:

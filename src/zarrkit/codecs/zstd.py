@@ -63,104 +63,52 @@ class _ZstdBuffer(ctypes.Structure):  # ZSTD_inBuffer and ZSTD_outBuffer
     _fields_ = [("ptr", ctypes.c_void_p), ("size", ctypes.c_size_t), ("pos", ctypes.c_size_t)]
 
 
-def _load_zstd_stream() -> Any:
-    """zstd's streaming decompression, from the library numcodecs bundles and exports (None
-    where it does not)."""
+_VOID_P, _SIZE = ctypes.c_void_p, ctypes.c_size_t
+_BUFFER_P = ctypes.POINTER(_ZstdBuffer)
+#: the functions of the zstd library numcodecs bundles (and exports) used here: result type,
+#: argument types
+_SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
+    "ZSTD_createDStream": (_VOID_P, []),
+    "ZSTD_decompressStream": (_SIZE, [_VOID_P, _BUFFER_P, _BUFFER_P]),
+    "ZSTD_freeDStream": (_SIZE, [_VOID_P]),
+    "ZSTD_createDCtx": (_VOID_P, []),
+    "ZSTD_decompressDCtx": (_SIZE, [_VOID_P, _VOID_P, _SIZE, _VOID_P, _SIZE]),
+    "ZSTD_freeDCtx": (_SIZE, [_VOID_P]),
+    "ZSTD_createCCtx": (_VOID_P, []),
+    "ZSTD_compress2": (_SIZE, [_VOID_P, _VOID_P, _SIZE, _VOID_P, _SIZE]),
+    "ZSTD_freeCCtx": (_SIZE, [_VOID_P]),
+    "ZSTD_CCtx_setParameter": (_SIZE, [_VOID_P, ctypes.c_int, ctypes.c_int]),
+    "ZSTD_compressBound": (_SIZE, [_SIZE]),
+    "ZSTD_findFrameCompressedSize": (_SIZE, [_VOID_P, _SIZE]),
+    "ZSTD_getFrameContentSize": (ctypes.c_ulonglong, [_VOID_P, _SIZE]),
+    "ZSTD_isError": (ctypes.c_uint, [_SIZE]),
+    "ZSTD_getErrorName": (ctypes.c_char_p, [_SIZE]),
+}
+
+
+def _load(*names: str, holding_lock: bool = False) -> Any:
+    """The functions ``names`` of the zstd library numcodecs bundles, typed (None where it
+    does not export them).  Calls release the interpreter lock, unless ``holding_lock``: for
+    functions that take well under a microsecond, less than handing the lock over would."""
     try:
-        lib = ctypes.CDLL(numcodecs.zstd.__file__)
-        fns = (lib.ZSTD_createDStream, lib.ZSTD_decompressStream, lib.ZSTD_freeDStream,
-               lib.ZSTD_isError, lib.ZSTD_getErrorName)
+        lib = (ctypes.PyDLL if holding_lock else ctypes.CDLL)(numcodecs.zstd.__file__)
+        fns = tuple(getattr(lib, name) for name in names)
     except (OSError, AttributeError):
         return None
-    create, stream, free, is_error, name = fns
-    create.restype = ctypes.c_void_p
-    create.argtypes = []
-    stream.restype = ctypes.c_size_t
-    stream.argtypes = [ctypes.c_void_p, ctypes.POINTER(_ZstdBuffer), ctypes.POINTER(_ZstdBuffer)]
-    free.restype = ctypes.c_size_t
-    free.argtypes = [ctypes.c_void_p]
-    is_error.restype = ctypes.c_uint
-    is_error.argtypes = [ctypes.c_size_t]
-    name.restype = ctypes.c_char_p
-    name.argtypes = [ctypes.c_size_t]
+    for name, f in zip(names, fns):
+        f.restype, f.argtypes = _SIGNATURES[name]
     return fns
 
 
-_ZSTD_STREAM = _load_zstd_stream()
-
-
-def _load_zstd_dctx() -> Any:
-    """zstd's one-shot decompression with a context of the caller's, from the library
-    numcodecs bundles (None where it does not export it)."""
-    try:
-        lib = ctypes.CDLL(numcodecs.zstd.__file__)  # (a CDLL call releases the interpreter lock)
-        fns = (lib.ZSTD_createDCtx, lib.ZSTD_decompressDCtx, lib.ZSTD_freeDCtx,
-               lib.ZSTD_isError, lib.ZSTD_getErrorName)
-    except (OSError, AttributeError):
-        return None
-    create, decompress, free, is_error, name = fns
-    create.restype = ctypes.c_void_p
-    create.argtypes = []
-    decompress.restype = ctypes.c_size_t
-    decompress.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t]
-    free.restype = ctypes.c_size_t
-    free.argtypes = [ctypes.c_void_p]
-    is_error.restype = ctypes.c_uint
-    is_error.argtypes = [ctypes.c_size_t]
-    name.restype = ctypes.c_char_p
-    name.argtypes = [ctypes.c_size_t]
-    return fns
-
-
-_ZSTD_DCTX = _load_zstd_dctx()
-
-
-def _load_zstd_cctx() -> Any:
-    """zstd's one-shot compression with a context of the caller's (None where the library
-    numcodecs bundles does not export it)."""
-    try:
-        lib = ctypes.CDLL(numcodecs.zstd.__file__)
-        fns = (lib.ZSTD_createCCtx, lib.ZSTD_compress2, lib.ZSTD_freeCCtx, lib.ZSTD_CCtx_setParameter,
-               lib.ZSTD_compressBound, lib.ZSTD_isError, lib.ZSTD_getErrorName)
-    except (OSError, AttributeError):
-        return None
-    create, compress, free, set_parameter, bound, is_error, name = fns
-    create.restype = ctypes.c_void_p
-    create.argtypes = []
-    compress.restype = ctypes.c_size_t
-    compress.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t]
-    free.restype = ctypes.c_size_t
-    free.argtypes = [ctypes.c_void_p]
-    set_parameter.restype = ctypes.c_size_t
-    set_parameter.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
-    bound.restype = ctypes.c_size_t
-    bound.argtypes = [ctypes.c_size_t]
-    is_error.restype = ctypes.c_uint
-    is_error.argtypes = [ctypes.c_size_t]
-    name.restype = ctypes.c_char_p
-    name.argtypes = [ctypes.c_size_t]
-    return fns
-
-
-_ZSTD_CCTX = _load_zstd_cctx()
-
-
-def _load_zstd_frames() -> Any:
-    """zstd's look at a frame without decoding it: its compressed size and the content size
-    its header declares (called holding the interpreter lock: they take well under a
-    microsecond, less than handing the lock over would)."""
-    try:
-        lib = ctypes.PyDLL(numcodecs.zstd.__file__)
-        fns = (lib.ZSTD_findFrameCompressedSize, lib.ZSTD_getFrameContentSize)
-    except (OSError, AttributeError):
-        return None
-    for f, restype in zip(fns, (ctypes.c_size_t, ctypes.c_ulonglong)):
-        f.restype = restype
-        f.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-    return fns
-
-
-_ZSTD_FRAMES = _load_zstd_frames()
+#: streaming decompression (frames that do not declare their size)
+_ZSTD_STREAM = _load("ZSTD_createDStream", "ZSTD_decompressStream", "ZSTD_freeDStream", "ZSTD_isError",
+                     "ZSTD_getErrorName")
+#: one-shot decompression and compression with a context of the caller's
+_ZSTD_DCTX = _load("ZSTD_createDCtx", "ZSTD_decompressDCtx", "ZSTD_freeDCtx", "ZSTD_isError", "ZSTD_getErrorName")
+_ZSTD_CCTX = _load("ZSTD_createCCtx", "ZSTD_compress2", "ZSTD_freeCCtx", "ZSTD_CCtx_setParameter",
+                   "ZSTD_compressBound", "ZSTD_isError", "ZSTD_getErrorName")
+#: a look at a frame without decoding it: its compressed size, and the content size it declares
+_ZSTD_FRAMES = _load("ZSTD_findFrameCompressedSize", "ZSTD_getFrameContentSize", holding_lock=True)
 #: zstd's parameter numbers (ZSTD_c_compressionLevel, ZSTD_c_checksumFlag), the two numcodecs
 #: sets on a new context for every value: a context kept with the same two settings writes
 #: the same bytes

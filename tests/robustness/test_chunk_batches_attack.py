@@ -116,6 +116,19 @@ def test_chunk_file_whose_frame_runs_into_the_next_file_is_refused(tmp_path, thr
     assert "c/0/" in str(info.value)
 
 
+def assert_neighbours_refused_middle_kept(tmp_path, threads, middle, neighbours):
+    """The valid middle chunk (2.0) reads alone; a whole read fails, or at least keeps the
+    middle chunk's own data in its place (the bad neighbours' bytes never land there)."""
+    np.testing.assert_array_equal(read_all(tmp_path, threads, (slice(None), slice(32, 64))), 2.0)
+    try:
+        got = read_all(tmp_path, threads)
+    except ChunkDecodeError:
+        return
+    if not np.all(got[:, 32:64] == 2.0):
+        pytest.fail(f"valid {middle} (2.0) read as {got[0, 32]}: a neighbour's data")
+    pytest.fail(f"{neighbours} are corrupt, yet the read succeeded")
+
+
 @pytest.mark.parametrize("threads", THREADS)
 def test_skippable_frame_cannot_move_a_chunk_into_another_place(tmp_path, threads):
     """c/0/0 ends with a skippable frame claiming the bytes of c/0/1; c/0/2 holds two frames.
@@ -127,14 +140,7 @@ def test_skippable_frame_cannot_move_a_chunk_into_another_place(tmp_path, thread
     write_file(chunk_file(tmp_path, 1), b)
     write_file(chunk_file(tmp_path, 2), z.encode(values(3.0)) + z.encode(values(4.0)))
     # c/0/1 is a valid chunk holding 2.0
-    np.testing.assert_array_equal(read_all(tmp_path, threads, (slice(None), slice(32, 64))), 2.0)
-    try:
-        got = read_all(tmp_path, threads)
-    except ChunkDecodeError:
-        return
-    if not np.all(got[:, 32:64] == 2.0):
-        pytest.fail(f"valid chunk c/0/1 (2.0) read as {got[0, 32]}: the data of c/0/2")
-    pytest.fail("chunks c/0/0 and c/0/2 are corrupt, yet the read succeeded")
+    assert_neighbours_refused_middle_kept(tmp_path, threads, "chunk c/0/1", "chunks c/0/0 and c/0/2")
 
 
 @pytest.mark.parametrize("threads", THREADS)
@@ -159,19 +165,12 @@ def test_shard_skippable_frame_cannot_move_an_inner_chunk(tmp_path, threads):
     a = z.encode(values(1.0)) + skippable(len(b))
     c = z.encode(values(3.0)) + z.encode(values(4.0))
     write_shard(tmp_path, a + b + c, [(0, len(a)), (len(a), len(b)), (len(a) + len(b), len(c))])
-    np.testing.assert_array_equal(read_all(tmp_path, threads, (slice(None), slice(32, 64))), 2.0)
-    try:
-        got = read_all(tmp_path, threads)
-    except ChunkDecodeError:
-        return
-    if not np.all(got[:, 32:64] == 2.0):
-        pytest.fail(f"valid inner chunk (0, 1) (2.0) read as {got[0, 32]}: the data of (0, 2)")
-    pytest.fail("inner chunks (0, 0) and (0, 2) are corrupt, yet the read succeeded")
+    assert_neighbours_refused_middle_kept(tmp_path, threads, "inner chunk (0, 1)", "inner chunks (0, 0) and (0, 2)")
 
 
 @pytest.mark.parametrize("threads", THREADS)
 def test_many_inner_chunks_with_a_borrowing_frame_are_refused(tmp_path, threads):
-    """Enough inner chunks (16 x 16 of 8 x 8 float64) for the vectorised header parse."""
+    """Many inner chunks (16 x 16 of 8 x 8 float64): batches of 256 frames."""
     inner = (8, 8)
     n = 8 * 8 * 8
     shard_array(tmp_path, inner=inner, per_shard=(16, 16))

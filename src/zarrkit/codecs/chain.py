@@ -269,9 +269,10 @@ class CodecChain:
 
     def decode_joined(self, data: Any, lengths: Sequence[int], keys: Sequence[str], capacity: int) -> np.ndarray:
         """:meth:`decode_many` of the stored chunks held one after the other in ``data``
-        (of ``lengths`` bytes each): each run of them whose headers declare the chunk's size
-        decoded with one call of the compressor (:attr:`decodes_runs`), the others one by
-        one, as is a run that fails (which names the chunk at fault)."""
+        (of ``lengths`` bytes each): each run of them that are each exactly one encoded value
+        of the chunk's size (see ``frames_in_place`` of the compressor) decoded with one call
+        (:attr:`decodes_runs`), the others one by one, as is a run that fails (which names
+        the chunk at fault)."""
         buf, chunks = self._run_buffer(len(lengths), capacity)
         self._decode_span(memoryview(data).cast("B"), lengths, keys, buf, chunks)
         return chunks

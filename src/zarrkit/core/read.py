@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..codecs.buffers import held_at, place
+from ..codecs.buffers import held_at, new_array, place
 from ..codecs.sharding import GroupedKeys
 from ..config import config
 from ..errors import ChunkDecodeError, ShapeMismatchError
@@ -119,9 +119,7 @@ def _output(ctx: ChunkContext, shape: tuple[int, ...], out: np.ndarray | None) -
         return out
     # an array stored in F order reads into an F-ordered result, as numpy and zarr-python 2
     layout: Literal["C", "F"] = "F" if ctx.meta.layout_order == "F" else "C"
-    if ctx.fill_value is None and ctx.dtype.kind != "O":
-        return np.zeros(shape, dtype=ctx.dtype, order=layout)
-    return np.empty(shape, dtype=ctx.dtype, order=layout)
+    return new_array(shape, ctx.dtype, layout, zeroed=ctx.fill_value is None and ctx.dtype.kind != "O")
 
 
 def chunk_getter(store: Any, limit: int, transient: bool) -> Callable[[str], Any]:

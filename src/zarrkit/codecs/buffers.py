@@ -56,6 +56,18 @@ def _madvise() -> Any:
     return fn
 
 
+def _free_bytes() -> int:
+    """The memory that can be taken without swapping (``MemAvailable``), 0 when unknown."""
+    try:
+        with open("/proc/meminfo", "rb") as f:
+            for line in f:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 #: libc's madvise, while populating ranges works (None once the kernel refused it)
 _madvise_fn = [_madvise()]
 
@@ -73,7 +85,9 @@ def new_array(shape: tuple[int, ...], dtype: np.dtype, order: Literal["C", "F"] 
     """
     a = (np.zeros if zeroed else np.empty)(shape, dtype=dtype, order=order)
     madvise = _madvise_fn[0]
-    if madvise is None or a.nbytes < PREFAULT_MIN_BYTES or dtype.kind == "O":
+    if madvise is None or a.nbytes < PREFAULT_MIN_BYTES or dtype.hasobject or a.nbytes > _free_bytes():
+        # (a result larger than the free memory is left to the read: one that fails before
+        # it wrote much then fails without having taken it all)
         return a
     start = a.ctypes.data
     first = -(-start // _HUGE) * _HUGE

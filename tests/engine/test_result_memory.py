@@ -72,6 +72,15 @@ def test_a_large_result_is_backed_before_it_is_written():
 
 
 @linux
+def test_a_result_for_a_read_over_the_network_is_left_to_its_faults():
+    n = 128 * MiB
+    before = _rss_kib()
+    a = buffers.new_array((n,), np.dtype("u1"), prefault=False)
+    assert (_rss_kib() - before) * 1024 < 8 * MiB
+    del a
+
+
+@linux
 def test_huge_pages_are_declined_once_they_come_dear(monkeypatch):
     monkeypatch.setattr(buffers, "HUGE_PAGE_DEAR_SECONDS", 0.0)  # every step counts as dear
     a = buffers.new_array((64 * MiB,), np.dtype("<u2"))

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import mmap
+import os
 import sys
 import threading
 import time
@@ -35,8 +37,9 @@ PREFAULT_TASK_BYTES = 64 << 20
 PREFAULT_STEP_BYTES = 16 << 20
 #: a huge page (2 MiB) that takes longer than this to back costs more than the 512 small
 #: pages it replaces: measured, 4 ms where a virtual machine's host must back memory it took
-#: back, 0.2 ms otherwise; 512 small pages backed in one call, 0.4 to 0.7 ms either way
-HUGE_PAGE_DEAR_SECONDS = 1e-3
+#: back, 0.2 to 0.6 ms otherwise (two threads at once); 512 small pages backed in one call,
+#: 0.4 to 0.8 ms either way, and more TLB misses in the read that follows
+HUGE_PAGE_DEAR_SECONDS = 2e-3
 _HUGE = 2 << 20
 #: madvise(2) advice (Linux): back a range as if written to (5.14), decline huge pages
 _POPULATE_WRITE = 23
@@ -56,23 +59,69 @@ def _madvise() -> Any:
     return fn
 
 
+def _read_number(path: str) -> int | None:
+    try:
+        with open(path, "rb") as f:
+            text = f.read().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None  # ("max": no limit)
+
+
+@functools.lru_cache(maxsize=1)
+def _cgroup_limits() -> list[tuple[int, str]]:
+    """The memory limits of this process's cgroups and their ancestors (v1 and v2), each with
+    the file of its usage (limits looked up once)."""
+    found: list[tuple[int, str]] = []
+    try:
+        with open("/proc/self/cgroup") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if controllers == "":
+            v2 = os.path.exists("/sys/fs/cgroup/cgroup.controllers")
+            root, names = ("/sys/fs/cgroup" if v2 else "/sys/fs/cgroup/unified"), ("memory.max", "memory.current")
+        elif "memory" in controllers.split(","):
+            root, names = "/sys/fs/cgroup/memory", ("memory.limit_in_bytes", "memory.usage_in_bytes")
+        else:
+            continue
+        directory = root + path.rstrip("/")
+        while directory.startswith(root):
+            limit = _read_number(f"{directory}/{names[0]}")
+            if limit is not None and limit < 1 << 60:  # (v1 says "none" with a huge number)
+                found.append((limit, f"{directory}/{names[1]}"))
+            if directory == root:
+                break
+            directory = os.path.dirname(directory)
+    return found
+
+
 def _free_bytes() -> int:
-    """The memory that can be taken without swapping (``MemAvailable``), 0 when unknown."""
+    """The memory this process can take without swapping or meeting a limit of its cgroups:
+    ``MemAvailable``, or less where a cgroup (or an ancestor) leaves less; 0 when unknown."""
+    free = 0
     try:
         with open("/proc/meminfo", "rb") as f:
             for line in f:
                 if line.startswith(b"MemAvailable:"):
-                    return int(line.split()[1]) * 1024
+                    free = int(line.split()[1]) * 1024
+                    break
     except (OSError, ValueError, IndexError):
-        pass
-    return 0
+        return 0
+    for limit, usage in _cgroup_limits():
+        free = min(free, max(limit - (_read_number(usage) or 0), 0))
+    return free
 
 
 #: libc's madvise, while populating ranges works (None once the kernel refused it)
 _madvise_fn = [_madvise()]
 
 
-def new_array(shape: tuple[int, ...], dtype: np.dtype, order: Literal["C", "F"] = "C", zeroed: bool = False) -> np.ndarray:
+def new_array(
+    shape: tuple[int, ...], dtype: np.dtype, order: Literal["C", "F"] = "C", zeroed: bool = False, prefault: bool = True
+) -> np.ndarray:
     """A new result array, its memory backed with pages up front, in parallel.
 
     A read writes every byte of its result; each page of it the read touches first costs a
@@ -81,13 +130,16 @@ def new_array(shape: tuple[int, ...], dtype: np.dtype, order: Literal["C", "F"] 
     that.  numpy asks for huge pages for large arrays; where the machine hands out memory it
     has not backed yet (a virtual machine whose host took freed memory back), a huge page
     costs several times what its 512 small pages do.  Each step is timed, and once huge pages
-    came dear the rest of the result declines them.
+    came dear the rest of the result declines them.  Not with ``prefault=False``: a read
+    waiting on the network faults its pages in while it waits.
     """
     a = (np.zeros if zeroed else np.empty)(shape, dtype=dtype, order=order)
     madvise = _madvise_fn[0]
-    if madvise is None or a.nbytes < PREFAULT_MIN_BYTES or dtype.hasobject or a.nbytes > _free_bytes():
-        # (a result larger than the free memory is left to the read: one that fails before
-        # it wrote much then fails without having taken it all)
+    if not prefault or madvise is None or a.nbytes < PREFAULT_MIN_BYTES or dtype.hasobject:
+        return a
+    if 2 * a.nbytes > _free_bytes():
+        # a result taking more than half the memory left (the machine's, or its cgroup's) is
+        # left to the read: one that fails before it wrote much has not taken it all
         return a
     start = a.ctypes.data
     first = -(-start // _HUGE) * _HUGE

@@ -119,7 +119,8 @@ def _output(ctx: ChunkContext, shape: tuple[int, ...], out: np.ndarray | None) -
         return out
     # an array stored in F order reads into an F-ordered result, as numpy and zarr-python 2
     layout: Literal["C", "F"] = "F" if ctx.meta.layout_order == "F" else "C"
-    return new_array(shape, ctx.dtype, layout, zeroed=ctx.fill_value is None and ctx.dtype.kind != "O")
+    zeroed = ctx.fill_value is None and ctx.dtype.kind != "O"
+    return new_array(shape, ctx.dtype, layout, zeroed, prefault=not getattr(ctx.chunks, "high_latency", False))
 
 
 def chunk_getter(store: Any, limit: int, transient: bool) -> Callable[[str], Any]:

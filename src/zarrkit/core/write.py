@@ -211,15 +211,15 @@ def _write_groups(
     key_of = ctx.chunk_key_function()
     no_lock = contextlib.nullcontext()
 
-    def write_group(group: list[ChunkProjection]) -> None:
-        first = key_of(group[0].chunk_coords)
+    def write_group(group: list[tuple[ChunkProjection, str]]) -> None:
+        first = group[0][1]
         with synchronizer[store.lock_key(first)] if synchronizer is not None else no_lock:
             txn = store.transaction(first)
-            partial = [key_of(p.chunk_coords) for p in group if not (p.is_complete_chunk and fields is None)]
+            partial = [key for p, key in group if not (p.is_complete_chunk and fields is None)]
             old = txn.get_many(partial) if partial else {}
 
-            def build(p: ChunkProjection) -> None:
-                key = key_of(p.chunk_coords)
+            def build(item: tuple[ChunkProjection, str]) -> None:
+                p, key = item
                 chunk = merged(p, key, old)
                 if chunk is None:
                     txn.delete(key)
@@ -230,7 +230,7 @@ def _write_groups(
             txn.commit()
 
     keys = [key_of(p.chunk_coords) for p in chunks]
-    groups = [[chunks[i] for i in g] for g in store.key_groups(keys)]
+    groups = [[(chunks[i], keys[i]) for i in g] for g in store.key_groups(keys)]
     run_tasks(write_group, groups, threads_for(ctx.chunks))
 
 

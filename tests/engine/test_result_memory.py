@@ -41,7 +41,7 @@ def _vma_flags(address: int) -> list[str]:
 @pytest.mark.parametrize("zeroed", [False, True])
 @pytest.mark.parametrize("order", ["C", "F"])
 def test_new_array_is_the_array_numpy_gives(order, zeroed):
-    for shape in [(3, 4), (64, 1024, 256)]:  # below and above PREFAULT_MIN_BYTES
+    for shape in [(3, 4), (64, 1024, 1024)]:  # below and above PREFAULT_MIN_BYTES
         a = buffers.new_array(shape, np.dtype("<u2"), order, zeroed=zeroed)
         assert a.shape == shape and a.dtype == np.dtype("<u2")
         assert a.flags.c_contiguous if order == "C" else a.flags.f_contiguous

@@ -1,4 +1,4 @@
-"""Large read results (16 MiB and more) are backed with pages before the read: under hostile
+"""Large read results (128 MiB and more) are backed with pages before the read: under hostile
 inputs, crowds of threads, nested reads, fork, signals and tight memory, the result must still
 be what numpy gives, errors must stay typed, and memory the process may not take must not be
 taken up front."""
@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import zarrkit
+from zarrkit.codecs import buffers
 from zarrkit.errors import ChunkDecodeError
 from zarrkit.storage import MemoryStore
 from zarrkit.storage.pool import is_busy
@@ -55,13 +56,13 @@ def _same(got: np.ndarray, expected: np.ndarray) -> None:
 @pytest.mark.parametrize("order", ["C", "F"])
 @pytest.mark.parametrize("dtype", ["<u2", ">u2", ">f8"])
 def test_large_results_in_either_order_match_numpy(order, dtype):
-    # 257 x 1031 x 33 items: byte counts that straddle 2 MiB boundaries, >= 16 MiB
-    shape = (257, 1031, 33) if np.dtype(dtype).itemsize <= 2 else (129, 1031, 33)
-    data = np.random.default_rng(0).integers(0, 250, size=shape).astype(dtype)
-    z = _array(shape, (64, 256, 16), dtype, order=order)
+    # byte counts that straddle 2 MiB boundaries, >= buffers.PREFAULT_MIN_BYTES
+    shape = (1031, 1031, 67) if np.dtype(dtype).itemsize <= 2 else (259, 1031, 67)
+    data = (np.arange(np.prod(shape), dtype=np.int64) % 251).astype(dtype).reshape(shape)
+    z = _array(shape, (256, 256, 32), dtype, order=order)
     z[...] = data
     got = z[...]
-    assert got.nbytes >= 16 * MiB
+    assert got.nbytes >= buffers.PREFAULT_MIN_BYTES
     assert got.flags.c_contiguous if order == "C" else got.flags.f_contiguous
     _same(got, data)
     _same(z[1:, ::1, 3:], data[1:, :, 3:])
@@ -126,7 +127,7 @@ def test_a_crowd_of_threads_reads_large_results_from_shared_and_separate_arrays(
     rng = np.random.default_rng(2)
     arrays = []
     for i, store in enumerate([MemoryStore(), MemoryStore(), str(tmp_path / "d")]):
-        data = rng.integers(0, 2**31, size=(1024, 4096), dtype="<i4")  # 16 MiB
+        data = rng.integers(0, 2**31, size=(4096, 8192), dtype="<i4")  # 128 MiB: backed first
         z = _array(data.shape, (256, 1024), "<i4", store=store, order="F" if i == 1 else None)
         z[...] = data
         arrays.append((z, data))
@@ -373,6 +374,7 @@ def test_a_result_just_under_available_memory_is_not_backed_up_front(tmp_path):
 
 _CORRUPT_FIRST = """
 import numpy as np, zarrkit
+from zarrkit.codecs import buffers
 from zarrkit.errors import ChunkDecodeError
 from zarrkit.storage import MemoryStore
 store = MemoryStore()

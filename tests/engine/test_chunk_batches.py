@@ -145,7 +145,9 @@ def test_a_value_is_in_place_only_when_it_is_one_frame_of_the_chunk_size_decodin
     for value, ok in zip(values, got):
         try:
             one = numcodecs.Zstd().decode(value) if value else None
-        except RuntimeError:
+        except (RuntimeError, SystemError, MemoryError):
+            # (numcodecs itself fails on headers declaring 2^63 bytes or more with the
+            # latter two: such a value does not decode alone either)
             one = None
         try:
             declared = zstd_frame_size(value)

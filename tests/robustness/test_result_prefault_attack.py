@@ -264,7 +264,7 @@ def test_a_large_read_whose_first_chunk_is_corrupt_raises_the_typed_error():
     store = MemoryStore()
     z = _array((8192, 8192), (1024, 1024), "<u4", store=store, fill_value=0)
     z[:1024, :1024] = 1
-    store._data["c/0/0"] = b"\x00not a chunk" * 50
+    store.set("c/0/0", b"\x00not a chunk" * 50)
     for threads in (1, 4):
         with zarrkit.config.set(threads=threads), pytest.raises(ChunkDecodeError):
             z[...]

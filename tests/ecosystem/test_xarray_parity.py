@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 
 xr = pytest.importorskip("xarray")
-pytest.importorskip("zarr")
+zarr = pytest.importorskip("zarr")
 pytest.importorskip("dask.array")
 numcodecs = pytest.importorskip("numcodecs")
 
@@ -95,10 +95,31 @@ def stored(root: str) -> dict[str, object]:
 
 
 def assert_same_stores(a: str, b: str) -> None:
+    """The same objects under both roots: metadata documents alike, chunks byte for byte --
+    but for zstd frames, which zarrkit's zstd build writes with other bytes than
+    numcodecs' in places: arrays holding such chunks must read the same, chunk by chunk."""
     sa, sb = stored(a), stored(b)
     assert sorted(sa) == sorted(sb)
+    recoded = set()
     for key in sa:
+        if sa[key] != sb[key] and key.rpartition("/c/")[0] + "/zarr.json" in sa:
+            array = key.rpartition("/c/")[0]
+            assert any(c.get("name") == "zstd" for c in _codecs(sa[array + "/zarr.json"])), key
+            recoded.add(array)
+            continue
         assert sa[key] == sb[key], (key, sa[key], sb[key])
+    for array in recoded:  # (read by zarr-python)
+        za, zb = (zarr.open_array(os.path.join(root, array), mode="r") for root in (a, b))
+        np.testing.assert_array_equal(za[...], zb[...])
+
+
+def _codecs(doc: dict) -> list[dict]:
+    """Every codec of an array's metadata document, inner codecs of shards included."""
+    out = []
+    for c in doc.get("codecs", []):
+        out.append(c)
+        out.extend(_codecs(c.get("configuration", {})))
+    return out
 
 
 def assert_same_encoding(a: xr.Dataset, b: xr.Dataset) -> None:

@@ -8,10 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from ..codecs.buffers import place
+from ..codecs.buffers import is_all_fill, place
 from ..codecs.sharding import GroupedKeys
+from ..config import config
 from ..errors import ShapeMismatchError
-from .chunks import ChunkContext, is_all_fill, names_store, scratch
+from .chunks import ChunkContext, names_store, scratch
 from .indexing import ChunkProjection
 from .pool import run_pipelined, run_tasks, threads_for
 
@@ -107,7 +108,9 @@ def write_selection(
     merged = _merger(ctx, arr, scalar, fields, write_empty_chunks)
     chunks = list(iter(indexer))  # (list(indexer) would count the chunks first, via len)
     if ctx.grouped is not None:
-        _write_groups(ctx, ctx.grouped, chunks, merged, fields, synchronizer)
+        keep = None if write_empty_chunks else lambda chunk: not is_all_fill(chunk, ctx.fill_value)
+        whole = arr if fields is None and ctx.codec_at is None else None
+        _write_groups(ctx, ctx.grouped, chunks, merged, whole, keep, fields, synchronizer)
         return
     no_lock = contextlib.nullcontext()
 
@@ -201,19 +204,33 @@ def _write_groups(
     store: GroupedKeys,
     chunks: list[ChunkProjection],
     merged: Any,
+    whole: np.ndarray | None,
+    keep: Any,
     fields: Any,
     synchronizer: Any,
 ) -> None:
     """A write to a store that writes keys best together (the inner chunks of a shard): a group
     per task, read at most once and written once, its chunks encoded in parallel when it is the
-    only group written."""
+    only group written.  A group the selection covers whole is written from its region of
+    ``whole`` (the value, when it may be: see :meth:`GroupedKeys.set_group`) with ``keep``
+    deciding which chunks to store."""
     codec_of = ctx.codec_of
     key_of = ctx.chunk_key_function()
     no_lock = contextlib.nullcontext()
+    chunk_shape = ctx.chunk_shape
+    keys = [key_of(p.chunk_coords) for p in chunks]
+    groups = [[(chunks[i], keys[i]) for i in g] for g in store.key_groups(keys)]
+    threads = threads_for(ctx.chunks)
+    if len(groups) == 1 and (threads or config.threads) > 1:
+        whole = None  # one group: its chunks are encoded in parallel instead
 
     def write_group(group: list[tuple[ChunkProjection, str]]) -> None:
         first = group[0][1]
         with synchronizer[store.lock_key(first)] if synchronizer is not None else no_lock:
+            region = None if whole is None else _group_region(group, chunk_shape, store.group_size(first))
+            if whole is not None and region is not None and whole[region].shape == store.group_shape(first):
+                store.set_group(first, whole[region], keep)
+                return
             txn = store.transaction(first)
             partial = [key for p, key in group if not (p.is_complete_chunk and fields is None)]
             old = txn.get_many(partial) if partial else {}
@@ -229,9 +246,34 @@ def _write_groups(
             run_tasks(build, group)
             txn.commit()
 
-    keys = [key_of(p.chunk_coords) for p in chunks]
-    groups = [[(chunks[i], keys[i]) for i in g] for g in store.key_groups(keys)]
-    run_tasks(write_group, groups, threads_for(ctx.chunks))
+    run_tasks(write_group, groups, threads)
+
+
+def _group_region(group: list[tuple[ChunkProjection, str]], chunk_shape: tuple[int, ...], size: int) -> Any:
+    """The region of the value that the chunks of a group tile, when the selection covers
+    each of them whole, there are ``size`` of them (the whole group) and each lies where its
+    place in the array puts it (the value's region is the group's, shifted); None otherwise."""
+    if len(group) != size:
+        return None
+    ndim = len(chunk_shape)
+    shift: list[int] | None = None
+    lows = [min(p.chunk_coords[d] for p, _ in group) for d in range(ndim)]
+    for p, _ in group:
+        sel = p.out_selection
+        if not p.is_complete_chunk or type(sel) is not tuple or len(sel) != ndim:
+            return None
+        here = []
+        for s, c, n in zip(sel, p.chunk_coords, chunk_shape):
+            if type(s) is not slice or s.step not in (None, 1) or s.stop - s.start != n:
+                return None
+            here.append(s.start - c * n)
+        if shift is None:
+            shift = here
+        elif here != shift:
+            return None
+    assert shift is not None
+    highs = [max(p.chunk_coords[d] for p, _ in group) + 1 for d in range(ndim)]
+    return tuple(slice(lo * n + d, hi * n + d) for lo, hi, n, d in zip(lows, highs, chunk_shape, shift))
 
 
 __all__ = ["write_selection", "prepare_value"]

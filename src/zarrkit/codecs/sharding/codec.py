@@ -10,15 +10,18 @@ nested in another, or a chain that is not sharding alone).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
-from collections.abc import Mapping, Sequence
+import math
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Final, Literal
 
 import numpy as np
 
 from ...errors import MetadataError
 from ..base import ArrayBytesCodec, ChunkSpec, V3Codec, codec_from_dict
-from ..buffers import filled, is_all_fill
+from ..buffers import copy_runs, filled, is_all_fill
 from ..bytes import BytesCodec
 from ..chain import CodecChain, max_stored_size
 from ..crc32c import Crc32cCodec
@@ -297,13 +300,79 @@ class _ResolvedSharding:
 
     def encode_shard(self, shard: np.ndarray, key: str = "shard") -> bytes:
         """Encode a whole shard; inner chunks equal to the fill value are left out."""
-        chunks: dict[tuple[int, ...], bytes] = {}
-        for coords, region in self.inner_regions():
-            part = shard[region]
-            if is_all_fill(part, self.spec.fill_value):
-                continue
-            chunks[coords] = self.inner.encode(np.ascontiguousarray(part), f"{key}[{coords}]")
-        return self.assemble(chunks, key)
+        fill = self.spec.fill_value
+        with self.encoded(shard, key, lambda chunk: not is_all_fill(chunk, fill)) as chunks:
+            return self.assemble(chunks, key)
+
+    @contextlib.contextmanager
+    def encoded(
+        self,
+        values: np.ndarray,
+        key: str = "shard",
+        keep: Callable[[np.ndarray], bool] | None = None,
+        name: Callable[[tuple[int, ...]], str] | None = None,
+    ) -> Iterator[dict[tuple[int, ...], Any]]:
+        """The inner chunks of ``values`` (an array of the shard's shape, in any layout),
+        encoded: their coordinates in the shard → their stored bytes, leaving out those
+        ``keep`` refuses (none when it is None).  ``name(coords)`` names an inner chunk in
+        errors (default: ``key[coords]``).
+
+        The inner chunks are gathered into chunk order with one copy per block of them (the
+        whole shard, or slabs of it when it is large) and encoded one after the other into
+        one buffer; both buffers are this thread's, reused by its next shard, so the values
+        are views valid inside the ``with`` block only.  A whole shard of one value (a
+        broadcast scalar) is encoded once.
+        """
+        grid, cs, inner = self.grid, self.chunk_shape, self.inner
+        chunk_bytes = math.prod(cs) * values.dtype.itemsize
+        name = name or (lambda coords: f"{key}[{coords}]")
+        chunks: dict[tuple[int, ...], Any] = {}
+        if values.size and not any(values.strides):  # one value everywhere
+            first = tuple(0 for _ in grid)
+            chunk = np.empty(cs, dtype=values.dtype)
+            chunk[...] = values[tuple(slice(0, c) for c in cs)]
+            if keep is None or keep(chunk):
+                data = inner.encode(chunk, name(first))
+                chunks = dict.fromkeys(itertools.product(*(range(g) for g in grid)), data)
+            yield chunks
+            return
+        # the leading dimensions of the grid gathered one block at a time: as few as keep a
+        # block within GATHER_BLOCK_BYTES (all of them: one inner chunk at a time)
+        lead = next((k for k in range(len(grid) + 1) if math.prod(grid[k:]) * chunk_bytes <= GATHER_BLOCK_BYTES),
+                    len(grid))
+        block_grid = (1,) * lead + grid[lead:]
+        buffers = _take_buffers()
+        try:
+            gather = buffers.gather_for(block_grid + cs, values.dtype)
+            out: bytearray | None = None  # (taken when a chunk's bytes are a view: a buffer reused)
+            pos = 0
+            order = tuple(range(0, 2 * len(cs), 2)) + tuple(range(1, 2 * len(cs), 2))
+            for head in itertools.product(*(range(g) for g in grid[:lead])):
+                box = values[tuple(slice(h * c, (h + 1) * c) for h, c in zip(head, cs))]
+                split = box.reshape([n for pair in zip(block_grid, cs) for n in pair]).transpose(order)
+                copy_runs(gather, split)
+                for rest in itertools.product(*(range(g) for g in grid[lead:])):
+                    coords = head + rest
+                    chunk = gather[(0,) * lead + rest]
+                    if keep is not None and not keep(chunk):
+                        continue
+                    encoded = inner.encode_transient(chunk, name(coords))
+                    if type(encoded) is bytes:  # (its own object already)
+                        chunks[coords] = encoded
+                        continue
+                    view = memoryview(encoded).cast("B")
+                    n = view.nbytes
+                    if out is None:
+                        out = buffers.out_for(math.prod(grid) * (self.max_inner_size or chunk_bytes))
+                    if pos + n <= len(out):
+                        out[pos : pos + n] = view
+                        chunks[coords] = memoryview(out)[pos : pos + n]
+                        pos += n
+                    else:  # (a codec that wrote more than its bound said)
+                        chunks[coords] = bytes(view)
+            yield chunks
+        finally:
+            _give_buffers(buffers)
 
     def assemble(self, chunks: dict[tuple[int, ...], Any], key: str = "shard") -> bytes:
         """Concatenate encoded inner chunks (in C order of their coordinates) with the index
@@ -336,6 +405,57 @@ class _ResolvedSharding:
         else:
             parts.insert(0, idx)
         return parts
+
+
+#: the most bytes of inner chunks gathered into chunk order with one copy
+#: (:meth:`_ResolvedSharding.encoded`); a larger shard is gathered in slabs
+GATHER_BLOCK_BYTES = 16 * 1024 * 1024
+#: buffers larger than this are not kept for a thread's next shard
+KEEP_BUFFER_BYTES = 64 * 1024 * 1024
+
+
+class _ShardBuffers:
+    """A thread's buffers for encoding a shard: the inner chunks gathered, and their
+    encoded bytes one after the other."""
+
+    def __init__(self) -> None:
+        self.gather = np.empty(0, dtype=np.uint8)
+        self.out = bytearray()
+
+    def gather_for(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        if dtype.hasobject:  # (object references: not kept once written)
+            return np.empty(shape, dtype=dtype)
+        n = math.prod(shape) * dtype.itemsize
+        if self.gather.nbytes < n:
+            self.gather = np.empty(n, dtype=np.uint8)
+        return self.gather[:n].view(dtype).reshape(shape)
+
+    def out_for(self, n: int) -> bytearray:
+        if len(self.out) < n:
+            self.out = bytearray(n)
+        return self.out
+
+
+_buffers = threading.local()
+
+
+def _take_buffers() -> _ShardBuffers:
+    """This thread's free shard buffers (new ones when a shard is encoded inside another's
+    encoding: a shard nested in an inner chunk)."""
+    free = getattr(_buffers, "free", None)
+    return free.pop() if free else _ShardBuffers()
+
+
+def _give_buffers(buffers: _ShardBuffers) -> None:
+    if buffers.gather.nbytes > KEEP_BUFFER_BYTES:
+        buffers.gather = np.empty(0, dtype=np.uint8)
+    if len(buffers.out) > KEEP_BUFFER_BYTES:
+        buffers.out = bytearray()
+    free = getattr(_buffers, "free", None)
+    if free is None:
+        free = _buffers.free = []
+    if len(free) < 2:
+        free.append(buffers)
 
 
 def subchunk_order(coords: Any, grid: tuple[int, ...], order: str = "morton") -> list[tuple[int, ...]]:

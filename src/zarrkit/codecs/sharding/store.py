@@ -40,6 +40,7 @@ dropped and read again.
 
 from __future__ import annotations
 
+import math
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -105,6 +106,16 @@ class GroupedKeys(Protocol):
 
     def transaction(self, key: str) -> GroupWrite:
         """A write of the group holding ``key``."""
+
+    def group_shape(self, key: str) -> tuple[int, ...]:
+        """The shape of the region of the array whose chunks make up the group of ``key``."""
+
+    def group_size(self, key: str) -> int:
+        """How many keys the group of ``key`` has."""
+
+    def set_group(self, key: str, values: Any, keep: Callable[[Any], bool] | None) -> None:
+        """Replace the whole group of ``key`` with the chunks of ``values`` (an array of
+        :meth:`group_shape`), leaving out those ``keep`` refuses."""
 
 
 def ranges_reader(base: Store, key: str) -> Callable[[Sequence[ByteRange]], Any] | None:
@@ -433,6 +444,41 @@ class ShardedStore(Store):
             raise ReadOnlyError(f"{self.base!r} is read-only")
         return ShardWrite(self, self._locate(key)[0])
 
+    def group_shape(self, key: str) -> tuple[int, ...]:
+        """The shape of the shard holding inner chunk ``key``."""
+        return tuple(self.sharding_at(self._locate(key)[0]).spec.shape)
+
+    def group_size(self, key: str) -> int:
+        """How many inner chunks the shard holding ``key`` has (inside the array or not)."""
+        return math.prod(self.sharding_at(self._locate(key)[0]).grid)
+
+    def set_group(self, key: str, values: np.ndarray, keep: Callable[[np.ndarray], bool] | None) -> None:
+        """Write the shard holding inner chunk ``key`` anew, from ``values`` (an array of the
+        shard's shape): all its inner chunks encoded at once, without those ``keep`` refuses
+        (and no shard when it refuses all), whatever the shard held before."""
+        self._check_writable()
+        shard_coords = self._locate(key)[0]
+        shard = self._shard_key(shard_coords)
+        sharding = self.sharding_at(shard_coords)
+        firsts = [first for first, _ in self._extent(shard_coords)]
+        at = shard + "@"
+
+        def name(local: tuple[int, ...]) -> str:
+            return at + ".".join(str(f + i) for f, i in zip(firsts, local))
+
+        with sharding.encoded(values, shard, keep, name) as chunks:
+            self._write_shard(shard, sharding.assemble_parts(chunks, shard))
+
+    def _write_shard(self, shard: str, parts: list[Any]) -> None:
+        """Store a shard's parts (none: delete it), and forget its index everywhere."""
+        try:
+            if parts:
+                self.base.set_parts(shard, parts)
+            else:
+                self.base.delete(shard)
+        finally:
+            _drop_index(self.base, shard)
+
     def _set(self, key: str, value: bytes | memoryview) -> None:
         txn = self.transaction(key)
         txn.set(key, value)
@@ -655,11 +701,4 @@ class ShardWrite:
                 chunks.pop(local, None)
             else:
                 chunks[local] = value
-        parts = self.sharding.assemble_parts(chunks, self.key)
-        try:
-            if parts:
-                store.base.set_parts(self.key, parts)
-            else:
-                store.base.delete(self.key)
-        finally:
-            _drop_index(store.base, self.key)
+        store._write_shard(self.key, self.sharding.assemble_parts(chunks, self.key))

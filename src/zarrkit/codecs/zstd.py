@@ -153,17 +153,18 @@ def _decompress(dst: int, capacity: int, data: Any) -> int:
 
 
 def compress(data: Any, level: int, checksum: bool) -> bytes:
-    """``data`` (a C-contiguous buffer) as one zstd frame declaring its size, at ``level``
-    (0: zstd's default), with a content checksum when ``checksum``: made by this thread's
-    compressor for those settings (the interpreter lock released meanwhile)."""
-    compressors = getattr(_local, "compressors", None)
-    if compressors is None:
-        compressors = _local.compressors = {}
-    compressor = compressors.get((level, checksum))
-    if compressor is None:
-        compressor = compressors[(level, checksum)] = zstandard.ZstdCompressor(
-            level=level, write_checksum=checksum, write_content_size=True
+    """``data`` (a contiguous buffer, in its memory order) as one zstd frame declaring its
+    size, at ``level`` (0: zstd's default; above zstd's highest, its highest, as zstd's own
+    settings take it), with a content checksum when ``checksum``: made by this thread's
+    compressor (the interpreter lock released meanwhile).  A thread keeps one compressor,
+    for the settings it last compressed with."""
+    settings = (min(level, zstandard.MAX_COMPRESSION_LEVEL), checksum)
+    compressor = getattr(_local, "compressor", None)
+    if compressor is None or _local.settings != settings:
+        compressor = _local.compressor = zstandard.ZstdCompressor(
+            level=settings[0], write_checksum=checksum, write_content_size=True
         )
+        _local.settings = settings
     return cast(bytes, compressor.compress(data))
 
 
@@ -251,8 +252,8 @@ class ZstdCodec(BytesBytesCodec):
         return {"level": self.level, "checksum": self.checksum}
 
     def encode(self, data: Any) -> bytes:
-        data = np.ascontiguousarray(data) if isinstance(data, np.ndarray) else ensure_contiguous_ndarray(data)
-        return compress(data, self.level, self.checksum)
+        # (numcodecs' rules: contiguous memory of plain values, compressed in its own order)
+        return compress(ensure_contiguous_ndarray(data), self.level, self.checksum)
 
     def encode_array(self, arr: np.ndarray) -> bytes | None:
         return self.encode(arr)

@@ -262,7 +262,9 @@ class Store(StoreConveniences, Zarr3StoreMethods):
         key : str
             The key.
         value : bytes-like
-            The value (bytes, bytearray, memoryview or a contiguous NumPy array).
+            The value (bytes, bytearray, memoryview or a contiguous NumPy array).  It may be a
+            view of a buffer the caller reuses once this returns: a store keeping the value
+            itself rather than writing it out must keep a copy.
 
         Raises
         ------
@@ -302,7 +304,8 @@ class Store(StoreConveniences, Zarr3StoreMethods):
         key : str
             The key.
         parts : sequence of bytes-like
-            The pieces of the value, in order.
+            The pieces of the value, in order; they may be views of buffers the caller reuses
+            once this returns (as ``value`` of :meth:`set`).
         """
         self.set(key, b"".join(parts))
 

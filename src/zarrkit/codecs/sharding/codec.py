@@ -411,7 +411,7 @@ class _ResolvedSharding:
 #: (:meth:`_ResolvedSharding.encoded`); a larger shard is gathered in slabs
 GATHER_BLOCK_BYTES = 16 * 1024 * 1024
 #: buffers larger than this are not kept for a thread's next shard
-KEEP_BUFFER_BYTES = 64 * 1024 * 1024
+KEEP_BUFFER_BYTES = 32 * 1024 * 1024
 
 
 class _ShardBuffers:
@@ -454,7 +454,7 @@ def _give_buffers(buffers: _ShardBuffers) -> None:
     free = getattr(_buffers, "free", None)
     if free is None:
         free = _buffers.free = []
-    if len(free) < 2:
+    if not free:  # (one set per thread: those of a shard nested in another are dropped)
         free.append(buffers)
 
 

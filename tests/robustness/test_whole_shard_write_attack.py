@@ -40,8 +40,6 @@ from zarrkit.codecs.sharding.codec import KEEP_BUFFER_BYTES
 from zarrkit.errors import ChunkEncodeError, ReadOnlyError
 from zarrkit.storage import LocalStore, ReadOnlyStore, Store
 
-
-
 # -- helpers ------------------------------------------------------------------------------------
 
 def _raw(store) -> dict[str, bytes]:

@@ -1,10 +1,11 @@
 """The ``zstd`` codec: Zstandard compression, and what zstd frames declare.
 
-Values are compressed by the ``zstandard`` package, one compressor per thread and settings:
-its zstd (1.5.7 and later) compresses the small chunks of array data at level 3 some 40%
-faster than the 1.5.6 numcodecs bundles, into frames every zstd reads (they differ from
-numcodecs' in some of their bytes, as another version's or tensorstore's do).  Values are
-decompressed with the zstd library numcodecs bundles, through ``ctypes``.
+Values are compressed by the ``zstandard`` package, with a compressor kept per thread: its
+zstd (1.5.7 and later) compresses array data at the default level faster than the 1.5.6
+numcodecs bundles (64 KiB chunks in 40% less time, 512 KiB ones in 13% less), into frames
+every zstd reads (they differ from numcodecs' in some of their bytes, as another version's or
+tensorstore's do).  Values are decompressed with the zstd library numcodecs bundles, through
+``ctypes``.
 
 A zstd frame may leave its decoded size out of its header; such frames are decoded through
 zstd's streaming API (from the library numcodecs bundles), bounded by the chunk's size, so a

@@ -318,10 +318,11 @@ class _ResolvedSharding:
         errors (default: ``key[coords]``).
 
         The inner chunks are gathered into chunk order with one copy per block of them (the
-        whole shard, or slabs of it when it is large) and encoded one after the other into
-        one buffer; both buffers are this thread's, reused by its next shard, so the values
-        are views valid inside the ``with`` block only.  A whole shard of one value (a
-        broadcast scalar) is encoded once.
+        whole shard, or slabs of it when it is large), then encoded one after the other; an
+        encoding that is a view of a buffer (of the chunk itself: no compressor) is copied
+        into one buffer of them all.  Both buffers are this thread's, reused by its next
+        shard, so the values are valid inside the ``with`` block only.  A whole shard of one
+        value (a broadcast scalar) is encoded once.
         """
         grid, cs, inner = self.grid, self.chunk_shape, self.inner
         chunk_bytes = math.prod(cs) * values.dtype.itemsize

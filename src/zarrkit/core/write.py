@@ -228,8 +228,9 @@ def _write_groups(
         first = group[0][1]
         with synchronizer[store.lock_key(first)] if synchronizer is not None else no_lock:
             region = None if whole is None else _group_region(group, chunk_shape, store.group_size(first))
-            if whole is not None and region is not None and whole[region].shape == store.group_shape(first):
-                store.set_group(first, whole[region], keep)
+            values = None if whole is None or region is None else whole[region]
+            if values is not None and values.shape == store.group_shape(first):
+                store.set_group(first, values, keep)
                 return
             txn = store.transaction(first)
             partial = [key for p, key in group if not (p.is_complete_chunk and fields is None)]

@@ -110,7 +110,7 @@ def byte_ranges(d):
     results = []
     for get in (lambda: store.get("k", ByteRange(0, 4)), lambda: store.get("k", ByteRange(-4)),
                 lambda: store.get_transient("k", ByteRange(2, 4)), lambda: store.get_upto("k", 10),
-                lambda: store.get("k")):
+                lambda: store.get("k"), lambda: store.get_many_upto(["k"], 10)):
         results.append(_guarded(get, d))
     return results
 
@@ -225,6 +225,8 @@ def devices(d):
         "get_upto null": _guarded(lambda: store.get_upto("null", 100), d),
         "get zero": _guarded(lambda: store.get("zero"), d),
         "get_upto zero": _guarded(lambda: store.get_upto("zero", 100), d),
+        "get_many_upto null": _guarded(lambda: store.get_many_upto(["a/1", "null"], 100), d),
+        "get_many_upto zero": _guarded(lambda: store.get_many_upto(["zero", "a/1"], 100), d),
         "range zero": _guarded(lambda: store.get("zero", ByteRange(-4)), d),
         "read array": _guarded(lambda: zarrkit.open_array(f"{d}/a", mode="r")[:].tolist(), d),
         "listed": sorted(store.list_prefix("")),

@@ -68,6 +68,12 @@ def test_every_store_refuses_a_value_larger_than_the_limit(tmp_path):
             assert info.value.key == "a/big", name
             assert bytes(get("a/fits", 100)) == b"y" * 100, name
             assert get("a/missing", 100) is None, name
+        # many at once: the same values, and the same refusal, naming the key at fault
+        got = store.get_many_upto(["a/fits", "a/missing", "a/fits"], 100)
+        assert [None if v is None else bytes(v) for v in got] == [b"y" * 100, None, b"y" * 100], name
+        with pytest.raises(ChunkDecodeError, match=r"chunk 'a/big'.*more than the 100") as info:
+            store.get_many_upto(["a/fits", "a/big", "a/fits"], 100)
+        assert info.value.key == "a/big", name
         seen.append(name)
     assert len(seen) >= 10
 

@@ -72,7 +72,7 @@ def test_a_named_pipe_is_refused_naming_the_key(outcomes, scenario, key):
 
 def test_every_kind_of_read_refuses_a_named_pipe(outcomes):
     reads = outcome(outcomes, "byte_ranges")["result"]
-    assert len(reads) == 5
+    assert len(reads) == 6
     for r in reads:
         assert_refused(r, "k")
 
@@ -118,7 +118,8 @@ def test_a_write_in_place_replaces_a_named_pipe(outcomes):
 
 def test_devices_are_refused_and_not_listed(outcomes):
     result = outcome(outcomes, "devices")["result"]
-    for read in ("get null", "get_upto null", "get zero", "get_upto zero", "range zero"):
+    for read in ("get null", "get_upto null", "get zero", "get_upto zero", "range zero", "get_many_upto null",
+                 "get_many_upto zero"):
         assert_refused(result[read], read.split()[-1], "a character device")
     assert_refused(result["read array"], "0", "a character device")
     assert result["listed"] == ["a/.zarray", "a/.zattrs", "a/1"]

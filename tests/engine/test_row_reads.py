@@ -1,5 +1,5 @@
 """Reads that decode a row of chunks spanning the output's last dimension into one buffer and
-copy it out with one assignment (core.read.chunk_rows / copy_row): the same values as NumPy and
+copy it out with one assignment (core.read.chunk_rows / Row / copy_row): the same values as NumPy and
 as the chunk-by-chunk path, for every layout of rows (edge chunks, missing chunks, fill values,
 out=, one thread and several), and the row path taken only where it pays."""
 
@@ -34,9 +34,9 @@ def counting_rows():
     seen: list[int] = []
     original = read_mod.copy_row
 
-    def spy(buf, row, out):
-        seen.append(len(row))
-        return original(buf, row, out)
+    def spy(buf, lead, out):
+        seen.append(len(buf))
+        return original(buf, lead, out)
 
     read_mod.copy_row = spy
     try:

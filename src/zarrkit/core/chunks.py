@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -162,6 +162,23 @@ class ChunkContext:
         head = self.prefix + head
         join = sep.join
         return lambda coords: head + join(map(str, coords))
+
+    def row_keys_function(self) -> Any:
+        """The keys in :attr:`chunks` of a row of chunks, as one function ``keys(lead, last)``:
+        the keys of the chunks at ``lead + (j,)`` for each ``j`` of ``last``, the part of them
+        ``lead`` gives made once per row."""
+        if self.chunk_key is not None:
+            key_of = self.chunk_key
+            return lambda lead, last: [key_of((*lead, j)) for j in last]
+        head, sep = self.meta.chunk_key_parts()
+        head = self.prefix + head
+        join = sep.join
+
+        def keys(lead: tuple[int, ...], last: Sequence[int]) -> list[str]:
+            row = head + join(map(str, lead)) + sep
+            return [row + str(j) for j in last]
+
+        return keys
 
     def codec_of(self, coords: tuple[int, ...]) -> CodecChain:
         """The codec chain of the chunk at ``coords``."""

@@ -331,6 +331,21 @@ class _ProductIndexer:
                 out_sel = _ix(out_sel)
             yield make(ChunkProjection, (coords, chunk_sel, out_sel, all(comp)))
 
+    def rows(self) -> tuple[Iterator[tuple[tuple[int, ...], tuple[Any, ...], tuple[Any, ...], bool]], list[Any]] | None:
+        """The projections as rows along the last dimension, without making them one by one:
+        the leading dimensions' product (chunk coordinates, chunk selections, out selections,
+        and whether they are complete), in the order of the projections, and the last
+        dimension's ``(chunk index, chunk selection, out selection, complete)``, the same for
+        every row.  None when the projections do not factor so: fewer than two dimensions, one
+        dropped (an integer), or one selected by an array."""
+        dims = self.dims
+        if len(dims) < 2 or any(d.drop or isinstance(d, _ArrayDim) for d in dims) or any(d.nitems == 0 for d in dims):
+            return None
+        per_dim = [list(d) for d in dims[:-1]]
+        fields = [itertools.product(*[[t[k] for t in items] for items in per_dim]) for k in range(4)]
+        lead = ((coords, chunk_sel, out_sel, all(comp)) for coords, chunk_sel, out_sel, comp in zip(*fields))
+        return lead, list(dims[-1])
+
     def __len__(self) -> int:
         return sum(1 for _ in self)
 

@@ -4,7 +4,7 @@ row of chunks spanning the output's last dimension."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -73,17 +73,39 @@ def read_selection(
         _check_out(out, shape, view.dtype)
         out[...] = view
         return out
-    out = _output(ctx, shape, out)
-    if out.size == 0:
-        return out
     store = ctx.chunks
     codec = ctx.codec
-    projections = list(iter(indexer))  # (list(indexer) would count the chunks first, via len)
     nbytes = ctx.chunk_nbytes
+    grouped = ctx.grouped
+    high_latency = getattr(store, "high_latency", False)
+    # small chunks from a store that answers quickly: read a batch at a time (_read_small),
+    # the result's pages faulted in by the threads decoding into it while the caller reads
+    # (backing them first would hold the reads up: 2 threads took 0.187 s instead of 0.134
+    # for a first read of 4096^2 float64 in 8 KiB zstd chunks; 1 thread, the same)
+    small = (
+        grouped is None and codec.decodes_runs and nbytes < ROW_MIN_CHUNK_BYTES and ctx.codec_at is None
+        and not high_latency
+    )
+    out = _output(ctx, shape, out, prefault=not (small or high_latency))
+    if out.size == 0:
+        return out
     limit = ctx.stored_limit()
+    threads = threads_for(store, nbytes)
+    rows = None
+    if (
+        grouped is None and codec.order == "C" and ctx.codec_at is None
+        and (small or (codec.decodes_into and not codec.stored_raw and nbytes >= ROW_MIN_CHUNK_BYTES))
+    ):
+        rows = chunk_rows(indexer, out, ctx.chunk_shape, config.threads if small or threads is None else threads)
+    if small and rows is not None:
+        _read_small(ctx, rows, out, limit)
+        return out
     get = chunk_getter(store, limit, codec.decodes_into and nbytes >= TRANSIENT_MIN_BYTES)
     read_one, read_row = _chunk_readers(ctx, out, get)
-    grouped = ctx.grouped
+    if rows is not None:
+        run_tasks(lambda task: read_row(task) if type(task) is Row else read_one(task), rows, threads)
+        return out
+    projections = list(iter(indexer))  # (list(indexer) would count the chunks first, via len)
     # one chunk (an inner chunk read on its own): no tasks to plan, unless a failed read
     # of a shard may have to be tried again (see _read_groups)
     if len(projections) == 1 and (grouped is None or grouped.pins_versions):
@@ -92,35 +114,23 @@ def read_selection(
     if grouped is not None:
         _read_groups(ctx, grouped, projections, out, read_one, limit)
         return out
-    if (
-        codec.decodes_runs and nbytes < ROW_MIN_CHUNK_BYTES and ctx.codec_at is None
-        and not getattr(store, "high_latency", False)
-    ):
-        _read_small(ctx, projections, out, chunk_getter(store, limit, False))
+    if small:
+        _read_small(ctx, projections, out, limit)
         return out
-    threads = threads_for(store, nbytes)
-    rows = None
-    if (
-        codec.decodes_into and not codec.stored_raw and codec.order == "C"
-        and nbytes >= ROW_MIN_CHUNK_BYTES and ctx.codec_at is None
-    ):
-        rows = chunk_rows(projections, out, ctx.chunk_shape, config.threads if threads is None else threads)
-    if rows is None:
-        run_tasks(read_one, projections, threads)
-    else:
-        run_tasks(lambda task: read_row(task) if type(task) is list else read_one(task), rows, threads)
+    run_tasks(read_one, projections, threads)
     return out
 
 
-def _output(ctx: ChunkContext, shape: tuple[int, ...], out: np.ndarray | None) -> np.ndarray:
-    """``out`` checked, or a new result array for the selection."""
+def _output(ctx: ChunkContext, shape: tuple[int, ...], out: np.ndarray | None, prefault: bool) -> np.ndarray:
+    """``out`` checked, or a new result array for the selection (its pages backed up front
+    when ``prefault``: see :func:`~zarrkit.codecs.buffers.new_array`)."""
     if out is not None:
         _check_out(out, shape, ctx.dtype)
         return out
     # an array stored in F order reads into an F-ordered result, as numpy and zarr-python 2
     layout: Literal["C", "F"] = "F" if ctx.meta.layout_order == "F" else "C"
     zeroed = ctx.fill_value is None and ctx.dtype.kind != "O"
-    return new_array(shape, ctx.dtype, layout, zeroed, prefault=not getattr(ctx.chunks, "high_latency", False))
+    return new_array(shape, ctx.dtype, layout, zeroed, prefault)
 
 
 def chunk_getter(store: Any, limit: int, transient: bool) -> Callable[[str], Any]:
@@ -145,6 +155,7 @@ def _chunk_readers(ctx: ChunkContext, out: np.ndarray, get: Callable[[str], Any]
     chunk_shape = ctx.chunk_shape
     dtype = ctx.dtype
     key_of = ctx.chunk_key_function()
+    row_keys = ctx.row_keys_function()
     codec_at = ctx.codec_at
 
     def read_one(p: ChunkProjection) -> None:
@@ -156,17 +167,16 @@ def _chunk_readers(ctx: ChunkContext, out: np.ndarray, get: Callable[[str], Any]
         c = codec if codec_at is None else codec_at(p.chunk_coords)
         c.decode_into(raw, key, out, p.out_selection, p.chunk_selection, p.is_complete_chunk)
 
-    def read_row(row: list[ChunkProjection]) -> None:
+    def read_row(row: Row) -> None:
         # every chunk of the row whole into this worker's buffer, then the row into ``out``
-        buf = scratch((len(row), *chunk_shape), dtype)
-        for part, p in zip(buf, row):
-            key = key_of(p.chunk_coords)
+        buf = scratch((len(row.last), *chunk_shape), dtype)
+        for part, key in zip(buf, row_keys(row.coords, row.indices)):
             raw = get(key)
             if raw is None:
                 part[...] = missing
             else:
                 codec.decode_into(raw, key, part)
-        copy_row(buf, row, out)
+        copy_row(buf, row.out_selection, out)
 
     return read_one, read_row
 
@@ -239,42 +249,46 @@ def _read_groups(
     run_tasks(read_group, store.key_groups(keys), threads_for(ctx.chunks))
 
 
-def _read_small(ctx: ChunkContext, projections: list[ChunkProjection], out: np.ndarray, get: Any) -> None:
+def _read_small(ctx: ChunkContext, tasks: list[Any], out: np.ndarray, limit: int) -> None:
     """Read small chunks (under ROW_MIN_CHUNK_BYTES) a batch at a time: the calling thread
     reads a batch's stored chunks (rows of chunks spanning ``out``'s last dimension, see
-    :func:`chunk_rows`, or other chunks one after the other; about RUN_BYTES decoded), while
-    pool threads decode the batches read before, each with one call of the compressor (the
-    stored chunks joined), and copy them out, a row with one assignment.  The reads are what
-    holds the interpreter lock (a few system calls and their Python per chunk); the decoding
-    threads need it a few times per batch, so they run beside the reader instead of taking
-    turns with it."""
+    :func:`chunk_rows`, or other chunks one after the other; about RUN_BYTES decoded) with one
+    call of the store (:meth:`Store.get_many_upto`), while pool threads decode the batches
+    read before, each with one call of the compressor (the stored chunks joined), and copy
+    them out, a row with one assignment.  The reads are what holds the interpreter lock (a
+    few system calls and their Python per chunk); the decoding threads need it a few times
+    per batch, so they run beside the reader instead of taking turns with it."""
     codec = ctx.codec
     missing = ctx.missing
     key_of = ctx.chunk_key_function()
+    row_keys = ctx.row_keys_function()
+    get_many = ctx.chunks.get_many_upto
     per_batch = max(2, RUN_BYTES // max(ctx.chunk_nbytes, 1))
-    tasks = chunk_rows(projections, out, ctx.chunk_shape, config.threads) if codec.order == "C" else None
-    # a batch: its chunks, and where its rows are among them
-    batches: list[tuple[list[ChunkProjection], list[tuple[int, int]]]] = [([], [])]
-    for task in projections if tasks is None else tasks:
-        chunks, rows = batches[-1]
-        if chunks and len(chunks) + (len(task) if type(task) is list else 1) > per_batch:
-            chunks, rows = [], []
-            batches.append((chunks, rows))
-        if type(task) is list:
-            rows.append((len(chunks), len(chunks) + len(task)))
-            chunks.extend(task)
-        else:
-            chunks.append(task)
-    capacity = max(len(chunks) for chunks, _ in batches)
+    batches: list[list[Any]] = [[]]
+    count = capacity = 0
+    for task in tasks:
+        n = len(task.last) if type(task) is Row else 1
+        if count and count + n > per_batch:
+            batches.append([])
+            count = 0
+        batches[-1].append(task)
+        count += n
+        capacity = max(capacity, count)
 
     def fetched() -> Any:
-        for chunks, rows in batches:
-            keys = [key_of(p.chunk_coords) for p in chunks]
-            yield chunks, rows, keys, [get(key) for key in keys]
+        for batch in batches:
+            keys: list[str] = []
+            for task in batch:
+                if type(task) is Row:
+                    keys += row_keys(task.coords, task.indices)
+                else:
+                    keys.append(key_of(task.chunk_coords))
+            yield batch, keys, get_many(keys, limit)
 
-    def decode(item: tuple[list[ChunkProjection], list[tuple[int, int]], list[str], list[Any]]) -> None:
-        chunks, rows, keys, raws = item
+    def decode(item: tuple[list[Any], list[str], list[Any]]) -> None:
+        batch, keys, raws = item
         if any(raw is None for raw in raws):  # a chunk not stored: chunk by chunk
+            chunks = [p for task in batch for p in (task.projections() if type(task) is Row else (task,))]
             for p, key, raw in zip(chunks, keys, raws):
                 if raw is None:
                     out[p.out_selection] = missing
@@ -282,17 +296,15 @@ def _read_small(ctx: ChunkContext, projections: list[ChunkProjection], out: np.n
                     codec.decode_into(raw, key, out, p.out_selection, p.chunk_selection, p.is_complete_chunk)
             return
         decoded = codec.decode_joined(b"".join(raws), [len(raw) for raw in raws], keys, capacity)
-        in_rows = 0
-        for start, stop in rows:
-            copy_row(decoded[start:stop], chunks[start:stop], out)
-            in_rows += stop - start
-        if in_rows == len(chunks):
-            return
-        placed = {i for start, stop in rows for i in range(start, stop)}
-        for i, p in enumerate(chunks):
-            if i in placed:
-                continue
-            place(out, p.out_selection, decoded[i][p.chunk_selection])
+        i = 0
+        for task in batch:
+            if type(task) is Row:
+                n = len(task.last)
+                copy_row(decoded[i : i + n], task.out_selection, out)
+                i += n
+            else:
+                place(out, task.out_selection, decoded[i][task.chunk_selection])
+                i += 1
 
     run_pipelined(fetched(), decode, None if len(batches) > 1 else 1)
 
@@ -322,17 +334,34 @@ def _decode_runs(
     run_tasks(decode, batches)
 
 
-def chunk_rows(
-    projections: list[ChunkProjection], out: np.ndarray, chunk_shape: tuple[int, ...], workers: int
-) -> list[Any] | None:
-    """The projections, in their order, with each row of complete chunks that spans the last
-    dimension of ``out`` (a C-contiguous array) gathered into one list; None when no row
-    qualifies.
+class Row(NamedTuple):
+    """A row of complete chunks spanning the output's last dimension (see :func:`chunk_rows`):
+    the leading dimensions' chunk coordinates, chunk selections and out selections (slices),
+    and the last dimension's chunks, ``(index, chunk selection, out selection, complete)``,
+    with their ``indices``, which every row of a read shares."""
+
+    coords: tuple[int, ...]
+    chunk_selection: tuple[Any, ...]
+    out_selection: tuple[Any, ...]
+    last: list[tuple[int, Any, Any, bool]]
+    indices: list[int]
+
+    def projections(self) -> list[ChunkProjection]:
+        """The row's chunks, one projection each."""
+        coords, chunk_sel, out_sel = self.coords, self.chunk_selection, self.out_selection
+        return [ChunkProjection((*coords, c), (*chunk_sel, cs), (*out_sel, o), True) for c, cs, o, _ in self.last]
+
+
+def chunk_rows(indexer: Any, out: np.ndarray, chunk_shape: tuple[int, ...], workers: int) -> list[Any] | None:
+    """The chunks of the selection of ``indexer`` (in the order of its projections), each row
+    of complete chunks that spans the last dimension of ``out`` (a C-contiguous array) as one
+    :class:`Row`, the others as projections; None when no row qualifies, or the indexer does
+    not give its projections as rows (see ``rows`` of the product indexers).
 
     A row's chunks share every out selection but the last, whose slices follow each other
     from 0 to the end of the axis; every chunk but the row's last is whole there, and all have
     the row's lengths in the other dimensions (edge chunks of those hold a part of the same
-    size).
+    size).  The last dimension's chunks are the same for every row, so they are checked once.
     """
     ndim = len(chunk_shape)
     width = out.shape[-1] if out.ndim else 0
@@ -344,44 +373,37 @@ def chunk_rows(
     row_bytes = per_row * int(np.prod(chunk_shape, dtype=np.int64)) * out.dtype.itemsize
     if row_bytes > ROW_MAX_BYTES or out.nbytes < ROW_OUTPUT_FACTOR * max(workers, 1) * row_bytes:
         return None
-    last = chunk_shape[-1]
+    factors = indexer.rows() if hasattr(indexer, "rows") else None
+    if factors is None:
+        return None
+    lead, last = factors
+    if len(last) != per_row:
+        return None
+    at = 0
+    for i, (_, _, s, complete) in enumerate(last):
+        if not (complete and type(s) is slice and s.step in (None, 1) and s.start == at):
+            return None
+        if i < per_row - 1 and s.stop - s.start != chunk_shape[-1]:
+            return None
+        at = s.stop
+    if at != width:
+        return None
+    indices = [c for c, _, _, _ in last]
     tasks: list[Any] = []
-    row: list[ChunkProjection] = []
-    lead: Any = None
     grouped = False
-    for p in projections:
-        sel = p.out_selection
-        s = sel[-1] if type(sel) is tuple and len(sel) == ndim else None
-        if not (p.is_complete_chunk and type(s) is slice and s.step in (None, 1)):
-            tasks.extend(row)
-            row = []
-            tasks.append(p)
-            continue
-        if row and (sel[:-1] != lead or s.start != row[-1].out_selection[-1].stop):
-            tasks.extend(row)
-            row = []
-        if not row:
-            if s.start != 0:
-                tasks.append(p)
-                continue
-            lead = sel[:-1]
-        row.append(p)
-        if s.stop == width:
-            sizes = [q.out_selection[-1].stop - q.out_selection[-1].start for q in row[:-1]]
-            if len(row) == per_row and all(n == last for n in sizes):
-                tasks.append(row)
-                grouped = True
-            else:
-                tasks.extend(row)
-            row = []
-    tasks.extend(row)
+    for coords, chunk_sel, out_sel, complete in lead:
+        if complete:
+            tasks.append(Row(coords, chunk_sel, out_sel, last, indices))
+            grouped = True
+        else:
+            tasks += [ChunkProjection((*coords, c), (*chunk_sel, cs), (*out_sel, o), False) for c, cs, o, _ in last]
     return tasks if grouped else None
 
 
-def copy_row(buf: np.ndarray, row: list[ChunkProjection], out: np.ndarray) -> None:
-    """Copy a row of decoded chunks (``buf[i]`` holding ``row[i]``, see :func:`chunk_rows`)
-    into ``out``: one assignment for the whole chunks, one for a last, partial one."""
-    lead = row[0].out_selection[:-1]
+def copy_row(buf: np.ndarray, lead: tuple[Any, ...], out: np.ndarray) -> None:
+    """Copy a row of decoded chunks (``buf[i]`` holding its ``i``-th chunk, see :class:`Row`),
+    whose out selection in the leading dimensions is ``lead``, into ``out``: one assignment
+    for the whole chunks, one for a last, partial one."""
     region = out[lead]  # the row's span of every leading dimension, the whole last one
     lengths = region.shape[:-1]
     last = buf.shape[-1]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ..errors import MetadataError, NodeNotFoundError, NodeTypeValidationError
@@ -266,6 +266,25 @@ class ConsolidatedStore(ConsolidatedMetadataStore):
     def get_upto(self, key: str, limit: int) -> bytes | memoryview | None:
         """A chunk through the wrapped store's ``get_upto`` (refused, unread, beyond ``limit``)."""
         return super().get_upto(key, limit) if _is_meta_key(key) else self.store.get_upto(key, limit)
+
+    def get_many_upto(self, keys: Sequence[str], limit: int) -> list[bytes | memoryview | None]:
+        """Chunks through the wrapped store's ``get_many_upto``.
+
+        Parameters
+        ----------
+        keys : sequence of str
+            The keys (valid: not checked again).
+        limit : int
+            The most bytes each value may hold.
+
+        Returns
+        -------
+        list
+            Each value, or None where it is missing.
+        """
+        if any(_is_meta_key(key) for key in keys):
+            return super().get_many_upto(keys, limit)
+        return self.store.get_many_upto(keys, limit)
 
     def get_transient_upto(self, key: str, limit: int) -> bytes | memoryview | None:
         if _is_meta_key(key):

@@ -4,6 +4,7 @@ in messages."""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import InvalidPathError
@@ -85,6 +86,22 @@ def is_valid_key(key: object) -> bool:
     """Whether ``key`` is a key a store can hold (a ``str`` with no empty, ``.`` or ``..``
     segment, no backslash, NUL or drive letter)."""
     return isinstance(key, str) and _is_clean(key)
+
+
+def are_valid_keys(keys: Sequence[str]) -> bool:
+    """Whether every one of ``keys`` is valid (:func:`is_valid_key`), with one test of them
+    joined by ``/``: an empty, ``.`` or ``..`` key, or one starting or ending with ``/``,
+    ``./``, ``../``, ``/.`` or ``/..``, puts ``//``, ``/./`` or ``/../`` between its
+    neighbours (or starts or ends the whole); what a key holds inside stays inside.  Only a
+    drive letter is not seen so: where the joined keys hold a ``:``, False (test them one by
+    one)."""
+    if not keys:
+        return True
+    try:
+        joined = "/".join(keys)
+    except TypeError:  # a key that is not a str
+        return False
+    return ":" not in joined and _is_clean(joined)
 
 
 def validate_prefix(prefix: str) -> str:

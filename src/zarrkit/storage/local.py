@@ -6,26 +6,30 @@ import errno
 import os
 import pathlib
 import stat
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable, Iterator, Sequence
 from typing import Any, Self
 
 from ..errors import InvalidPathError, StoreError
 from . import fileio, local_tree
-from .base import ByteRange, Store, ensure_bytes_like, oversized, validate_key, validate_prefix
+from .base import (
+    ByteRange,
+    Store,
+    ensure_bytes_like,
+    is_valid_key,
+    oversized,
+    validate_key,
+    validate_prefix,
+)
 from .fileio import HOST as _HOST  # noqa: F401  (the host field of this process's temporary names)
 from .fileio import TEMP_MARKER, temp_name  # noqa: F401  (TEMP_MARKER: documented here)
-from .local_tree import ELOOP, ORPHAN_AGE, plain_dir  # noqa: F401  (ORPHAN_AGE: documented here)
+from .keys import are_valid_keys
+from .local_tree import ELOOP, OPEN_SAFE, ORPHAN_AGE, plain_dir  # noqa: F401  (ORPHAN_AGE: documented here)
+from .local_tree import READ_FLAGS as _READ_FLAGS
 
 __all__ = ["DirectoryStore"]
 
-_O_BINARY = getattr(os, "O_BINARY", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
-#: a named pipe opened without O_NONBLOCK waits for the other end forever, and a terminal
-#: opened without O_NOCTTY may become this process's controlling terminal: values are only
-#: read from regular files, but which kind of file a name holds is known once it is open
-_O_SPECIAL_SAFE = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-_READ_FLAGS = os.O_RDONLY | _O_BINARY | _O_NOFOLLOW | _O_SPECIAL_SAFE
 _DIR_FLAGS = os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW
 _POSIX = os.sep == "/"  # keys are native relative paths
 #: :meth:`DirectoryStore.get_upto` reads up to this limit in one read of ``limit + 1`` bytes
@@ -251,69 +255,6 @@ class DirectoryStore(Store):
                 self._confined = {""}
             self._confined.add(head)
 
-    def _open_fd(self, key: str, fn: str) -> int | None:
-        """A read-only descriptor of the regular file ``fn`` (None when it is missing or a
-        directory), refusing symbolic links that lead outside the root and special files.
-
-        The hot paths open ``fn`` themselves and call this when that fails; it is rare, so
-        the descriptor's kind is checked here, where they only check it when a read fails or
-        comes back empty or too long."""
-        self._check_dir(key)
-        try:
-            fd = os.open(fn, _READ_FLAGS)
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        except OSError as exc:
-            if exc.errno != ELOOP:
-                # a directory (some systems refuse to open one), a socket (no file to open),
-                # or an error of its own
-                try:
-                    mode = os.lstat(fn).st_mode
-                except OSError:
-                    raise exc from None
-                if stat.S_ISDIR(mode):
-                    return None
-                if not stat.S_ISREG(mode) and not stat.S_ISLNK(mode):
-                    raise self._special(key, mode) from None
-                raise
-            # the key itself is a symbolic link: followed only when it stays inside the root
-            if not self._inside(fn):
-                raise InvalidPathError(
-                    f"key {key!r} of {self.path!r} is a symbolic link to a file outside the store"
-                ) from None
-            try:
-                fd = os.open(fn, _READ_FLAGS & ~_O_NOFOLLOW)
-            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-                return None
-            except OSError:
-                mode = os.stat(fn).st_mode
-                if not stat.S_ISREG(mode):
-                    raise self._special(key, mode) from None
-                raise
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISREG(mode):
-            return fd
-        os.close(fd)
-        if stat.S_ISDIR(mode):
-            return None
-        raise self._special(key, mode)
-
-    def _special(self, key: str, mode: int) -> InvalidPathError:
-        return InvalidPathError(
-            f"key {key!r} of {self.path!r} is {local_tree.file_kind(mode)}, not a regular file: "
-            "a store keeps values in regular files only"
-        )
-
-    def _irregular(self, key: str, fd: int) -> bool:
-        """Whether the open ``fd`` of ``key`` is a directory (no value there): False for a
-        regular file, raises for any other kind of file."""
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISREG(mode):
-            return False
-        if stat.S_ISDIR(mode):
-            return True
-        raise self._special(key, mode)
-
     # -- contract -----------------------------------------------------------------------------
     def get_transient(
         self, key: str, byte_range: ByteRange | None = None
@@ -386,7 +327,7 @@ class DirectoryStore(Store):
         try:
             fd = os.open(fn, _READ_FLAGS)
         except OSError:
-            opened = self._open_fd(key, fn)
+            opened = local_tree.open_value_fd(self, key, fn)
             if opened is None:
                 return None
             fd = opened
@@ -394,12 +335,12 @@ class DirectoryStore(Store):
             data = os.pread(fd, limit + 1, 0)
             # a device reads as empty or endless, a named pipe not at all: only then is the
             # kind of file asked
-            if (not data or len(data) > limit) and self._irregular(key, fd):
+            if (not data or len(data) > limit) and local_tree.no_value_at(self, key, fd):
                 return None
         except IsADirectoryError:
             return None
         except OSError as exc:
-            if exc.errno == errno.ESPIPE and self._irregular(key, fd):
+            if exc.errno == errno.ESPIPE and local_tree.no_value_at(self, key, fd):
                 return None
             raise
         finally:
@@ -407,6 +348,49 @@ class DirectoryStore(Store):
         if len(data) > limit:
             raise oversized(key, None, limit)
         return data
+
+    def get_many_upto(self, keys: Sequence[str], limit: int) -> list[bytes | memoryview | None]:
+        """:meth:`get_upto` of each of ``keys``, in a loop that does for each what a small
+        chunk needs (its key checked, its file opened, read and closed) and hands anything
+        else to :meth:`get_upto`: a file missing, not a regular file, empty or too large, a
+        key whose directory is not yet known to be inside the root.
+
+        Parameters
+        ----------
+        keys : sequence of str
+            The keys.
+        limit : int
+            The most bytes each value may hold.
+
+        Returns
+        -------
+        list
+            Each value, or None where it is missing.
+        """
+        if type(self)._get is not DirectoryStore._get or limit > UPTO_READ_MAX or self.normalize_keys or not _POSIX:
+            return super().get_many_upto(keys, limit)
+        root, confined, careful = self._root_sep, self._confined, self.get_upto
+        open_, pread, close, flags, size = os.open, os.pread, os.close, _READ_FLAGS, limit + 1
+        values: list[bytes | memoryview | None] = []
+        append = values.append
+        checked = are_valid_keys(keys)
+        for key in keys:
+            if not (checked or is_valid_key(key)) or key.rpartition("/")[0] not in confined:
+                append(careful(key, limit))
+                continue
+            try:
+                fd = open_(root + key, flags)
+            except OSError:
+                append(careful(key, limit))
+                continue
+            try:
+                data = pread(fd, size, 0)
+            except OSError:
+                data = b""
+            finally:
+                close(fd)
+            append(data if 0 < len(data) <= limit else careful(key, limit))
+        return values
 
     def _open_value(self, key: str) -> int | None:
         """A read-only descriptor of the file of the (valid) ``key``, confined to the root;
@@ -417,7 +401,7 @@ class DirectoryStore(Store):
         try:
             return os.open(fn, _READ_FLAGS)
         except OSError:  # missing, a directory, a symbolic link...: sorted out by _open
-            return self._open_fd(key, fn)
+            return local_tree.open_value_fd(self, key, fn)
 
     def _read(
         self, key: str, byte_range: ByteRange | None, transient: bool, limit: int | None = None
@@ -440,7 +424,7 @@ class DirectoryStore(Store):
             if not stat.S_ISREG(st.st_mode):
                 if stat.S_ISDIR(st.st_mode):
                     return None
-                raise self._special(key, st.st_mode)
+                raise local_tree.not_regular(self, key, st.st_mode)
             size = st.st_size
             if byte_range is None:
                 if limit is not None and size > limit:
@@ -461,7 +445,7 @@ class DirectoryStore(Store):
         except IsADirectoryError:
             return None
         except OSError as exc:  # a range of a named pipe (no size was asked)
-            if exc.errno == errno.ESPIPE and self._irregular(key, fd):
+            if exc.errno == errno.ESPIPE and local_tree.no_value_at(self, key, fd):
                 return None
             raise
         finally:
@@ -545,7 +529,7 @@ class DirectoryStore(Store):
 
     def _write_in_place(self, key: str, fn: str, directory: str, parts: list[memoryview]) -> None:
         """Write the value of ``key`` into its file directly (``atomic=False``)."""
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _O_BINARY | _O_NOFOLLOW | _O_SPECIAL_SAFE
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | OPEN_SAFE
         for attempt in range(3):
             if attempt or directory not in self._dirs:
                 self._make_dir(directory, key)
@@ -697,7 +681,7 @@ class DirectoryStore(Store):
         os.close(fd)
         if stat.S_ISDIR(st.st_mode):
             return None
-        raise self._special(key, st.st_mode)
+        raise local_tree.not_regular(self, key, st.st_mode)
 
     def getsize(self, key: str) -> int:  # type: ignore[override]  # Store wraps it to take None too
         key = self._checked(key)

@@ -1,8 +1,9 @@
 """The directory-tree side of :class:`~zarrkit.storage.local.DirectoryStore`: listing,
 creating and removing directories of keys without following a symbolic link out of the store
 or opening anything but regular files and directories (removal descriptor-based where the
-platform allows), and cleaning up the temporary files of writers that died.  The reading and
-writing of single values stays in :mod:`zarrkit.storage.local`."""
+platform allows; a value's file opened only when it is one), and cleaning up the temporary
+files of writers that died.  The reading and writing of single values stays in
+:mod:`zarrkit.storage.local`."""
 
 from __future__ import annotations
 
@@ -23,6 +24,13 @@ from .fileio import HOST, TEMP_MARKER, temp_owner
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _DIR_FLAGS = os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW
+#: a named pipe opened without O_NONBLOCK waits for the other end forever, and a terminal
+#: opened without O_NOCTTY may become this process's controlling terminal: values are only
+#: read from regular files, but which kind of file a name holds is known once it is open
+_O_SPECIAL_SAFE = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+#: the flags every open of a value's file takes, and how it is opened for reading
+OPEN_SAFE = getattr(os, "O_BINARY", 0) | _O_NOFOLLOW | _O_SPECIAL_SAFE
+READ_FLAGS = os.O_RDONLY | OPEN_SAFE
 ELOOP = getattr(errno, "ELOOP", None)
 #: deletions hold a descriptor of each directory on the way and remove names relative to it, so
 #: a directory swapped for a symbolic link meanwhile is not followed (not on every platform)
@@ -218,6 +226,70 @@ def remove_tree_by_path(store: Any, head: str, name: str | None, prefix: str) ->
             continue
         if name is not None:
             store._prune_dirs(directory)
+
+
+def open_value_fd(store: Any, key: str, fn: str) -> int | None:
+    """A read-only descriptor of the regular file ``fn`` (None when it is missing or a
+    directory), refusing symbolic links that lead outside the root and special files.
+
+    The hot paths open ``fn`` themselves and call this when that fails; it is rare, so
+    the descriptor's kind is checked here, where they only check it when a read fails or
+    comes back empty or too long."""
+    store._check_dir(key)
+    try:
+        fd = os.open(fn, READ_FLAGS)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        if exc.errno != ELOOP:
+            # a directory (some systems refuse to open one), a socket (no file to open),
+            # or an error of its own
+            try:
+                mode = os.lstat(fn).st_mode
+            except OSError:
+                raise exc from None
+            if stat.S_ISDIR(mode):
+                return None
+            if not stat.S_ISREG(mode) and not stat.S_ISLNK(mode):
+                raise not_regular(store, key, mode) from None
+            raise
+        # the key itself is a symbolic link: followed only when it stays inside the root
+        if not store._inside(fn):
+            raise InvalidPathError(
+                f"key {key!r} of {store.path!r} is a symbolic link to a file outside the store"
+            ) from None
+        try:
+            fd = os.open(fn, READ_FLAGS & ~_O_NOFOLLOW)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+        except OSError:
+            mode = os.stat(fn).st_mode
+            if not stat.S_ISREG(mode):
+                raise not_regular(store, key, mode) from None
+            raise
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISREG(mode):
+        return fd
+    os.close(fd)
+    if stat.S_ISDIR(mode):
+        return None
+    raise not_regular(store, key, mode)
+
+def not_regular(store: Any, key: str, mode: int) -> InvalidPathError:
+    return InvalidPathError(
+        f"key {key!r} of {store.path!r} is {file_kind(mode)}, not a regular file: "
+        "a store keeps values in regular files only"
+    )
+
+def no_value_at(store: Any, key: str, fd: int) -> bool:
+    """Whether the open ``fd`` of ``key`` is a directory (no value there): False for a
+    regular file, raises for any other kind of file."""
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISREG(mode):
+        return False
+    if stat.S_ISDIR(mode):
+        return True
+    raise not_regular(store, key, mode)
 
 
 def file_kind(mode: int) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from .base import ByteRange, Store, StoreLike, oversized
@@ -109,6 +109,26 @@ class WrapperStore(Store):
 
     def get_upto(self, key: str, limit: int) -> bytes | memoryview | None:  # (documented by Store.get_upto)
         return self.inner.get_upto(key, limit)
+
+    def get_many_upto(self, keys: Sequence[str], limit: int) -> list[bytes | memoryview | None]:
+        """The wrapped store's ``get_many_upto``, unless this wrapper reads a chunk its own
+        way (:meth:`get_upto`): then a chunk at a time through that.
+
+        Parameters
+        ----------
+        keys : sequence of str
+            The keys (valid: not checked again).
+        limit : int
+            The most bytes each value may hold.
+
+        Returns
+        -------
+        list
+            Each value, or None where it is missing.
+        """
+        if type(self).get_upto is not WrapperStore.get_upto:
+            return super().get_many_upto(keys, limit)
+        return self.inner.get_many_upto(keys, limit)
 
     def get_transient_upto(self, key: str, limit: int) -> bytes | memoryview | None:
         """:meth:`get_upto` into a buffer the wrapped store may reuse (its

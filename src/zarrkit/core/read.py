@@ -101,7 +101,7 @@ def read_selection(
         _read_small(ctx, rows, out, limit)
         return out
     get = chunk_getter(store, limit, codec.decodes_into and nbytes >= TRANSIENT_MIN_BYTES)
-    read_one, read_row = _chunk_readers(ctx, out, get)
+    read_one, read_row = _chunk_readers(ctx, out, get, rows is not None)
     if rows is not None:
         run_tasks(lambda task: read_row(task) if type(task) is Row else read_one(task), rows, threads)
         return out
@@ -147,15 +147,18 @@ def chunk_getter(store: Any, limit: int, transient: bool) -> Callable[[str], Any
     return get
 
 
-def _chunk_readers(ctx: ChunkContext, out: np.ndarray, get: Callable[[str], Any]) -> tuple[Any, Any]:
-    """The tasks of a read into ``out``, each chunk read with ``get``: one chunk, and one row
-    of chunks (see :func:`chunk_rows`); closures, so that the per-chunk path looks nothing up."""
+def _chunk_readers(
+    ctx: ChunkContext, out: np.ndarray, get: Callable[[str], Any], rows: bool = False
+) -> tuple[Any, Any]:
+    """The tasks of a read into ``out``, each chunk read with ``get``: one chunk, and (when
+    ``rows``) one row of chunks (see :func:`chunk_rows`); closures, so that the per-chunk path
+    looks nothing up."""
     codec = ctx.codec
     missing = ctx.missing
     chunk_shape = ctx.chunk_shape
     dtype = ctx.dtype
     key_of = ctx.chunk_key_function()
-    row_keys = ctx.row_keys_function()
+    row_keys = ctx.row_keys_function() if rows else None
     codec_at = ctx.codec_at
 
     def read_one(p: ChunkProjection) -> None:
@@ -170,6 +173,7 @@ def _chunk_readers(ctx: ChunkContext, out: np.ndarray, get: Callable[[str], Any]
     def read_row(row: Row) -> None:
         # every chunk of the row whole into this worker's buffer, then the row into ``out``
         buf = scratch((len(row.last), *chunk_shape), dtype)
+        assert row_keys is not None
         for part, key in zip(buf, row_keys(row.coords, row.indices)):
             raw = get(key)
             if raw is None:

@@ -157,6 +157,10 @@ class DirectoryStore(Store):
         self._real_root = os.path.realpath(self.path)
         self._root_sep: str = self.path if self.path.endswith(os.sep) else self.path + os.sep
         self._confined: set[str] = {""}  # key directories known to resolve inside the root
+        # ... those of them listed once, each to whether it held nothing but regular files,
+        # directories and links then; and those that did
+        self._listed: dict[str, bool] = {}
+        self._plain: set[str] = set()
         if not read_only:
             self._remove_orphans(self.path, _safe_listdir(self.path))
 
@@ -252,8 +256,22 @@ class DirectoryStore(Store):
             )
         if plain or os.path.isdir(directory):
             if len(self._confined) > 100_000:
-                self._confined = {""}
+                self._confined, self._listed, self._plain = {""}, {}, set()
             self._confined.add(head)
+
+    def _lists_plain(self, head: str) -> bool:
+        """Whether the key directory ``head`` (known to be inside the root) listed nothing but
+        regular files, directories and links the first time it was asked (a file's kind is
+        then not asked again for each value read from it; see ``local_tree``)."""
+        plain = self._listed.get(head)
+        if plain is None:
+            plain = local_tree.lists_plain_files(self._file(head))
+            if plain is None:  # (missing: asked again next time)
+                return False
+            self._listed[head] = plain
+            if plain and head in self._confined:
+                self._plain.add(head)
+        return plain
 
     # -- contract -----------------------------------------------------------------------------
     def get_transient(
@@ -322,19 +340,25 @@ class DirectoryStore(Store):
             return self._read(self._checked(key), None, False, limit)
         validate_key(key)
         fn = self._root_sep + key if _POSIX else self._file(key)
-        if key.rpartition("/")[0] not in self._confined:
-            self._check_dir(key)
+        head = key.rpartition("/")[0]
+        known = head in self._plain  # inside the root, and listed no special file
+        if not known:
+            if head not in self._confined:
+                self._check_dir(key)
+            known = self._lists_plain(head)
         try:
             fd = os.open(fn, _READ_FLAGS)
         except OSError:
-            opened = local_tree.open_value_fd(self, key, fn)
+            opened = local_tree.open_value_fd(self, key, fn)  # (which asks the file's kind)
             if opened is None:
                 return None
-            fd = opened
+            fd, known = opened, True
         try:
+            # a device may read as a value: its kind is asked unless its directory listed
+            # none (a named pipe does not read at all, and an empty or endless read is asked)
+            if not known and local_tree.no_value_at(self, key, fd):
+                return None
             data = os.pread(fd, limit + 1, 0)
-            # a device reads as empty or endless, a named pipe not at all: only then is the
-            # kind of file asked
             if (not data or len(data) > limit) and local_tree.no_value_at(self, key, fd):
                 return None
         except IsADirectoryError:
@@ -353,7 +377,7 @@ class DirectoryStore(Store):
         """:meth:`get_upto` of each of ``keys``, in a loop that does for each what a small
         chunk needs (its key checked, its file opened, read and closed) and hands anything
         else to :meth:`get_upto`: a file missing, not a regular file, empty or too large, a
-        key whose directory is not yet known to be inside the root.
+        key whose directory is not yet known to be inside the root and to list no special file.
 
         Parameters
         ----------
@@ -367,15 +391,18 @@ class DirectoryStore(Store):
         list
             Each value, or None where it is missing.
         """
-        if type(self)._get is not DirectoryStore._get or limit > UPTO_READ_MAX or self.normalize_keys or not _POSIX:
+        if (
+            type(self)._get is not DirectoryStore._get or type(self).get_upto is not DirectoryStore.get_upto
+            or limit > UPTO_READ_MAX or self.normalize_keys or not _POSIX
+        ):
             return super().get_many_upto(keys, limit)
-        root, confined, careful = self._root_sep, self._confined, self.get_upto
+        root, plain, careful = self._root_sep, self._plain, self.get_upto
         open_, pread, close, flags, size = os.open, os.pread, os.close, _READ_FLAGS, limit + 1
         values: list[bytes | memoryview | None] = []
         append = values.append
         checked = are_valid_keys(keys)
         for key in keys:
-            if not (checked or is_valid_key(key)) or key.rpartition("/")[0] not in confined:
+            if not (checked or is_valid_key(key)) or key.rpartition("/")[0] not in plain:
                 append(careful(key, limit))
                 continue
             try:
@@ -610,6 +637,7 @@ class DirectoryStore(Store):
             if ids.get(head) != (st.st_dev, st.st_ino):
                 if not self._inside(directory):
                     self._confined.discard(head)
+                    self._plain.discard(head)
                     raise InvalidPathError(
                         f"key {key!r} of {self.path!r} leads through a symbolic link outside the store"
                     )

@@ -292,6 +292,30 @@ def no_value_at(store: Any, key: str, fd: int) -> bool:
     raise not_regular(store, key, mode)
 
 
+#: directories with more entries than this are not listed for their kinds (see
+#: lists_plain_files): each value read from them has its kind asked instead
+LIST_KINDS_MOST = 1 << 16
+
+
+def lists_plain_files(directory: str) -> bool | None:
+    """Whether ``directory`` lists nothing but regular files, directories and symbolic links
+    (the kinds the listing gives, no call per entry where the file system gives them): where
+    it does, reading values from it needs no question of each file's kind, since opening a
+    file refuses links.  False with more than LIST_KINDS_MOST entries; None when it cannot be
+    listed."""
+    try:
+        with os.scandir(directory) as entries:
+            for n, entry in enumerate(entries):
+                if n >= LIST_KINDS_MOST or not (
+                    entry.is_file(follow_symlinks=False) or entry.is_dir(follow_symlinks=False)
+                    or entry.is_symlink()
+                ):
+                    return False
+    except OSError:
+        return None
+    return True
+
+
 def file_kind(mode: int) -> str:
     if stat.S_ISFIFO(mode):
         return "a named pipe"

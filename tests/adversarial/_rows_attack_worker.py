@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import signal
 import socket
 import stat
@@ -21,6 +22,9 @@ import zarrkit
 import zarrkit.core.read as read_mod
 from zarrkit.codecs import ZstdCodec
 from zarrkit.storage import DirectoryStore
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _special_files_worker import _release  # (a sibling script's helper)
 
 #: a scenario still blocked after this many seconds is reported as hung (a finished one takes
 #: milliseconds)
@@ -50,19 +54,6 @@ def _outcome(fn):
         return {"error": type(exc).__name__, "message": str(exc), "key": getattr(exc, "key", None)}
     finally:
         signal.alarm(0)
-
-
-def _release(directory):
-    """Open the writing end of every named pipe below ``directory`` (a reader blocked in
-    ``open`` then returns)."""
-    for d, _, names in os.walk(directory):
-        for n in names:
-            p = os.path.join(d, n)
-            if stat.S_ISFIFO(os.lstat(p).st_mode):
-                try:
-                    os.close(os.open(p, os.O_WRONLY | os.O_NONBLOCK))
-                except OSError:
-                    pass
 
 
 def _array(d):
@@ -226,10 +217,13 @@ def scenario_device_made_after_a_read(d):
     pre = _raw_read(probe, 4096)
     os.makedirs(os.path.join(d, "arr"))
     _array(os.path.join(d, "arr"))
-    first = _read(os.path.join(d, "arr"), 2)  # every directory listed: only regular files
+    store = DirectoryStore(os.path.join(d, "arr"))
+    first = _read(os.path.join(d, "arr"), 2, store)  # every directory listed: only regular files
     _replace(os.path.join(d, "arr"), "g/a/c/1/2", _device(major, minor))
     later = _outcome(lambda: _read(os.path.join(d, "arr"), 2))
-    return {"pre": pre, "first": first, "array": later}
+    # a store pickled after its listings (as dask sends one to its workers) lists again
+    unpickled = _outcome(lambda: _read(os.path.join(d, "arr"), 2, pickle.loads(pickle.dumps(store))))
+    return {"pre": pre, "first": first, "array": later, "unpickled": unpickled}
 
 
 SCENARIOS = {

@@ -852,3 +852,4 @@ def test_a_device_made_after_a_store_listed_its_directory_is_refused_by_a_new_st
     r = _device_outcome(special, "device_made_after_a_read", lambda pre: pre.get("bytes", 0) > 0)
     assert np.array_equal(np.array(r["first"]), DATA)
     _assert_refused(r["array"], "g/a/c/1/2", "a character device")
+    _assert_refused(r["unpickled"], "g/a/c/1/2", "a character device")

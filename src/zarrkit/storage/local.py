@@ -269,8 +269,8 @@ class DirectoryStore(Store):
             if plain is None:  # (missing: asked again next time)
                 return False
             self._listed[head] = plain
-            if plain and head in self._confined:
-                self._plain.add(head)
+        if plain and head in self._confined:
+            self._plain.add(head)
         return plain
 
     # -- contract -----------------------------------------------------------------------------
@@ -790,7 +790,8 @@ class DirectoryStore(Store):
         return "file://" + (given.decode() if isinstance(given, bytes) else given).replace(os.sep, "/")
 
     def __getstate__(self) -> dict[str, Any]:
-        return self.__dict__.copy()
+        # (what was listed here is listed again where the store is unpickled)
+        return {**self.__dict__, "_listed": {}, "_plain": set()}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
+        self.__dict__.update({"_listed": {}, "_plain": set(), **state})

@@ -243,3 +243,15 @@ class ValueTests:
         assert filled.get_many([]) == {}
         got = filled.get_many(k for k in NESTED_KEYS[:3])
         assert got == {k: filled.get(k) for k in NESTED_KEYS[:3]}
+
+    # -- get_many_upto ----------------------------------------------------------------------------
+    def test_get_many_upto_is_get_upto_of_each(self, filled):
+        keys = [NESTED_KEYS[0], "missing", NESTED_KEYS[3], NESTED_KEYS[0], "also/missing", NESTED_KEYS[-1]]
+        limit = max(len(filled.get(k)) for k in NESTED_KEYS)
+
+        def as_bytes(values):
+            return [None if v is None else bytes(v) for v in values]
+
+        assert as_bytes(filled.get_many_upto(keys, limit)) == as_bytes(filled.get_upto(k, limit) for k in keys)
+        assert as_bytes(filled.get_many_upto(keys, limit))[1] is None
+        assert filled.get_many_upto([], limit) == []

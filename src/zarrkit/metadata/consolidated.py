@@ -286,6 +286,21 @@ class ConsolidatedStore(ConsolidatedMetadataStore):
             return super().get_many_upto(keys, limit)
         return self.store.get_many_upto(keys, limit)
 
+    def prefetch(self, keys: Sequence[str]) -> bool:
+        """Chunks through the wrapped store's ``prefetch``.
+
+        Parameters
+        ----------
+        keys : sequence of str
+            The keys about to be read.
+
+        Returns
+        -------
+        bool
+            Whether any value is being fetched.
+        """
+        return self.store.prefetch([key for key in keys if not _is_meta_key(key)])
+
     def get_transient_upto(self, key: str, limit: int) -> bytes | memoryview | None:
         if _is_meta_key(key):
             return super().get_upto(key, limit)

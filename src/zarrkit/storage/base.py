@@ -226,6 +226,25 @@ class Store(StoreConveniences, Zarr3StoreMethods):
         get_upto = self.get_upto
         return [get_upto(key, limit) for key in keys]
 
+    def prefetch(self, keys: Sequence[str]) -> bool:
+        """A hint that the values of ``keys`` are about to be read: a store that can fetch
+        them in the background starts to (a local directory has the system read their files
+        into its cache, where they are not there yet: reads from a disk then keep it busy
+        while the values before are decoded).  Nothing else changes and nothing is raised,
+        for a missing or invalid key either.  The default does nothing.
+
+        Parameters
+        ----------
+        keys : sequence of str
+            The keys.
+
+        Returns
+        -------
+        bool
+            Whether any value is being fetched (False when all were at hand already).
+        """
+        return False
+
     def version_token(self, key: str) -> Any:
         """A value that changes whenever the value at ``key`` is replaced or rewritten, where
         the store has one far cheaper than reading the value (a file's inode, size and

@@ -97,6 +97,33 @@ def read_range_into(fd: int, offset: int, length: int) -> memoryview:
     return view
 
 
+#: the calls :func:`read_ahead` needs (Linux): posix_fadvise, and preadv2's RWF_NOWAIT
+CAN_READ_AHEAD = HAS_PREADV and hasattr(os, "posix_fadvise") and hasattr(os, "RWF_NOWAIT")
+
+
+def read_ahead(fd: int) -> bool:
+    """Have the kernel read the regular file of ``fd`` into the page cache in the background
+    (``POSIX_FADV_WILLNEED``), unless its last byte is there already: a file read or written
+    whole before is cached, and asking then costs more than looking (about 50 µs for a cached
+    4 MiB file, against a few for the look).  Nothing for another kind of file, or where the
+    platform or file system lacks the calls.  Reads nothing into the process.  Returns
+    whether the file is being read ahead."""
+    if not CAN_READ_AHEAD:
+        return False
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_size <= 0:
+        return False
+    try:
+        os.preadv(fd, [bytearray(1)], st.st_size - 1, os.RWF_NOWAIT)
+        return False  # cached
+    except BlockingIOError:  # not cached: read it ahead
+        pass
+    except OSError:  # the file system cannot say without reading
+        return False
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
+    return True
+
+
 class OpenFile:
     """A regular file held open for a read of several of its ranges (a shard's index, then
     its chunks): they all come from this version of the file, even when a writer renames a

@@ -419,6 +419,9 @@ class DirectoryStore(Store):
             append(data if 0 < len(data) <= limit else careful(key, limit))
         return values
 
+    def prefetch(self, keys: Sequence[str]) -> bool:  # (documented by Store.prefetch)
+        return local_tree.prefetch(self, keys)
+
     def _open_value(self, key: str) -> int | None:
         """A read-only descriptor of the file of the (valid) ``key``, confined to the root;
         None when missing.  (``get_upto`` has the same steps inline: it serves tiny chunks.)"""

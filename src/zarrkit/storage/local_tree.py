@@ -13,13 +13,14 @@ import os
 import shutil
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..errors import InvalidPathError
 from . import fileio
 from .base import ensure_bytes_like
 from .fileio import HOST, TEMP_MARKER, temp_owner
+from .keys import is_valid_key
 
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -290,6 +291,44 @@ def no_value_at(store: Any, key: str, fd: int) -> bool:
     if stat.S_ISDIR(mode):
         return True
     raise not_regular(store, key, mode)
+
+
+def prefetch(store: Any, keys: Sequence[str]) -> bool:
+    """``DirectoryStore.prefetch``: each regular file of ``keys`` not yet in the page cache
+    read into it in the background (:func:`~zarrkit.storage.fileio.read_ahead`).  Keys that
+    are not valid, lead outside the root, or name no regular file are passed over; nothing
+    is raised, and nothing is read into the process.  Returns whether any file is being
+    read ahead.
+
+    Parameters
+    ----------
+    store : DirectoryStore
+        The store.
+    keys : sequence of str
+        The keys whose values are about to be read.
+
+    Returns
+    -------
+    bool
+    """
+    fetching = False
+    if not fileio.CAN_READ_AHEAD or store.normalize_keys:
+        return fetching
+    for key in keys:
+        if not is_valid_key(key):
+            continue
+        try:
+            store._check_dir(key)
+            fd = os.open(store._file(key), READ_FLAGS)
+        except (OSError, InvalidPathError):
+            continue
+        try:
+            fetching = fileio.read_ahead(fd) or fetching
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return fetching
 
 
 #: directories with more entries than this are not listed for their kinds (see

@@ -130,6 +130,21 @@ class WrapperStore(Store):
             return super().get_many_upto(keys, limit)
         return self.inner.get_many_upto(keys, limit)
 
+    def prefetch(self, keys: Sequence[str]) -> bool:
+        """The wrapped store's ``prefetch``, unless this wrapper reads a chunk its own way.
+
+        Parameters
+        ----------
+        keys : sequence of str
+            The keys about to be read.
+
+        Returns
+        -------
+        bool
+            Whether any value is being fetched.
+        """
+        return type(self).get_upto is WrapperStore.get_upto and self.inner.prefetch(keys)
+
     def get_transient_upto(self, key: str, limit: int) -> bytes | memoryview | None:
         """:meth:`get_upto` into a buffer the wrapped store may reuse (its
         ``get_transient_upto``, where it has one).

@@ -255,3 +255,12 @@ class ValueTests:
         assert as_bytes(filled.get_many_upto(keys, limit)) == as_bytes(filled.get_upto(k, limit) for k in keys)
         assert as_bytes(filled.get_many_upto(keys, limit))[1] is None
         assert filled.get_many_upto([], limit) == []
+
+    # -- prefetch ---------------------------------------------------------------------------------
+    def test_prefetch_is_only_a_hint(self, filled):
+        before = {k: filled.get(k) for k in filled.list_prefix("")}
+        # present, missing, repeated and invalid keys: nothing raised, nothing changed
+        filled.prefetch([NESTED_KEYS[0], "missing", NESTED_KEYS[0], "../outside", "/abs", "a//b", ""])
+        filled.prefetch([])
+        filled.prefetch(iter(NESTED_KEYS))
+        assert {k: filled.get(k) for k in filled.list_prefix("")} == before

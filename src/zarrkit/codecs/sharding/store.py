@@ -268,6 +268,23 @@ class ShardedStore(Store):
             groups.setdefault(key.rpartition("@")[0], []).append(i)
         return list(groups.values())
 
+    def prefetch(self, keys: Sequence[str]) -> bool:
+        """The shards holding ``keys`` read ahead whole by the store below (its ``prefetch``):
+        an inner chunk's range is known only from its shard's index, so callers ask for
+        one key of each shard they read whole.
+
+        Parameters
+        ----------
+        keys : sequence of str
+            Keys of inner chunks.
+
+        Returns
+        -------
+        bool
+            Whether any shard is being fetched.
+        """
+        return self.base.prefetch(list(dict.fromkeys(key.rpartition("@")[0] for key in keys)))
+
     def lock_key(self, key: str) -> str:
         """The key of the shard holding ``key``: what writers of that chunk must lock."""
         return key.rpartition("@")[0]

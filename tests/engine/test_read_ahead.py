@@ -1,0 +1,243 @@
+"""Reads of large chunks ask the store for the chunks a window ahead (``Store.prefetch``) before
+each task reads its own, so that a local directory has the system read the files from disk
+meanwhile: every chunk asked for once, before it is read; never for small chunks, nor for
+stores that keep requests in flight themselves; whole shards asked for by their key, parts of
+shards not.  And a directory store's prefetch really brings a file into the page cache."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import zarrkit
+import zarrkit.core.read as read_mod
+from zarrkit.storage import DirectoryStore, MemoryStore
+
+
+class RecordingStore(MemoryStore):
+    """Records, in order, the keys asked for ahead and the chunks read; answers that it is
+    fetching a value unless ``at_hand`` says it has it."""
+
+    def __init__(self, high_latency: bool = False, at_hand=lambda key: False):
+        super().__init__()
+        self.events: list[tuple[str, str]] = []
+        self.record = threading.Lock()
+        self.high_latency = high_latency
+        self.at_hand = at_hand  # which values the store has at hand (answers False for)
+
+    def prefetch(self, keys):
+        keys = list(keys)
+        with self.record:
+            self.events.extend(("prefetch", k) for k in keys)
+        return not all(self.at_hand(k) for k in keys)
+
+    def _get(self, key, byte_range):
+        if key.startswith("c"):
+            with self.record:
+                self.events.append(("get", key))
+        return super()._get(key, byte_range)
+
+
+@contextlib.contextmanager
+def read_ahead_for_small_arrays(window_bytes: int):
+    """Thresholds that make a small test array's chunks count as large (module settings)."""
+    names = ("READ_AHEAD_MIN_BYTES", "READ_AHEAD_BYTES", "ROW_MIN_CHUNK_BYTES")
+    saved = [getattr(read_mod, name) for name in names]
+    # (compressed chunks under ROW_MIN_CHUNK_BYTES are read in batches: see test_small_chunk_rows)
+    for name, value in zip(names, (1, window_bytes, 0)):
+        setattr(read_mod, name, value)
+    try:
+        yield
+    finally:
+        for name, value in zip(names, saved):
+            setattr(read_mod, name, value)
+
+
+def _stored(store):
+    return sorted(k for k in store.list_prefix("c"))
+
+
+@pytest.mark.parametrize("compressors", [None, "zstd"])
+@pytest.mark.parametrize("threads", [1, 2, 4])
+@pytest.mark.parametrize("shape,chunks", [((64, 48), (8, 8)), ((200,), (16,)), ((12, 10, 9), (4, 5, 3))])
+def test_every_chunk_asked_for_once_before_it_is_read(compressors, threads, shape, chunks):
+    store = RecordingStore()
+    data = np.arange(np.prod(shape), dtype="f8").reshape(shape)
+    codec = zarrkit.codecs.ZstdCodec(level=1) if compressors else None
+    a = zarrkit.create_array(store, shape=shape, chunks=chunks, dtype="f8", compressors=codec, fill_value=0)
+    a[...] = data
+    # a few chunks never written: asked for (the engine cannot know), read as the fill value
+    gone = _stored(store)[1::5]
+    for k in gone:
+        store.delete(k)
+        data[tuple(slice(i * c, (i + 1) * c) for i, c in zip(map(int, k.split("/")[1:]), chunks))] = 0
+    store.events.clear()
+    chunk_bytes = int(np.prod(chunks)) * 8
+    with read_ahead_for_small_arrays(3 * chunk_bytes), zarrkit.config.set(threads=threads):
+        got = a[...]
+    np.testing.assert_array_equal(got, data)
+    asked = [k for e, k in store.events if e == "prefetch"]
+    read = [k for e, k in store.events if e == "get"]
+    n_chunks = int(np.prod([-(-s // c) for s, c in zip(shape, chunks)]))
+    assert len(asked) == n_chunks and len(set(asked)) == n_chunks  # each once
+    assert set(read) | set(gone) <= set(asked)
+    first_asked = {}
+    for i, (e, k) in enumerate(store.events):
+        if e == "prefetch":
+            first_asked.setdefault(k, i)
+        else:
+            assert first_asked.get(k, len(store.events)) < i, f"chunk {k} read before it was asked for"
+
+
+def test_the_window_stays_ahead_by_its_bytes():
+    """One thread: before the i-th chunk is read, the chunks up to the window's bytes beyond
+    it have been asked for, and no more."""
+    store = RecordingStore()
+    a = zarrkit.create_array(store, shape=(400,), chunks=(10,), dtype="i8", compressors=None, fill_value=0)
+    a[...] = np.arange(400)
+    store.events.clear()
+    window = 1 + 4  # the one worker's task, and READ_AHEAD_BYTES of chunks (4 of 80 bytes)
+    with read_ahead_for_small_arrays(4 * 80), zarrkit.config.set(threads=1):
+        np.testing.assert_array_equal(a[...], np.arange(400))
+    asked = reads = 0
+    for e, _ in store.events:
+        if e == "prefetch":
+            asked += 1
+        else:
+            assert min(40, reads + 1) <= asked <= min(40, window + reads + 1)
+            reads += 1
+    assert (asked, reads) == (40, 40)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_while_every_value_is_at_hand_only_a_sample_is_asked_for(threads):
+    store = RecordingStore(at_hand=lambda key: True)
+    n = 80 * 2560  # 80 chunks of 20 KiB (chunks under config.parallel_min_chunk_bytes are read on one thread)
+    a = zarrkit.create_array(store, shape=(n,), chunks=(2560,), dtype="i8", compressors=None, fill_value=0)
+    a[...] = np.arange(n)
+    store.events.clear()
+    with read_ahead_for_small_arrays(4 * 20480), zarrkit.config.set(threads=threads):
+        np.testing.assert_array_equal(a[...], np.arange(n))
+    asked = [k for e, k in store.events if e == "prefetch"]
+    window = threads + read_mod.READ_AHEAD_SAMPLE
+    assert len(asked) == len(set(asked))
+    assert len(asked) <= window + 80 // read_mod.READ_AHEAD_SAMPLE + 1
+    assert {f"c/{i}" for i in range(window)} <= set(asked)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_once_a_value_is_not_at_hand_every_chunk_from_there_is_asked_for(threads):
+    """The first 30 chunks are at hand, the rest are not: every one of the rest is asked for
+    before it is read."""
+    store = RecordingStore(at_hand=lambda key: int(key.split("/")[1]) < 30)
+    n = 80 * 2560  # 80 chunks of 20 KiB (chunks under config.parallel_min_chunk_bytes are read on one thread)
+    a = zarrkit.create_array(store, shape=(n,), chunks=(2560,), dtype="i8", compressors=None, fill_value=0)
+    a[...] = np.arange(n)
+    store.events.clear()
+    with read_ahead_for_small_arrays(4 * 20480), zarrkit.config.set(threads=threads):
+        np.testing.assert_array_equal(a[...], np.arange(n))
+    first_asked: dict[str, int] = {}
+    for i, (e, k) in enumerate(store.events):
+        if e == "prefetch":
+            first_asked.setdefault(k, i)
+        elif int(k.split("/")[1]) >= 30 + 2 * read_mod.READ_AHEAD_SAMPLE + threads:
+            assert first_asked.get(k, len(store.events)) < i, f"chunk {k} read before it was asked for"
+
+
+def test_small_chunks_are_not_asked_for():
+    store = RecordingStore()
+    a = zarrkit.create_array(store, shape=(256, 256), chunks=(32, 32), dtype="f8", fill_value=0)
+    a[...] = 1.0
+    store.events.clear()
+    assert (a[...] == 1.0).all()
+    assert not [k for e, k in store.events if e == "prefetch"]
+    assert [k for e, k in store.events if e == "get"]
+
+
+def test_stores_keeping_requests_in_flight_are_not_asked():
+    store = RecordingStore(high_latency=True)
+    a = zarrkit.create_array(store, shape=(64, 64), chunks=(16, 16), dtype="f8", compressors=None, fill_value=0)
+    a[...] = 2.0
+    store.events.clear()
+    with read_ahead_for_small_arrays(1 << 20):
+        assert (a[...] == 2.0).all()
+    assert not [k for e, k in store.events if e == "prefetch"]
+
+
+@pytest.mark.parametrize("compressors", [None, "zstd"])
+def test_whole_shards_are_asked_for_by_their_key_parts_are_not(compressors):
+    store = RecordingStore()
+    data = np.arange(64 * 64, dtype="u2").reshape(64, 64)
+    codec = zarrkit.codecs.ZstdCodec(level=1) if compressors else None
+    a = zarrkit.create_array(store, shape=(64, 64), chunks=(8, 8), shards=(16, 32), dtype="u2",
+                             compressors=codec, fill_value=0)
+    a[...] = data
+    shards = _stored(store)
+    store.events.clear()
+    with read_ahead_for_small_arrays(1):
+        np.testing.assert_array_equal(a[...], data)
+        asked = [k for e, k in store.events if e == "prefetch"]
+        assert sorted(asked) == shards  # each shard once, by its own key
+        store.events.clear()
+        np.testing.assert_array_equal(a[3:40, 5:60], data[3:40, 5:60])  # parts of shards
+        assert not [k for e, k in store.events if e == "prefetch"]
+
+
+def _cached(path: str) -> bool:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.preadv(fd, [bytearray(1)], os.fstat(fd).st_size - 1, os.RWF_NOWAIT)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _evict(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.skipif(not (sys.platform.startswith("linux") and hasattr(os, "RWF_NOWAIT")),
+                    reason="page-cache residency is asked with preadv2(RWF_NOWAIT), a Linux call")
+def test_directory_store_prefetch_brings_a_file_into_the_page_cache(tmp_path):
+    store = DirectoryStore(str(tmp_path))
+    store.set("c/0/0", os.urandom(4 << 20))
+    path = str(tmp_path / "c" / "0" / "0")
+    _evict(path)
+    if _cached(path):
+        pytest.skip("this file system keeps every file in memory (nothing to read ahead)")
+    store.prefetch(["c/0/0"])
+    deadline = time.monotonic() + 10
+    while not _cached(path):
+        assert time.monotonic() < deadline, "the file was not read into the page cache"
+        time.sleep(0.01)
+    # the value is what was stored, and nothing else appeared in the store
+    assert list(store.list_prefix("")) == ["c/0/0"]
+
+
+@pytest.mark.skipif(not (sys.platform.startswith("linux") and hasattr(os, "RWF_NOWAIT")),
+                    reason="page-cache residency is asked with preadv2(RWF_NOWAIT), a Linux call")
+def test_a_read_from_disk_reads_every_chunk_right(tmp_path):
+    """Large chunks evicted from the page cache, read back with read-ahead in play."""
+    data = np.random.default_rng(0).integers(0, 1 << 16, size=(8, 256, 1024), dtype="u2")
+    a = zarrkit.create_array(str(tmp_path / "a"), shape=data.shape, chunks=(1, 256, 1024), dtype="u2",
+                             compressors=None, fill_value=0)
+    a[...] = data
+    for root, _, files in os.walk(tmp_path / "a" / "c"):
+        for f in files:
+            _evict(os.path.join(root, f))
+    for threads in (1, 2):
+        with zarrkit.config.set(threads=threads):
+            np.testing.assert_array_equal(zarrkit.open_array(str(tmp_path / "a"), mode="r")[...], data)

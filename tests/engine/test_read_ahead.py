@@ -2,22 +2,20 @@
 each task reads its own, so that a local directory has the system read the files from disk
 meanwhile: every chunk asked for once, before it is read; never for small chunks, nor for
 stores that keep requests in flight themselves; whole shards asked for by their key, parts of
-shards not.  And a directory store's prefetch really brings a file into the page cache."""
+shards not.  (What a directory store does when asked, and reads from disk with read-ahead in
+play: tests/adversarial/test_read_ahead_attack.py.)"""
 
 from __future__ import annotations
 
 import contextlib
-import os
-import sys
 import threading
-import time
 
 import numpy as np
 import pytest
 
 import zarrkit
 import zarrkit.core.read as read_mod
-from zarrkit.storage import DirectoryStore, MemoryStore
+from zarrkit.storage import MemoryStore
 
 
 class RecordingStore(MemoryStore):
@@ -187,57 +185,3 @@ def test_whole_shards_are_asked_for_by_their_key_parts_are_not(compressors):
         store.events.clear()
         np.testing.assert_array_equal(a[3:40, 5:60], data[3:40, 5:60])  # parts of shards
         assert not [k for e, k in store.events if e == "prefetch"]
-
-
-def _cached(path: str) -> bool:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.preadv(fd, [bytearray(1)], os.fstat(fd).st_size - 1, os.RWF_NOWAIT)
-        return True
-    except BlockingIOError:
-        return False
-    finally:
-        os.close(fd)
-
-
-def _evict(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
-
-
-@pytest.mark.skipif(not (sys.platform.startswith("linux") and hasattr(os, "RWF_NOWAIT")),
-                    reason="page-cache residency is asked with preadv2(RWF_NOWAIT), a Linux call")
-def test_directory_store_prefetch_brings_a_file_into_the_page_cache(tmp_path):
-    store = DirectoryStore(str(tmp_path))
-    store.set("c/0/0", os.urandom(4 << 20))
-    path = str(tmp_path / "c" / "0" / "0")
-    _evict(path)
-    if _cached(path):
-        pytest.skip("this file system keeps every file in memory (nothing to read ahead)")
-    store.prefetch(["c/0/0"])
-    deadline = time.monotonic() + 10
-    while not _cached(path):
-        assert time.monotonic() < deadline, "the file was not read into the page cache"
-        time.sleep(0.01)
-    # the value is what was stored, and nothing else appeared in the store
-    assert list(store.list_prefix("")) == ["c/0/0"]
-
-
-@pytest.mark.skipif(not (sys.platform.startswith("linux") and hasattr(os, "RWF_NOWAIT")),
-                    reason="page-cache residency is asked with preadv2(RWF_NOWAIT), a Linux call")
-def test_a_read_from_disk_reads_every_chunk_right(tmp_path):
-    """Large chunks evicted from the page cache, read back with read-ahead in play."""
-    data = np.random.default_rng(0).integers(0, 1 << 16, size=(8, 256, 1024), dtype="u2")
-    a = zarrkit.create_array(str(tmp_path / "a"), shape=data.shape, chunks=(1, 256, 1024), dtype="u2",
-                             compressors=None, fill_value=0)
-    a[...] = data
-    for root, _, files in os.walk(tmp_path / "a" / "c"):
-        for f in files:
-            _evict(os.path.join(root, f))
-    for threads in (1, 2):
-        with zarrkit.config.set(threads=threads):
-            np.testing.assert_array_equal(zarrkit.open_array(str(tmp_path / "a"), mode="r")[...], data)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..errors import MetadataError, NodeNotFoundError, NodeTypeValidationError
@@ -286,12 +286,12 @@ class ConsolidatedStore(ConsolidatedMetadataStore):
             return super().get_many_upto(keys, limit)
         return self.store.get_many_upto(keys, limit)
 
-    def prefetch(self, keys: Sequence[str]) -> bool:
+    def prefetch(self, keys: Iterable[str]) -> bool:
         """Chunks through the wrapped store's ``prefetch``.
 
         Parameters
         ----------
-        keys : sequence of str
+        keys : iterable of str
             The keys about to be read.
 
         Returns
@@ -299,7 +299,7 @@ class ConsolidatedStore(ConsolidatedMetadataStore):
         bool
             Whether any value is being fetched.
         """
-        return self.store.prefetch([key for key in keys if not _is_meta_key(key)])
+        return self.store.prefetch(key for key in keys if isinstance(key, str) and not _is_meta_key(key))
 
     def get_transient_upto(self, key: str, limit: int) -> bytes | memoryview | None:
         if _is_meta_key(key):

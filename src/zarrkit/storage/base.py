@@ -226,16 +226,17 @@ class Store(StoreConveniences, Zarr3StoreMethods):
         get_upto = self.get_upto
         return [get_upto(key, limit) for key in keys]
 
-    def prefetch(self, keys: Sequence[str]) -> bool:
+    def prefetch(self, keys: Iterable[str]) -> bool:
         """A hint that the values of ``keys`` are about to be read: a store that can fetch
         them in the background starts to (a local directory has the system read their files
         into its cache, where they are not there yet: reads from a disk then keep it busy
         while the values before are decoded).  Nothing else changes and nothing is raised,
-        for a missing or invalid key either.  The default does nothing.
+        for a missing or invalid key (or one that is not a string) either.  The default does
+        nothing.
 
         Parameters
         ----------
-        keys : sequence of str
+        keys : iterable of str
             The keys.
 
         Returns

@@ -6,7 +6,7 @@ import errno
 import os
 import pathlib
 import stat
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from typing import Any, Self
 
 from ..errors import InvalidPathError, StoreError
@@ -419,7 +419,7 @@ class DirectoryStore(Store):
             append(data if 0 < len(data) <= limit else careful(key, limit))
         return values
 
-    def prefetch(self, keys: Sequence[str]) -> bool:  # (documented by Store.prefetch)
+    def prefetch(self, keys: Iterable[str]) -> bool:  # (documented by Store.prefetch)
         return local_tree.prefetch(self, keys)
 
     def _open_value(self, key: str) -> int | None:

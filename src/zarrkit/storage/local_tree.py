@@ -13,7 +13,7 @@ import os
 import shutil
 import stat
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..errors import InvalidPathError
@@ -293,7 +293,7 @@ def no_value_at(store: Any, key: str, fd: int) -> bool:
     raise not_regular(store, key, mode)
 
 
-def prefetch(store: Any, keys: Sequence[str]) -> bool:
+def prefetch(store: Any, keys: Iterable[str]) -> bool:
     """``DirectoryStore.prefetch``: each regular file of ``keys`` not yet in the page cache
     read into it in the background (:func:`~zarrkit.storage.fileio.read_ahead`).  Keys that
     are not valid, lead outside the root, or name no regular file are passed over; nothing
@@ -304,7 +304,7 @@ def prefetch(store: Any, keys: Sequence[str]) -> bool:
     ----------
     store : DirectoryStore
         The store.
-    keys : sequence of str
+    keys : iterable of str
         The keys whose values are about to be read.
 
     Returns
@@ -315,12 +315,12 @@ def prefetch(store: Any, keys: Sequence[str]) -> bool:
     if not fileio.CAN_READ_AHEAD or store.normalize_keys:
         return fetching
     for key in keys:
-        if not is_valid_key(key):
+        if not isinstance(key, str) or not is_valid_key(key):
             continue
         try:
             store._check_dir(key)
             fd = os.open(store._file(key), READ_FLAGS)
-        except (OSError, InvalidPathError):
+        except (OSError, ValueError, InvalidPathError):  # (ValueError: a key no file name can hold)
             continue
         try:
             fetching = fileio.read_ahead(fd) or fetching

@@ -130,12 +130,12 @@ class WrapperStore(Store):
             return super().get_many_upto(keys, limit)
         return self.inner.get_many_upto(keys, limit)
 
-    def prefetch(self, keys: Sequence[str]) -> bool:
+    def prefetch(self, keys: Iterable[str]) -> bool:
         """The wrapped store's ``prefetch``, unless this wrapper reads a chunk its own way.
 
         Parameters
         ----------
-        keys : sequence of str
+        keys : iterable of str
             The keys about to be read.
 
         Returns

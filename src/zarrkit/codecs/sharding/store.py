@@ -40,6 +40,7 @@ dropped and read again.
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 import weakref
@@ -268,22 +269,23 @@ class ShardedStore(Store):
             groups.setdefault(key.rpartition("@")[0], []).append(i)
         return list(groups.values())
 
-    def prefetch(self, keys: Sequence[str]) -> bool:
+    def prefetch(self, keys: Iterable[str]) -> bool:
         """The shards holding ``keys`` read ahead whole by the store below (its ``prefetch``):
         an inner chunk's range is known only from its shard's index, so callers ask for
         one key of each shard they read whole.
 
         Parameters
         ----------
-        keys : sequence of str
-            Keys of inner chunks.
+        keys : iterable of str
+            Keys of inner chunks (anything else is passed over).
 
         Returns
         -------
         bool
             Whether any shard is being fetched.
         """
-        return self.base.prefetch(list(dict.fromkeys(key.rpartition("@")[0] for key in keys)))
+        shards = (key.rpartition("@")[0] for key in keys if isinstance(key, str) and "@" in key)
+        return self.base.prefetch(shard for shard, _ in itertools.groupby(shards))
 
     def lock_key(self, key: str) -> str:
         """The key of the shard holding ``key``: what writers of that chunk must lock."""

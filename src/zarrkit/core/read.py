@@ -113,7 +113,7 @@ def read_selection(
     get = chunk_getter(store, limit, codec.decodes_into and nbytes >= TRANSIENT_MIN_BYTES)
     read_one, read_row = _chunk_readers(ctx, out, get, rows is not None)
     if rows is not None:
-        row_bytes = nbytes * max(len(r.indices) if type(r) is Row else 1 for r in rows[:1])
+        row_bytes = nbytes * (len(rows[0].indices) if rows and type(rows[0]) is Row else 1)
         _run_reads(store, rows, lambda task: read_row(task) if type(task) is Row else read_one(task), threads,
                    _chunk_keys(ctx, rows), nbytes, row_bytes)
         return out

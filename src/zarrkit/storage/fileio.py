@@ -106,8 +106,9 @@ def read_ahead(fd: int) -> bool:
     (``POSIX_FADV_WILLNEED``), unless its last byte is there already: a file read or written
     whole before is cached, and asking then costs more than looking (about 50 µs for a cached
     4 MiB file, against a few for the look).  Nothing for another kind of file, or where the
-    platform or file system lacks the calls.  Reads nothing into the process.  Returns
-    whether the file is being read ahead."""
+    platform or file system lacks the calls.  Reads nothing of the value into the process (the
+    look is a 1-byte read that does not wait: when it finds nothing the kernel starts reading
+    the file's end, and the advice the rest).  Returns whether the file is being read ahead."""
     if not CAN_READ_AHEAD:
         return False
     st = os.fstat(fd)

@@ -80,8 +80,8 @@ class _ZstdBuffer(ctypes.Structure):  # ZSTD_inBuffer and ZSTD_outBuffer
 
 _VOID_P, _SIZE = ctypes.c_void_p, ctypes.c_size_t
 _BUFFER_P = ctypes.POINTER(_ZstdBuffer)
-#: the functions of the zstd library numcodecs bundles (and exports) used here: result type,
-#: argument types
+#: the functions of the zstd libraries numcodecs and zstandard bundle (and export) used here:
+#: result type, argument types
 _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "ZSTD_createDStream": (_VOID_P, []),
     "ZSTD_decompressStream": (_SIZE, [_VOID_P, _BUFFER_P, _BUFFER_P]),
@@ -93,15 +93,21 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "ZSTD_getFrameContentSize": (ctypes.c_ulonglong, [_VOID_P, _SIZE]),
     "ZSTD_isError": (ctypes.c_uint, [_SIZE]),
     "ZSTD_getErrorName": (ctypes.c_char_p, [_SIZE]),
+    "ZSTD_versionNumber": (ctypes.c_uint, []),
+    "ZSTD_createCCtx": (_VOID_P, []),
+    "ZSTD_freeCCtx": (_SIZE, [_VOID_P]),
+    "ZSTD_CCtx_setParameter": (_SIZE, [_VOID_P, ctypes.c_int, ctypes.c_int]),
+    "ZSTD_compress2": (_SIZE, [_VOID_P, _VOID_P, _SIZE, _VOID_P, _SIZE]),
 }
 
 
-def _load(*names: str, holding_lock: bool = False) -> Any:
-    """The functions ``names`` of the zstd library numcodecs bundles, typed (None where it
-    does not export them).  Calls release the interpreter lock, unless ``holding_lock``: for
-    functions that take well under a microsecond, less than handing the lock over would."""
+def _load(*names: str, holding_lock: bool = False, path: str | None = None) -> Any:
+    """The functions ``names`` of the zstd library at ``path`` (the one numcodecs bundles when
+    None), typed (None where it cannot be loaded or does not export them).  Calls release the
+    interpreter lock, unless ``holding_lock``: for functions that take well under a
+    microsecond, less than handing the lock over would."""
     try:
-        lib = (ctypes.PyDLL if holding_lock else ctypes.CDLL)(numcodecs.zstd.__file__)
+        lib = (ctypes.PyDLL if holding_lock else ctypes.CDLL)(path or numcodecs.zstd.__file__)
         fns = tuple(getattr(lib, name) for name in names)
     except (OSError, AttributeError):
         return None
@@ -161,29 +167,19 @@ def _decompress(dst: int, capacity: int, data: Any) -> int:
 
 
 def _load_compression() -> Any:
-    """The compression functions of the zstd library the ``zstandard`` package bundles, typed
-    (None where it cannot be found or does not export them)."""
+    """The compression functions of the zstd library the ``zstandard`` package bundles (None
+    where it cannot be found, does not export them, or is older than 1.5.7)."""
     try:
         spec = importlib.util.find_spec("zstandard._cffi")
-        lib = ctypes.CDLL(spec.origin) if spec is not None and spec.origin else None
-        if lib is None or lib.ZSTD_versionNumber() < 10507:
-            return None
-        fns = tuple(getattr(lib, name) for name in _COMPRESSION)
-    except (OSError, AttributeError, ImportError, ValueError):
+    except (ImportError, ValueError):
         return None
-    for name, f in zip(_COMPRESSION, fns):
-        f.restype, f.argtypes = _COMPRESSION[name]
-    return fns
+    if spec is None or not spec.origin:
+        return None
+    fns = _load("ZSTD_versionNumber", "ZSTD_createCCtx", "ZSTD_freeCCtx", "ZSTD_CCtx_setParameter",
+                "ZSTD_compress2", "ZSTD_isError", "ZSTD_getErrorName", path=spec.origin)
+    return fns[1:] if fns is not None and fns[0]() >= 10507 else None
 
 
-_COMPRESSION: dict[str, tuple[Any, list[Any]]] = {
-    "ZSTD_createCCtx": (_VOID_P, []),
-    "ZSTD_freeCCtx": (_SIZE, [_VOID_P]),
-    "ZSTD_CCtx_setParameter": (_SIZE, [_VOID_P, ctypes.c_int, ctypes.c_int]),
-    "ZSTD_compress2": (_SIZE, [_VOID_P, _VOID_P, _SIZE, _VOID_P, _SIZE]),
-    "ZSTD_isError": (ctypes.c_uint, [_SIZE]),
-    "ZSTD_getErrorName": (ctypes.c_char_p, [_SIZE]),
-}
 #: ZSTD_cParameter values: the level, the content size and checksum flags, and the block
 #: splitter's level (1: no splitting)
 _LEVEL, _CONTENT_SIZE, _CHECKSUM, _BLOCK_SPLITTER = 100, 200, 201, 1017

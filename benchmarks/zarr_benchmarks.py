@@ -35,15 +35,18 @@ each; ``--quick``: 256^3 in 64^3 chunks, 64^3 shards of 32^3 inner chunks), ever
 library as ``ZB``: where per-chunk costs, not bytes, start to decide.
 
 Cold and warm: ``run.py`` runs the ZB workloads before anything else, and before it touches
-memory once for the other workloads; each child's first run (the *cold* figure: the first read,
-or round trip, in a fresh process, its imports done and the array opened) runs while the
+memory once for the other workloads; each child's first run (the first read, or round trip, in
+a fresh process, its imports done and the array opened; the *cold* figure is the median of
+those of ``--cold-runs`` fresh processes per library, 3 in a full run) runs while the
 machine's free-page reporting is back to its own setting, so that no memory an earlier run
 left backed by the host is waiting for it (a full run pauses 2.5 s before each, the kernel's
 reporting delay, so that what the previous one freed has gone back), right after the parent
 has read the operation's source files once (every library finds them in the page cache: the
-first would otherwise read from disk what memory pressure evicted), the libraries in an order
-that changes from operation to operation; the *warm* figure is the
-median of the runs repeated in the same process afterwards, with the reporting held again (and,
+first would otherwise read from disk what memory pressure evicted; a round trip then drops
+the page cache before each of its runs, cold or warm, as the published runs do, and reads its
+source from the disk), the libraries in an order that changes from round to round; the *warm*
+figure is the median of the runs repeated afterwards in the last of those processes, with the
+reporting held again (and,
 in a full run, 3 GiB touched first: the memory one run needs, which the cold runs handed back).
 """
 
@@ -361,19 +364,23 @@ def render(results: dict, quick: bool, refs: dict | None, fmt_time, md,
                  "operations and libraries, where per-chunk costs weigh more. No published "
                  "figures exist for this chunking.")
     L.append("")
-    L.append("*cold*: the first run in a fresh process (imports done and the array opened, "
-             "untimed; no memory left backed by an earlier run; its source files read once "
-             "just before, into the page cache; the libraries' cold runs in an order that "
-             "changes from operation to operation: see `benchmarks/zarr_benchmarks.py`); *warm*: the median of the runs repeated in "
-             "the same process after it. MiB/s and the ratio are of the warm figure.")
+    L.append("*cold*: the median of the first runs of several fresh processes per library "
+             "(imports done and the array opened, untimed; no memory left backed by an "
+             "earlier run; its source files read once just before, into the page cache -- "
+             "a round trip drops the page cache before each of its runs, cold or warm, so it "
+             "reads its source from the disk; the libraries' cold runs in an order that "
+             "changes from round to round: see `benchmarks/zarr_benchmarks.py`); *warm*: the "
+             "median of the runs repeated in the last of those processes after its cold "
+             "run. MiB/s is of the warm figure; the ratios are zarrkit's figure over the "
+             "library's, cold and warm.")
     L.append("")
     if refs:
         for name, v in refs.items():
             L.append(f"- {name}: {v['stored_bytes'] / B.MiB:.1f} MiB stored / "
                      f"{v['raw_bytes'] / B.MiB:.0f} MiB raw")
         L.append("")
-    head = "| library | cold | warm | MiB/s | ratio zarrkit/peer | peak RSS MiB |"
-    rule = "|---|---|---|---|---|---|"
+    head = "| library | cold | warm | MiB/s | ratio zarrkit/peer, cold | warm | peak RSS MiB |"
+    rule = "|---|---|---|---|---|---|---|"
     if published:
         head += " published |"
         rule += "---|"
@@ -398,13 +405,15 @@ def render(results: dict, quick: bool, refs: dict | None, fmt_time, md,
             if "seconds" not in e:
                 why = e.get("na") or e.get("error", "?")
                 tag = "n/a" if e.get("na") else ("**WRONG DATA**" if e.get("wrong") else "**FAILED**")
-                L.append(f"| {name} | {tag} | | | | | {md(why)} |" if published else
-                         f"| {name} | {tag} | | | | {md(why)} |")
+                L.append(f"| {name} | {tag} | | | | | | {md(why)} |" if published else
+                         f"| {name} | {tag} | | | | | {md(why)} |")
                 continue
             mibs = e["nbytes"] / e["seconds"] / B.MiB
             ratio = f"{zk['seconds'] / e['seconds']:.2f}" if zk and "seconds" in zk else "n/a"
+            cold_ratio = (f"{zk['cold'] / e['cold']:.2f}" if zk and "cold" in zk and "cold" in e
+                          else "n/a")
             cold = fmt_time(dict(e, seconds=e["cold"])) if "cold" in e else "n/a"
-            L.append(f"| {name} | {cold} | {fmt_time(e)} | {mibs:,.0f} | {ratio} | "
+            L.append(f"| {name} | {cold} | {fmt_time(e)} | {mibs:,.0f} | {cold_ratio} | {ratio} | "
                      f"{e['peak_mib']:,.0f} |" + (f" {pub} |" if published else ""))
         L.append("")
     return L

@@ -746,7 +746,7 @@ def main(argv=None) -> int:
                 for k in range(1, args.cold_runs if zb else 1):
                     for i, (r, _) in enumerate(run_in_turns(
                             specs, 0, timeout, cold=cold_runs(warm_next=False), source=source,
-                            rotation=n + k * len(op_libs))):
+                            rotation=n + k)):
                         if r is not None and "cold" in r and "error" not in r:
                             colds[i].append(r["cold"])
                 measured = run_in_turns(specs, args.runs, timeout,

@@ -744,11 +744,15 @@ def main(argv=None) -> int:
                 # in an order of its own
                 colds: list[list[float]] = [[] for _ in op_libs]
                 for k in range(1, args.cold_runs if zb else 1):
-                    for i, (r, _) in enumerate(run_in_turns(
+                    for i, (r, err) in enumerate(run_in_turns(
                             specs, 0, timeout, cold=cold_runs(warm_next=False), source=source,
                             rotation=n + k)):
                         if r is not None and "cold" in r and "error" not in r:
                             colds[i].append(r["cold"])
+                        elif r is None or "error" in r:  # (n/a: the main round says so)
+                            why = err[-600:] if r is None else r["error"]
+                            problems.append(f"{w} {op} {op_libs[i]}: cold round {k + 1} failed: "
+                                            f"{_md(why)}")
                 measured = run_in_turns(specs, args.runs, timeout,
                                         cold=cold_runs() if zb else None, source=source,
                                         rotation=n)

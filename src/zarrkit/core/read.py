@@ -3,13 +3,15 @@ row of chunks spanning the output's last dimension."""
 
 from __future__ import annotations
 
+import itertools
+import math
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, overload
 
 import numpy as np
 
-from ..codecs.buffers import held_at, new_array, place
+from ..codecs.buffers import copy_runs, new_array, place
 from ..codecs.sharding import GroupedKeys
 from ..config import config
 from ..errors import ChunkDecodeError, ShapeMismatchError
@@ -250,10 +252,12 @@ def _read_groups(
     limit: int,
 ) -> None:
     """A read from a store that reads keys best together (the inner chunks of a shard): a
-    group per task, its chunks fetched with one ``get_many`` and decoded in parallel when the
-    group is the only one being read, all from one version of the shard.  Where the store
-    cannot hold a version for a read, a read that fails to decode is tried again while the
-    shard's index changes (a writer replaced the shard between the index and the chunks)."""
+    group per task, its chunks fetched together and decoded in parallel when the group is the
+    only one being read, all from one version of the shard.  Where the store cannot hold a
+    version for a read, a read that fails to decode is tried again while the shard's index
+    changes (a writer replaced the shard between the index and the chunks).  Chunks are
+    grouped and fetched by their coordinates; their keys are made only where a store's read
+    or an error needs them."""
     codec_of = ctx.codec_of
     missing = ctx.missing
     key_of = ctx.chunk_key_function()
@@ -264,8 +268,7 @@ def _read_groups(
     large = not runs and ctx.codec.decodes_into and nbytes >= TRANSIENT_MIN_BYTES
     pinned = store.pins_versions
     per_batch = max(1, RUN_BYTES // max(nbytes, 1))
-
-    keys = [key_of(p.chunk_coords) for p in projections]
+    coords = [p.chunk_coords for p in projections]
 
     def read_group(group: list[int]) -> None:
         if pinned:
@@ -276,7 +279,7 @@ def _read_groups(
                 read_version(group)
                 return
             except ChunkDecodeError:
-                if attempt == VERSION_RETRIES or not store.changed(keys[group[0]]):
+                if attempt == VERSION_RETRIES or not store.changed(key_of(coords[group[0]])):
                     raise
                 time.sleep(VERSION_RETRY_PAUSE * 2**attempt)
 
@@ -284,17 +287,19 @@ def _read_groups(
         if len(group) == 1:
             read_one(projections[group[0]])
             return
-        version = store.read_apart(keys[group[0]]) if large else None
+        if runs:
+            _decode_runs(ctx, [projections[i] for i in group], store.get_runs([coords[i] for i in group]), out,
+                         per_batch)
+            return
+        version = store.read_apart(key_of(coords[group[0]])) if large else None
         if version is not None:
             try:
                 run_tasks(_chunk_readers(ctx, out, version.getter(limit))[0], [projections[i] for i in group])
             finally:
                 version.close()
             return
-        raws = store.get_many([keys[i] for i in group])
-        if runs:
-            _decode_runs(ctx, [(projections[i], keys[i]) for i in group], raws, out, per_batch)
-            return
+        keys = {i: key_of(coords[i]) for i in group}
+        raws = store.get_many(keys.values())
 
         def scatter(i: int) -> None:
             p = projections[i]
@@ -307,10 +312,11 @@ def _read_groups(
 
         run_tasks(scatter, group)
 
-    groups = store.key_groups(keys)
+    groups = store.coord_groups(coords)
+    heads = [key_of(coords[g[0]]) for g in groups]
     # a shard is read ahead whole (its file), when the read takes all of it
-    whole = len(groups) > 1 and all(len(g) == store.group_size(keys[g[0]]) for g in (groups[0], groups[-1]))
-    _run_reads(store, groups, read_group, threads_for(ctx.chunks), lambda: [[keys[g[0]]] for g in groups],
+    whole = len(groups) > 1 and all(len(g) == store.group_size(heads[i]) for i, g in ((0, groups[0]), (-1, groups[-1])))
+    _run_reads(store, groups, read_group, threads_for(ctx.chunks), lambda: [[head] for head in heads],
                nbytes * len(groups[0]) if whole else 0, nbytes * len(groups[0]))
 
 
@@ -375,28 +381,165 @@ def _read_small(ctx: ChunkContext, tasks: list[Any], out: np.ndarray, limit: int
 
 
 def _decode_runs(
-    ctx: ChunkContext, group: list[tuple[ChunkProjection, str]], raws: dict[str, Any], out: np.ndarray, per_batch: int
+    ctx: ChunkContext, group: list[ChunkProjection], runs: list[tuple[Any, list[int], list[int]]], out: np.ndarray,
+    per_batch: int,
 ) -> None:
-    """Decode the chunks of ``group`` (each with its key; their stored bytes in ``raws``,
-    read together) in batches of ``per_batch``, in the order they are stored, and copy each
-    into ``out``."""
+    """Decode the chunks of ``group``, stored in ``runs`` (see :meth:`GroupedKeys.get_runs`),
+    in batches of up to ``per_batch`` chunks stored one after the other, each batch with one
+    call of the compressor, and copy them into ``out`` (a batch tiling a box of the chunk
+    grid with one assignment, see :func:`place_box`); chunks in no run read as missing."""
     codec = ctx.codec
-    stored = []
-    for p, key in group:
-        raw = raws[key]
-        if raw is None:
+    key_of = ctx.chunk_key_function()
+    batches = []
+    stored = [False] * len(group)
+    for data, positions, lengths in runs:
+        at = 0
+        for k in range(0, len(positions), per_batch):
+            some = lengths[k : k + per_batch]
+            size = sum(some)
+            batches.append((data[at : at + size], positions[k : k + per_batch], some))
+            at += size
+        for i in positions:
+            stored[i] = True
+    for p, there in zip(group, stored):
+        if not there:
             out[p.out_selection] = ctx.missing
-        else:
-            stored.append((held_at(raw), key, raw, p))
-    stored.sort(key=lambda s: s[0])
-    batches = [stored[i : i + per_batch] for i in range(0, len(stored), per_batch)]
 
-    def decode(batch: list[Any]) -> None:
-        decoded = codec.decode_many([s[2] for s in batch], [s[1] for s in batch], per_batch)
-        for (_, _, _, p), chunk in zip(batch, decoded):
-            place(out, p.out_selection, chunk[p.chunk_selection])
+    def decode(batch: tuple[Any, list[int], list[int]]) -> None:
+        data, positions, lengths = batch
+        chunks = [group[i] for i in positions]
+        decoded = codec.decode_joined(data, lengths, _Keys(key_of, chunks), per_batch)
+        if not place_box(out, chunks, decoded):
+            for p, chunk in zip(chunks, decoded):
+                place(out, p.out_selection, chunk[p.chunk_selection])
 
     run_tasks(decode, batches)
+
+
+class _Keys(Sequence[str]):
+    """The keys of chunks, each made when asked for (a decode names the chunk it fails on)."""
+
+    def __init__(self, key_of: Callable[[tuple[int, ...]], str], chunks: list[ChunkProjection]):
+        self.key_of = key_of
+        self.chunks = chunks
+
+    def __len__(self) -> int:
+        return len(self.chunks)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[str]: ...
+
+    def __getitem__(self, i: int | slice) -> str | Sequence[str]:
+        if isinstance(i, slice):
+            return _Keys(self.key_of, self.chunks[i])
+        return str(self.key_of(self.chunks[i].chunk_coords))
+
+
+def place_box(out: np.ndarray, chunks: list[ChunkProjection], decoded: np.ndarray) -> bool:
+    """Copy decoded chunks (``decoded[i]`` the chunk of ``chunks[i]``, each whole, C-ordered)
+    into ``out`` with one assignment, when they are complete chunks tiling a box of the chunk
+    grid and the selection places them as the grid does (basic slices); False otherwise
+    (nothing copied).  The chunks may come in C order of their coordinates or, in a box of
+    2^k chunks along each dimension, in any order that permutes the bits of that position (a
+    Morton order, as zarr-python stores the inner chunks of a shard).  The box is then copied
+    with a few assignments (one per chunk along the last dimension), each releasing the
+    interpreter lock, instead of one assignment (and its Python) per chunk."""
+    n = len(chunks)
+    shape = decoded.shape[1:]
+    ndim = len(shape)
+    if n < 2 or out.ndim != ndim or not decoded.flags.c_contiguous:
+        return False
+    at = np.array([p.chunk_coords for p in chunks], dtype=np.int64).reshape(n, ndim)
+    lo = at.min(axis=0)
+    counts = [int(c) for c in at.max(axis=0) - lo + 1]
+    if math.prod(counts) != n or not all(p.is_complete_chunk for p in chunks):
+        return False
+    weights = np.array([math.prod(counts[d + 1 :]) for d in range(ndim)], dtype=np.int64)
+    order = (at - lo) @ weights  # each chunk's place in C order of the box
+    digits = _digits(order, counts)
+    if digits is None:
+        return False
+    first, last = chunks[int(np.argmin(order))], chunks[int(np.argmax(order))]
+    if len(first.out_selection) != ndim or len(last.out_selection) != ndim:
+        return False
+    box = []
+    for a, b, c, length in zip(first.out_selection, last.out_selection, counts, shape):
+        if type(a) is not slice or type(b) is not slice or a.step not in (None, 1) or b.step not in (None, 1):
+            return False
+        if b.stop - a.start != c * length:
+            return False
+        box.append(slice(a.start, b.stop))
+    radices, axes = digits
+    region = out[tuple(box)]
+    # each axis of the box split into its digits (chunk positions along it), then the place
+    # in the chunk; the decoded chunks split likewise, their digits in the order they came
+    target_shape: list[int] = []
+    target_strides: list[int] = []
+    for d in range(ndim):
+        step = region.strides[d] * shape[d] * counts[d]
+        for r in radices[d]:
+            step //= r
+            target_shape.append(r)
+            target_strides.append(step)
+        target_shape.append(shape[d])
+        target_strides.append(region.strides[d])
+    target = np.lib.stride_tricks.as_strided(region, target_shape, target_strides, writeable=True)
+    flat = [r for rs in radices for r in rs]
+    source = decoded.reshape(*(flat[a] for a in axes), *shape)
+    k = len(flat)
+    perm: list[int] = []
+    at_digit = 0
+    for d in range(ndim):
+        for _ in radices[d]:
+            perm.append(axes.index(at_digit))
+            at_digit += 1
+        perm.append(k + d)
+    source = source.transpose(perm)
+    if ndim < 2:
+        copy_runs(target, source)
+        return True
+    # one assignment per place along the last dimension's digits: each then copies runs
+    # along the next-to-last dimension (as many as a chunk has there), not the few chunks of
+    # the box side by side along the last (for 128^3 of 32^3 uint16 chunks: 20% less time)
+    lead = (slice(None),) * (target.ndim - len(radices[-1]) - 1)
+    for place_at in itertools.product(*map(range, radices[-1])):
+        copy_runs(target[(*lead, *place_at)], source[(*lead, *place_at)])
+    return True
+
+
+def _digits(order: np.ndarray, counts: list[int]) -> tuple[list[list[int]], list[int]] | None:
+    """How chunks that come in ``order`` (each one's place in C order of a box of ``counts``
+    chunks) are laid out, as digits: per dimension the radices of its digits (most
+    significant first), and the digits of the C-order place (numbered from the most
+    significant) in the order of the chunks' own places, most significant first; None when
+    the order is neither C order nor a permutation of the bits of the C-order place."""
+    n = len(order)
+    if bool((order == np.arange(n)).all()):
+        return [[c] for c in counts], list(range(len(counts)))
+    bits = [c.bit_length() - 1 for c in counts]
+    if any(c != 1 << b for c, b in zip(counts, bits)):
+        return None
+    total = sum(bits)
+    # bit j of a chunk's own place moves to bit ``moved[j]`` of its C-order place
+    moved = []
+    for j in range(total):
+        v = int(order[1 << j])
+        if v & (v - 1) or not v:
+            return None
+        moved.append(v.bit_length() - 1)
+    if len(set(moved)) != total:
+        return None
+    own = np.arange(n)
+    expect = np.zeros(n, dtype=np.int64)
+    for j, m in enumerate(moved):
+        expect |= ((own >> j) & 1) << m
+    if not bool((expect == order).all()):
+        return None
+    # C-order digits numbered from the most significant bit: bit m is digit total - 1 - m
+    return [[2] * b for b in bits], [total - 1 - moved[j] for j in range(total - 1, -1, -1)]
 
 
 class Row(NamedTuple):

@@ -219,7 +219,7 @@ def _write_groups(
     no_lock = contextlib.nullcontext()
     chunk_shape = ctx.chunk_shape
     keys = [key_of(p.chunk_coords) for p in chunks]
-    groups = [[(chunks[i], keys[i]) for i in g] for g in store.key_groups(keys)]
+    groups = [[(chunks[i], keys[i]) for i in g] for g in store.coord_groups([p.chunk_coords for p in chunks])]
     threads = threads_for(ctx.chunks)
     if len(groups) == 1 and (threads or config.threads) > 1:
         whole = None  # one group: its chunks are encoded in parallel instead

@@ -7,14 +7,16 @@ which is also how errors name them), so the engine reads and writes them exactly
 and writes the chunks of an array without shards:
 
 * reading a shard's chunks reads its index with one ranged request, then the byte ranges of the
-  chunks wanted, nearby ranges coalesced into one request (:meth:`ShardedStore.get_many`);
+  chunks wanted, nearby ranges coalesced into one request (:meth:`ShardedStore.get_many`; by
+  their coordinates, the chunks stored one after the other in runs, :meth:`~ShardedStore.get_runs`);
 * writing goes through a :class:`ShardWrite` per shard (:meth:`ShardedStore.transaction`): the
   chunks set and deleted are gathered, the old shard is read at most once (not at all when every
   chunk of the shard is replaced) and the new shard is written once, on :meth:`ShardWrite.commit`.
 
 The engine knows this view only as a store of :class:`GroupedKeys`: it asks
-:meth:`ShardedStore.key_groups` how to group the keys of an operation, reads a group with
-:meth:`~ShardedStore.get_many` and writes it through :meth:`~ShardedStore.transaction`.
+:meth:`ShardedStore.coord_groups` how to group the chunks of an operation, reads a group with
+:meth:`~ShardedStore.get_runs` (or :meth:`~ShardedStore.get_many`) and writes it through
+:meth:`~ShardedStore.transaction`.
 
 A read of a shard takes its index and its inner chunks from one version of it
 (:class:`ShardVersion`), though a writer replaces the shard meanwhile: a file held open, a
@@ -80,16 +82,22 @@ class GroupWrite(Protocol):
 @runtime_checkable
 class GroupedKeys(Protocol):
     """A store whose keys are best read and written in groups (the inner chunks of a shard:
-    :class:`ShardedStore`).  The engine asks :meth:`key_groups` how to group the keys of an
-    operation, reads a group with :meth:`get_many` and writes it through
-    :meth:`transaction`, under the lock of :meth:`lock_key`."""
+    :class:`ShardedStore`).  The engine asks :meth:`coord_groups` how to group the chunks of
+    an operation, reads a group with :meth:`get_runs` or :meth:`get_many` and writes it
+    through :meth:`transaction`, under the lock of :meth:`lock_key`."""
 
     @property
     def pins_versions(self) -> bool:
         """Whether every read of a group takes its values from one version of it."""
 
-    def key_groups(self, keys: Sequence[str]) -> list[list[int]]:
-        """The positions of ``keys``, grouped."""
+    def coord_groups(self, coords: Sequence[tuple[int, ...]]) -> list[list[int]]:
+        """The positions of the chunks at grid coordinates ``coords``, grouped."""
+
+    def get_runs(self, coords: Sequence[tuple[int, ...]]) -> list[tuple[Any, list[int], list[int]]]:
+        """The chunks at ``coords`` of one group, from one version of it, as runs of chunks
+        stored one after the other: ``(data, positions, lengths)``, ``data`` holding the
+        chunks at those positions of ``coords``, of ``lengths`` bytes each, back to back, in
+        the order they are stored.  A chunk not stored is in no run."""
 
     def lock_key(self, key: str) -> str:
         """What writers of ``key`` must lock: its group's key."""
@@ -244,17 +252,19 @@ class ShardedStore(Store):
             shard = self._shard_key(tuple(d.index(c) for d, c in zip(self._dims, coords)))
         return shard + "@" + ".".join(map(str, coords))
 
+    def _shard_of(self, coords: tuple[int, ...]) -> tuple[int, ...]:
+        """The coordinates of the shard holding the inner chunk at ``coords``."""
+        if self.ratio is not None:
+            return tuple(c // r for c, r in zip(coords, self.ratio))
+        return tuple(d.index(c) for d, c in zip(self._dims, coords))
+
     def _locate(self, key: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """``(shard coordinates, coordinates within the shard)`` of an inner chunk key."""
         tail = key.rpartition("@")[2]
         coords = tuple(int(c) for c in tail.split(".")) if tail else ()
-        if self.ratio is not None:
-            return (
-                tuple(c // r for c, r in zip(coords, self.ratio)),
-                tuple(c % r for c, r in zip(coords, self.ratio)),
-            )
-        shard = tuple(d.index(c) for d, c in zip(self._dims, coords))
-        return shard, tuple(c - d.start(s) for d, c, s in zip(self._dims, coords, shard))
+        shard = self._shard_of(coords)
+        firsts = [first for first, _ in self._extent(shard)]
+        return shard, tuple(c - f for c, f in zip(coords, firsts))
 
     def _extent(self, shard_coords: tuple[int, ...]) -> list[tuple[int, int]]:
         """``(first inner chunk, inner chunks)`` of a shard along each dimension."""
@@ -262,11 +272,17 @@ class ShardedStore(Store):
             return [(s * r, r) for s, r in zip(shard_coords, self.ratio)]
         return [(d.start(s), d.length(s)) for d, s in zip(self._dims, shard_coords)]
 
-    def key_groups(self, keys: Sequence[str]) -> list[list[int]]:
-        """The positions of ``keys``, grouped by shard (in order of first appearance)."""
-        groups: dict[str, list[int]] = {}
-        for i, key in enumerate(keys):
-            groups.setdefault(key.rpartition("@")[0], []).append(i)
+    def coord_groups(self, coords: Sequence[tuple[int, ...]]) -> list[list[int]]:
+        """The positions of the inner chunks at ``coords`` (on the inner grid), grouped by
+        shard (in order of first appearance)."""
+        groups: dict[tuple[int, ...], list[int]] = {}
+        if self.ratio is not None:
+            ratio = self.ratio
+            for i, coord in enumerate(coords):
+                groups.setdefault(tuple(c // r for c, r in zip(coord, ratio)), []).append(i)
+        else:
+            for i, coord in enumerate(coords):
+                groups.setdefault(self._shard_of(coord), []).append(i)
         return list(groups.values())
 
     def prefetch(self, keys: Iterable[str]) -> bool:
@@ -422,15 +438,48 @@ class ShardedStore(Store):
         with one request, then the chunks' byte ranges, nearby ones in one request, all from
         one version of the shard."""
         keys = list(keys)
+        located = [self._locate(key) for key in keys]
         out: dict[str, Any] = {}
-        for group in self.key_groups(keys):
+        for group in self._groups_of(located):
             wanted = [keys[i] for i in group]
+            local = np.array([located[i][1] for i in group], dtype=np.intp).reshape(len(group), -1)
             got = self._versions(  # (the lambda is called at once)
-                wanted[0].rpartition("@")[0], self._locate(wanted[0])[0],
-                lambda version: version.get_many(wanted),  # noqa: B023
+                wanted[0].rpartition("@")[0], located[group[0]][0],
+                lambda version: version.get_many(local),  # noqa: B023
             )
-            out.update(dict.fromkeys(wanted) if got is _MISSING else got)
+            out.update(dict.fromkeys(wanted) if got is _MISSING else zip(wanted, got))
         return out
+
+    @staticmethod
+    def _groups_of(located: list[tuple[tuple[int, ...], tuple[int, ...]]]) -> list[list[int]]:
+        groups: dict[tuple[int, ...], list[int]] = {}
+        for i, (shard, _) in enumerate(located):
+            groups.setdefault(shard, []).append(i)
+        return list(groups.values())
+
+    def get_runs(self, coords: Sequence[tuple[int, ...]]) -> list[tuple[Any, list[int], list[int]]]:
+        """The inner chunks at ``coords`` (on the inner grid, all in one shard), from one
+        version of the shard, as runs of chunks stored one after the other.
+
+        Parameters
+        ----------
+        coords : sequence of tuple of int
+            Inner chunk coordinates, all in the same shard.
+
+        Returns
+        -------
+        list of (buffer, list of int, list of int)
+            ``(data, positions, lengths)`` per run, in the order the chunks are stored:
+            ``data`` holds the chunks at those positions of ``coords``, of ``lengths`` bytes
+            each, back to back.  A chunk not stored (or no shard) is in no run.
+        """
+        shard_coords = self._shard_of(coords[0])
+        firsts = np.array([first for first, _ in self._extent(shard_coords)], dtype=np.intp)
+        local = np.array(coords, dtype=np.intp).reshape(len(coords), -1) - firsts
+        got = self._versions(
+            self._shard_key(shard_coords), shard_coords, lambda version: version.get_runs(local)
+        )
+        return [] if got is _MISSING else cast("list[tuple[Any, list[int], list[int]]]", got)
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
         """The keys of the stored inner chunks inside the array (read from the shard indexes)."""
@@ -626,19 +675,15 @@ class ShardVersion:
 
         return get
 
-    def get_many(self, keys: list[str]) -> Any:
-        """The inner chunks at ``keys`` of this shard (None when not stored): the byte ranges
-        of those stored, nearby ones read together; ``_GONE`` when this version is."""
-        found: dict[str, Any] = dict.fromkeys(keys)
-        locate = self.store._locate
+    def _read(self, local: np.ndarray) -> Any:
+        """The byte ranges of the stored inner chunks at ``local`` (an array of coordinates in
+        the shard, one row each), nearby ones read together: ``(groups, raws)``, each group of
+        ``(offset, nbytes, position in local)`` sorted by offset, with the bytes read for it
+        from its first offset on; ``_GONE`` when this version is."""
         while True:
-            index = self.index
-            wanted = []
-            for key in keys:
-                off, n = index[locate(key)[1]].tolist()  # type: ignore[index]
-                if off != _EMPTY:
-                    wanted.append((off, n, key))
-            groups = coalesce(wanted)
+            index = cast(np.ndarray, self.index)
+            entries = index[tuple(local.T)].reshape(-1, 2).tolist()
+            groups = coalesce([(off, n, i) for i, (off, n) in enumerate(entries) if off != _EMPTY])
             spans = [ByteRange(g[0][0], max(o + n for o, n, _ in g) - g[0][0]) for g in groups]
             read_ranges = getattr(self.value, "read_ranges", None)
             if read_ranges is not None:  # every span in one call to the store
@@ -648,18 +693,53 @@ class ShardVersion:
             if raws is None or any(raw is None for raw in raws):
                 return _GONE
             if all(len(raw) >= (span.length or 0) for span, raw in zip(spans, raws)):
-                break
+                return groups, raws
             if not self._reload():
-                o, n, key = next(
+                o, n, i = next(
                     r for g, raw in zip(groups, raws) for r in g if r[0] + r[1] > g[0][0] + len(raw)
                 )
-                raise self._beyond_end(locate(key)[1], o, n)
-        for group, raw in zip(groups, raws):
+                raise self._beyond_end(tuple(int(c) for c in local[i]), o, n)
+
+    def get_many(self, local: np.ndarray) -> Any:
+        """The inner chunks at ``local`` (an array of coordinates in the shard, one row each)
+        in this version, a list (None: not stored); ``_GONE`` when this version is."""
+        got = self._read(local)
+        if got is _GONE:
+            return got
+        found: list[Any] = [None] * len(local)
+        for group, raw in zip(*got):
             view = memoryview(raw)
             start = group[0][0]
-            for o, n, key in group:
-                found[key] = view[o - start : o - start + n]
+            for o, n, i in group:
+                found[i] = view[o - start : o - start + n]
         return found
+
+    def get_runs(self, local: np.ndarray) -> Any:
+        """The inner chunks at ``local`` (see :meth:`get_many`) in this version, as runs of
+        chunks stored one after the other (see :meth:`ShardedStore.get_runs`); ``_GONE``
+        when this version is."""
+        got = self._read(local)
+        if got is _GONE:
+            return got
+        runs: list[tuple[Any, list[int], list[int]]] = []
+        for group, raw in zip(*got):
+            view = memoryview(raw)
+            start = end = group[0][0]
+            first = start
+            positions: list[int] = []
+            lengths: list[int] = []
+            for o, n, i in group:
+                if o != end and positions:
+                    runs.append((view[first - start : end - start], positions, lengths))
+                    positions, lengths = [], []
+                if not positions:
+                    first = end = o
+                positions.append(i)
+                lengths.append(n)
+                end += n
+            if positions:
+                runs.append((view[first - start : end - start], positions, lengths))
+        return runs
 
 
 class ShardWrite:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numcodecs
 import numpy as np
 import pytest
+from zarrkit.meta import Metadata2
 
 import zarrkit as zarr
-from zarrkit.meta import Metadata2
 from zarrkit.storage import (
     ConsolidatedMetadataStore,
     DirectoryStore,

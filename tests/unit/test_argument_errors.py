@@ -10,10 +10,10 @@ import textwrap
 
 import numcodecs
 import pytest
+from zarrkit.dtype import parse_dtype
 
 import zarrkit
 from zarrkit.codecs.registry import v2_codec_ids
-from zarrkit.dtype import parse_dtype
 from zarrkit.errors import UnknownCodecError, UnsupportedCodecError, UnsupportedDtypeError
 
 V3_ONLY = ("sharding_indexed", "bytes", "transpose", "cast_value")

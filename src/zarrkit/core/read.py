@@ -504,9 +504,10 @@ def place_box(out: np.ndarray, chunks: list[ChunkProjection], decoded: np.ndarra
     # one assignment per place along the last dimension's digits: each then copies runs
     # along the next-to-last dimension (as many as a chunk has there), not the few chunks of
     # the box side by side along the last (for 128^3 of 32^3 uint16 chunks: 20% less time)
-    lead = (slice(None),) * (target.ndim - len(radices[-1]) - 1)
+    lead: tuple[Any, ...] = (slice(None),) * (target.ndim - len(radices[-1]) - 1)
     for place_at in itertools.product(*map(range, radices[-1])):
-        copy_runs(target[(*lead, *place_at)], source[(*lead, *place_at)])
+        here = lead + place_at
+        copy_runs(target[here], source[here])
     return True
 
 

@@ -260,11 +260,21 @@ class ShardedStore(Store):
 
     def _locate(self, key: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """``(shard coordinates, coordinates within the shard)`` of an inner chunk key."""
-        tail = key.rpartition("@")[2]
-        coords = tuple(int(c) for c in tail.split(".")) if tail else ()
+        coords = self._coords(key)
         shard = self._shard_of(coords)
-        firsts = [first for first, _ in self._extent(shard)]
-        return shard, tuple(c - f for c, f in zip(coords, firsts))
+        return shard, tuple(c - first for c, (first, _) in zip(coords, self._extent(shard)))
+
+    @staticmethod
+    def _coords(key: str) -> tuple[int, ...]:
+        tail = key.rpartition("@")[2]
+        return tuple(int(c) for c in tail.split(".")) if tail else ()
+
+    def _in_shard(self, coords: Sequence[tuple[int, ...]]) -> tuple[tuple[int, ...], np.ndarray]:
+        """The shard holding the inner chunks at ``coords`` (all in one shard), and their
+        coordinates in it, one row each."""
+        shard_coords = self._shard_of(coords[0])
+        firsts = np.array([first for first, _ in self._extent(shard_coords)], dtype=np.intp)
+        return shard_coords, np.array(coords, dtype=np.intp).reshape(len(coords), -1) - firsts
 
     def _extent(self, shard_coords: tuple[int, ...]) -> list[tuple[int, int]]:
         """``(first inner chunk, inner chunks)`` of a shard along each dimension."""
@@ -438,44 +448,24 @@ class ShardedStore(Store):
         with one request, then the chunks' byte ranges, nearby ones in one request, all from
         one version of the shard."""
         keys = list(keys)
-        located = [self._locate(key) for key in keys]
+        coords = [self._coords(key) for key in keys]
         out: dict[str, Any] = {}
-        for group in self._groups_of(located):
+        for group in self.coord_groups(coords):
             wanted = [keys[i] for i in group]
-            local = np.array([located[i][1] for i in group], dtype=np.intp).reshape(len(group), -1)
+            shard_coords, local = self._in_shard([coords[i] for i in group])
             got = self._versions(  # (the lambda is called at once)
-                wanted[0].rpartition("@")[0], located[group[0]][0],
-                lambda version: version.get_many(local),  # noqa: B023
+                wanted[0].rpartition("@")[0], shard_coords, lambda version: version.get_many(local)  # noqa: B023
             )
             out.update(dict.fromkeys(wanted) if got is _MISSING else zip(wanted, got))
         return out
 
-    @staticmethod
-    def _groups_of(located: list[tuple[tuple[int, ...], tuple[int, ...]]]) -> list[list[int]]:
-        groups: dict[tuple[int, ...], list[int]] = {}
-        for i, (shard, _) in enumerate(located):
-            groups.setdefault(shard, []).append(i)
-        return list(groups.values())
-
     def get_runs(self, coords: Sequence[tuple[int, ...]]) -> list[tuple[Any, list[int], list[int]]]:
         """The inner chunks at ``coords`` (on the inner grid, all in one shard), from one
-        version of the shard, as runs of chunks stored one after the other.
-
-        Parameters
-        ----------
-        coords : sequence of tuple of int
-            Inner chunk coordinates, all in the same shard.
-
-        Returns
-        -------
-        list of (buffer, list of int, list of int)
-            ``(data, positions, lengths)`` per run, in the order the chunks are stored:
-            ``data`` holds the chunks at those positions of ``coords``, of ``lengths`` bytes
-            each, back to back.  A chunk not stored (or no shard) is in no run.
-        """
-        shard_coords = self._shard_of(coords[0])
-        firsts = np.array([first for first, _ in self._extent(shard_coords)], dtype=np.intp)
-        local = np.array(coords, dtype=np.intp).reshape(len(coords), -1) - firsts
+        version of the shard, as runs of chunks stored one after the other, in the order they
+        are stored: ``(data, positions, lengths)``, ``data`` holding the chunks at those
+        positions of ``coords``, of ``lengths`` bytes each, back to back.  A chunk not stored
+        (or no shard) is in no run."""
+        shard_coords, local = self._in_shard(coords)
         got = self._versions(
             self._shard_key(shard_coords), shard_coords, lambda version: version.get_runs(local)
         )

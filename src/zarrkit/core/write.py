@@ -218,14 +218,14 @@ def _write_groups(
     key_of = ctx.chunk_key_function()
     no_lock = contextlib.nullcontext()
     chunk_shape = ctx.chunk_shape
-    keys = [key_of(p.chunk_coords) for p in chunks]
-    groups = [[(chunks[i], keys[i]) for i in g] for g in store.coord_groups([p.chunk_coords for p in chunks])]
+    # (a group written whole needs the key of its first chunk only)
+    groups = [[chunks[i] for i in g] for g in store.coord_groups([p.chunk_coords for p in chunks])]
     threads = threads_for(ctx.chunks)
     if len(groups) == 1 and (threads or config.threads) > 1:
         whole = None  # one group: its chunks are encoded in parallel instead
 
-    def write_group(group: list[tuple[ChunkProjection, str]]) -> None:
-        first = group[0][1]
+    def write_group(group: list[ChunkProjection]) -> None:
+        first = key_of(group[0].chunk_coords)
         with synchronizer[store.lock_key(first)] if synchronizer is not None else no_lock:
             region = None if whole is None else _group_region(group, chunk_shape, store.group_size(first))
             values = None if whole is None or region is None else whole[region]
@@ -233,7 +233,8 @@ def _write_groups(
                 store.set_group(first, values, keep)
                 return
             txn = store.transaction(first)
-            partial = [key for p, key in group if not (p.is_complete_chunk and fields is None)]
+            keyed = [(p, key_of(p.chunk_coords)) for p in group]
+            partial = [key for p, key in keyed if not (p.is_complete_chunk and fields is None)]
             old = txn.get_many(partial) if partial else {}
 
             def build(item: tuple[ChunkProjection, str]) -> None:
@@ -244,13 +245,13 @@ def _write_groups(
                 else:
                     txn.set(key, codec_of(p.chunk_coords).encode(chunk, key))
 
-            run_tasks(build, group)
+            run_tasks(build, keyed)
             txn.commit()
 
     run_tasks(write_group, groups, threads)
 
 
-def _group_region(group: list[tuple[ChunkProjection, str]], chunk_shape: tuple[int, ...], size: int) -> Any:
+def _group_region(group: list[ChunkProjection], chunk_shape: tuple[int, ...], size: int) -> Any:
     """The region of the value that the chunks of a group tile, when the selection covers
     each of them whole, there are ``size`` of them (the whole group) and each lies where its
     place in the array puts it (the value's region is the group's, shifted); None otherwise."""
@@ -258,8 +259,8 @@ def _group_region(group: list[tuple[ChunkProjection, str]], chunk_shape: tuple[i
         return None
     ndim = len(chunk_shape)
     shift: list[int] | None = None
-    lows = [min(p.chunk_coords[d] for p, _ in group) for d in range(ndim)]
-    for p, _ in group:
+    lows = [min(p.chunk_coords[d] for p in group) for d in range(ndim)]
+    for p in group:
         sel = p.out_selection
         if not p.is_complete_chunk or type(sel) is not tuple or len(sel) != ndim:
             return None
@@ -273,7 +274,7 @@ def _group_region(group: list[tuple[ChunkProjection, str]], chunk_shape: tuple[i
         elif here != shift:
             return None
     assert shift is not None
-    highs = [max(p.chunk_coords[d] for p, _ in group) + 1 for d in range(ndim)]
+    highs = [max(p.chunk_coords[d] for p in group) + 1 for d in range(ndim)]
     return tuple(slice(lo * n + d, hi * n + d) for lo, hi, n, d in zip(lows, highs, chunk_shape, shift))
 
 

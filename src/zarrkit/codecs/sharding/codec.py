@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Final, Literal
 
 import numpy as np
 
-from ...errors import MetadataError
+from ...errors import ChunkEncodeError, MetadataError
 from ..base import ArrayBytesCodec, ChunkSpec, V3Codec, codec_from_dict
 from ..buffers import copy_runs, filled, is_all_fill
 from ..bytes import BytesCodec
@@ -357,7 +357,10 @@ class _ResolvedSharding:
                     chunk = gather[(0,) * lead + rest]
                     if keep is not None and not keep(chunk):
                         continue
-                    encoded = inner.encode_transient(chunk, name(coords))
+                    try:
+                        encoded = inner.encode_transient(chunk, key)
+                    except ChunkEncodeError as exc:  # (named here: a name costs more than most encodings)
+                        raise ChunkEncodeError(exc.reason, name(coords)) from None
                     if type(encoded) is bytes:  # (its own object already)
                         chunks[coords] = encoded
                         continue

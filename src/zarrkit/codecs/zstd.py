@@ -44,10 +44,17 @@ __all__ = ["ZstdCodec", "zstd_frame_size", "zstd_decode_upto", "decode_bounded",
 
 
 def zstd_frame_size(data: Any) -> int | None:
-    """The content size a zstd frame's header declares (None when it does not say)."""
-    head = bytes(memoryview(data).cast("B")[:18])
+    """The content size a zstd frame's header declares: None when it does not say, or when
+    ``data`` is more than that one frame (frames one after the other, a skippable frame
+    first: valid zstd, whose size only decoding adds up)."""
+    view = memoryview(data).cast("B")
+    head = bytes(view[:18])
+    if len(head) >= 8 and 0x184D2A50 <= int.from_bytes(head[:4], "little") <= 0x184D2A5F:
+        return None  # a skippable frame
     if len(head) < 5 or head[:4] != b"\x28\xb5\x2f\xfd":
         raise ValueError("not a zstd frame")
+    if _ZSTD_FRAMES is not None and _ZSTD_FRAMES[0](np.frombuffer(view, dtype=np.uint8).ctypes.data, len(view)) != len(view):
+        return None  # more than one frame (or one cut short, which decoding tells)
     fhd = head[4]
     fcs_flag, single, dict_flag = fhd >> 6, (fhd >> 5) & 1, fhd & 3
     pos = 5 + (0 if single else 1) + (0, 1, 2, 4)[dict_flag]

@@ -88,15 +88,19 @@ class ShardIndex:
         if limit is None:
             limit = self.nbytes + math.prod(self.grid) * inner
         top = np.uint64(min(limit, 2**64 - 1))
+        # an inner chunk not stored has both its offset and its length 2^64-1
+        half = used != (lengths != EMPTY)
         big = used & (lengths > np.uint64(min(inner, 2**64 - 1)))
         # in uint64 without wrapping around: top - length only where length <= top
         past = used & ((lengths > top) | (offsets > top - np.minimum(lengths, top)))
-        bad = big | past
+        bad = half | big | past
         if not bad.any():
             return
         where = tuple(int(i) for i in np.argwhere(bad)[0])
         off, n = (int(v) for v in index[where])
-        if big[where]:
+        if half[where]:
+            why = f"has offset {off} and length {n}: only both 2^64-1 mark a chunk not stored"
+        elif big[where]:
             why = f"claims {n} bytes, more than the {inner} its codecs write at most"
         else:
             size = f"{limit} bytes" if shard_size is not None else f"at most {limit} bytes from its codecs"

@@ -12,15 +12,17 @@ Each stage is timed on its own, from outside the engine, doing what the engine d
 chunk of the read, and divided by the number of chunks:
 
 * **resolve**: the selection into the chunk list (``make_indexer`` and its projections);
-* **locate**: each chunk's store key; for the sharded array also each shard's index (read and
-  decoded once per shard) and each inner chunk's entry in it;
-* **read**: the store's I/O: the chunk file's bytes (``store.get``), or the inner chunk's byte
-  range of its shard, read from the shard held open as the engine does;
+* **locate**: each chunk's store key; for the sharded array, as the engine does, the inner
+  chunks grouped by shard from their coordinates (no keys), each shard's index (read and
+  decoded once per shard) and the chunks' entries in it;
+* **read**: the store's I/O: the chunk file's bytes (``store.get``), or the span of a shard
+  that holds its chunks, read once from the shard held open and sliced, as the engine does;
 * **decode**: the codec chain's ``decode_into`` of those bytes into a chunk-shaped buffer, one
   chunk at a time (the engine decodes zstd chunks stored one after the other a batch at a
   time: what that saves shows in *other*);
 * **scatter**: the numpy copy of that buffer into a new result array (its first-touch page
-  faults included, as in a read);
+  faults included, as in a read); for the sharded array a shard's decoded chunks at a time
+  (``place_box``, as the engine copies them);
 * **other**: the whole read's time minus the five: the engine's own per-chunk work (tasks,
   closures, checks) and whatever the stages overlap or cost differently inside it.
 
@@ -57,6 +59,7 @@ def stage_functions(path: str) -> tuple[dict[str, Callable[[], Any]], int, str]:
     import zarrkit
     from zarrkit.codecs.buffers import copy_runs
     from zarrkit.core.indexing import make_indexer
+    from zarrkit.core.read import place_box
     from zarrkit.storage import ByteRange
 
     z = zarrkit.open_array(zarrkit.DirectoryStore(path), mode="r")
@@ -86,46 +89,46 @@ def stage_functions(path: str) -> tuple[dict[str, Callable[[], Any]], int, str]:
             return [get(k) for k in keys]
     else:
         inner = ctx.chunks  # the store of the inner chunks
-        by_shard: dict[str, list[tuple[int, ...]]] = {}
-        order: list[int] = []  # the chunks' positions in the read, shard by shard
-        for shard_positions in inner.key_groups(keys):
-            for i in shard_positions:
-                by_shard.setdefault(keys[i].rpartition("@")[0], []).append(
-                    inner._locate(keys[i])[1])
-                order.append(i)
+        coords = [p.chunk_coords for p in projections]
+        shards = []  # (shard key, the chunks' coordinates in it, their positions in the read)
+        for group in inner.coord_groups(coords):
+            shard_coords, local = inner._in_shard([coords[i] for i in group])
+            shards.append((inner._shard_key(shard_coords), local, group))
+        order = [i for _, _, group in shards for i in group]
         off, length = sharding.index.range()
         index_range = ByteRange(off, length)
 
         def indexes():
             out = {}
-            for shard in by_shard:
+            for shard, _, _ in shards:
                 raw = base.get(shard, index_range)
                 out[shard] = sharding.index.decode(bytes(raw), shard, None)
             return out
 
-        def locate():
-            ks = [key_of(p.chunk_coords) for p in projections]
-            spans = []
-            for shard, index in indexes().items():
-                for local in by_shard[shard]:
-                    spans.append(index[local].tolist())
-            return ks, spans
+        def entries_of(found):
+            return {shard: found[shard][tuple(local.T)].reshape(-1, 2).tolist() for shard, local, _ in shards}
 
-        spans = {shard: [index[local].tolist() for local in by_shard[shard]]
-                 for shard, index in indexes().items()}
+        def locate():  # the chunks grouped by shard from their coordinates, their entries looked up
+            inner.coord_groups([p.chunk_coords for p in projections])
+            return entries_of(indexes())
+
+        spans = entries_of(indexes())
         held = getattr(base, "value_version", None)
 
-        def read():
+        def read():  # each shard's span of the chunks read once (held open), sliced into them
             got = []
             for shard, entries in spans.items():
+                lo = min(o for o, _ in entries)
+                hi = max(o + n for o, n in entries)
                 version = held(shard) if held is not None else None
                 if version is not None:
                     try:
-                        got += [bytes(version.read(o, n)) for o, n in entries]
+                        span = memoryview(version.read(lo, hi - lo))
                     finally:
                         version.close()
                 else:
-                    got += [base.get(shard, ByteRange(o, n)) for o, n in entries]
+                    span = memoryview(base.get(shard, ByteRange(lo, hi - lo)))
+                got += [span[o - lo : o - lo + n] for o, n in entries]
             out: list[Any] = [None] * len(got)
             for i, raw in zip(order, got):
                 out[i] = raw
@@ -147,11 +150,27 @@ def stage_functions(path: str) -> tuple[dict[str, Callable[[], Any]], int, str]:
         codec.decode_into(raw, k, b)
         bufs.append(b)
 
-    def scatter():  # (short runs along the last axis copied as single items, as the engine does)
-        out = np.zeros(shape, dtype)
-        for p, b in zip(projections, bufs):
-            copy_runs(out[p.out_selection], b[p.chunk_selection])
-        return out
+    if sharding is None:
+        def scatter():  # (short runs along the last axis copied as single items, as the engine does)
+            out = np.zeros(shape, dtype)
+            for p, b in zip(projections, bufs):
+                copy_runs(out[p.out_selection], b[p.chunk_selection])
+            return out
+    else:
+        # a shard's chunks, decoded one after the other in the order they are stored, copied
+        # a shard at a time as the engine does (place_box)
+        boxes = []
+        for shard, _, group in shards:
+            stored = sorted(range(len(group)), key=lambda k: spans[shard][k][0])  # noqa: B023
+            chunks = [projections[group[k]] for k in stored]
+            boxes.append((chunks, np.stack([bufs[group[k]] for k in stored])))
+
+        def scatter():
+            out = np.zeros(shape, dtype)
+            for chunks, decoded in boxes:
+                if not place_box(out, chunks, decoded):
+                    raise RuntimeError("a shard's chunks do not tile a box")
+            return out
 
     def whole():
         with zarrkit.config.set(threads=1):

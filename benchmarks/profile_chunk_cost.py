@@ -161,7 +161,7 @@ def stage_functions(path: str) -> tuple[dict[str, Callable[[], Any]], int, str]:
         # a shard at a time as the engine does (place_box)
         boxes = []
         for shard, _, group in shards:
-            stored = sorted(range(len(group)), key=lambda k: spans[shard][k][0])  # noqa: B023
+            stored = sorted(range(len(group)), key=lambda k: spans[shard][k][0])
             chunks = [projections[group[k]] for k in stored]
             boxes.append((chunks, np.stack([bufs[group[k]] for k in stored])))
 

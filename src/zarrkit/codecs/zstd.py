@@ -53,8 +53,10 @@ def zstd_frame_size(data: Any) -> int | None:
         return None  # a skippable frame
     if len(head) < 5 or head[:4] != b"\x28\xb5\x2f\xfd":
         raise ValueError("not a zstd frame")
-    if _ZSTD_FRAMES is not None and _ZSTD_FRAMES[0](np.frombuffer(view, dtype=np.uint8).ctypes.data, len(view)) != len(view):
-        return None  # more than one frame (or one cut short, which decoding tells)
+    if _ZSTD_FRAMES is not None:
+        at = np.frombuffer(view, dtype=np.uint8).__array_interface__["data"][0]
+        if _ZSTD_FRAMES[0](at, len(view)) != len(view):
+            return None  # more than one frame (or one cut short, which decoding tells)
     fhd = head[4]
     fcs_flag, single, dict_flag = fhd >> 6, (fhd >> 5) & 1, fhd & 3
     pos = 5 + (0 if single else 1) + (0, 1, 2, 4)[dict_flag]

@@ -387,7 +387,7 @@ def _decode_runs(
     """Decode the chunks of ``group``, stored in ``runs`` (see :meth:`GroupedKeys.get_runs`),
     in batches of up to ``per_batch`` chunks stored one after the other, each batch with one
     call of the compressor, and copy them into ``out`` (a batch tiling a box of the chunk
-    grid with one assignment, see :func:`place_box`); chunks in no run read as missing."""
+    grid as one box, see :func:`place_box`); chunks in no run read as missing."""
     codec = ctx.codec
     key_of = ctx.chunk_key_function()
     batches = []
@@ -435,12 +435,12 @@ class _Keys(Sequence[str]):
     def __getitem__(self, i: int | slice) -> str | Sequence[str]:
         if isinstance(i, slice):
             return _Keys(self.key_of, self.chunks[i])
-        return str(self.key_of(self.chunks[i].chunk_coords))
+        return self.key_of(self.chunks[i].chunk_coords)
 
 
 def place_box(out: np.ndarray, chunks: list[ChunkProjection], decoded: np.ndarray) -> bool:
     """Copy decoded chunks (``decoded[i]`` the chunk of ``chunks[i]``, each whole, C-ordered)
-    into ``out`` with one assignment, when they are complete chunks tiling a box of the chunk
+    into ``out`` as one box, when they are complete chunks tiling a box of the chunk
     grid and the selection places them as the grid does (basic slices); False otherwise
     (nothing copied).  The chunks may come in C order of their coordinates or, in a box of
     2^k chunks along each dimension, in any order that permutes the bits of that position (a

@@ -982,11 +982,10 @@ def _per_shard_is_one_version(r, x, y):
             assert np.array_equal(r[s], x[s]) or np.array_equal(r[s], y[s]), s
 
 
-def test_shard_renamed_over_while_read(tmp_path):
-    """A writer renames new versions over every shard again and again while reads run: each
-    shard of every read comes whole from one version."""
-    path = str(tmp_path)
-    x, y, keys, versions = _two_versions(path)
+def _read_while(write_step, arr, seconds, read):
+    """Run ``write_step`` again and again (its step count passed) on a thread while ``read(arr,
+    threads)`` runs with one and two threads for ``seconds``; the number of reads.  The
+    writer's errors fail the test."""
     stop = threading.Event()
     errors = []
 
@@ -994,32 +993,43 @@ def test_shard_renamed_over_while_read(tmp_path):
         k = 0
         try:
             while not stop.is_set():
-                v = versions["xy"[k % 2]]
+                write_step(k)
                 k += 1
-                for key in keys:
-                    target = os.path.join(path, *key.split("/"))
-                    with open(target + ".new", "wb") as f:
-                        f.write(v[key])
-                    os.replace(target + ".new", target)
         except Exception as exc:  # noqa: BLE001 (reported below)
             errors.append(exc)
 
     t = threading.Thread(target=writer)
     t.start()
+    reads = 0
     try:
-        arr = zarrkit.open_array(path, mode="r")
-        deadline = time.monotonic() + 1.5
-        reads = 0
+        deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             for threads in THREADS:
                 with zarrkit.config.set(threads=threads):
-                    _per_shard_is_one_version(arr[...], x, y)
+                    read(arr, threads)
                     reads += 1
     finally:
         stop.set()
         t.join(10)
     assert not t.is_alive() and not errors
-    assert reads > 10
+    return reads
+
+
+def test_shard_renamed_over_while_read(tmp_path):
+    """A writer renames new versions over every shard again and again while reads run: each
+    shard of every read comes whole from one version."""
+    path = str(tmp_path)
+    x, y, keys, versions = _two_versions(path)
+
+    def write_step(k):
+        for key in keys:
+            target = os.path.join(path, *key.split("/"))
+            with open(target + ".new", "wb") as f:
+                f.write(versions["xy"[k % 2]][key])
+            os.replace(target + ".new", target)
+
+    arr = zarrkit.open_array(path, mode="r")
+    assert _read_while(write_step, arr, 1.5, lambda a, _: _per_shard_is_one_version(a[...], x, y)) > 10
 
 
 def test_shard_rewritten_in_place_while_read(tmp_path):
@@ -1027,37 +1037,19 @@ def test_shard_rewritten_in_place_while_read(tmp_path):
     succeed or raise ChunkDecodeError naming a shard or inner chunk -- nothing else, no hang."""
     path = str(tmp_path)
     x, y, keys, versions = _two_versions(path)
-    stop = threading.Event()
 
-    def writer():
-        k = 0
-        while not stop.is_set():
-            v = versions["xy"[k % 2]]
-            k += 1
-            for key in keys:
-                with open(os.path.join(path, *key.split("/")), "wb") as f:
-                    f.write(v[key])
+    def write_step(k):
+        for key in keys:
+            with open(os.path.join(path, *key.split("/")), "wb") as f:
+                f.write(versions["xy"[k % 2]][key])
 
-    t = threading.Thread(target=writer)
-    t.start()
-    refused = ok = 0
-    try:
-        arr = zarrkit.open_array(path, mode="r")
-        deadline = time.monotonic() + 1.0
-        while time.monotonic() < deadline:
-            for threads in THREADS:
-                with zarrkit.config.set(threads=threads):
-                    try:
-                        arr[...]
-                        ok += 1
-                    except ChunkDecodeError as exc:
-                        assert exc.key is not None and exc.key.startswith("c/"), exc
-                        refused += 1
-    finally:
-        stop.set()
-        t.join(10)
-    assert not t.is_alive()
-    assert ok + refused > 10
+    def read(a, _):
+        try:
+            a[...]
+        except ChunkDecodeError as exc:
+            assert exc.key is not None and exc.key.startswith("c/"), exc
+
+    assert _read_while(write_step, zarrkit.open_array(path, mode="r"), 1.0, read) > 10
     # once the writer is done, the last version reads whole
     arr = zarrkit.open_array(path, mode="r")
     _per_shard_is_one_version(arr[...], x, y)
@@ -1071,34 +1063,12 @@ def test_zarrkit_writer_replacing_shards_while_read():
     x = values(shape, "u2", 16)
     y = values(shape, "u2", 17)
     w = create(store, shape, (4, 4), (16, 16), "u2", x)
-    stop = threading.Event()
-    errors = []
 
-    def writer():
-        k = 0
-        try:
-            while not stop.is_set():
-                w[...] = x if k % 2 else y
-                k += 1
-        except Exception as exc:  # noqa: BLE001 (reported below)
-            errors.append(exc)
+    def write_step(k):
+        w[...] = x if k % 2 else y
 
-    t = threading.Thread(target=writer)
-    t.start()
-    reads = 0
-    try:
-        arr = zarrkit.open_array(store, mode="r")
-        deadline = time.monotonic() + 1.0
-        while time.monotonic() < deadline:
-            for threads in THREADS:
-                with zarrkit.config.set(threads=threads):
-                    _per_shard_is_one_version(arr[...], x, y)
-                    reads += 1
-    finally:
-        stop.set()
-        t.join(10)
-    assert not t.is_alive() and not errors
-    assert reads > 10
+    arr = zarrkit.open_array(store, mode="r")
+    assert _read_while(write_step, arr, 1.0, lambda a, _: _per_shard_is_one_version(a[...], x, y)) > 10
 
 
 # ---------------------------------------------------------------------------------------------

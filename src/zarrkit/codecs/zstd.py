@@ -44,19 +44,16 @@ __all__ = ["ZstdCodec", "zstd_frame_size", "zstd_decode_upto", "decode_bounded",
 
 
 def zstd_frame_size(data: Any) -> int | None:
-    """The content size a zstd frame's header declares: None when it does not say, or when
-    ``data`` is more than that one frame (frames one after the other, a skippable frame
-    first: valid zstd, whose size only decoding adds up)."""
+    """The content size a zstd frame's header declares (None when it does not say, or when
+    ``data`` starts with a skippable frame).  Data of several frames holds more than the
+    first declares: decoders take a size other than the chunk's as a reason to decode it
+    whole, bounded, rather than to refuse it."""
     view = memoryview(data).cast("B")
     head = bytes(view[:18])
     if len(head) >= 8 and 0x184D2A50 <= int.from_bytes(head[:4], "little") <= 0x184D2A5F:
         return None  # a skippable frame
     if len(head) < 5 or head[:4] != b"\x28\xb5\x2f\xfd":
         raise ValueError("not a zstd frame")
-    if _ZSTD_FRAMES is not None:
-        at = np.frombuffer(view, dtype=np.uint8).__array_interface__["data"][0]
-        if _ZSTD_FRAMES[0](at, len(view)) != len(view):
-            return None  # more than one frame (or one cut short, which decoding tells)
     fhd = head[4]
     fcs_flag, single, dict_flag = fhd >> 6, (fhd >> 5) & 1, fhd & 3
     pos = 5 + (0 if single else 1) + (0, 1, 2, 4)[dict_flag]
@@ -378,15 +375,17 @@ class ZstdCodec(BytesBytesCodec):
     def decode_into(self, data: Any, out: np.ndarray) -> None:
         target = out.reshape(-1).view(np.uint8)
         size = self.declared_size(data)
-        if size is None:  # a frame without its size: decoded apart (bounded), then copied
+        if size is not None and size > target.nbytes:  # (frames after it only add)
+            raise ValueError(f"zstd: the frame holds {size} bytes, expected {target.nbytes}")
+        if size != target.nbytes:
+            # a frame without its size, or several frames (the first declaring a part of the
+            # chunk): decoded apart (bounded), then copied
             decoded = zstd_decode_upto(data, target.nbytes) if _ZSTD_STREAM is not None else self.codec.decode(data)
             decoded = memoryview(ensure_bytes(decoded)).cast("B")
             if len(decoded) != target.nbytes:
                 raise ValueError(f"zstd: decoded {len(decoded)} bytes, expected {target.nbytes}")
             target[...] = np.frombuffer(decoded, dtype=np.uint8)
             return
-        if size != target.nbytes:
-            raise ValueError(f"zstd: the frame holds {size} bytes, expected {target.nbytes}")
         if not size:
             return
         if _ZSTD_DCTX is None:

@@ -162,3 +162,35 @@ def test_variable_length_strings_over_whole_shards(tmp_path):
     a[...] = data
     assert a[...].tolist() == data.tolist()
     assert zarr_python.open_array(store.root, mode="r")[...].tolist() == data.tolist()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_compressed_inner_chunks_beyond_a_threads_buffer_are_stored_whole(tmp_path, threads):
+    # 64 inner chunks of 512 KiB of noise: zstd's frames (a view of the compressor's buffer)
+    # are copied into the thread's buffer of the shard's chunks until it is full, then into
+    # bytes of their own; every frame must be stored as compressed, in the shard's order
+    rng = np.random.default_rng(7)
+    data = rng.integers(0, 256, size=(2048, 16384), dtype="uint8")
+    data[:256, :2048] = 3  # one inner chunk that compresses to a few bytes
+    (store,) = _stores(tmp_path, "a")
+    a = _array(store, data.shape, (2048, 16384), (256, 2048), dtype="uint8")
+    with zarrkit.config.set({"threads": threads}):
+        a[...] = data
+    assert len(store.get("c/0/0")) > 16 * 2**20  # more than one thread's buffer of them
+    np.testing.assert_array_equal(a[...], data)
+    np.testing.assert_array_equal(zarr_python.open_array(store.root, mode="r")[...], data)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_zstd_chunks_stored_from_the_compressors_buffer_stay_distinct(threads):
+    # each chunk's frame is handed to the store as a view of a buffer the thread compresses
+    # its next chunk into: an in-memory store must keep its own copy of every one
+    data = (np.arange(64 * 4096, dtype="uint32") * 2654435761 % 1000).reshape(64, 4096)
+    memory, mapping = zarrkit.MemoryStore(), {}
+    for store, stored in ((memory, memory.get), (mapping, mapping.get)):
+        a = zarrkit.create_array(store, shape=data.shape, chunks=(1, 4096), dtype="uint32",
+                                 compressors=[ZstdCodec(level=3)])
+        with zarrkit.config.set({"threads": threads}):
+            a[...] = data
+        np.testing.assert_array_equal(a[...], data)
+        assert len({bytes(stored(f"c/{i}/0")) for i in range(64)}) == 64

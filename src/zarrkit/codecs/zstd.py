@@ -8,9 +8,11 @@ numcodecs' in some of their bytes, as another version's or tensorstore's do).  A
 level and the faster ones, the block splitter zstd 1.5.7 added (which looks for a better place
 to end each 128 KiB block) is turned off: on array chunks of 512 KiB it cost a quarter of the
 compression time for 4% smaller output.  A frame is compressed into a buffer the thread keeps
-(fresh memory for every chunk costs the kernel a page fault and a page cleared for every 4 KiB)
-and copied out at its compressed size.  Where that library cannot be loaded, the ``zstandard``
-package's own compressor is used.  Values are decompressed with the zstd library numcodecs
+(fresh memory for every chunk costs the kernel a page fault and a page cleared for every 4 KiB);
+a chunk about to be stored is handed over as a view of it (:func:`compress_transient`: writing
+a sharded array of 512 KiB inner chunks took 16% less time than with each frame copied out into
+bytes of its own), others are copied out at their compressed size.  Where that library cannot
+be loaded, the ``zstandard`` package's own compressor is used.  Values are decompressed with the zstd library numcodecs
 bundles, through ``ctypes``.
 
 A zstd frame may leave its decoded size out of its header; such frames are decoded through
@@ -219,8 +221,10 @@ class _Compressor:
             self.free(self.ptr)
             self.ptr = None
 
-    def compress(self, data: Any) -> bytes:
-        """One frame of ``data`` (a contiguous buffer), copied out of the buffer it is made in."""
+    def compress(self, data: Any) -> memoryview:
+        """One frame of ``data`` (a contiguous buffer), as a view of the buffer it is made in
+        (this compressor's own, reused by its next call, unless the frame may be larger than
+        :data:`KEPT_BUFFER_BYTES`)."""
         src, n = _address(data)
         bound = n + (n >> 8) + ((128 << 10) - n >> 11 if n < 128 << 10 else 0)  # ZSTD_COMPRESSBOUND
         out = self.buffer
@@ -229,7 +233,7 @@ class _Compressor:
             if bound <= KEPT_BUFFER_BYTES:
                 self.buffer = out
         size = _check(_ZSTD_COMPRESS[3](self.ptr, out.__array_interface__["data"][0], bound, src, n))
-        return out[:size].tobytes()
+        return memoryview(out)[:size]
 
 
 def _check(ret: int) -> int:
@@ -245,6 +249,13 @@ def compress(data: Any, level: int, checksum: bool) -> bytes:
     settings take it), with a content checksum when ``checksum``: made by this thread's
     compressor (the interpreter lock released meanwhile).  A thread keeps one compressor,
     for the settings it last compressed with."""
+    frame = compress_transient(data, level, checksum)
+    return frame if type(frame) is bytes else bytes(frame)
+
+
+def compress_transient(data: Any, level: int, checksum: bool) -> bytes | memoryview:
+    """:func:`compress`, as a view of a buffer this thread reuses for its next frame where
+    the compressor makes frames in one (valid until this thread compresses again)."""
     settings = (min(level, zstandard.MAX_COMPRESSION_LEVEL), checksum)
     if _ZSTD_COMPRESS is not None:
         kept = getattr(_local, "cctx", None)
@@ -351,7 +362,7 @@ class ZstdCodec(BytesBytesCodec):
         return self.encode(arr)
 
     def encode_transient(self, data: Any) -> Any:
-        return self.encode(data)
+        return compress_transient(ensure_contiguous_ndarray(data), self.level, self.checksum)
 
     def decode(self, data: Any) -> Any:
         return self.codec.decode(data)

@@ -319,8 +319,8 @@ class _ResolvedSharding:
 
         The inner chunks are gathered into chunk order with one copy per block of them (the
         whole shard, or slabs of it when it is large), then encoded one after the other; an
-        encoding that is a view of a buffer (of the chunk itself: no compressor) is copied
-        into one buffer of them all.  Both buffers are this thread's, reused by its next
+        encoding that is a view of a buffer (of the chunk itself where there is no
+        compressor, or the one a compressor reuses) is copied into one buffer of them all.  Both buffers are this thread's, reused by its next
         shard, so the values are valid inside the ``with`` block only.  A whole shard of one
         value (a broadcast scalar) is encoded once.
         """
@@ -345,7 +345,7 @@ class _ResolvedSharding:
         buffers = _take_buffers()
         try:
             gather = buffers.gather_for(block_grid + cs, values.dtype)
-            out: bytearray | None = None  # (taken when a chunk's bytes are a view: a buffer reused)
+            out: memoryview | None = None  # (taken when a chunk's bytes are a view: a buffer reused)
             pos = 0
             order = tuple(range(0, 2 * len(cs), 2)) + tuple(range(1, 2 * len(cs), 2))
             for head in itertools.product(*(range(g) for g in grid[:lead])):
@@ -367,10 +367,11 @@ class _ResolvedSharding:
                     view = memoryview(encoded).cast("B")
                     n = view.nbytes
                     if out is None:
-                        out = buffers.out_for(math.prod(grid) * (self.max_inner_size or chunk_bytes))
+                        out = buffers.out_for(min(math.prod(grid) * (self.max_inner_size or chunk_bytes),
+                                                  OUT_BUFFER_BYTES))
                     if pos + n <= len(out):
                         out[pos : pos + n] = view
-                        chunks[coords] = memoryview(out)[pos : pos + n]
+                        chunks[coords] = out[pos : pos + n]
                         pos += n
                     else:  # (a codec that wrote more than its bound said)
                         chunks[coords] = bytes(view)
@@ -416,6 +417,9 @@ class _ResolvedSharding:
 GATHER_BLOCK_BYTES = 16 * 1024 * 1024
 #: buffers larger than this are not kept for a thread's next shard
 KEEP_BUFFER_BYTES = 32 * 1024 * 1024
+#: the most bytes of a shard's encoded inner chunks copied into a thread's buffer (those
+#: beyond, in a larger shard, are copied into bytes of their own)
+OUT_BUFFER_BYTES = 16 * 1024 * 1024
 
 
 class _ShardBuffers:
@@ -424,7 +428,7 @@ class _ShardBuffers:
 
     def __init__(self) -> None:
         self.gather = np.empty(0, dtype=np.uint8)
-        self.out = bytearray()
+        self.out = memoryview(bytearray())
 
     def gather_for(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         if dtype.hasobject:  # (object references: not kept once written)
@@ -434,9 +438,9 @@ class _ShardBuffers:
             self.gather = np.empty(n, dtype=np.uint8)
         return self.gather[:n].view(dtype).reshape(shape)
 
-    def out_for(self, n: int) -> bytearray:
-        if len(self.out) < n:
-            self.out = bytearray(n)
+    def out_for(self, n: int) -> memoryview:
+        if len(self.out) < n:  # (memory not written to yet: only the pages a shard fills are backed)
+            self.out = memoryview(np.empty(n, dtype=np.uint8))
         return self.out
 
 
@@ -454,7 +458,7 @@ def _give_buffers(buffers: _ShardBuffers) -> None:
     if buffers.gather.nbytes > KEEP_BUFFER_BYTES:
         buffers.gather = np.empty(0, dtype=np.uint8)
     if len(buffers.out) > KEEP_BUFFER_BYTES:
-        buffers.out = bytearray()
+        buffers.out = memoryview(bytearray())
     free = getattr(_buffers, "free", None)
     if free is None:
         free = _buffers.free = []

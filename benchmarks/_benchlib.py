@@ -460,6 +460,32 @@ class ZarrkitInPlaceAdapter(ZarrkitAdapter):
         return self.zk.DirectoryStore(loc[1], atomic=False) if loc[0] == "dir" else loc[1]
 
 
+#: the environment variable holding an earlier zarrkit's source tree (the directory its
+#: package is imported from), which library ``zarrkit-baseline`` runs: the same workloads
+#: before and after a change, in one run (``run.py --baseline``)
+BASELINE_ENV = "ZARRKIT_BENCH_BASELINE"
+
+
+class ZarrkitBaselineAdapter(ZarrkitAdapter):
+    """An earlier zarrkit (``run.py --baseline DIR``: its child processes import zarrkit from
+    ``DIR``), measured like zarrkit, named by the commit it was checked out at."""
+
+    key = "zarrkit-baseline"
+
+    def __init__(self):
+        where = os.environ.get(BASELINE_ENV, "")
+        rev = subprocess.run(["git", "-C", where or ".", "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True, check=False).stdout.strip()
+        self.name = f"zarrkit, baseline {rev or where}"
+
+    def init(self):
+        super().init()
+        where = os.environ.get(BASELINE_ENV, "")
+        if not where or not os.path.realpath(self.zk.__file__).startswith(os.path.realpath(where) + os.sep):
+            raise RuntimeError(f"the baseline imported zarrkit from {self.zk.__file__}, not from "
+                               f"{where!r}")
+
+
 #: the libraries that write each file whole under a temporary name first, then rename it (a
 #: reader or a crash never sees a torn chunk), and the one that writes files in place
 ATOMIC_WRITERS = ("zarrkit", "zarr", "zarr-fused", "tensorstore")
@@ -512,6 +538,8 @@ def make_adapter(key: str) -> Adapter:
         return ZarrkitAdapter()
     if key == ZarrkitInPlaceAdapter.key:
         return ZarrkitInPlaceAdapter()
+    if key == ZarrkitBaselineAdapter.key:
+        return ZarrkitBaselineAdapter()
     if key.startswith("zarr"):
         return ZarrPythonAdapter(key)
     if key == "tensorstore":

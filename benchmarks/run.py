@@ -140,7 +140,10 @@ def versions() -> dict:
 def child_command(spec: dict) -> tuple[list[str], dict]:
     """The command line and environment of a child running ``spec``."""
     cmd = [sys.executable, os.path.abspath(__file__), "--_child", json.dumps(spec)]
-    return cmd, dict(os.environ, PYTHONWARNINGS="ignore")
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    if spec.get("lib") == B.ZarrkitBaselineAdapter.key:
+        env["PYTHONPATH"] = env[B.BASELINE_ENV]
+    return cmd, env
 
 
 def spawn(spec: dict, timeout: float) -> tuple[dict | None, str]:
@@ -648,6 +651,9 @@ def main(argv=None) -> int:
                     help="fresh processes per library whose first runs give the ZB rows' cold "
                          "figure, their median (default 1 quick, 3 full)")
     ap.add_argument("--tmp", default=None, help="scratch directory parent (default: $TMPDIR)")
+    ap.add_argument("--baseline", default=None, metavar="DIR",
+                    help="also measure the zarrkit whose package is in DIR (an earlier "
+                         "checkout's src), as library zarrkit-baseline, right after zarrkit")
     ap.add_argument("--_child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args._child is not None:
@@ -666,7 +672,13 @@ def main(argv=None) -> int:
     bad = [w for w in only if w not in WORKLOADS and w not in SECTIONS]
     if bad:
         ap.error(f"unknown workloads {bad}; choose from {WORKLOADS + list(SECTIONS)}")
-    libs = args.libs.split(",") if args.libs else B.LIBRARIES
+    libs = args.libs.split(",") if args.libs else list(B.LIBRARIES)
+    if args.baseline is not None:
+        if not os.path.isdir(os.path.join(args.baseline, "zarrkit")):
+            ap.error(f"--baseline {args.baseline}: no zarrkit package in that directory")
+        os.environ[B.BASELINE_ENV] = os.path.abspath(args.baseline)
+        at = libs.index("zarrkit") + 1 if "zarrkit" in libs else 0
+        libs[at:at] = [B.ZarrkitBaselineAdapter.key]
     timeout = 300 if args.quick else 3600
     S = B.sizes(args.quick)
 

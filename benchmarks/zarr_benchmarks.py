@@ -172,12 +172,9 @@ def check(read_planes, shape: tuple[int, ...], what: str, step: int = 64) -> Non
                                  f"(got {got.shape} {got.dtype})")
 
 
-IN_PLACE = B.ZarrkitInPlaceAdapter.key
-
-
 def writable(A: B.Adapter, path: str) -> Any:
     """Open the existing array at ``path`` for writing with adapter ``A``."""
-    if A.key in ("zarrkit", IN_PLACE):
+    if isinstance(A, B.ZarrkitAdapter):
         return A.zk.open_array(A._store(("dir", path)), mode="r+")
     if A.key == "tensorstore":
         return A.ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": path + "/"}},
@@ -191,7 +188,7 @@ def inner_chunk_reader(A: B.Adapter, h: Any, sels: list, n: int):
     keep = set(range(0, len(sels), max(1, len(sels) // 16)))
     # every library's task drops a result not kept as soon as it is read (a task holds what it
     # returns until the results are gathered)
-    if A.key in ("zarrkit", IN_PLACE):
+    if isinstance(A, B.ZarrkitAdapter):
         pool = ThreadPoolExecutor(n)
 
         def read(i):
@@ -282,7 +279,7 @@ def run_child(op: str, libkey: str, tmp: str, quick: bool, turns: B.Turns,
                 back = A.open(("dir", dst), meta)
                 check(lambda a, b: A.read(back, (slice(a, b),)), shape,
                       f"{A.name} {op}, read back by itself")
-                if libkey in ("zarrkit", IN_PLACE):
+                if isinstance(A, B.ZarrkitAdapter):
                     zp = B.ZarrPythonAdapter("zarr")
                     zp.init()
                     h = zp.open(("dir", dst), meta)

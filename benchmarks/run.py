@@ -42,6 +42,11 @@ each timed sub-operation.  Read workloads read arrays written once by zarr-pytho
 writer); every library's output is checked for equality with the source data before timing.
 The libraries' children of one operation are alive together and take the timed runs in turns
 (one run each per round, in an order that changes every round).
+
+Before and after a change: ``--baseline DIR`` adds library ``zarrkit-baseline``, whose children
+import zarrkit from ``DIR`` (an earlier checkout's ``src``, e.g. from ``git worktree add``),
+measured in the same turns as the current zarrkit; with ``--libs zarrkit`` the report is the
+two alone, each row's ratio the current figure over the earlier one.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ compression time for 4% smaller output.  A frame is compressed into a buffer the
 a chunk about to be stored is handed over as a view of it (:func:`compress_transient`: writing
 a sharded array of 512 KiB inner chunks took 16% less time than with each frame copied out into
 bytes of its own), others are copied out at their compressed size.  Where that library cannot
-be loaded, the ``zstandard`` package's own compressor is used.  Values are decompressed with the zstd library numcodecs
-bundles, through ``ctypes``.
+be loaded, the ``zstandard`` package's own compressor is used.  Values are decompressed with
+the zstd library numcodecs bundles, through ``ctypes``.
 
 A zstd frame may leave its decoded size out of its header; such frames are decoded through
 zstd's streaming API (from the library numcodecs bundles), bounded by the chunk's size, so a

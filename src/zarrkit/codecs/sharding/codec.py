@@ -319,10 +319,11 @@ class _ResolvedSharding:
 
         The inner chunks are gathered into chunk order with one copy per block of them (the
         whole shard, or slabs of it when it is large), then encoded one after the other; an
-        encoding that is a view of a buffer (of the chunk itself where there is no
-        compressor, or the one a compressor reuses) is copied into one buffer of them all.  Both buffers are this thread's, reused by its next
-        shard, so the values are valid inside the ``with`` block only.  A whole shard of one
-        value (a broadcast scalar) is encoded once.
+        encoding that is a view of a buffer (of the chunk itself where there is no compressor,
+        or the one a compressor reuses) is copied into one buffer of them all, up to
+        OUT_BUFFER_BYTES (bytes of its own beyond).  Both buffers are this thread's, reused by
+        its next shard, so the values are valid inside the ``with`` block only.  A whole shard
+        of one value (a broadcast scalar) is encoded once.
         """
         grid, cs, inner = self.grid, self.chunk_shape, self.inner
         chunk_bytes = math.prod(cs) * values.dtype.itemsize
@@ -373,7 +374,7 @@ class _ResolvedSharding:
                         out[pos : pos + n] = view
                         chunks[coords] = out[pos : pos + n]
                         pos += n
-                    else:  # (a codec that wrote more than its bound said)
+                    else:  # (past the buffer: a large shard, or a codec beyond its bound)
                         chunks[coords] = bytes(view)
             yield chunks
         finally:
@@ -415,7 +416,7 @@ class _ResolvedSharding:
 #: the most bytes of inner chunks gathered into chunk order with one copy
 #: (:meth:`_ResolvedSharding.encoded`); a larger shard is gathered in slabs
 GATHER_BLOCK_BYTES = 16 * 1024 * 1024
-#: buffers larger than this are not kept for a thread's next shard
+#: gathering buffers larger than this are not kept for a thread's next shard
 KEEP_BUFFER_BYTES = 32 * 1024 * 1024
 #: the most bytes of a shard's encoded inner chunks copied into a thread's buffer (those
 #: beyond, in a larger shard, are copied into bytes of their own)
@@ -428,7 +429,7 @@ class _ShardBuffers:
 
     def __init__(self) -> None:
         self.gather = np.empty(0, dtype=np.uint8)
-        self.out = memoryview(bytearray())
+        self.out = memoryview(np.empty(0, dtype=np.uint8))
 
     def gather_for(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         if dtype.hasobject:  # (object references: not kept once written)
@@ -457,8 +458,6 @@ def _take_buffers() -> _ShardBuffers:
 def _give_buffers(buffers: _ShardBuffers) -> None:
     if buffers.gather.nbytes > KEEP_BUFFER_BYTES:
         buffers.gather = np.empty(0, dtype=np.uint8)
-    if len(buffers.out) > KEEP_BUFFER_BYTES:
-        buffers.out = memoryview(bytearray())
     free = getattr(_buffers, "free", None)
     if free is None:
         free = _buffers.free = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numcodecs
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import zarrkit
@@ -193,8 +193,10 @@ def test_joined_chunks_decode_like_one_by_one(plan):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.sampled_from(["u1", "<u2", ">i4", "f8", "c16", "?", "M8[s]"]), st.integers(1, 40), st.integers(1, 9),
+@given(st.sampled_from(["u1", "<u2", ">i4", "f8", "c16", "?", "M8[s]"]), st.integers(1, 64), st.integers(1, 40),
        st.integers(1, 70), st.booleans())
+@example("<u2", 64, 32, 32, False)  # (a 32^3-like chunk: 2,048 runs of 64 bytes, copied by runs)
+@example("u1", 64, 40, 3, True)  # (runs of 3 bytes, every other row)
 def test_copy_runs_is_numpy_assignment(dtype, rows, depth, width, sliced):
     big = np.zeros((depth + 3, rows + 5, width + 11), dtype=dtype)
     src = values((depth, rows, width), "u1", seed=rows).astype(dtype)

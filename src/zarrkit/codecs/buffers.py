@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import functools
+import math
 import mmap
 import os
 import sys
@@ -20,14 +21,16 @@ from ..storage.pool import is_worker, run_tasks
 from .blosc import forget as forget_address
 from .blosc import remember as remember_address
 
-__all__ = ["new_array", "scratch", "filled", "is_all_fill", "is_view", "selection_span", "held_at", "copy_runs", "place"]
+__all__ = ["new_array", "scratch", "filled", "is_all_fill", "is_view", "selection_span", "held_at", "copy_runs", "runs_pay", "place"]
 
 #: runs along the last axis up to this many bytes are copied as single items (see copy_runs):
 #: 64-byte runs took 16 µs per 32^3 uint16 chunk instead of 27; from 128 bytes on the gain
 #: was within noise, and uncompressed 64^3 uint16 chunks read up to 10% slower
 RUN_COPY_MAX_BYTES = 64
-#: ... when there are at least this many of them (a view costs more than it saves on few)
-RUN_COPY_MIN_RUNS = 64
+#: ... when there are at least this many of them: viewing both as runs costs about 2 µs,
+#: more than it saves on fewer (a 32^3 uint16 chunk's 1,024 runs: 4.7 µs against 6.5; an 8^3
+#: float32 part's 64: 3.9 µs against 0.8, and 16^3 uint16's 256: 3.0 against 1.6)
+RUN_COPY_MIN_RUNS = 1024
 
 _scratch = threading.local()
 
@@ -207,6 +210,16 @@ def scratch(
     return buf
 
 
+def runs_pay(shape: tuple[int, ...], itemsize: int) -> bool:
+    """Whether :func:`copy_runs` copies an array of ``shape`` (of items of ``itemsize``
+    bytes, held contiguously along the last axis) by runs: enough short ones.  Small chunks
+    fail the first tests, so callers copying many of them ask once, not per chunk."""
+    return (
+        len(shape) >= 2 and 0 < shape[-1] * itemsize <= RUN_COPY_MAX_BYTES
+        and math.prod(shape) >= RUN_COPY_MIN_RUNS * shape[-1]
+    )
+
+
 def copy_runs(dst: np.ndarray, src: np.ndarray) -> None:
     """``dst[...] = src`` for arrays of one shape and data type: when both hold their last
     axis contiguously in short runs (a chunk's rows placed in a larger array), each run is
@@ -215,9 +228,8 @@ def copy_runs(dst: np.ndarray, src: np.ndarray) -> None:
     copy, whose time a chunk-bound read spends mostly there."""
     shape = src.shape
     if (
-        len(shape) >= 2 and dst.shape == shape and src.dtype == dst.dtype and not src.dtype.hasobject
-        and src.size and src.strides[-1] == src.itemsize and dst.strides[-1] == dst.itemsize
-        and shape[-1] * src.itemsize <= RUN_COPY_MAX_BYTES and src.size // shape[-1] >= RUN_COPY_MIN_RUNS
+        runs_pay(shape, src.itemsize) and dst.shape == shape and src.dtype == dst.dtype and not src.dtype.hasobject
+        and src.strides[-1] == src.itemsize and dst.strides[-1] == dst.itemsize
     ):
         run = np.dtype((np.void, shape[-1] * src.itemsize))
         dst.view(run)[...] = src.view(run)
@@ -228,7 +240,10 @@ def copy_runs(dst: np.ndarray, src: np.ndarray) -> None:
 def place(out: np.ndarray, selection: Any, part: Any) -> None:
     """``out[selection] = part``, by runs (see :func:`copy_runs`) where the selection is
     basic slices of an array with dimensions (its result a view of ``out``)."""
-    if type(selection) is tuple and selection and all(type(s) is slice for s in selection):
+    if (
+        type(part) is np.ndarray and runs_pay(part.shape, part.itemsize)
+        and type(selection) is tuple and all(type(s) is slice for s in selection)
+    ):
         copy_runs(out[selection], part)
     else:
         out[selection] = part

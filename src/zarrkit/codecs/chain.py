@@ -25,7 +25,7 @@ from numcodecs.compat import ensure_bytes, ensure_contiguous_ndarray
 from ..config import config
 from ..errors import ChunkDecodeError, ChunkEncodeError, MetadataError, ValueEncodeError
 from .base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, V3Codec
-from .buffers import copy_runs, held_at, is_view, place, scratch, selection_span
+from .buffers import copy_runs, held_at, is_view, place, runs_pay, scratch, selection_span
 
 __all__ = ["CodecChain", "split_codecs", "check_vlen_count"]
 
@@ -116,6 +116,8 @@ class CodecChain:
         self.dtype = spec.dtype
         self.codecs = tuple(self.aa) + (self.ab,) + tuple(self.bb)
         self.nbytes = math.prod(self.chunk_shape) * self.dtype.itemsize
+        #: whether a whole chunk is copied into a larger array by runs (asked once, not per chunk)
+        self._by_runs = runs_pay(self.chunk_shape, self.dtype.itemsize)
         order = _memory_order(self.aa, len(spec.shape))
         #: memory order of the decoded chunk the fast paths work in
         self.order = order or "C"
@@ -225,7 +227,10 @@ class CodecChain:
                         # the chunk's shape and layout), copy
                         buf = self._scratch(raw, key, out.dtype)
                         self._decode_whole(raw, buf, key)
-                        copy_runs(target, buf)
+                        if self._by_runs:
+                            copy_runs(target, buf)
+                        else:
+                            target[...] = buf
                         return
             elif not self.stored_raw:
                 buf = self._scratch(raw, key, out.dtype)

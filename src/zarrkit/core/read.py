@@ -117,7 +117,7 @@ def read_selection(
     if rows is not None:
         row_bytes = nbytes * (len(rows[0].indices) if rows and type(rows[0]) is Row else 1)
         _run_reads(store, rows, lambda task: read_row(task) if type(task) is Row else read_one(task), threads,
-                   _chunk_keys(ctx, rows), nbytes, row_bytes)
+                   _chunk_keys(ctx, rows), nbytes, row_bytes, out.nbytes)
         return out
     projections = list(iter(indexer))  # (list(indexer) would count the chunks first, via len)
     # one chunk (an inner chunk read on its own): no tasks to plan, unless a failed read
@@ -131,13 +131,13 @@ def read_selection(
     if small:
         _read_small(ctx, projections, out, limit)
         return out
-    _run_reads(store, projections, read_one, threads, _chunk_keys(ctx, projections), nbytes, nbytes)
+    _run_reads(store, projections, read_one, threads, _chunk_keys(ctx, projections), nbytes, nbytes, out.nbytes)
     return out
 
 
 def _run_reads(
     store: Any, tasks: Sequence[Any], read: Callable[[Any], None], threads: int | None,
-    task_keys: Callable[[], list[list[str]]], file_bytes: int, task_bytes: int,
+    task_keys: Callable[[], list[list[str]]], file_bytes: int, task_bytes: int, result_bytes: int,
 ) -> None:
     """``run_tasks(read, tasks, threads)``, the keys of the tasks a window ahead (``task_keys``:
     those of each task) asked of the store before each task reads its own
@@ -148,8 +148,14 @@ def _run_reads(
     is the workers' tasks and READ_AHEAD_BYTES (``task_bytes`` a task) beyond them.  While the
     store has every value asked for at hand (all files cached), only every READ_AHEAD_SAMPLE-th
     task asks (asking costs a few µs a file); once one is not, every task does, and the tasks
-    passed over since the last that asked are asked for at once."""
-    if file_bytes < READ_AHEAD_MIN_BYTES or len(tasks) < 2 or getattr(store, "high_latency", False):
+    passed over since the last that asked are asked for at once.  A read of small parts of
+    its chunks (``result_bytes`` in all, less than READ_AHEAD_MIN_BYTES a task) reads ahead
+    nothing: each part is a few of a file's bytes, and asking costs more than they do (random
+    8^3 float32 reads of 64^3 chunks: about 10 µs a read)."""
+    if (
+        min(file_bytes, result_bytes // max(len(tasks), 1)) < READ_AHEAD_MIN_BYTES or len(tasks) < 2
+        or getattr(store, "high_latency", False)
+    ):
         run_tasks(read, tasks, threads)
         return
     keys = task_keys()
@@ -317,7 +323,7 @@ def _read_groups(
     # a shard is read ahead whole (its file), when the read takes all of it
     whole = len(groups) > 1 and all(len(g) == store.group_size(heads[i]) for i, g in ((0, groups[0]), (-1, groups[-1])))
     _run_reads(store, groups, read_group, threads_for(ctx.chunks), lambda: [[head] for head in heads],
-               nbytes * len(groups[0]) if whole else 0, nbytes * len(groups[0]))
+               nbytes * len(groups[0]) if whole else 0, nbytes * len(groups[0]), out.nbytes)
 
 
 def _read_small(ctx: ChunkContext, tasks: list[Any], out: np.ndarray, limit: int) -> None:

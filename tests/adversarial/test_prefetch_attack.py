@@ -419,7 +419,7 @@ def test_a_used_key_directory_swapped_for_a_link_is_not_followed(tmp_path, outsi
 @pytest.mark.parametrize("compressed", [False, True])
 def test_reads_of_large_chunks_from_disk_equal_numpy(tmp_path, compressed):
     rng = np.random.default_rng(1)
-    data = rng.integers(0, 50, size=(12, 512, 256), dtype="u4")  # 12 chunks of 512 KiB * 2
+    data = rng.integers(0, 50, size=(12, 512, 512), dtype="u4")  # 12 chunks of 1 MiB
     path = tmp_path / "a"
     store = RecordingStore(str(path))
     a = zarrkit.create_array(store, shape=data.shape, chunks=(1, 512, 512), dtype="u4",
@@ -445,6 +445,25 @@ def test_reads_of_large_chunks_from_disk_equal_numpy(tmp_path, compressed):
             np.testing.assert_array_equal(part, data[2:11, 100:300, 7:200])
         assert "c/11/0/0" in store.asked, "read-ahead was not in play"
 
+
+
+def test_reads_of_small_parts_of_large_chunks_ask_nothing_ahead(tmp_path):
+    # a few values from each of several 1 MiB chunks read only those values' blocks: asking
+    # for whole files ahead would read far more than the read does
+    data = np.arange(8 * 64 * 64 * 64, dtype="f4").reshape(8 * 64, 64, 64)
+    store = RecordingStore(str(tmp_path / "a"))
+    a = zarrkit.create_array(store, shape=data.shape, chunks=(64, 64, 64), dtype="f4",
+                             compressors=zarrkit.codecs.BloscCodec(cname="lz4"))
+    a[...] = data
+    for f in files_below(tmp_path / "a" / "c"):
+        evict(f)
+    with zarrkit.config.set(threads=2):
+        r = zarrkit.open_array(store, mode="r")
+        np.testing.assert_array_equal(r[60:68, 3:11, 5:13], data[60:68, 3:11, 5:13])
+        np.testing.assert_array_equal(r[::64, 0, 0], data[::64, 0, 0])
+        assert store.asked == []
+        np.testing.assert_array_equal(r[...], data)
+    assert "c/7/0/0" in store.asked  # (the whole array: each chunk's file read ahead)
 
 def _uniform_chunks(a: np.ndarray, chunk: int) -> np.ndarray:
     per = a.reshape(-1, chunk)

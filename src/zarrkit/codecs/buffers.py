@@ -21,7 +21,7 @@ from ..storage.pool import is_worker, run_tasks
 from .blosc import forget as forget_address
 from .blosc import remember as remember_address
 
-__all__ = ["new_array", "scratch", "filled", "is_all_fill", "is_view", "selection_span", "held_at", "copy_runs", "runs_pay", "place"]
+__all__ = ["new_array", "scratch", "filled", "is_all_fill", "is_view", "selection_span", "held_at", "copy_runs", "copy_by_runs", "runs_pay", "place"]
 
 #: runs along the last axis up to this many bytes are copied as single items (see copy_runs):
 #: 64-byte runs took 16 µs per 32^3 uint16 chunk instead of 27; from 128 bytes on the gain
@@ -226,9 +226,17 @@ def copy_runs(dst: np.ndarray, src: np.ndarray) -> None:
     copied as one item of that many bytes.  numpy's copy loop pays a step per innermost run;
     for the 64-byte rows of a 32^3 uint16 chunk into a large array that step took 40% of the
     copy, whose time a chunk-bound read spends mostly there."""
+    if runs_pay(src.shape, src.itemsize):
+        copy_by_runs(dst, src)
+    else:
+        dst[...] = src
+
+
+def copy_by_runs(dst: np.ndarray, src: np.ndarray) -> None:
+    """:func:`copy_runs` where ``runs_pay`` already holds for ``src``."""
     shape = src.shape
     if (
-        runs_pay(shape, src.itemsize) and dst.shape == shape and src.dtype == dst.dtype and not src.dtype.hasobject
+        dst.shape == shape and src.dtype == dst.dtype and not src.dtype.hasobject
         and src.strides[-1] == src.itemsize and dst.strides[-1] == dst.itemsize
     ):
         run = np.dtype((np.void, shape[-1] * src.itemsize))
@@ -238,13 +246,14 @@ def copy_runs(dst: np.ndarray, src: np.ndarray) -> None:
 
 
 def place(out: np.ndarray, selection: Any, part: Any) -> None:
-    """``out[selection] = part``, by runs (see :func:`copy_runs`) where the selection is
-    basic slices of an array with dimensions (its result a view of ``out``)."""
+    """``out[selection] = part``, by runs (see :func:`copy_runs`) where :func:`runs_pay`
+    holds for ``part`` and the selection is basic slices of an array with dimensions (its
+    result a view of ``out``); plainly otherwise."""
     if (
         type(part) is np.ndarray and runs_pay(part.shape, part.itemsize)
         and type(selection) is tuple and all(type(s) is slice for s in selection)
     ):
-        copy_runs(out[selection], part)
+        copy_by_runs(out[selection], part)
     else:
         out[selection] = part
 

@@ -25,7 +25,7 @@ from numcodecs.compat import ensure_bytes, ensure_contiguous_ndarray
 from ..config import config
 from ..errors import ChunkDecodeError, ChunkEncodeError, MetadataError, ValueEncodeError
 from .base import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec, ChunkSpec, V3Codec
-from .buffers import copy_runs, held_at, is_view, place, runs_pay, scratch, selection_span
+from .buffers import copy_by_runs, held_at, is_view, place, runs_pay, scratch, selection_span
 
 __all__ = ["CodecChain", "split_codecs", "check_vlen_count"]
 
@@ -228,7 +228,7 @@ class CodecChain:
                         buf = self._scratch(raw, key, out.dtype)
                         self._decode_whole(raw, buf, key)
                         if self._by_runs:
-                            copy_runs(target, buf)
+                            copy_by_runs(target, buf)
                         else:
                             target[...] = buf
                         return

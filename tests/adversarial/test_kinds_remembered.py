@@ -81,3 +81,46 @@ def test_a_directory_replaced_by_another_is_listed_again(tmp_path):
         assert local_tree.lists_plain_files(str(d)) is False
     else:
         assert local_tree.lists_plain_files(str(d)) is True
+
+
+@needs_fifo
+def test_a_path_switched_to_another_directory_during_the_listing_does_not_lend_it_its_answer(
+    tmp_path, monkeypatch
+):
+    # the key directory is a link switched, while it is listed, from a directory holding a
+    # pipe to a plain one: the answer remembered must be that of the directory listed, so
+    # that switching the link back finds the pipe again
+    (tmp_path / "bad").mkdir()
+    os.mkfifo(tmp_path / "bad" / "0")
+    (tmp_path / "good").mkdir()
+    (tmp_path / "good" / "0").write_bytes(b"x")
+    link = tmp_path / "c"
+    os.symlink("bad", link)
+    settle(tmp_path / "bad")
+    settle(tmp_path / "good")
+
+    def switch(target):
+        os.symlink(target, tmp_path / ".t")
+        os.rename(tmp_path / ".t", link)
+
+    real = os.scandir
+
+    def switched_while_listing(path):
+        switch("good")
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", switched_while_listing)
+    local_tree.lists_plain_files(str(link))
+    monkeypatch.setattr(os, "scandir", real)
+    switch("bad")
+    assert local_tree.lists_plain_files(str(link)) is False
+
+
+def test_long_paths_are_not_remembered(tmp_path):
+    d = tmp_path / ("x" * 200) / ("y" * 200) / ("z" * 200)
+    d.mkdir(parents=True)
+    (d / "a").write_bytes(b"x")
+    settle(d)
+    before = len(local_tree._kinds_seen)
+    assert local_tree.lists_plain_files(str(d)) is True
+    assert str(d) not in local_tree._kinds_seen and len(local_tree._kinds_seen) <= before

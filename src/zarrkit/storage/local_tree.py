@@ -334,17 +334,24 @@ def prefetch(store: Any, keys: Iterable[str]) -> bool:
 #: directories with more entries than this are not listed for their kinds (see
 #: lists_plain_files): each value read from them has its kind asked instead
 LIST_KINDS_MOST = 1 << 16
-#: what listings found, by directory path: the directory's identity, times, size and link
-#: count as they were just before it was listed, and the answer.  A file's kind never changes
-#: and a new name in a directory changes its times, so a directory whose stamp is unchanged
-#: holds the kinds it held: a store opened again asks one stat, not a listing (with 128
-#: files, 2 µs against 60).  At most KINDS_SEEN_MOST are kept; then they are forgotten.
+#: what listings found, by directory path: the identity, times, size and link count of the
+#: directory listed (asked of the open directory itself, so they are those of the one listed,
+#: wherever the path leads meanwhile), and the answer.  A file's kind never changes and a new
+#: name in a directory changes its times, so a directory whose stamp is unchanged holds the
+#: kinds it held: a store opened again asks one stat, not a listing (with 128 files, 2 µs
+#: against 60).  At most KINDS_SEEN_MOST are kept, of paths up to KINDS_SEEN_PATH_MOST
+#: characters (a few MiB); then they are forgotten.
 _kinds_seen: dict[str, tuple[tuple[int, ...], bool]] = {}
-KINDS_SEEN_MOST = 100_000
+KINDS_SEEN_MOST = 10_000
+KINDS_SEEN_PATH_MOST = 512
 #: a listing is remembered only when the directory last changed this long before it: a file
 #: system's times may advance in coarse steps, so a change in the same step as the one before
 #: the listing could leave its times as they were
 SETTLED_NS = 2_000_000_000
+
+
+def _stamp(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_nlink)
 
 
 def lists_plain_files(directory: str) -> bool | None:
@@ -355,27 +362,45 @@ def lists_plain_files(directory: str) -> bool | None:
     listed.  A directory unchanged since an earlier listing in this process (see
     ``_kinds_seen``) is not listed again."""
     try:
-        st = os.stat(directory)
-        stamp = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_nlink)
         seen = _kinds_seen.get(directory)
-        if seen is not None and seen[0] == stamp:
+        if seen is not None and seen[0] == _stamp(os.stat(directory)):
             return seen[1]
-        plain = True
+        if not _SCANDIR_FD:
+            return _lists_plain(directory)
+        fd = os.open(directory, os.O_RDONLY | _O_DIRECTORY)
+        try:
+            st = os.fstat(fd)
+            plain = _lists_plain(fd)
+        finally:
+            os.close(fd)
+    except OSError:
+        return None
+    if plain is not None and len(directory) <= KINDS_SEEN_PATH_MOST and (
+        time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > SETTLED_NS
+    ):
+        if len(_kinds_seen) >= KINDS_SEEN_MOST:
+            _kinds_seen.clear()
+        _kinds_seen[directory] = (_stamp(st), plain)
+    return plain
+
+
+_SCANDIR_FD = os.scandir in os.supports_fd
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+
+
+def _lists_plain(directory: str | int) -> bool | None:
+    """:func:`lists_plain_files` of the directory at a path or open as a descriptor, unremembered."""
+    try:
         with os.scandir(directory) as entries:
             for n, entry in enumerate(entries):
                 if n >= LIST_KINDS_MOST or not (
                     entry.is_file(follow_symlinks=False) or entry.is_dir(follow_symlinks=False)
                     or entry.is_symlink()
                 ):
-                    plain = False
-                    break
+                    return False
     except OSError:
         return None
-    if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > SETTLED_NS:
-        if len(_kinds_seen) >= KINDS_SEEN_MOST:
-            _kinds_seen.clear()
-        _kinds_seen[directory] = (stamp, plain)
-    return plain
+    return True
 
 
 def file_kind(mode: int) -> str:

@@ -56,6 +56,9 @@ __all__ = [
     "ShapeMismatchError",
     "StoreError",
     "StorageOptionsError",
+    "VersionConflictError",
+    "ConflictRetriesExhaustedError",
+    "ConditionalWritesUnsupportedError",
     "StoreOperationNotSupported",
     # zarr-python 3's names
     "BaseZarrError",
@@ -313,6 +316,30 @@ class StorageOptionsError(ZarrkitError, TypeError, ValueError):
 class StoreOperationNotSupported(StoreError, NotImplementedError):
     """The store cannot do this at all (a zip file's members cannot be deleted); also a
     ``NotImplementedError``, as zarr-python 2 raised."""
+
+
+class VersionConflictError(StoreError):
+    """A conditional write or delete found another version of the value than the one it was
+    conditioned on (or a value where it was to create one): nothing was written.  ``key`` is
+    the store key."""
+
+    def __init__(self, message: str, key: str = ""):
+        super().__init__(f"{message}: {key!r}" if key else message)
+        self.key = key
+
+
+class ConflictRetriesExhaustedError(StoreError):
+    """A read-modify-write met another writer's change at every one of its attempts, and gave
+    up without writing (the operation can be run again).  ``key`` is the store key."""
+
+    def __init__(self, message: str, key: str = ""):
+        super().__init__(f"{message}: {key!r}" if key else message)
+        self.key = key
+
+
+class ConditionalWritesUnsupportedError(StoreError, NotImplementedError):
+    """The store cannot condition a write on the version of a value, and the operation needs
+    it (``config.require_conditional_writes``): pass a synchronizer, or use a store that can."""
 
 
 class FSPathExistNotDir(GroupNotFoundError, StoreError):

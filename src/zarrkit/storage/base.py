@@ -16,6 +16,16 @@ zarr-2 style code that treats a store as a dict keeps working.
   ``concurrent_small_writes`` (store small values from several threads at once).
 * ``get_ranges(key, ranges)`` reads several ranges of one value; a store that can fetch them
   together (in one call, as the shard reader wants them) overrides it.
+* Versions and conditional writes (``supports_conditional_writes``): ``get_versioned(key)``
+  returns the value with its version (:data:`ABSENT` for a missing key); ``set_if(key, value,
+  version)`` stores only while the value is still that version (:data:`ABSENT`: only while
+  there is none) and returns the new version; ``delete_if(key, version)`` removes only that
+  version.  Otherwise they write nothing and raise
+  :class:`~zarrkit.errors.VersionConflictError`.  A version is opaque, compared with ``==``:
+  an ETag or generation on object storage, the file's identity on a directory, a row version
+  in a database.  A store answers a retry of its own conditional write, whose first answer
+  was lost, as a success, never as a conflict.  Every read-modify-write of the engine goes
+  through :func:`zarrkit.core.optimistic.update`, which uses these where the store has them.
 """
 
 from __future__ import annotations
@@ -24,7 +34,7 @@ import os
 from collections.abc import Hashable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any, TypeAlias, overload
 
-from ..errors import ChunkDecodeError, ReadOnlyError
+from ..errors import ChunkDecodeError, ConditionalWritesUnsupportedError, ReadOnlyError
 from .buffer import Buffer, BufferPrototype
 from .conveniences import (
     StoreConveniences,
@@ -49,9 +59,34 @@ from .zarr2_names import Zarr2Name
 from .zarr3_api import Zarr3StoreMethods
 
 __all__ = [
-    "ByteRange", "Store", "StoreLike", "normalize_key", "validate_key", "validate_prefix", "join_path",
+    "ABSENT", "Version", "ByteRange", "Store", "StoreLike", "normalize_key", "validate_key", "validate_prefix", "join_path",
     "describe_store", "describe_location", "is_node_name", "is_valid_key", "oversized",
 ]
+
+
+class _Absent:
+    """The version of a value that is not there (see :data:`ABSENT`)."""
+
+    _instance: _Absent | None = None
+
+    def __new__(cls) -> _Absent:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+    def __reduce__(self) -> str:
+        return "ABSENT"
+
+
+#: The version :meth:`Store.get_versioned` gives a missing key, and the condition of
+#: :meth:`Store.set_if` that creates a value only where there is none.
+ABSENT = _Absent()
+
+#: A value's version: opaque, hashable, compared with ``==`` (or :data:`ABSENT`).
+Version: TypeAlias = Hashable
 
 
 class Store(StoreConveniences, Zarr3StoreMethods):
@@ -80,6 +115,10 @@ class Store(StoreConveniences, Zarr3StoreMethods):
     #: thread encodes the next (``False``: the calling thread does both, for stores whose
     #: writes contend with each other).
     concurrent_small_writes: bool = True
+    #: The store has versions and conditional writes (:meth:`get_versioned`, :meth:`set_if`,
+    #: :meth:`delete_if`), atomic against every other writer of the same values -- other
+    #: threads, processes and, for stores reached over a network, machines.
+    supports_conditional_writes: bool = False
     #: Separator between chunk indices in the keys of new v2 arrays created in this store
     #: (``'.'`` when None); zarr-python 2's stores took it as ``dimension_separator=``.
     dimension_separator: str | None = None
@@ -261,6 +300,113 @@ class Store(StoreConveniences, Zarr3StoreMethods):
         hashable or None
         """
         return None
+
+    # -- versions and conditional writes ------------------------------------------------------
+    def get_versioned(self, key: str, limit: int | None = None) -> tuple[bytes | memoryview | None, Version]:
+        """The value at ``key`` and its version: ``(None, ABSENT)`` when there is none.
+
+        Parameters
+        ----------
+        key : str
+            The key.
+        limit : int, optional
+            The most bytes the value may hold: a larger one is refused unread where the store
+            can tell (as :meth:`get_upto`).
+
+        Returns
+        -------
+        tuple
+            The value (bytes or a memoryview, or None) and its version.
+
+        Raises
+        ------
+        ConditionalWritesUnsupportedError
+            The store has no versions (``supports_conditional_writes`` is False).
+
+        Examples
+        --------
+        >>> import zarrkit
+        >>> from zarrkit.storage.base import ABSENT
+        >>> store = zarrkit.MemoryStore()
+        >>> store.get_versioned("a")
+        (None, ABSENT)
+        >>> v = store.set_if("a", b"1", ABSENT)
+        >>> value, version = store.get_versioned("a")
+        >>> bytes(value), version == v
+        (b'1', True)
+        """
+        key = self._checked(key)
+        self._check_conditional()
+        value, version = self._get_versioned(key, limit)
+        if value is None:
+            return None, ABSENT
+        if limit is not None and len(value) > limit:
+            raise oversized(key, len(value), limit)
+        return value, version
+
+    def set_if(self, key: str, value: bytes | bytearray | memoryview, version: Version) -> Version:
+        """Store ``value`` at ``key`` only while the value there is the one of ``version``
+        (:data:`ABSENT`: only while there is none), atomically; return the new version.
+
+        Parameters
+        ----------
+        key : str
+            The key.
+        value : bytes-like
+            The value (as for :meth:`set`).
+        version : hashable
+            The version it replaces, as :meth:`get_versioned` (or this method) gave it, or
+            :data:`ABSENT`.
+
+        Returns
+        -------
+        hashable
+            The version of the value stored.
+
+        Raises
+        ------
+        VersionConflictError
+            The value is another version (or there is one, or none): nothing was written.
+        ConditionalWritesUnsupportedError
+            The store has no conditional writes.
+        ReadOnlyError
+            The store is read-only.
+        """
+        self._check_writable()
+        key = self._checked(key)
+        self._check_conditional()
+        return self._set_if(key, ensure_bytes_like(value, key), version)
+
+    def delete_if(self, key: str, version: Version) -> None:
+        """Remove ``key`` only while its value is the one of ``version``, atomically;
+        :data:`ABSENT` asks that there be none (and removes nothing).
+
+        Parameters
+        ----------
+        key : str
+            The key.
+        version : hashable
+            The version to remove.
+
+        Raises
+        ------
+        VersionConflictError
+            The value is another version: nothing was removed.
+        ConditionalWritesUnsupportedError
+            The store has no conditional writes.
+        ReadOnlyError
+            The store is read-only.
+        """
+        self._check_writable()
+        key = self._checked(key)
+        self._check_conditional()
+        self._delete_if(key, version)
+
+    def _check_conditional(self) -> None:
+        if not self.supports_conditional_writes:
+            raise ConditionalWritesUnsupportedError(
+                f"{type(self).__name__} cannot condition a write on a value's version"
+            )
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes | None]:
         """Return ``{key: value or None}`` for several keys.
@@ -475,6 +621,15 @@ class Store(StoreConveniences, Zarr3StoreMethods):
         raise NotImplementedError
 
     def _delete(self, key: str) -> None:
+        raise NotImplementedError
+
+    def _get_versioned(self, key: str, limit: int | None) -> tuple[bytes | memoryview | None, Version]:
+        raise NotImplementedError
+
+    def _set_if(self, key: str, value: bytes | memoryview, version: Version) -> Version:
+        raise NotImplementedError
+
+    def _delete_if(self, key: str, version: Version) -> None:
         raise NotImplementedError
 
     def _check_writable(self) -> None:

@@ -166,6 +166,21 @@ class CacheStore(WrapperStore):
         self.inner.delete(key)
         self._forget(key)
 
+    # a versioned read asks the source store; a conditional write forgets the cached value
+    _passes_versions = True
+
+    def _set_if(self, key: str, value: bytes | memoryview, version: Any) -> Any:
+        try:
+            return self.inner.set_if(key, value, version)
+        finally:
+            self._forget(key)
+
+    def _delete_if(self, key: str, version: Any) -> None:
+        try:
+            self.inner.delete_if(key, version)
+        finally:
+            self._forget(key)
+
     def delete_prefix(self, prefix: str) -> None:
         super().delete_prefix(prefix)
         for key in [k for k in list(self._sizes) if k.startswith(prefix)]:

@@ -10,7 +10,7 @@ from collections.abc import Hashable, Iterable, Iterator, Sequence
 from typing import Any, Self
 
 from ..errors import InvalidPathError, StoreError
-from . import fileio, local_tree
+from . import fileio, local_tree, local_versions
 from .base import (
     ByteRange,
     Store,
@@ -59,7 +59,7 @@ def _safe_listdir(path: str) -> list[str]:
 
 
 
-class DirectoryStore(Store):
+class DirectoryStore(local_versions.VersionedFiles, Store):
     """A store where every key is a file below ``path`` (``/`` in a key is a sub-directory).
 
     Writes are atomic: a value is written to a temporary file beside it and renamed over the

@@ -6,7 +6,8 @@ import threading
 from collections.abc import Hashable, Iterable, Iterator
 from typing import Any
 
-from .base import ByteRange, Store, oversized, validate_key
+from ..errors import VersionConflictError
+from .base import ABSENT, ByteRange, Store, oversized, validate_key
 
 __all__ = ["MemoryStore", "DictStore", "HeldValue"]
 
@@ -49,6 +50,25 @@ def hold_value(store: Store, key: str) -> HeldValue | None:
     """
     value = store.get(key)
     return None if value is None else HeldValue(value)
+
+
+class StoredObject:
+    """The version of a value held in memory: the value object itself, equal only to a
+    version of the same object (held here, so no other object can take its identity)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object):
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StoredObject) and other.value is self.value
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+    def __repr__(self) -> str:
+        return f"StoredObject(at {id(self.value):#x})"
 
 
 class MemoryStore(Store):
@@ -146,10 +166,44 @@ class MemoryStore(Store):
         return {validate_key(k): data.get(k) for k in keys}
 
     def _set(self, key: str, value: bytes | memoryview) -> None:
-        self._data[key] = bytes(value)
+        value = bytes(value)
+        with self._lock:  # (a conditional write checks and stores under the same lock)
+            self._data[key] = value
 
     def _delete(self, key: str) -> None:
-        self._data.pop(key, None)
+        with self._lock:
+            self._data.pop(key, None)
+
+    # versions: a value's version is the stored object itself, held (so its identity is never
+    # another's), compared by identity -- any store of a value, through this store or straight
+    # into its dict, makes another
+    supports_conditional_writes = True
+
+    def _get_versioned(self, key: str, limit: int | None) -> tuple[bytes | None, Any]:
+        value = self._data.get(key)
+        return value, ABSENT if value is None else StoredObject(value)
+
+    def _set_if(self, key: str, value: bytes | memoryview, version: Any) -> Any:
+        new = bytes(value)
+        with self._lock:
+            self._check_version(key, version)
+            self._data[key] = new
+        return StoredObject(new)
+
+    def _delete_if(self, key: str, version: Any) -> None:
+        with self._lock:
+            self._check_version(key, version)
+            if version is not ABSENT:
+                del self._data[key]
+
+    def _check_version(self, key: str, version: Any) -> None:
+        current = self._data.get(key)
+        if current is None:
+            if version is ABSENT:
+                return
+        elif version is not ABSENT and isinstance(version, StoredObject) and version.value is current:
+            return
+        raise VersionConflictError("the value was changed by another writer", key)
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
         with self._lock:

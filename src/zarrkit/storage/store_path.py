@@ -261,6 +261,20 @@ class PrefixStore(Store):
     def _delete(self, key: str) -> None:
         self.inner.delete(self._key(key))
 
+    @property
+    def supports_conditional_writes(self) -> bool:  # type: ignore[override]
+        """Whether the wrapped store has conditional writes."""
+        return self.inner.supports_conditional_writes
+
+    def _get_versioned(self, key: str, limit: int | None) -> tuple[bytes | memoryview | None, Any]:
+        return self.inner.get_versioned(self._key(key), limit)
+
+    def _set_if(self, key: str, value: bytes | memoryview, version: Any) -> Any:
+        return self.inner.set_if(self._key(key), value, version)
+
+    def _delete_if(self, key: str, version: Any) -> None:
+        self.inner.delete_if(self._key(key), version)
+
     def exists(self, key: str) -> bool:
         return self.inner.exists(self._key(key))
 

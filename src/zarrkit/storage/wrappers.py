@@ -171,6 +171,27 @@ class WrapperStore(Store):
     def _delete(self, key: str) -> None:
         self.inner.delete(key)
 
+    #: the wrapper's reads and writes reach the wrapped store's values unchanged, so its
+    #: versions and conditional writes are passed through (a wrapper changing values on the
+    #: way -- one of a user's that compresses them -- has none unless it says so)
+    _passes_versions: bool = False
+
+    @property
+    def supports_conditional_writes(self) -> bool:  # type: ignore[override]
+        """Whether the wrapped store has conditional writes, and this wrapper passes them on."""
+        cls = type(self)
+        plain = all(getattr(cls, n) is getattr(WrapperStore, n) for n in ("_get", "_set", "_delete"))
+        return (plain or cls._passes_versions) and self.inner.supports_conditional_writes
+
+    def _get_versioned(self, key: str, limit: int | None) -> tuple[bytes | memoryview | None, Any]:
+        return self.inner.get_versioned(key, limit)
+
+    def _set_if(self, key: str, value: bytes | memoryview, version: Any) -> Any:
+        return self.inner.set_if(key, value, version)
+
+    def _delete_if(self, key: str, version: Any) -> None:
+        self.inner.delete_if(key, version)
+
     def exists(self, key: str) -> bool:
         return self.inner.exists(key)
 
@@ -319,6 +340,20 @@ class CountingStore(WrapperStore):
         self._count("delete")
         self.inner.delete(key)
 
+    _passes_versions = True
+
+    def _get_versioned(self, key: str, limit: int | None) -> tuple[bytes | memoryview | None, Any]:
+        value, version = self.inner.get_versioned(key, limit)
+        return self._counted(key, value), version
+
+    def _set_if(self, key: str, value: bytes | memoryview, version: Any) -> Any:
+        self._count("set")
+        return self.inner.set_if(key, value, version)
+
+    def _delete_if(self, key: str, version: Any) -> None:
+        self._count("delete")
+        self.inner.delete_if(key, version)
+
     def list_prefix(self, prefix: str) -> Iterator[str]:
         self._count("list")
         return self.inner.list_prefix(prefix)
@@ -415,6 +450,20 @@ class LatencyStore(WrapperStore):
     def _set(self, key: str, value: bytes | memoryview) -> None:
         time.sleep(self.set_latency)
         self.inner.set(key, value)
+
+    _passes_versions = True
+
+    def _get_versioned(self, key: str, limit: int | None) -> tuple[bytes | memoryview | None, Any]:
+        time.sleep(self.get_latency)
+        return self.inner.get_versioned(key, limit)
+
+    def _set_if(self, key: str, value: bytes | memoryview, version: Any) -> Any:
+        time.sleep(self.set_latency)
+        return self.inner.set_if(key, value, version)
+
+    def _delete_if(self, key: str, version: Any) -> None:
+        time.sleep(self.set_latency)
+        self.inner.delete_if(key, version)
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
         time.sleep(self.get_latency)
@@ -629,6 +678,26 @@ class LRUStoreCache(WrapperStore):
         with self._lock:
             self._listings.clear()
             self._forget(key)
+
+    # a versioned read asks the wrapped store (another writer's change is what it is for);
+    # a conditional write forgets the cached value, whatever its answer
+    _passes_versions = True
+
+    def _set_if(self, key: str, value: bytes | memoryview, version: Any) -> Any:
+        try:
+            return self.inner.set_if(key, value, version)
+        finally:
+            with self._lock:
+                self._listings.clear()
+                self._forget(key)
+
+    def _delete_if(self, key: str, version: Any) -> None:
+        try:
+            self.inner.delete_if(key, version)
+        finally:
+            with self._lock:
+                self._listings.clear()
+                self._forget(key)
 
     def delete_prefix(self, prefix: str) -> None:
         self._check_writable()

@@ -15,7 +15,7 @@ pytest collects it) and implement :meth:`StoreSuite.make_store`::
 Every ``test_*`` method checks one part of the contract of :class:`zarrkit.storage.base.Store`:
 values round-trip as ``bytes``, missing keys give ``None`` (``KeyError`` through the mapping
 interface), byte ranges, batch reads, deletion, listing, key validation, read-only enforcement,
-thread safety of writes, pickling and a zarrkit array round trip in both Zarr formats.
+thread safety of writes, versions and conditional writes, pickling and a zarrkit array round trip in both Zarr formats.
 
 :class:`PublicAPISuite` is a second, independent mixin: arrays (both formats, sharded), groups,
 attributes and consolidated metadata written and read back through zarrkit's public API.  Apply
@@ -42,6 +42,9 @@ Hooks and switches a subclass may set:
 * ``picklable`` (default ``True``): the store pickles and the copy reads the same data; ``False``
   means pickling must raise ``TypeError``.
 * ``concurrent_writers`` (default ``8``): threads used by the concurrency tests.
+* ``conditional`` (default None): True or False asserts the store's
+  ``supports_conditional_writes``; the version tests check conditional writes where the store
+  declares them, and a typed refusal where it does not.
 * ``xfail_tests`` (default empty): ``{test method name: reason}`` for known bugs of the store
   under test; each such test (every parametrization of it) is marked
   ``pytest.mark.xfail(strict=True, reason=...)``, so it is still run and the entry must be
@@ -61,11 +64,12 @@ from .suite_api import PublicAPISuite
 from .suite_common import INVALID_KEYS, NESTED_KEYS, _payload
 from .suite_keys import KeyTests
 from .suite_values import ValueTests
+from .suite_versions import VersionTests
 
 __all__ = ["INVALID_KEYS", "NESTED_KEYS", "PublicAPISuite", "StoreSuite"]
 
 
-class StoreSuite(ValueTests, KeyTests, AccessTests):
+class StoreSuite(ValueTests, KeyTests, AccessTests, VersionTests):
     """Conformance tests of the store contract; subclass it and implement :meth:`make_store`."""
 
     #: whether ``pickle.loads(pickle.dumps(store))`` gives a store reading the same data

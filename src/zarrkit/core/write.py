@@ -11,9 +11,11 @@ import numpy as np
 from ..codecs.buffers import is_all_fill, place
 from ..codecs.sharding import GroupedKeys
 from ..config import config
-from ..errors import ShapeMismatchError
+from ..errors import ConflictRetriesExhaustedError, ShapeMismatchError
 from .chunks import ChunkContext, names_store, scratch
 from .indexing import ChunkProjection
+from .optimistic import ATTEMPTS as CONFLICT_ATTEMPTS
+from .optimistic import backoff, update
 from .pool import run_pipelined, run_tasks, threads_for
 
 #: chunks encoded before their values are handed to the store together (tiny chunks)
@@ -89,8 +91,9 @@ def write_selection(
     """Write ``value`` into the chunks an indexer touches.
 
     A chunk the selection covers completely is encoded without reading the old one; a partial
-    chunk is read (or started from the fill value), merged and written back, under the
-    synchronizer's lock for its key when one is given.  With ``write_empty_chunks=False`` a chunk
+    chunk is read (or started from the fill value), merged and written back by the one
+    read-modify-write (:func:`~zarrkit.core.optimistic.update`: conditioned on the version
+    read, where the store can), under the synchronizer's lock for its key when one is given.  With ``write_empty_chunks=False`` a chunk
     left all fill value is deleted instead of stored.
     """
     shape = tuple(indexer.shape)
@@ -113,16 +116,26 @@ def write_selection(
         _write_groups(ctx, ctx.grouped, chunks, merged, whole, keep, fields, synchronizer)
         return
     no_lock = contextlib.nullcontext()
+    limit = ctx.stored_limit()
+    versioned = store.supports_conditional_writes
 
     def write_one(p: ChunkProjection) -> None:
         key = key_of(p.chunk_coords)
-        with synchronizer[key] if synchronizer is not None else no_lock:
+        c = codec if codec_at is None else codec_at(p.chunk_coords)
+        lock = synchronizer[key] if synchronizer is not None else no_lock
+        if not p.is_complete_chunk or fields is not None:
+            def change(raw: Any) -> Any:
+                chunk = merged(p, key, {key: raw})
+                return None if chunk is None else c.encode_transient(chunk, key)
+
+            update(store, key, change, limit=limit, lock=lock)
+            return
+        with lock:
             chunk = merged(p, key)
             if chunk is None:
                 store.delete(key)
             else:
                 # stored before this thread encodes again: the bytes may be in a reused buffer
-                c = codec if codec_at is None else codec_at(p.chunk_coords)
                 store.set(key, c.encode_transient(chunk, key))
 
     def encoded(chunks: list[ChunkProjection]) -> Iterator[dict[str, Any]]:
@@ -131,6 +144,9 @@ def write_selection(
         for start in range(0, len(chunks), WRITE_BATCH):
             values: dict[str, Any] = {}
             for p in chunks[start : start + WRITE_BATCH]:
+                if versioned and not (p.is_complete_chunk and fields is None):  # on its own
+                    write_one(p)
+                    continue
                 key = key_of(p.chunk_coords)
                 chunk = merged(p, key)
                 if chunk is None:
@@ -232,21 +248,31 @@ def _write_groups(
             if values is not None and values.shape == store.group_shape(first):
                 store.set_group(first, values, keep)
                 return
-            txn = store.transaction(first)
             keyed = [(p, key_of(p.chunk_coords)) for p in group]
             partial = [key for p, key in keyed if not (p.is_complete_chunk and fields is None)]
-            old = txn.get_many(partial) if partial else {}
+            # the shard's read-modify-write: read (with its version) where some of its chunks
+            # keep part of what is stored, rebuilt, written on the condition that it is still
+            # the version read; on a conflict, all again from the shard as it is then
+            for attempt in range(CONFLICT_ATTEMPTS):
+                txn = store.transaction(first)
+                old = txn.get_many(partial) if partial else {}
 
-            def build(item: tuple[ChunkProjection, str]) -> None:
-                p, key = item
-                chunk = merged(p, key, old)
-                if chunk is None:
-                    txn.delete(key)
-                else:
-                    txn.set(key, codec_of(p.chunk_coords).encode(chunk, key))
+                def build(item: tuple[ChunkProjection, str], txn: Any = txn, old: Any = old) -> None:
+                    p, key = item
+                    chunk = merged(p, key, old)
+                    if chunk is None:
+                        txn.delete(key)
+                    else:
+                        txn.set(key, codec_of(p.chunk_coords).encode(chunk, key))
 
-            run_tasks(build, keyed)
-            txn.commit()
+                run_tasks(build, keyed)
+                if txn.commit():
+                    return
+                backoff(attempt)
+            raise ConflictRetriesExhaustedError(
+                f"another writer changed the shard before each of {CONFLICT_ATTEMPTS} attempts to write it",
+                txn.key,
+            )
 
     run_tasks(write_group, groups, threads)
 

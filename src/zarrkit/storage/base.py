@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Hashable, Iterable, Iterator, Mapping, MutableMapping, Sequence
-from typing import Any, TypeAlias, overload
+from typing import Any, Self, TypeAlias, overload
 
 from ..errors import ChunkDecodeError, ConditionalWritesUnsupportedError, ReadOnlyError
 from .buffer import Buffer, BufferPrototype
@@ -69,7 +69,7 @@ class _Absent:
 
     _instance: _Absent | None = None
 
-    def __new__(cls) -> _Absent:
+    def __new__(cls) -> Self:
         if cls._instance is None:
             cls._instance = super().__new__(cls)
         return cls._instance

@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import stat
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from ..errors import VersionConflictError
 from . import fileio, local_tree
@@ -85,7 +85,7 @@ class _DirectoryLock:
     def __init__(self, directory: str):
         self.fd = os.open(directory, _DIR_FLAGS)
 
-    def __enter__(self) -> _DirectoryLock:
+    def __enter__(self) -> Self:
         try:
             fcntl.flock(self.fd, fcntl.LOCK_EX)
         except BaseException:

@@ -52,10 +52,16 @@ from typing import Any, Protocol, cast, runtime_checkable
 import numpy as np
 
 from ...config import config
-from ...errors import ChunkDecodeError, ReadOnlyError
+from ...errors import (
+    ChunkDecodeError,
+    ConflictRetriesExhaustedError,
+    ReadOnlyError,
+)
 from ...storage.base import ByteRange, Store
 from ...storage.memory import HeldValue
+from ...storage.retry import ATTEMPTS, backoff
 from .index import EMPTY, INDEX_CACHE_MAX_ENTRIES, IndexCache
+from .shard_write import ShardWrite
 
 _EMPTY = int(EMPTY)  # as the Python int an index entry's ``tolist()`` gives
 
@@ -75,8 +81,9 @@ class GroupWrite(Protocol):
 
     def delete(self, key: str) -> None: ...
 
-    def commit(self) -> None:
-        """Write what was set and deleted."""
+    def commit(self) -> bool:
+        """Write what was set and deleted; False when the group changed since it was read
+        (nothing was written: start again from a new transaction)."""
 
 
 @runtime_checkable
@@ -527,6 +534,10 @@ class ShardedStore(Store):
         with sharding.encoded(values, shard, keep, name) as chunks:
             self._write_shard(shard, sharding.assemble_parts(chunks, shard))
 
+    def forget_index(self, shard: str) -> None:
+        """Forget the kept index of ``shard`` in every sharded store over this one's base."""
+        _drop_index(self.base, shard)
+
     def _write_shard(self, shard: str, parts: list[Any]) -> None:
         """Store a shard's parts (none: delete it), and forget its index everywhere."""
         try:
@@ -538,14 +549,25 @@ class ShardedStore(Store):
             _drop_index(self.base, shard)
 
     def _set(self, key: str, value: bytes | memoryview) -> None:
-        txn = self.transaction(key)
-        txn.set(key, value)
-        txn.commit()
+        self._change(key, value)
 
     def _delete(self, key: str) -> None:
-        txn = self.transaction(key)
-        txn.delete(key)
-        txn.commit()
+        self._change(key, None)
+
+    def _change(self, key: str, value: Any) -> None:
+        """Set (or delete, for None) one inner chunk: its shard's read-modify-write."""
+        for attempt in range(ATTEMPTS):
+            txn = self.transaction(key)
+            if value is None:
+                txn.delete(key)
+            else:
+                txn.set(key, value)
+            if txn.commit():
+                return
+            backoff(attempt)
+        raise ConflictRetriesExhaustedError(
+            f"another writer changed the shard before each of {ATTEMPTS} attempts to write it", txn.key
+        )
 
     def _check_writable(self) -> None:
         if self.read_only or not self.supports_writes:
@@ -730,64 +752,3 @@ class ShardVersion:
             if positions:
                 runs.append((view[first - start : end - start], positions, lengths))
         return runs
-
-
-class ShardWrite:
-    """Chunks set and deleted in one shard, written as a new shard by :meth:`commit`.
-
-    :meth:`get_many` reads the old shard whole, once; :meth:`commit` reads it (to keep the
-    chunks not replaced, byte for byte) only when the chunks set or deleted do not cover the
-    shard and it was not read already.  ``set`` and ``delete`` may be called from several threads.
-    """
-
-    def __init__(self, store: ShardedStore, shard_coords: tuple[int, ...]):
-        self.store = store
-        self.shard_coords = shard_coords
-        self.key = store._shard_key(shard_coords)
-        self.sharding = store.sharding_at(shard_coords)
-        self._old: dict[tuple[int, ...], Any] | None = None
-        self._new: dict[tuple[int, ...], Any] = {}
-        self._lock = threading.Lock()
-
-    def _load(self) -> dict[tuple[int, ...], Any]:
-        if self._old is None:
-            old: dict[tuple[int, ...], Any] = {}
-            limit = self.sharding.max_shard_size
-            raw = self.store.base.get_upto(self.key, limit if limit is not None else config.max_chunk_bytes)
-            if raw is not None:
-                index, view = self.sharding.index.split(raw, self.key)
-                for row in np.argwhere(index[..., 0] != EMPTY):
-                    local = tuple(int(i) for i in row)
-                    off, n = index[local]
-                    old[local] = view[int(off) : int(off) + int(n)]
-            self._old = old
-        return self._old
-
-    def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
-        """The stored inner chunks at ``keys`` of this shard (None: not stored)."""
-        old = self._load()
-        return {k: old.get(self.store._locate(k)[1]) for k in keys}
-
-    def set(self, key: str, value: Any) -> None:
-        local = self.store._locate(key)[1]
-        data = value if isinstance(value, (bytes, bytearray)) else bytes(memoryview(value).cast("B"))
-        with self._lock:
-            self._new[local] = data
-
-    def delete(self, key: str) -> None:
-        with self._lock:
-            self._new[self.store._locate(key)[1]] = None
-
-    def commit(self) -> None:
-        """Write the new shard (or delete it when no chunk is left in it)."""
-        store = self.store
-        if self._old is None and len(self._new) >= store.inner_in_bounds(self.shard_coords):
-            chunks: dict[tuple[int, ...], Any] = {}
-        else:
-            chunks = dict(self._load())
-        for local, value in self._new.items():
-            if value is None:
-                chunks.pop(local, None)
-            else:
-                chunks[local] = value
-        store._write_shard(self.key, self.sharding.assemble_parts(chunks, self.key))

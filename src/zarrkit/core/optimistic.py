@@ -1,0 +1,123 @@
+"""The one read-modify-write of the engine: read a value with its version, change it, write it
+back on the condition that it is still that version, and on a conflict read it again.
+
+Every operation that changes part of a stored value goes through :func:`update`: a partial
+chunk, a shard some of whose inner chunks change, a metadata document (attributes, a shape),
+a node created only where there is none.  On a store with conditional writes
+(``supports_conditional_writes``) no two writers can lose each other's change, whatever
+thread, process or machine they run in, and no lock is needed; a synchronizer, when given,
+is still taken around the loop (it saves retries when many writers meet on one value).  On a
+store without them the value is read, changed and written plainly, as one writer would: two
+writers of one value need a synchronizer there (see the guide's consistency page).
+
+Writes of whole values (a chunk the selection covers) need no version and never come here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import ConflictRetriesExhaustedError, VersionConflictError
+from ..storage.base import ABSENT, Store
+from ..storage.retry import ATTEMPTS, backoff
+
+__all__ = ["KEEP", "ATTEMPTS", "update", "create", "backoff"]
+
+#: what a change returns to leave the value as it is (write nothing)
+KEEP: Any = type("Keep", (), {"__repr__": lambda self: "KEEP"})()
+
+def update(
+    store: Store,
+    key: str,
+    change: Callable[[Any], Any],
+    *,
+    limit: int | None = None,
+    lock: Any = None,
+) -> Any:
+    """Change the value at ``key`` of ``store`` by ``change``, atomically where the store can.
+
+    ``change(old)`` is given the stored value (bytes or a memoryview, None when there is
+    none) and returns the value to store (bytes-like), None to delete it, or :data:`KEEP` to
+    leave it; on a conflict it is called again with the value as it is then, so it must
+    derive everything it writes from its argument (and may be called several times).
+
+    Parameters
+    ----------
+    store : Store
+        The store.
+    key : str
+        The key.
+    change : callable
+        ``change(old) -> new | None | KEEP``.
+    limit : int, optional
+        The most bytes the stored value may hold (a chunk's: see :meth:`Store.get_upto`).
+    lock : context manager, optional
+        Held around the whole read-modify-write (a synchronizer's lock of the key).
+
+    Returns
+    -------
+    object
+        What ``change`` returned the last time it was called.
+
+    Raises
+    ------
+    ConflictRetriesExhaustedError
+        Another writer changed the value before each of :data:`ATTEMPTS` attempts.
+    """
+    with lock if lock is not None else contextlib.nullcontext():
+        if not store.supports_conditional_writes:
+            old = store.get(key) if limit is None else store.get_upto(key, limit)
+            new = change(old)
+            if new is None:
+                if old is not None:
+                    store.delete(key)
+            elif new is not KEEP:
+                store.set(key, new)
+            return new
+        for attempt in range(ATTEMPTS):
+            old, version = store.get_versioned(key, limit)
+            new = change(old)
+            try:
+                if new is None:
+                    if version is not ABSENT:
+                        store.delete_if(key, version)
+                elif new is not KEEP:
+                    store.set_if(key, new, version)
+                return new
+            except VersionConflictError:
+                backoff(attempt)
+        raise ConflictRetriesExhaustedError(
+            f"another writer changed the value before each of {ATTEMPTS} attempts to change it", key
+        )
+
+
+def create(store: Store, key: str, value: Any) -> bool:
+    """Store ``value`` at ``key`` only where there is none, atomically where the store can
+    (elsewhere: when a read finds none just before); whether it was stored.
+
+    Parameters
+    ----------
+    store : Store
+        The store.
+    key : str
+        The key.
+    value : bytes-like
+        The value.
+
+    Returns
+    -------
+    bool
+        False: a value was there already (nothing was written).
+    """
+    if not store.supports_conditional_writes:
+        if store.get(key) is not None:
+            return False
+        store.set(key, value)
+        return True
+    try:
+        store.set_if(key, value, ABSENT)
+    except VersionConflictError:
+        return False
+    return True

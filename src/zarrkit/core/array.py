@@ -40,6 +40,7 @@ from .info import (
     tokenize_array,
 )
 from .node import Node
+from .optimistic import until_written
 from .resize import ResizeMethods
 from .selection import SelectionMethods, get_selection, set_selection
 from .stored import check_stored, count_stored_chunks, current_documents, iter_stored
@@ -261,6 +262,20 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
         self._set_meta(meta)
         return meta, attributes
 
+    def _read_document(self) -> tuple[Any, dict[str, Any] | None, Any]:
+        """:meth:`_current_document` with the version of the document read (None on a store
+        without versions), for :meth:`_write_document`."""
+        meta, attributes, version = io.read_array_document_versioned(
+            current_documents(self._store), self._path, self._meta.zarr_format)
+        self._set_meta(meta)
+        return meta, attributes, version
+
+    def _write_document(self, meta: Any, attributes: dict[str, Any] | None, version: Any) -> None:
+        """:meth:`_write_metadata` on the condition that the document is still ``version``
+        (VersionConflictError, nothing written, when it is not)."""
+        io.write_array_document(current_documents(self._store), self._path, meta, attributes, version)
+        self._set_meta(meta)
+
     def _read_only_message(self) -> str:
         return f"array {self.name or '/'} is read-only"
 
@@ -347,9 +362,14 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
     @fill_value.setter
     def fill_value(self, value: Any) -> None:
         self._check_writable()
+
+        def attempt() -> None:
+            meta, attributes, version = self._read_document()
+            new = meta.evolve(fill_value=normalize_fill_value(value, meta.dtype))
+            self._write_document(new, attributes, version)
+
         with self._metadata_lock():
-            meta, attributes = self._current_document()
-            self._write_metadata(meta.evolve(fill_value=normalize_fill_value(value, meta.dtype)), attributes)
+            until_written(attempt, self._path, "the array's metadata")
 
     @property
     def order(self) -> str:

@@ -12,6 +12,7 @@ from ..errors import ReadOnlyError
 from ..metadata import io
 from ..storage.base import Store
 from ..storage.mapping import KVStore
+from .optimistic import update
 from .stored import current_documents
 
 __all__ = ["Attributes"]
@@ -115,14 +116,22 @@ class Attributes(MutableMapping[str, Any]):
 
     def _modify(self, fn: Callable[[dict[str, Any]], None]) -> None:
         # Read the stored document afresh (another process may have changed it), change it,
-        # write it back: one read and one write, under the key's lock.  Afresh means as stored
-        # now, not as a consolidated snapshot has it: a v3 document holds the array's shape too.
+        # write it back: the one read-modify-write, conditioned on the version read where the
+        # store can (no other writer's update is lost), under the key's lock when there is
+        # one.  Afresh means as stored now, not as a consolidated snapshot has it: a v3
+        # document holds the array's shape too.
         self._check()
-        with self._lock():
-            store = current_documents(self.store)
-            d = dict(self._read(store))
+        key = self.key
+        changed: dict[str, Any] = {}
+
+        def change(raw: Any) -> bytes:
+            d = dict(io.attributes_in(raw, key))
             fn(d)
-            self._write(d, store)
+            changed["attributes"] = d
+            return io.with_attributes(raw, key, d)
+
+        update(current_documents(self.store), key, change, lock=self._lock())
+        self._cached = changed["attributes"] if self.cache else None
 
     # -- the API -----------------------------------------------------------------------------
     def asdict(self) -> dict[str, Any]:

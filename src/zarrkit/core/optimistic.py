@@ -19,11 +19,11 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import ConflictRetriesExhaustedError, VersionConflictError
+from ..errors import VersionConflictError
 from ..storage.base import ABSENT, Store
-from ..storage.retry import ATTEMPTS, backoff
+from ..storage.retry import ATTEMPTS, backoff, until_written
 
-__all__ = ["KEEP", "ATTEMPTS", "update", "create", "backoff"]
+__all__ = ["KEEP", "ATTEMPTS", "update", "create", "backoff", "until_written"]
 
 #: what a change returns to leave the value as it is (write nothing)
 KEEP: Any = type("Keep", (), {"__repr__": lambda self: "KEEP"})()
@@ -76,21 +76,17 @@ def update(
             elif new is not KEEP:
                 store.set(key, new)
             return new
-        for attempt in range(ATTEMPTS):
+        def attempt() -> Any:
             old, version = store.get_versioned(key, limit)
             new = change(old)
-            try:
-                if new is None:
-                    if version is not ABSENT:
-                        store.delete_if(key, version)
-                elif new is not KEEP:
-                    store.set_if(key, new, version)
-                return new
-            except VersionConflictError:
-                backoff(attempt)
-        raise ConflictRetriesExhaustedError(
-            f"another writer changed the value before each of {ATTEMPTS} attempts to change it", key
-        )
+            if new is None:
+                if version is not ABSENT:
+                    store.delete_if(key, version)
+            elif new is not KEEP:
+                store.set_if(key, new, version)
+            return new
+
+        return until_written(attempt, key)
 
 
 def create(store: Store, key: str, value: Any) -> bool:

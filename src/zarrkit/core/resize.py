@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..errors import ReadOnlyError, ShapeMismatchError
+from ..errors import ReadOnlyError, ShapeMismatchError, VersionConflictError
 from ..metadata.normalize import normalize_shape
 from ..metadata.v2 import ArrayMetadataV2
 from ..metadata.v3 import ArrayMetadataV3
@@ -17,6 +17,8 @@ from ..storage.base import Store
 from .chunks import ChunkContext
 from .indexing import make_indexer
 from .indexing_tools import lazy_product
+from .optimistic import until_written
+from .read import read_selection
 from .stored import iter_stored
 from .write import write_selection
 
@@ -32,6 +34,7 @@ class Resizable(Protocol):
     _meta: ArrayMetadataV2 | ArrayMetadataV3
     _path: str
     _chunk_store: Store
+    _store: Store
     _is_view: bool
     _write_empty_chunks: bool
     _synchronizer: Any
@@ -46,6 +49,10 @@ class Resizable(Protocol):
     def _current_document(self) -> Document: ...
 
     def _write_metadata(self, meta: Any, attributes: dict[str, Any] | None = None) -> None: ...
+
+    def _read_document(self) -> tuple[Any, dict[str, Any] | None, Any]: ...
+
+    def _write_document(self, meta: Any, attributes: dict[str, Any] | None, version: Any) -> None: ...
 
 
 class ResizeMethods:
@@ -87,8 +94,12 @@ class ResizeMethods:
                 f"new shape {new_shape} must have the same number of dimensions as the array's shape "
                 f"{self._meta.shape} ({len(self._meta.shape)})"
             )
+        def attempt() -> None:
+            meta, attributes, version = self._read_document()
+            resize_locked(self, (meta, attributes), new_shape, delete=delete_outside_chunks, version=version)
+
         with self._metadata_lock():
-            resize_locked(self, self._current_document(), new_shape, delete=delete_outside_chunks)
+            until_written(attempt, self._path, "the array's metadata")
 
     def append(self: Resizable, data: Any, axis: int = 0) -> tuple[int, ...]:
         """Append ``data`` along ``axis``; all other dimensions must match.
@@ -124,32 +135,77 @@ class ResizeMethods:
         """
         check_resizable(self)
         data = np.asanyarray(data)
-        # the whole append holds the metadata lock: concurrent appends never claim the same rows
-        with self._metadata_lock():
-            current = self._current_document()
-            shape = current[0].shape
+
+        def attempt() -> tuple[int, ...]:
+            meta, attributes, version = self._read_document()
+            shape = meta.shape
             if not -len(shape) <= axis < len(shape):
                 raise ValueError(f"axis {axis} is out of range for a {len(shape)}-d array")
-            axis = axis % len(shape)
+            dim = axis % len(shape)
             if data.ndim != len(shape) or any(
-                d != s for i, (d, s) in enumerate(zip(data.shape, shape)) if i != axis
+                d != s for i, (d, s) in enumerate(zip(data.shape, shape)) if i != dim
             ):
                 raise ShapeMismatchError(
                     f"shape of data to append {data.shape} is not compatible with the array's "
-                    f"shape {shape}; all dimensions must match except dimension {axis}"
+                    f"shape {shape}; all dimensions must match except dimension {dim}"
                 )
-            new_shape = tuple(s + data.shape[axis] if i == axis else s for i, s in enumerate(shape))
+            new_shape = tuple(s + data.shape[dim] if i == dim else s for i, s in enumerate(shape))
             region = tuple(
-                slice(shape[axis], new_shape[axis]) if i == axis else slice(None)
-                for i in range(len(shape))
+                slice(shape[dim], new_shape[dim]) if i == dim else slice(None) for i in range(len(shape))
             )
             # the rows are written before the shape that shows them: an append is all or nothing
-            resize_locked(self, current, new_shape, appended=(region, data))
-        return new_shape
+            try:
+                resize_locked(self, (meta, attributes), new_shape, appended=(region, data), version=version)
+            except RowsClaimed as claimed:
+                raise VersionConflictError("another writer changed the array's shape", str(claimed)) from None
+            if version is not None and self._synchronizer is None:
+                _confirm_rows(self, region, data)
+            return new_shape
+
+        # the whole append holds the metadata lock (with a synchronizer), and its new shape is
+        # written on the condition that the document is still the one read (where the store
+        # can): concurrent appends never claim the same rows
+        with self._metadata_lock():
+            return until_written(attempt, self._path, "the array's metadata")
+
+
+def _unclaimed(array: Resizable, meta: Any, version: Any) -> Any:
+    """A check, for each partial chunk an append merges its rows into, that the metadata
+    document is still ``version``: rows another appender has claimed since are left to it
+    (VersionConflictError: the append starts again after them)."""
+    key = f"{array._path}/{meta.metadata_key}" if array._path else meta.metadata_key
+    store = array._store
+
+    def guard() -> None:
+        if store.get_versioned(key)[1] != version:
+            raise RowsClaimed(key)
+
+    return guard
+
+
+class RowsClaimed(Exception):
+    """An append's rows were claimed by another writer while it wrote them (raised through
+    the chunk's read-modify-write, which must not retry it, to the append's, which does)."""
+
+
+def _confirm_rows(array: Resizable, region: Any, data: Any) -> None:
+    """Read back the rows an append has just shown and write them again where they differ:
+    an appender that lost the race for these rows may have written its own into them, out
+    of sight, after this one wrote them and before its shape lost (it then appends again,
+    after these)."""
+    ctx = ChunkContext.build(array._chunk_store, array._path, array._meta)
+    indexer = make_indexer(region, array._meta.shape, ctx.grid, "basic")
+    got = read_selection(ctx, indexer)
+    expected = np.broadcast_to(np.asarray(data, dtype=got.dtype), got.shape)
+    same = got == expected
+    if array._meta.dtype.kind in "fc":
+        same |= np.isnan(got) & np.isnan(expected)
+    if not np.all(same):
+        write_selection(ctx, indexer, data, write_empty_chunks=array._write_empty_chunks)
 
 
 def resize_locked(array: Resizable, current: Document, new_shape: tuple[int, ...], appended: Any = None,
-                  delete: bool = True) -> None:
+                  delete: bool = True, version: Any = None) -> None:
     """Write the metadata of ``new_shape`` in an order a writer killed at any point leaves
     consistent: stored objects outside the current grid (left by an interrupted resize,
     invisible until the array grows over them) deleted first, ``appended`` (``(region,
@@ -158,13 +214,21 @@ def resize_locked(array: Resizable, current: Document, new_shape: tuple[int, ...
     ``delete_outside_chunks=False``).
 
     ``current`` is the document as stored now, read under the same lock: no stored object
-    inside its shape is deleted, only those outside it or outside ``new_shape``."""
+    inside its shape is deleted, only those outside it or outside ``new_shape``.  With a
+    ``version`` (of the document read, on a store with versions) the new metadata is written
+    on the condition that the document is still that version: VersionConflictError, with
+    nothing deleted inside the shape, when another writer changed it.  An append there
+    without a synchronizer leaves the objects outside the grid alone: they may be the rows
+    another appender is writing out of sight."""
     old, attributes = current
     new = old.evolve(shape=new_shape)
     old_grid, new_grid = old.storage_grid.grid_shape, new.storage_grid.grid_shape
     leftovers: list[str] = []
     shrunk: list[str] = []
-    if delete and array._chunk_store.supports_listing:
+    racing = version is not None and appended is not None and array._synchronizer is None
+    if racing:
+        pass  # (see above: nothing is deleted before the shape is written)
+    elif delete and array._chunk_store.supports_listing:
         for c, key in iter_stored(array._ctx, old, within=False):
             if any(i >= m for i, m in zip(c, old_grid)):
                 leftovers.append(key)
@@ -180,14 +244,15 @@ def resize_locked(array: Resizable, current: Document, new_shape: tuple[int, ...
     for key in leftovers + shrunk if transactional else leftovers:
         array._chunk_store.delete(key)
     if transactional:
-        array._write_metadata(new, attributes)
+        array._write_document(new, attributes, version)
     if appended is not None:
         region, data = appended
         ctx = ChunkContext.build(array._chunk_store, array._path, new)
         write_selection(ctx, make_indexer(region, new.shape, ctx.grid, "basic"), data,
-                        write_empty_chunks=array._write_empty_chunks, synchronizer=array._synchronizer)
+                        write_empty_chunks=array._write_empty_chunks, synchronizer=array._synchronizer,
+                        guard=_unclaimed(array, old, version) if racing else None)
     if not transactional:
-        array._write_metadata(new, attributes)
+        array._write_document(new, attributes, version)
         for key in shrunk:
             array._chunk_store.delete(key)
 

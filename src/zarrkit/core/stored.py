@@ -49,6 +49,20 @@ class _CurrentDocuments(Store):
     def _delete(self, key: str) -> None:
         self._snapshot.delete(key)
 
+    @property
+    def supports_conditional_writes(self) -> bool:  # type: ignore[override]
+        """Whether the store under the snapshot has conditional writes."""
+        return self._snapshot.supports_conditional_writes
+
+    def _get_versioned(self, key: str, limit: int | None) -> tuple[Any, Any]:
+        return self._stored.get_versioned(key, limit)
+
+    def _set_if(self, key: str, value: bytes | memoryview, version: Any) -> Any:
+        return self._snapshot.set_if(key, value, version)
+
+    def _delete_if(self, key: str, version: Any) -> None:
+        self._snapshot.delete_if(key, version)
+
     def list_prefix(self, prefix: str) -> Iterator[str]:
         return self._stored.list_prefix(prefix)
 

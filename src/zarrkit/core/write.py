@@ -11,11 +11,10 @@ import numpy as np
 from ..codecs.buffers import is_all_fill, place
 from ..codecs.sharding import GroupedKeys
 from ..config import config
-from ..errors import ConflictRetriesExhaustedError, ShapeMismatchError
+from ..errors import ShapeMismatchError
 from .chunks import ChunkContext, names_store, scratch
 from .indexing import ChunkProjection
-from .optimistic import ATTEMPTS as CONFLICT_ATTEMPTS
-from .optimistic import backoff, update
+from .optimistic import until_written, update
 from .pool import run_pipelined, run_tasks, threads_for
 
 #: chunks encoded before their values are handed to the store together (tiny chunks)
@@ -87,6 +86,7 @@ def write_selection(
     fields: Any = None,
     write_empty_chunks: bool = True,
     synchronizer: Any = None,
+    guard: Any = None,
 ) -> None:
     """Write ``value`` into the chunks an indexer touches.
 
@@ -94,7 +94,10 @@ def write_selection(
     chunk is read (or started from the fill value), merged and written back by the one
     read-modify-write (:func:`~zarrkit.core.optimistic.update`: conditioned on the version
     read, where the store can), under the synchronizer's lock for its key when one is given.  With ``write_empty_chunks=False`` a chunk
-    left all fill value is deleted instead of stored.
+    left all fill value is deleted instead of stored.  ``guard()``, when given, is called
+    before each partial chunk is merged, and may refuse the write by raising
+    :class:`~zarrkit.errors.VersionConflictError` (an append whose rows another writer has
+    claimed meanwhile).
     """
     shape = tuple(indexer.shape)
     target_dtype = ctx.dtype if fields is None else ctx.dtype[fields] if isinstance(fields, str) else ctx.dtype[list(fields)]
@@ -125,6 +128,8 @@ def write_selection(
         lock = synchronizer[key] if synchronizer is not None else no_lock
         if not p.is_complete_chunk or fields is not None:
             def change(raw: Any) -> Any:
+                if guard is not None:
+                    guard()
                 chunk = merged(p, key, {key: raw})
                 return None if chunk is None else c.encode_transient(chunk, key)
 
@@ -253,11 +258,11 @@ def _write_groups(
             # the shard's read-modify-write: read (with its version) where some of its chunks
             # keep part of what is stored, rebuilt, written on the condition that it is still
             # the version read; on a conflict, all again from the shard as it is then
-            for attempt in range(CONFLICT_ATTEMPTS):
+            def attempt() -> None:
                 txn = store.transaction(first)
                 old = txn.get_many(partial) if partial else {}
 
-                def build(item: tuple[ChunkProjection, str], txn: Any = txn, old: Any = old) -> None:
+                def build(item: tuple[ChunkProjection, str]) -> None:
                     p, key = item
                     chunk = merged(p, key, old)
                     if chunk is None:
@@ -266,13 +271,9 @@ def _write_groups(
                         txn.set(key, codec_of(p.chunk_coords).encode(chunk, key))
 
                 run_tasks(build, keyed)
-                if txn.commit():
-                    return
-                backoff(attempt)
-            raise ConflictRetriesExhaustedError(
-                f"another writer changed the shard before each of {CONFLICT_ATTEMPTS} attempts to write it",
-                txn.key,
-            )
+                txn.commit()
+
+            until_written(attempt, store.lock_key(first), "the shard")
 
     run_tasks(write_group, groups, threads)
 

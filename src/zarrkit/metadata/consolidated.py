@@ -330,6 +330,30 @@ class ConsolidatedStore(ConsolidatedMetadataStore):
         self._bytes.pop(key, None)
         self._children = None
 
+    # versions are those of the store under the snapshot (what another writer changes); a
+    # conditional write that lands updates the snapshot as a plain one does
+    @property
+    def supports_conditional_writes(self) -> bool:  # type: ignore[override]
+        """Whether the store under the snapshot has conditional writes."""
+        return self.store.supports_conditional_writes
+
+    def _get_versioned(self, key: str, limit: int | None) -> tuple[Any, Any]:
+        return self.store.get_versioned(key, limit)
+
+    def _set_if(self, key: str, value: bytes | memoryview, version: Any) -> Any:
+        new = self.store.set_if(key, value, version)
+        if _is_meta_key(key):
+            self._bytes[key] = bytes(value)
+            self._parsed.pop(key, None)
+            self._children = None
+        return new
+
+    def _delete_if(self, key: str, version: Any) -> None:
+        self.store.delete_if(key, version)
+        self._parsed.pop(key, None)
+        self._bytes.pop(key, None)
+        self._children = None
+
     def list_prefix(self, prefix: str) -> Iterator[str]:
         return self.store.list_prefix(prefix)
 

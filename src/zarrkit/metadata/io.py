@@ -184,6 +184,38 @@ def read_array_document(store: Store, path: str, zarr_format: int) -> tuple[Any,
     return v2.ArrayMetadataV2.from_json(doc, key), None
 
 
+def read_array_document_versioned(
+    store: Store, path: str, zarr_format: int
+) -> tuple[Any, dict[str, Any] | None, Any]:
+    """:func:`read_array_document` with the version of the metadata document read (None on
+    a store without versions), for a change of it written on the condition that it is still
+    that version (:func:`write_array_document`)."""
+    if not store.supports_conditional_writes:
+        return (*read_array_document(store, path, zarr_format), None)
+    key = meta_key(path, v3.ZARR_JSON if zarr_format == 3 else v2.ARRAY_KEY)
+    raw, version = store.get_versioned(key)
+    doc = parse_json(raw, key)
+    if doc is None:
+        raise ArrayNotFoundError(f"no array found at {describe_location(store, path)}", path=path)
+    if zarr_format == 3:
+        return v3.ArrayMetadataV3.from_json(doc, key), doc.get("attributes", {}), version
+    return v2.ArrayMetadataV2.from_json(doc, key), None, version
+
+
+def write_array_document(store: Store, path: str, meta: Any, attributes: dict[str, Any] | None, version: Any) -> None:
+    """Write array metadata (as :func:`write_array_metadata`), the metadata document on the
+    condition that it is still ``version`` (None: plainly); VersionConflictError when it is
+    not, before anything is written."""
+    if version is None:
+        write_array_metadata(store, path, meta, attributes)
+        return
+    documents = array_documents(path, meta, attributes)
+    *others, key = documents  # (a v2 .zattrs, when given, goes first: see array_documents)
+    for other in others:
+        store.set(other, documents[other])
+    store.set_if(key, documents[key], version)
+
+
 def check_group(store: Store, path: str) -> int:
     """Validate the group document at ``path`` and return its format."""
     kind, fmt, doc = node_info(store, path)
@@ -310,6 +342,34 @@ def write_attributes_at(store: Store, key: str, attrs: dict[str, Any]) -> None:
         store.set(key, v3.json_bytes_v3(doc, key))
         return
     store.set(key, raw)
+
+
+def attributes_in(raw: Any, key: str) -> dict[str, Any]:
+    """The attributes in ``raw``, the document stored at ``key`` (see
+    :func:`read_attributes_at`; ``{}`` for None)."""
+    doc = parse_json(raw, key)
+    if doc is None:
+        return {}
+    if _holds_node_document(key):
+        doc = doc.get("attributes", {}) if isinstance(doc, dict) else doc
+    if not isinstance(doc, dict):
+        raise MetadataError(f"attributes must be a JSON object, got {type(doc).__name__}", key)
+    return doc
+
+
+def with_attributes(raw: Any, key: str, attrs: dict[str, Any]) -> bytes:
+    """The document to store at ``key`` for ``attrs``, ``raw`` being the one stored there now
+    (a v3 ``zarr.json``, which must exist, keeps everything else; see
+    :func:`write_attributes_at`)."""
+    in_node_document = _holds_node_document(key)
+    encoded = _attributes_bytes(attrs, key, not in_node_document)
+    if not in_node_document:
+        return encoded
+    doc = parse_json(raw, key)
+    if not isinstance(doc, dict):
+        raise MetadataError("no zarr.json to hold the attributes", key)
+    doc["attributes"] = attrs
+    return v3.json_bytes_v3(doc, key)
 
 
 def write_new_node(

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...config import config
-from ...errors import VersionConflictError
 from ...storage.base import ABSENT
 from .index import EMPTY
 
@@ -72,10 +71,11 @@ class ShardWrite:
         with self._lock:
             self._new[self.store._locate(key)[1]] = None
 
-    def commit(self) -> bool:
+    def commit(self) -> None:
         """Write the new shard (or delete it when no chunk is left in it).  A shard that keeps
         chunks of the one read is written on the condition that it is still that version,
-        where the store has versions: False when it is not (nothing was written)."""
+        where the store has versions: VersionConflictError when it is not (nothing was
+        written: start again from a new transaction)."""
         store = self.store
         if self._old is None and len(self._new) >= store.inner_in_bounds(self.shard_coords):
             chunks: dict[tuple[int, ...], Any] = {}
@@ -89,15 +89,12 @@ class ShardWrite:
         parts = self.sharding.assemble_parts(chunks, self.key)
         if self._version is None:  # written whole, or a store without versions
             store._write_shard(self.key, parts)
-            return True
+            return
         base = store.base
         try:
             if parts:
                 base.set_if(self.key, b"".join(parts) if len(parts) != 1 else parts[0], self._version)
             elif self._version is not ABSENT:
                 base.delete_if(self.key, self._version)
-        except VersionConflictError:
-            return False
         finally:
             store.forget_index(self.key)
-        return True

@@ -54,12 +54,11 @@ import numpy as np
 from ...config import config
 from ...errors import (
     ChunkDecodeError,
-    ConflictRetriesExhaustedError,
     ReadOnlyError,
 )
 from ...storage.base import ByteRange, Store
 from ...storage.memory import HeldValue
-from ...storage.retry import ATTEMPTS, backoff
+from ...storage.retry import until_written
 from .index import EMPTY, INDEX_CACHE_MAX_ENTRIES, IndexCache
 from .shard_write import ShardWrite
 
@@ -81,9 +80,9 @@ class GroupWrite(Protocol):
 
     def delete(self, key: str) -> None: ...
 
-    def commit(self) -> bool:
-        """Write what was set and deleted; False when the group changed since it was read
-        (nothing was written: start again from a new transaction)."""
+    def commit(self) -> None:
+        """Write what was set and deleted; VersionConflictError when the group changed since
+        it was read (nothing was written: start again from a new transaction)."""
 
 
 @runtime_checkable
@@ -556,18 +555,16 @@ class ShardedStore(Store):
 
     def _change(self, key: str, value: Any) -> None:
         """Set (or delete, for None) one inner chunk: its shard's read-modify-write."""
-        for attempt in range(ATTEMPTS):
+
+        def attempt() -> None:
             txn = self.transaction(key)
             if value is None:
                 txn.delete(key)
             else:
                 txn.set(key, value)
-            if txn.commit():
-                return
-            backoff(attempt)
-        raise ConflictRetriesExhaustedError(
-            f"another writer changed the shard before each of {ATTEMPTS} attempts to write it", txn.key
-        )
+            txn.commit()
+
+        until_written(attempt, key.rpartition("@")[0], "the shard")
 
     def _check_writable(self) -> None:
         if self.read_only or not self.supports_writes:

@@ -46,9 +46,25 @@ def appends(path: str, wid: int, rounds: int) -> None:
         th.join()
 
 
+def creations(path: str, wid: int, names: int) -> None:
+    """Create arrays ``n0``... with ``overwrite=False`` filled with this writer's number;
+    print the names this writer was told it created."""
+    root = zarrkit.open_group(path, mode="a")
+    made = []
+    for n in range(names):
+        try:
+            root.create_array(f"n{n}", data=np.full(8, wid, "i4"), chunks=(4,), overwrite=False)
+        except zarrkit.errors.ContainsArrayError:
+            continue
+        made.append(n)
+    print(" ".join(map(str, made)))
+
+
 if __name__ == "__main__":
     kind, path, wid, *rest = sys.argv[1:]
     if kind == "pieces":
         pieces(path, int(wid), int(rest[0]), int(rest[1]))
+    elif kind == "creations":
+        creations(path, int(wid), int(rest[0]))
     else:
         appends(path, int(wid), int(rest[0]))

@@ -48,9 +48,31 @@ def test_threads_writing_unaligned_pieces_lose_nothing(tmp_path, store_kind, lay
 
 
 def _run_workers(args_of, nproc):
-    procs = [subprocess.Popen([sys.executable, WORKER, *args_of(w)], stderr=subprocess.PIPE) for w in range(nproc)]
-    errors = [p.communicate(timeout=240)[1].decode() for p in procs]
-    assert [p.returncode for p in procs] == [0] * nproc, errors
+    procs = [subprocess.Popen([sys.executable, WORKER, *args_of(w)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE) for w in range(nproc)]
+    outs = [p.communicate(timeout=240) for p in procs]
+    assert [p.returncode for p in procs] == [0] * nproc, [err.decode() for _, err in outs]
+    return [out.decode() for out, _ in outs]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_processes_creating_one_name_make_it_once(tmp_path, zarr_format):
+    # 4 processes each create the same 40 arrays with overwrite=False: each name is reported
+    # created by exactly one of them, and holds that one's data
+    path = str(tmp_path / "g.zarr")
+    zarrkit.open_group(path, mode="w", zarr_format=zarr_format)
+    nproc, names = 4, 40
+    outs = _run_workers(lambda w: ["creations", path, str(w), str(names)], nproc)
+    owner = {}
+    for w, out in enumerate(outs):
+        for n in out.split():
+            assert int(n) not in owner, f"n{n} created by {owner[int(n)]} and {w}"
+            owner[int(n)] = w
+    assert sorted(owner) == list(range(names))
+    root = zarrkit.open_group(path, mode="r")
+    for n, w in owner.items():
+        np.testing.assert_array_equal(root[f"n{n}"][:], np.full(8, w, "i4"))
 
 
 @pytest.mark.slow

@@ -18,8 +18,9 @@ from ..errors import (
     ContainsGroupError,
     GroupNotFoundError,
     MetadataError,
+    VersionConflictError,
 )
-from ..storage.base import Store, describe_location, join_path
+from ..storage.base import ABSENT, Store, describe_location, join_path
 from . import v2, v3
 from .common import parse_document
 from .json_text import dump_json, load_json
@@ -377,10 +378,23 @@ def write_new_node(
     chunk_store: Store | None = None,
 ) -> None:
     """Write a new node's ``documents`` (by key, in order) at ``path``, after making room for
-    it (see :func:`make_room`)."""
+    it (see :func:`make_room`).  Without ``overwrite``, on a store with conditional writes, the
+    node's own document (the last) is created only where there is none, atomically: of
+    writers creating one node at once, exactly one succeeds and the others raise
+    ContainsArrayError or ContainsGroupError, writing no document of their node (v2 attributes,
+    a document of their own written first, excepted)."""
     make_room(store, path, zarr_format, overwrite, chunk_store)
-    for key, document in documents.items():
-        store.set(key, document)
+    *others, last = documents
+    for key in others:
+        store.set(key, documents[key])
+    if overwrite or not store.supports_conditional_writes:
+        store.set(last, documents[last])
+        return
+    try:
+        store.set_if(last, documents[last], ABSENT)
+    except VersionConflictError:
+        check_free(store, path)  # raises: another writer created the node meanwhile
+        raise
 
 
 def open_or_place_array(

@@ -10,16 +10,18 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..errors import ReadOnlyError, ShapeMismatchError, VersionConflictError
+from ..metadata.io import meta_key
 from ..metadata.normalize import normalize_shape
 from ..metadata.v2 import ArrayMetadataV2
 from ..metadata.v3 import ArrayMetadataV3
 from ..storage.base import Store
 from .chunks import ChunkContext
+from .claims import Claim, RowsClaimed
 from .indexing import make_indexer
 from .indexing_tools import lazy_product
 from .optimistic import until_written
 from .read import read_selection
-from .stored import iter_stored
+from .stored import current_documents, iter_stored
 from .write import write_selection
 
 __all__ = ["ResizeMethods", "Resizable", "chunk_coords_outside", "resize_locked"]
@@ -153,12 +155,23 @@ class ResizeMethods:
             region = tuple(
                 slice(shape[dim], new_shape[dim]) if i == dim else slice(None) for i in range(len(shape))
             )
-            # the rows are written before the shape that shows them: an append is all or nothing
-            try:
-                resize_locked(self, (meta, attributes), new_shape, appended=(region, data), version=version)
-            except RowsClaimed as claimed:
-                raise VersionConflictError("another writer changed the array's shape", str(claimed)) from None
+            # the rows are written before the shape that shows them: an append is all or nothing.
+            # Racing other appends (a store with versions, no synchronizer), they are claimed
+            # while written, and put back when another append wins them (see core/claims)
+            claim = None
             if version is not None and self._synchronizer is None:
+                key = meta_key(self._path, meta.metadata_key)
+                claim = Claim(current_documents(self._store), key, version)
+            try:
+                resize_locked(self, (meta, attributes), new_shape, appended=(region, data), version=version,
+                              claim=claim)
+            except BaseException as exc:
+                if claim is not None:
+                    claim.undo()
+                if isinstance(exc, RowsClaimed):
+                    raise VersionConflictError("another writer changed the array's shape", str(exc)) from None
+                raise
+            if claim is not None:
                 _confirm_rows(self, region, data)
             return new_shape
 
@@ -167,25 +180,6 @@ class ResizeMethods:
         # can): concurrent appends never claim the same rows
         with self._metadata_lock():
             return until_written(attempt, self._path, "the array's metadata")
-
-
-def _unclaimed(array: Resizable, meta: Any, version: Any) -> Any:
-    """A check, for each partial chunk an append merges its rows into, that the metadata
-    document is still ``version``: rows another appender has claimed since are left to it
-    (VersionConflictError: the append starts again after them)."""
-    key = f"{array._path}/{meta.metadata_key}" if array._path else meta.metadata_key
-    store = array._store
-
-    def guard() -> None:
-        if store.get_versioned(key)[1] != version:
-            raise RowsClaimed(key)
-
-    return guard
-
-
-class RowsClaimed(Exception):
-    """An append's rows were claimed by another writer while it wrote them (raised through
-    the chunk's read-modify-write, which must not retry it, to the append's, which does)."""
 
 
 def _confirm_rows(array: Resizable, region: Any, data: Any) -> None:
@@ -205,7 +199,7 @@ def _confirm_rows(array: Resizable, region: Any, data: Any) -> None:
 
 
 def resize_locked(array: Resizable, current: Document, new_shape: tuple[int, ...], appended: Any = None,
-                  delete: bool = True, version: Any = None) -> None:
+                  delete: bool = True, version: Any = None, claim: Claim | None = None) -> None:
     """Write the metadata of ``new_shape`` in an order a writer killed at any point leaves
     consistent: stored objects outside the current grid (left by an interrupted resize,
     invisible until the array grows over them) deleted first, ``appended`` (``(region,
@@ -217,16 +211,16 @@ def resize_locked(array: Resizable, current: Document, new_shape: tuple[int, ...
     inside its shape is deleted, only those outside it or outside ``new_shape``.  With a
     ``version`` (of the document read, on a store with versions) the new metadata is written
     on the condition that the document is still that version: VersionConflictError, with
-    nothing deleted inside the shape, when another writer changed it.  An append there
-    without a synchronizer leaves the objects outside the grid alone: they may be the rows
-    another appender is writing out of sight."""
+    nothing deleted inside the shape, when another writer changed it.  An append with a
+    ``claim`` (racing other appends: see :mod:`~zarrkit.core.claims`) writes its rows through
+    it, and leaves the objects outside the grid alone: they may be the rows another append is
+    writing out of sight."""
     old, attributes = current
     new = old.evolve(shape=new_shape)
     old_grid, new_grid = old.storage_grid.grid_shape, new.storage_grid.grid_shape
     leftovers: list[str] = []
     shrunk: list[str] = []
-    racing = version is not None and appended is not None and array._synchronizer is None
-    if racing:
+    if claim is not None:
         pass  # (see above: nothing is deleted before the shape is written)
     elif delete and array._chunk_store.supports_listing:
         for c, key in iter_stored(array._ctx, old, within=False):
@@ -250,7 +244,7 @@ def resize_locked(array: Resizable, current: Document, new_shape: tuple[int, ...
         ctx = ChunkContext.build(array._chunk_store, array._path, new)
         write_selection(ctx, make_indexer(region, new.shape, ctx.grid, "basic"), data,
                         write_empty_chunks=array._write_empty_chunks, synchronizer=array._synchronizer,
-                        guard=_unclaimed(array, old, version) if racing else None)
+                        claim=claim)
     if not transactional:
         array._write_document(new, attributes, version)
         for key in shrunk:

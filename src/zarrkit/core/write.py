@@ -13,6 +13,7 @@ from ..codecs.sharding import GroupedKeys
 from ..config import config
 from ..errors import ShapeMismatchError
 from .chunks import ChunkContext, names_store, scratch
+from .claims import Claim, restore_elements
 from .indexing import ChunkProjection
 from .optimistic import until_written, update
 from .pool import run_pipelined, run_tasks, threads_for
@@ -86,7 +87,7 @@ def write_selection(
     fields: Any = None,
     write_empty_chunks: bool = True,
     synchronizer: Any = None,
-    guard: Any = None,
+    claim: Claim | None = None,
 ) -> None:
     """Write ``value`` into the chunks an indexer touches.
 
@@ -94,10 +95,9 @@ def write_selection(
     chunk is read (or started from the fill value), merged and written back by the one
     read-modify-write (:func:`~zarrkit.core.optimistic.update`: conditioned on the version
     read, where the store can), under the synchronizer's lock for its key when one is given.  With ``write_empty_chunks=False`` a chunk
-    left all fill value is deleted instead of stored.  ``guard()``, when given, is called
-    before each partial chunk is merged, and may refuse the write by raising
-    :class:`~zarrkit.errors.VersionConflictError` (an append whose rows another writer has
-    claimed meanwhile).
+    left all fill value is deleted instead of stored.  With a ``claim`` (an append's rows,
+    written out of sight: see :mod:`~zarrkit.core.claims`) every chunk, whole or not, is such
+    a read-modify-write, checked against the claim before and after, and recorded in it.
     """
     shape = tuple(indexer.shape)
     target_dtype = ctx.dtype if fields is None else ctx.dtype[fields] if isinstance(fields, str) else ctx.dtype[list(fields)]
@@ -116,7 +116,8 @@ def write_selection(
     if ctx.grouped is not None:
         keep = None if write_empty_chunks else lambda chunk: not is_all_fill(chunk, ctx.fill_value)
         whole = arr if fields is None and ctx.codec_at is None else None
-        _write_groups(ctx, ctx.grouped, chunks, merged, whole, keep, fields, synchronizer)
+        _write_groups(ctx, ctx.grouped, chunks, merged, whole if claim is None else None, keep, fields,
+                      synchronizer, claim)
         return
     no_lock = contextlib.nullcontext()
     limit = ctx.stored_limit()
@@ -126,10 +127,11 @@ def write_selection(
         key = key_of(p.chunk_coords)
         c = codec if codec_at is None else codec_at(p.chunk_coords)
         lock = synchronizer[key] if synchronizer is not None else no_lock
-        if not p.is_complete_chunk or fields is not None:
+        if claim is not None:
+            _claimed_write(ctx, claim, p, key, c, merged, limit, lock)
+            return
+        if not p.is_complete_chunk or fields is not None or (versioned and ctx.is_edge(p.chunk_coords)):
             def change(raw: Any) -> Any:
-                if guard is not None:
-                    guard()
                 chunk = merged(p, key, {key: raw})
                 return None if chunk is None else c.encode_transient(chunk, key)
 
@@ -149,7 +151,7 @@ def write_selection(
         for start in range(0, len(chunks), WRITE_BATCH):
             values: dict[str, Any] = {}
             for p in chunks[start : start + WRITE_BATCH]:
-                if versioned and not (p.is_complete_chunk and fields is None):  # on its own
+                if versioned and not (p.is_complete_chunk and fields is None and not ctx.is_edge(p.chunk_coords)):
                     write_one(p)
                     continue
                 key = key_of(p.chunk_coords)
@@ -164,7 +166,7 @@ def write_selection(
 
     nbytes = ctx.chunk_nbytes
     threads = threads_for(store, nbytes)
-    if threads == 1 and synchronizer is None and len(chunks) > 1:
+    if threads == 1 and synchronizer is None and claim is None and len(chunks) > 1:
         # tiny chunks: the caller encodes them a batch at a time while pool threads store the
         # batches before (per-chunk Python work on one thread, system calls on all of them),
         # or stores them itself when the store's writes contend with each other
@@ -172,6 +174,24 @@ def write_selection(
         run_pipelined(encoded(chunks), store.set_many, None if concurrent else 1)
     else:
         run_tasks(write_one, chunks, threads)
+
+
+def _claimed_write(ctx: ChunkContext, claim: Claim, p: ChunkProjection, key: str, codec: Any,
+                   merged: Any, limit: int, lock: Any) -> None:
+    """Write chunk ``p`` of an append's claimed rows (see :mod:`~zarrkit.core.claims`)."""
+    seen: list[Any] = [None, None]
+
+    def change(raw: Any) -> Any:
+        claim.check()
+        chunk = merged(p, key, {key: raw})
+        seen[0], seen[1] = raw, None if chunk is None else bytes(codec.encode(chunk, key))
+        return seen[1]
+
+    update(ctx.chunks, key, change, limit=limit, lock=lock)
+    restore = restore_elements(lambda raw: codec.decode(raw, key), lambda chunk: codec.encode(chunk, key),
+                               lambda: ctx.fill_chunk(p.chunk_coords), p.chunk_selection)
+    claim.record(ctx.chunks, key, seen[0], seen[1], restore)
+    claim.check()
 
 
 def _merger(ctx: ChunkContext, arr: np.ndarray, scalar: bool, fields: Any, write_empty_chunks: bool) -> Any:
@@ -188,7 +208,9 @@ def _merger(ctx: ChunkContext, arr: np.ndarray, scalar: bool, fields: Any, write
     limit = ctx.stored_limit()  # an old chunk larger than its codecs write is refused, unread
 
     def merged(p: ChunkProjection, key: str, old: Any = None) -> np.ndarray | None:
-        if p.is_complete_chunk and fields is None:
+        # (an edge chunk read before, on a store with versions, keeps what lies outside the
+        # array: another writer's rows, out of sight until its append shows them)
+        if p.is_complete_chunk and fields is None and (old is None or not ctx.is_edge(p.chunk_coords)):
             chunk_shape = ctx.chunk_shape if shape_of is None else shape_of(p.chunk_coords)
             if ctx.is_edge(p.chunk_coords):
                 chunk = ctx.fill_chunk(p.chunk_coords)
@@ -229,6 +251,7 @@ def _write_groups(
     keep: Any,
     fields: Any,
     synchronizer: Any,
+    claim: Claim | None = None,
 ) -> None:
     """A write to a store that writes keys best together (the inner chunks of a shard): a group
     per task, read at most once and written once, its chunks encoded in parallel when it is the
@@ -254,13 +277,19 @@ def _write_groups(
                 store.set_group(first, values, keep)
                 return
             keyed = [(p, key_of(p.chunk_coords)) for p in group]
-            partial = [key for p, key in keyed if not (p.is_complete_chunk and fields is None)]
+            versioned = ctx.store.supports_conditional_writes
+            partial = [key for p, key in keyed if not (p.is_complete_chunk and fields is None)
+                       or (versioned and ctx.is_edge(p.chunk_coords))]
             # the shard's read-modify-write: read (with its version) where some of its chunks
             # keep part of what is stored, rebuilt, written on the condition that it is still
             # the version read; on a conflict, all again from the shard as it is then
             def attempt() -> None:
                 txn = store.transaction(first)
-                old = txn.get_many(partial) if partial else {}
+                if claim is not None:
+                    claim.check()
+                # (a claimed write reads the shard even when it replaces all of it: it is
+                # written on the condition of the version read, and recorded with it)
+                old = txn.get_many(partial) if partial or claim is not None else {}
 
                 def build(item: tuple[ChunkProjection, str]) -> None:
                     p, key = item
@@ -272,10 +301,32 @@ def _write_groups(
 
                 run_tasks(build, keyed)
                 txn.commit()
+                if claim is not None:
+                    claim.record(ctx.store, txn.key, txn.before, txn.written, _shard_restore(ctx, store, group))
+                    claim.check()
 
             until_written(attempt, store.lock_key(first), "the shard")
 
     run_tasks(write_group, groups, threads)
+
+
+def _shard_restore(ctx: ChunkContext, store: Any, group: list[ChunkProjection]) -> Any:
+    """The ``restore`` of an append's claim (see :func:`~zarrkit.core.claims.restore_elements`)
+    for the shard holding ``group``: the shard decoded whole, the elements of the group's
+    selections put back where they still hold the append's values."""
+    if ctx.codec_at is not None or ctx.grid.regular is False:
+        return None
+    first = ctx.chunk_key_function()(group[0].chunk_coords)
+    shard_shape = store.group_shape(first)
+    firsts = [f for f, _ in store._extent(store._locate(first)[0])]
+    mask = np.zeros(shard_shape, dtype=bool)
+    for p in group:
+        origin = [(c - f) * n for c, f, n in zip(p.chunk_coords, firsts, ctx.chunk_shape)]
+        mask[tuple(slice(o, o + n) for o, n in zip(origin, ctx.chunk_shape))][p.chunk_selection] = True
+    codec, key = ctx.meta.codec, ctx.prefix
+    fill = ctx.fill_value
+    return restore_elements(lambda raw: codec.decode(raw, key), lambda shard: codec.encode(shard, key),
+                            lambda: np.full(shard_shape, fill, dtype=ctx.dtype), mask)
 
 
 def _group_region(group: list[ChunkProjection], chunk_shape: tuple[int, ...], size: int) -> Any:

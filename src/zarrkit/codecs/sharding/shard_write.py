@@ -3,6 +3,7 @@ shard (see :class:`~zarrkit.codecs.sharding.store.ShardedStore`)."""
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,10 @@ class ShardWrite:
         self._new: dict[tuple[int, ...], Any] = {}
         self._lock = threading.Lock()
         self._version: Any = None  # the version of the shard read, on a store that has them
+        #: the shard as read (None: none was read, or there was none) and as written (None:
+        #: deleted, or written plainly): what an append's claim records
+        self.before: Any = None
+        self.written: bytes | None = None
 
     def _load(self) -> dict[tuple[int, ...], Any]:
         if self._old is None:
@@ -47,6 +52,7 @@ class ShardWrite:
                 raw, self._version = base.get_versioned(self.key, limit)
             else:
                 raw = base.get_upto(self.key, limit)
+            self.before = raw
             if raw is not None:
                 index, view = self.sharding.index.split(raw, self.key)
                 for row in np.argwhere(index[..., 0] != EMPTY):
@@ -77,7 +83,12 @@ class ShardWrite:
         where the store has versions: VersionConflictError when it is not (nothing was
         written: start again from a new transaction)."""
         store = self.store
-        if self._old is None and len(self._new) >= store.inner_in_bounds(self.shard_coords):
+        # a shard whose chunks are all replaced is written without reading it: on a store with
+        # versions, all of them, those outside the array too (another writer's rows, out of
+        # sight until its append shows them, may be there)
+        whole = math.prod(self.sharding.grid) if store.base.supports_conditional_writes \
+            else store.inner_in_bounds(self.shard_coords)
+        if self._old is None and len(self._new) >= whole:
             chunks: dict[tuple[int, ...], Any] = {}
         else:
             chunks = dict(self._load())
@@ -93,7 +104,8 @@ class ShardWrite:
         base = store.base
         try:
             if parts:
-                base.set_if(self.key, b"".join(parts) if len(parts) != 1 else parts[0], self._version)
+                self.written = b"".join(parts)
+                base.set_if(self.key, self.written, self._version)
             elif self._version is not ABSENT:
                 base.delete_if(self.key, self._version)
         finally:

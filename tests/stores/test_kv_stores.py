@@ -536,6 +536,82 @@ def test_redis_versions_see_other_clients(redis_url):
         store.clear()
 
 
+class _ReplyDropper:
+    """A TCP proxy to the Redis server that, once armed, closes the connection instead of
+    passing on the answer to the next ``EVALSHA``: the server ran the script, the client
+    never hears of it (and sends the command again, as redis-py does on a broken
+    connection)."""
+
+    def __init__(self, port: int):
+        self.upstream = port
+        self.armed = False
+        self.dropped = 0
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.server.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.upstream))
+            state = {"script": False}
+            threading.Thread(target=self._pump, args=(client, upstream, state, True),
+                             daemon=True).start()
+            threading.Thread(target=self._pump, args=(upstream, client, state, False),
+                             daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket, state: dict, request: bool) -> None:
+        try:
+            while data := src.recv(65536):
+                if request:
+                    state["script"] = b"EVALSHA" in data.upper()
+                elif self.armed and state["script"]:
+                    self.armed = False
+                    self.dropped += 1
+                    break  # the answer is lost with the connection
+                dst.sendall(data)
+        except OSError:
+            pass
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
+
+    def close(self) -> None:
+        self.server.close()
+
+
+def test_redis_conditional_write_whose_answer_is_lost(redis_url):
+    # the server ran the script, the answer was lost, the client sent it again: the second
+    # run finds the first's tag and answers success, not a conflict with its own write
+    proxy = _ReplyDropper(int(redis_url.rsplit(":", 1)[1].split("/")[0]))
+    store = RedisStore(prefix=uuid.uuid4().hex, host="127.0.0.1", port=proxy.port)
+    try:
+        store.set_if("k", b"0", ABSENT)
+        for i in range(1, 4):
+            _, version = store.get_versioned("k")
+            proxy.armed = True
+            store.set_if("k", str(i).encode(), version)
+            assert proxy.dropped == i
+            assert store["k"] == str(i).encode()
+        _, version = store.get_versioned("k")
+        proxy.armed = True
+        store.delete_if("k", version)
+        assert proxy.dropped == 4 and store.get("k") is None
+        # the tags expire by themselves and stay out of the store's keys
+        tags = store.client.keys(b"zarrkit-conditional-write:*")
+        assert tags and all(0 < store.client.pttl(t) <= 300_000 for t in tags)
+        assert list(store) == []
+    finally:
+        store.close()
+        proxy.close()
+
+
 def test_redis_errors(redis_url, monkeypatch):
     dead = RedisStore(prefix="p", url=f"redis://127.0.0.1:{_free_port()}/0",
                       socket_connect_timeout=1)

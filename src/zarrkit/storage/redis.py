@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -26,10 +27,21 @@ __all__ = ["RedisStore"]
 #: Keys per MGET / DEL command and the COUNT hint of SCAN.
 _BATCH = 1000
 
-#: The conditional write, run by the server as one atomic step: ARGV = expected length ('' for
-#: none), expected SHA-1 (hex), '1' to store ARGV[4] (else delete).  Returns 1 when done, 0 when
-#: no value was there, 2 when another one was (a conflict: nothing written).
+#: How long the server remembers that a conditional write was made (milliseconds): longer than
+#: the client's resending of a command whose answer was lost may take (redis-py's default:
+#: 10 retries, backoff capped at 10 s, 5 s socket timeouts).
+TAG_TTL_MS = 300_000
+#: The Redis key prefix of those memories (one key per conditional write, ``<prefix><token>``,
+#: outside every store's namespace; each expires after :data:`TAG_TTL_MS`).
+TAG_PREFIX = b"zarrkit-conditional-write:"
+
+#: The conditional write, run by the server as one atomic step.  KEYS = the value's key, the
+#: write's tag; ARGV = expected length ('' for none), expected SHA-1 (hex), '1' to store
+#: ARGV[4] (else delete), the tag's lifetime (ms).  Returns 1 when done (or done already: the
+#: tag is there, this is the command sent again after its answer was lost), 0 when no value
+#: was there, 2 when another one was (a conflict: nothing written).
 _CONDITIONAL = """
+if redis.call('EXISTS', KEYS[2]) == 1 then return 1 end
 local cur = redis.call('GET', KEYS[1])
 if ARGV[1] == '' then
   if cur then return 2 end
@@ -42,6 +54,7 @@ if ARGV[3] == '1' then
 elseif cur then
   redis.call('DEL', KEYS[1])
 end
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[5])
 return 1
 """
 
@@ -88,9 +101,11 @@ class RedisStore(Store):
     kept.  :meth:`set_if` and :meth:`delete_if` are one Lua script (``EVALSHA``, one round
     trip) that the server runs atomically: it reads the value, compares length and digest,
     and writes or deletes, with no other command of any client -- on any machine -- in
-    between.  A conditional write whose answer is lost (the connection breaks after the
-    server ran it) and which the client sends again finds its own value and reports a
-    conflict; the engine's read-modify-write then reads again and re-applies its change.
+    between.  Each conditional write carries a random tag, which the script remembers for
+    five minutes (a key ``zarrkit-conditional-write:<tag>`` outside every store's namespace,
+    expiring by itself): when the answer is lost (the connection breaks after the server ran
+    the script) and the client sends the command again, the script finds its tag and answers
+    success, not a conflict with its own write.
 
     Parameters
     ----------
@@ -285,10 +300,13 @@ class RedisStore(Store):
             size, digest = str(version[0]), str(version[1])
         else:  # not a version of this store: no value has it
             size, digest = "-1", ""
+        tag = TAG_PREFIX + os.urandom(16).hex().encode()
         with self._op(f"conditional write of {key!r}") as client:
+            # (the client sends the same command, tag included, again when its answer is lost)
             done = self._script(
-                keys=[self._key(key)],
-                args=[size, digest, "0" if value is None else "1", b"" if value is None else value],
+                keys=[self._key(key), tag],
+                args=[size, digest, "0" if value is None else "1",
+                      b"" if value is None else value, TAG_TTL_MS],
                 client=client,
             )
         if done != 1:

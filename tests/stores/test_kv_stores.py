@@ -23,9 +23,14 @@ import uuid
 
 import pytest
 
-from zarrkit.errors import ReadOnlyError, StoreError
+from zarrkit.errors import (
+    ConditionalWritesUnsupportedError,
+    ReadOnlyError,
+    StoreError,
+    VersionConflictError,
+)
 from zarrkit.storage import ReadOnlyStore
-from zarrkit.storage.base import ByteRange
+from zarrkit.storage.base import ABSENT, ByteRange
 from zarrkit.storage.dbm import DBMStore
 from zarrkit.storage.lmdb import LMDBStore
 from zarrkit.storage.redis import RedisStore
@@ -90,6 +95,8 @@ def redis_url(tmp_path_factory):
 
 
 class TestSQLiteStore(StoreSuite, PublicAPISuite):
+    conditional = True
+
     def make_store(self, tmp_path):
         return SQLiteStore(tmp_path / "data.sqlite")
 
@@ -101,6 +108,8 @@ class TestSQLiteStore(StoreSuite, PublicAPISuite):
 
 
 class TestSQLiteStoreInMemory(StoreSuite, PublicAPISuite):
+    conditional = True
+
     picklable = False
 
     def make_store(self, tmp_path):
@@ -132,6 +141,59 @@ def test_sqlite_file_layout_is_zarr2s(tmp_path):
     with SQLiteStore(path, read_only=True) as store:
         assert store["other"] == b"xyz"
         assert sorted(store) == ["a/b", "other"]
+
+
+def test_sqlite_versions_keep_zarr2s_table_and_see_its_writes(tmp_path):
+    # versions are the content: the table keeps zarr-python 2's two columns (its writes are
+    # ``REPLACE INTO zarr VALUES (?, ?)``), and a write through another connection, as
+    # zarr-python 2 makes it, is a new version
+    path = tmp_path / "z.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE zarr(k TEXT PRIMARY KEY, v BLOB)")
+    conn.execute("REPLACE INTO zarr VALUES (?, ?)", ("old", b"from zarr 2"))
+    conn.commit()
+    with SQLiteStore(path) as store:
+        value, version = store.get_versioned("old")
+        assert value == b"from zarr 2"
+        new = store.set_if("old", b"changed", version)
+        conn.execute("REPLACE INTO zarr VALUES (?, ?)", ("old", b"zarr 2 again"))
+        conn.commit()
+        with pytest.raises(VersionConflictError, match="'old'"):
+            store.set_if("old", b"lost", new)
+        with pytest.raises(VersionConflictError):
+            store.delete_if("old", new)
+        assert store.get("old") == b"zarr 2 again"
+        conn.execute("REPLACE INTO zarr VALUES (?, ?)", ("text", "written as TEXT"))
+        conn.commit()
+        value, version = store.get_versioned("text")
+        store.set_if("text", value + b"!", version)
+        assert store["text"] == b"written as TEXT!"
+        with pytest.raises(ValueError, match="more than|10"):
+            store.get_versioned("text", limit=10)
+    assert [r[1] for r in conn.execute("PRAGMA table_info(zarr)")] == ["k", "v"]
+    conn.close()
+    with SQLiteStore(path, read_only=True) as ro:
+        assert ro.get_versioned("old")[0] == b"zarr 2 again"
+        with pytest.raises(ReadOnlyError):
+            ro.set_if("old", b"x", ABSENT)
+
+
+def test_sqlite_conditional_write_waits_for_another_writer(tmp_path):
+    # the comparison runs under the database's write lock: while another connection holds
+    # it, a conditional write neither compares nor writes (it waits, here in vain)
+    path = tmp_path / "z.sqlite"
+    with SQLiteStore(path, timeout=0.2) as store:
+        version = store.set_if("k", b"1", ABSENT)
+        other = sqlite3.connect(path, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("UPDATE zarr SET v = ? WHERE k = ?", (b"2", "k"))
+        with pytest.raises(StoreError, match="locked"):
+            store.set_if("k", b"3", version)
+        other.execute("COMMIT")
+        other.close()
+        with pytest.raises(VersionConflictError):
+            store.set_if("k", b"3", version)
+        assert store["k"] == b"2"
 
 
 def test_sqlite_partial_read_and_size_in_sql(tmp_path):
@@ -235,6 +297,8 @@ def test_sqlite_pickle_in_another_process(tmp_path):
 
 
 class TestDBMStore(StoreSuite, PublicAPISuite):
+    conditional = False
+
     def make_store(self, tmp_path):
         return DBMStore(tmp_path / "data.db", open=dbm.dumb.open)
 
@@ -285,6 +349,8 @@ def test_dbm_flags_and_errors(tmp_path):
 
 
 class TestLMDBStore(StoreSuite, PublicAPISuite):
+    conditional = True
+
     def make_store(self, tmp_path):
         return LMDBStore(tmp_path / "data.lmdb", map_size=2**28)
 
@@ -296,6 +362,8 @@ class TestLMDBStore(StoreSuite, PublicAPISuite):
 
 
 class TestLMDBStoreNoBuffers(StoreSuite):
+    conditional = True
+
     def make_store(self, tmp_path):
         return LMDBStore(tmp_path / "data.lmdb", buffers=False, map_size=2**28, subdir=False)
 
@@ -328,6 +396,28 @@ def test_lmdb_errors(tmp_path, monkeypatch):
         LMDBStore(tmp_path / "x")
 
 
+def test_lmdb_versions(tmp_path):
+    with LMDBStore(tmp_path / "l", map_size=2**24) as store:
+        version = store.set_if("k", b"1", ABSENT)
+        # a plain write from another process (its own environment) is another version
+        code = (
+            "import sys; from zarrkit.storage.lmdb import LMDBStore; "
+            "s = LMDBStore(sys.argv[1], map_size=2**24); s['k'] = b'2'; s.close()"
+        )
+        subprocess.run([sys.executable, "-c", code, store.path], check=True, timeout=60)
+        with pytest.raises(VersionConflictError, match="'k'"):
+            store.set_if("k", b"3", version)
+        assert store["k"] == b"2"
+        with pytest.raises(VersionConflictError):
+            store.set_if("k", b"3", ("not", "a version"))
+    # without LMDB's locks nothing keeps other processes' writes out: no conditional writes
+    with LMDBStore(tmp_path / "u", map_size=2**24, lock=False) as unlocked:
+        assert not unlocked.supports_conditional_writes
+        with pytest.raises(ConditionalWritesUnsupportedError):
+            unlocked.set_if("k", b"1", ABSENT)
+        assert not pickle.loads(pickle.dumps(unlocked)).supports_conditional_writes
+
+
 def test_lmdb_stores_on_one_path_share_the_environment(tmp_path):
     a = LMDBStore(tmp_path / "l", map_size=2**24)
     b = LMDBStore(tmp_path / "l", read_only=True)
@@ -347,6 +437,8 @@ def test_lmdb_stores_on_one_path_share_the_environment(tmp_path):
 
 
 class TestRedisStore(StoreSuite, PublicAPISuite):
+    conditional = True
+
     @pytest.fixture(autouse=True)
     def _server(self, redis_url):
         self.url = redis_url
@@ -364,6 +456,8 @@ class TestRedisStore(StoreSuite, PublicAPISuite):
 
 class TestRedisStoreHostPort(StoreSuite):
     """Connection by keyword arguments instead of a URL."""
+
+    conditional = True
 
     @pytest.fixture(autouse=True)
     def _server(self, redis_url):
@@ -409,6 +503,113 @@ def test_redis_byte_ranges_and_batches(redis_url):
         assert store.get("e", ByteRange(-3)) == b""
         store.delete_prefix("k1")
         assert len(store) == 2500 - 1111 + 1
+
+
+def test_redis_versions_see_other_clients(redis_url):
+    import redis
+
+    with RedisStore(prefix=uuid.uuid4().hex, url=redis_url) as store:
+        other = redis.Redis.from_url(redis_url)
+        version = store.set_if("k", b"1", ABSENT)
+        assert store.get_versioned("k") == (b"1", version)
+        other.set(store._key("k"), b"2")  # a plain write by another client
+        with pytest.raises(VersionConflictError, match="'k'"):
+            store.set_if("k", b"3", version)
+        with pytest.raises(VersionConflictError):
+            store.delete_if("k", version)
+        with pytest.raises(VersionConflictError):
+            store.set_if("k", b"3", object())  # not a version of this store
+        assert store["k"] == b"2"
+        other.delete(store._key("k"))
+        with pytest.raises(VersionConflictError):
+            store.set_if("k", b"3", version)  # deleted meanwhile
+        assert store.get("k") is None
+        store["empty"] = b""
+        value, empty = store.get_versioned("empty", limit=0)
+        assert value == b"" and empty is not ABSENT
+        store.delete_if("empty", empty)
+        assert store.get("empty") is None
+        store.client.rpush(store._key("list"), b"x")  # not a string value
+        with pytest.raises(StoreError, match="'list'"):
+            store.set_if("list", b"v", ABSENT)
+        other.close()
+        store.clear()
+
+
+class _ReplyDropper:
+    """A TCP proxy to the Redis server that, once armed, closes the connection instead of
+    passing on the answer to the next ``EVALSHA``: the server ran the script, the client
+    never hears of it (and sends the command again, as redis-py does on a broken
+    connection)."""
+
+    def __init__(self, port: int):
+        self.upstream = port
+        self.armed = False
+        self.dropped = 0
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.server.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.upstream))
+            state = {"script": False}
+            threading.Thread(target=self._pump, args=(client, upstream, state, True),
+                             daemon=True).start()
+            threading.Thread(target=self._pump, args=(upstream, client, state, False),
+                             daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket, state: dict, request: bool) -> None:
+        try:
+            while data := src.recv(65536):
+                if request:
+                    state["script"] = b"EVALSHA" in data.upper()
+                elif self.armed and state["script"]:
+                    self.armed = False
+                    self.dropped += 1
+                    break  # the answer is lost with the connection
+                dst.sendall(data)
+        except OSError:
+            pass
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
+
+    def close(self) -> None:
+        self.server.close()
+
+
+def test_redis_conditional_write_whose_answer_is_lost(redis_url):
+    # the server ran the script, the answer was lost, the client sent it again: the second
+    # run finds the first's tag and answers success, not a conflict with its own write
+    proxy = _ReplyDropper(int(redis_url.rsplit(":", 1)[1].split("/")[0]))
+    store = RedisStore(prefix=uuid.uuid4().hex, host="127.0.0.1", port=proxy.port)
+    try:
+        store.set_if("k", b"0", ABSENT)
+        for i in range(1, 4):
+            _, version = store.get_versioned("k")
+            proxy.armed = True
+            store.set_if("k", str(i).encode(), version)
+            assert proxy.dropped == i
+            assert store["k"] == str(i).encode()
+        _, version = store.get_versioned("k")
+        proxy.armed = True
+        store.delete_if("k", version)
+        assert proxy.dropped == 4 and store.get("k") is None
+        # the tags expire by themselves and stay out of the store's keys
+        tags = store.client.keys(b"zarrkit-conditional-write:*")
+        assert tags and all(0 < store.client.pttl(t) <= 300_000 for t in tags)
+        assert list(store) == []
+    finally:
+        store.close()
+        proxy.close()
 
 
 def test_redis_errors(redis_url, monkeypatch):

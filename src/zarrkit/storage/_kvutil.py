@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
+from typing import Any
 
-__all__ = ["children_of", "glob_escape", "prefix_upper_bound"]
+from ..errors import VersionConflictError
+from .base import ABSENT
+
+__all__ = ["children_of", "content_version", "glob_escape", "prefix_upper_bound", "version_conflict"]
 
 _MAX_CODE_POINT = 0x10FFFF
 
@@ -53,3 +58,35 @@ def children_of(keys: Iterable[str], prefix: str) -> list[str]:
     """
     n = len(prefix)
     return sorted({k[n:].split("/", 1)[0] for k in keys if k.startswith(prefix) and len(k) > n})
+
+
+def content_version(value: Any) -> tuple[int, bytes]:
+    """The version of a value told by its content: its length and BLAKE2b-128 digest.
+
+    The database stores have no version of their own that every writer keeps (zarr-python 2
+    and other tools write the same rows and keys plainly), so a version names the bytes: any
+    write of other bytes, by anyone, makes another version, and a conditional write compares
+    the digest of the value found inside its transaction with this one.  Writing the same
+    bytes again keeps the version, which is what a read-merge-write needs (the merge is
+    against the same bytes).
+
+    >>> content_version(b"abc") == content_version(bytearray(b"abc"))
+    True
+    >>> content_version(b"abc") == content_version(b"abd")
+    False
+    """
+    return len(value), hashlib.blake2b(value, digest_size=16).digest()
+
+
+def version_conflict(key: str, current: Any, version: Any) -> VersionConflictError:
+    """The :class:`~zarrkit.errors.VersionConflictError` of a conditional write of ``key``
+    that found ``current`` (None: no value) where it expected ``version``."""
+    if version is ABSENT:
+        return VersionConflictError("expected no value, got one written by another writer", key)
+    if current is None:
+        return VersionConflictError(
+            "expected the value read, got none (deleted by another writer)", key
+        )
+    return VersionConflictError(
+        "expected the value read, got another one (replaced by another writer)", key
+    )

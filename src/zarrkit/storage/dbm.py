@@ -84,6 +84,11 @@ class DBMStore(Store):
 
     supports_partial_reads = True
 
+    #: no versions: a DBM database is one process's at a time and has no transactions, so
+    #: nothing could make a compare-and-write atomic against another process (read-modify-
+    #: writes on it need a synchronizer, as the guide's consistency page says)
+    supports_conditional_writes = False
+
     def __init__(
         self,
         path: Any,

@@ -13,9 +13,19 @@ except ImportError:  # Windows: LMDB's lock file is always used there
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ..errors import StoreError
+from ..errors import StoreError, VersionConflictError
 from . import fileio
-from .base import ByteRange, Store, ensure_bytes_like, validate_key, validate_prefix
+from ._kvutil import content_version, version_conflict
+from .base import (
+    ABSENT,
+    ByteRange,
+    Store,
+    Version,
+    ensure_bytes_like,
+    oversized,
+    validate_key,
+    validate_prefix,
+)
 
 __all__ = ["LMDBStore"]
 
@@ -109,6 +119,15 @@ class LMDBStore(Store):
 
     Notes
     -----
+    **Versions and conditional writes.**  LMDB keeps no version per key, so a value's version
+    is its content (its length and BLAKE2b-128 digest), computed from the bytes one read
+    transaction sees: plain writes cost nothing more, and any write of other bytes, by any
+    writer, makes another version.  :meth:`set_if` and :meth:`delete_if` read, compare and
+    write inside one write transaction, and LMDB runs one write transaction at a time across
+    every process using the database (its lock file's writer mutex), so no write lands in
+    between.  Opened with ``lock=False`` (no locking: the caller serializes processes), the
+    store declares no conditional writes.
+
     **Read-only opening.**  LMDB readers normally register in the database's lock file
     (``lock.mdb``, or ``<path>-lock`` with ``subdir=False``), which rewrites it.  When no
     other process has the database open (no process holds a lock on that file), a read-only
@@ -167,6 +186,8 @@ class LMDBStore(Store):
             read_only = bool(read_only or kwargs.pop("readonly"))
         self.read_only = bool(read_only)
         self.kwargs = dict(kwargs)
+        # without LMDB's locks, nothing keeps another process's write transaction out
+        self.supports_conditional_writes = bool(kwargs.get("lock", True))
         self._lock = threading.Lock()  # serializes this store's write transactions
         self._closed = False
         fileio.check_regular_files(
@@ -285,6 +306,51 @@ class LMDBStore(Store):
                     txn.delete(_encode(key))
             except self._lmdb.Error as exc:
                 raise self._fail(f"delete of {key!r}", exc) from None
+
+    # -- versions and conditional writes (see the class's notes) ------------------------------
+    supports_conditional_writes = True
+
+    def _get_versioned(self, key: str, limit: int | None) -> tuple[bytes | None, Version]:
+        try:
+            with self._env().begin(buffers=True) as txn:
+                value = txn.get(_encode(key))
+                if value is None:
+                    return None, ABSENT
+                if limit is not None and len(value) > limit:
+                    raise oversized(key, len(value), limit)
+                # hashed from the mapped pages, copied once
+                return bytes(value), content_version(value)
+        except self._lmdb.Error as exc:
+            raise self._fail(f"read of {key!r}", exc) from None
+
+    def _conditional(self, key: str, version: Version, value: bytes | memoryview | None) -> None:
+        """In one write transaction: check that ``key`` is ``version``, then store ``value``
+        there (None: remove the key)."""
+        raw = _encode(key)
+        with self._lock:
+            try:
+                with self._env().begin(write=True, buffers=True) as txn:
+                    current = txn.get(raw)
+                    if current is None:
+                        if version is not ABSENT:
+                            raise version_conflict(key, None, version)
+                    elif version is ABSENT or content_version(current) != version:
+                        raise version_conflict(key, current, version)
+                    if value is not None:
+                        txn.put(raw, value)
+                    elif current is not None:
+                        txn.delete(raw)
+            except VersionConflictError:
+                raise  # (the transaction was aborted: nothing written)
+            except self._lmdb.Error as exc:
+                raise self._fail(f"conditional write of {key!r}", exc) from None
+
+    def _set_if(self, key: str, value: bytes | memoryview, version: Version) -> Version:
+        self._conditional(key, version, value)
+        return content_version(value)
+
+    def _delete_if(self, key: str, version: Version) -> None:
+        self._conditional(key, version, None)
 
     def exists(self, key: str) -> bool:
         validate_key(key)

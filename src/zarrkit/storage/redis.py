@@ -2,19 +2,76 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
 from ..errors import StoreError
-from ._kvutil import glob_escape
-from .base import ByteRange, Store, ensure_bytes_like, validate_key, validate_prefix
+from ._kvutil import glob_escape, version_conflict
+from .base import (
+    ABSENT,
+    ByteRange,
+    Store,
+    Version,
+    ensure_bytes_like,
+    oversized,
+    validate_key,
+    validate_prefix,
+)
 
 __all__ = ["RedisStore"]
 
 #: Keys per MGET / DEL command and the COUNT hint of SCAN.
 _BATCH = 1000
+
+#: How long the server remembers that a conditional write was made (milliseconds): longer than
+#: the client's resending of a command whose answer was lost may take (redis-py's default:
+#: 10 retries, backoff capped at 10 s, 5 s socket timeouts).
+TAG_TTL_MS = 300_000
+#: The Redis key prefix of those memories (one key per conditional write, ``<prefix><token>``,
+#: outside every store's namespace; each expires after :data:`TAG_TTL_MS`).
+TAG_PREFIX = b"zarrkit-conditional-write:"
+
+#: The conditional write, run by the server as one atomic step.  KEYS = the value's key, the
+#: write's tag; ARGV = expected length ('' for none), expected SHA-1 (hex), '1' to store
+#: ARGV[4] (else delete), the tag's lifetime (ms).  Returns 1 when done (or done already: the
+#: tag is there, this is the command sent again after its answer was lost), 0 when no value
+#: was there, 2 when another one was (a conflict: nothing written).
+_CONDITIONAL = """
+if redis.call('EXISTS', KEYS[2]) == 1 then return 1 end
+local cur = redis.call('GET', KEYS[1])
+if ARGV[1] == '' then
+  if cur then return 2 end
+else
+  if not cur then return 0 end
+  if string.len(cur) ~= tonumber(ARGV[1]) or redis.sha1hex(cur) ~= ARGV[2] then return 2 end
+end
+if ARGV[3] == '1' then
+  redis.call('SET', KEYS[1], ARGV[4])
+elseif cur then
+  redis.call('DEL', KEYS[1])
+end
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[5])
+return 1
+"""
+
+
+#: A read of at most ARGV[1] bytes: {} when missing, {size} when larger, else {size, value}.
+_LIMITED_READ = """
+local n = redis.call('STRLEN', KEYS[1])
+if n > tonumber(ARGV[1]) then return {n} end
+local v = redis.call('GET', KEYS[1])
+if not v then return {} end
+return {n, v}
+"""
+
+
+def _version(value: Any) -> tuple[int, str]:
+    """A value's version: its length and SHA-1 (the digest the server's scripts can compute)."""
+    return len(value), hashlib.sha1(value).hexdigest()
 
 
 def _import_redis() -> Any:
@@ -37,6 +94,18 @@ class RedisStore(Store):
     with a ``MATCH`` pattern (glob characters of the prefix are escaped).  The client (a
     connection pool) is safe to share between threads.  Nothing is sent until the first
     operation.
+
+    **Versions and conditional writes.**  A value's version is its content (its length and
+    SHA-1 digest): every client writing the key plainly (zarr-python, ``redis-cli``, another
+    program) makes another version by writing other bytes, and no key besides the value's is
+    kept.  :meth:`set_if` and :meth:`delete_if` are one Lua script (``EVALSHA``, one round
+    trip) that the server runs atomically: it reads the value, compares length and digest,
+    and writes or deletes, with no other command of any client -- on any machine -- in
+    between.  Each conditional write carries a random tag, which the script remembers for
+    five minutes (a key ``zarrkit-conditional-write:<tag>`` outside every store's namespace,
+    expiring by itself): when the answer is lost (the connection breaks after the server ran
+    the script) and the client sends the command again, the script finds its tag and answers
+    success, not a conflict with its own write.
 
     Parameters
     ----------
@@ -107,6 +176,9 @@ class RedisStore(Store):
             raise StoreError(f"cannot create a Redis client for {self._where()}: {exc}") from None
         self._head = prefix + ":"
         self._raw_head = self._head.encode("utf-8")
+        # (the scripts are sent on first use)
+        self._script = self.client.register_script(_CONDITIONAL)
+        self._limited = self.client.register_script(_LIMITED_READ)
 
     # -- helpers ------------------------------------------------------------------------------
     def _where(self) -> str:
@@ -199,6 +271,54 @@ class RedisStore(Store):
     def _delete(self, key: str) -> None:
         with self._op(f"delete of {key!r}") as client:
             client.delete(self._key(key))
+
+    # -- versions and conditional writes (see the class's text) ------------------------------
+    supports_conditional_writes = True
+
+    def _get_versioned(self, key: str, limit: int | None) -> tuple[bytes | None, Version]:
+        rkey = self._key(key)
+        with self._op(f"read of {key!r}") as client:
+            if limit is None:
+                value = client.get(rkey)
+            else:
+                # the size first, in the same script: an oversized value is not sent
+                found = self._limited(keys=[rkey], args=[limit], client=client)
+                if not found:
+                    return None, ABSENT
+                if len(found) == 1:
+                    raise oversized(key, int(found[0]), limit)
+                value = found[1]
+        if value is None:
+            return None, ABSENT
+        value = bytes(value)
+        return value, _version(value)
+
+    def _conditional(self, key: str, version: Version, value: bytes | None) -> None:
+        if version is ABSENT:
+            size, digest = "", ""
+        elif isinstance(version, tuple) and len(version) == 2:
+            size, digest = str(version[0]), str(version[1])
+        else:  # not a version of this store: no value has it
+            size, digest = "-1", ""
+        tag = TAG_PREFIX + os.urandom(16).hex().encode()
+        with self._op(f"conditional write of {key!r}") as client:
+            # (the client sends the same command, tag included, again when its answer is lost)
+            done = self._script(
+                keys=[self._key(key), tag],
+                args=[size, digest, "0" if value is None else "1",
+                      b"" if value is None else value, TAG_TTL_MS],
+                client=client,
+            )
+        if done != 1:
+            raise version_conflict(key, None if done == 0 else b"", version)
+
+    def _set_if(self, key: str, value: bytes | memoryview, version: Version) -> Version:
+        new = bytes(value)
+        self._conditional(key, version, new)
+        return _version(new)
+
+    def _delete_if(self, key: str, version: Version) -> None:
+        self._conditional(key, version, None)
 
     def exists(self, key: str) -> bool:
         validate_key(key)

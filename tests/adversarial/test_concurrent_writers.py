@@ -89,18 +89,40 @@ def test_processes_writing_unaligned_pieces_lose_nothing(tmp_path, layout):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("zarr_format", [2, 3])
-def test_processes_appending_claim_each_row_once_and_lose_no_attribute(tmp_path, zarr_format):
-    # 4 processes x 2 threads appending a row and setting an attribute 10 times each: the
-    # shape grows by exactly one row per append (no two appends claim the same rows) and
-    # every attribute update is kept
+@pytest.mark.parametrize("layout", ["v2", "v3", "sharded"])
+def test_processes_appending_lose_no_row_and_no_attribute(tmp_path, layout):
+    # 4 processes x 2 threads appending a row and setting an attribute 10 times each: every
+    # row appended is there once (no two appends claim the same rows, no loser's row is left
+    # in a winner's) and every attribute update is kept
     path = str(tmp_path / "a.zarr")
     nproc, rounds = 4, 10
-    zarrkit.create_array(path, shape=(0,), chunks=(5,), dtype="i4", fill_value=-1, zarr_format=zarr_format)
+    zarrkit.create_array(path, shape=(0,), chunks=(3,), shards=(9,) if layout == "sharded" else None,
+                         dtype="i4", fill_value=-1, zarr_format=2 if layout == "v2" else 3)
     _run_workers(lambda w: ["appends", path, str(w), str(rounds)], nproc)
     z = zarrkit.open_array(path, mode="r")
-    assert z.shape == (nproc * 2 * rounds,)
-    assert len(z.attrs) == nproc * 2 * rounds
+    tags = sorted(w * 1000 + t * 100 + k for w in range(nproc) for t in range(2) for k in range(rounds))
+    assert sorted(z[:].tolist()) == tags
+    assert len(z.attrs) == len(tags)
+
+
+@pytest.mark.parametrize("sharded", [False, True])
+def test_threads_appending_lose_no_row(tmp_path, sharded):
+    store = zarrkit.DirectoryStore(tmp_path / "a.zarr")
+    zarrkit.create_array(store, shape=(0,), chunks=(3,), shards=(9,) if sharded else None, dtype="i4",
+                         fill_value=-1)
+
+    def run(w: int) -> None:
+        z = zarrkit.open_array(store, mode="r+")
+        for k in range(8):
+            z.append(np.array([w * 100 + k]))
+
+    threads = [threading.Thread(target=run, args=(w,)) for w in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    got = zarrkit.open_array(zarrkit.DirectoryStore(tmp_path / "a.zarr"), mode="r")[:]
+    assert sorted(got.tolist()) == sorted(w * 100 + k for w in range(8) for k in range(8))
 
 
 def test_attribute_updates_from_threads_are_all_kept(tmp_path):

@@ -131,12 +131,18 @@ def test_a_stale_handle_without_synchronizer_neither_overwrites_nor_deletes(tmp_
     assert (z[3 * ROWS:] == -1).all()
 
 
+@pytest.mark.parametrize("synchronized", [True, False])
 @pytest.mark.parametrize("zarr_format", FORMATS)
-def test_an_append_reads_the_metadata_document_once_and_data_access_never(zarr_format):
+def test_an_append_reads_the_metadata_document_once_and_data_access_never(zarr_format, synchronized):
+    # with a synchronizer an append reads the document once; racing other appends without
+    # one (on a store with versions) it also checks, before each chunk it merges its rows
+    # into, that no other append has claimed them: once per chunk more
     store = CountingStore(zarrkit.MemoryStore())
     z = zarrkit.open_array(store, mode="w", shape=(0, WIDTH), chunks=(4, WIDTH), dtype="i4",
-                           zarr_format=zarr_format)
+                           zarr_format=zarr_format,
+                           synchronizer=zarrkit.ThreadSynchronizer() if synchronized else None)
     doc = "zarr.json" if zarr_format == 3 else ".zarray"
+    checks = 0 if synchronized else -(-ROWS // 4)
 
     def documents_read() -> int:
         n = sum(1 for key, _ in store.keys_read if key == doc)
@@ -145,7 +151,7 @@ def test_an_append_reads_the_metadata_document_once_and_data_access_never(zarr_f
 
     store.reset()
     z.append(block(0, 0, 0))
-    assert documents_read() == 1
+    assert documents_read() == 1 + checks
     z.resize(2 * ROWS, WIDTH)
     assert documents_read() == 1
     z[ROWS:] = block(0, 0, 1)

@@ -26,6 +26,7 @@ from ..metadata.v2 import ArrayMetadataV2
 from ..metadata.v3 import ArrayMetadataV3, edge_lengths
 from ..metadata.zdtypes import ZDType, data_type_of
 from ..storage.coerce import NodeStores
+from ..storage.optimistic import until_written
 from .chunks import ChunkContext
 from .indexing import classify_selection, pop_fields
 from .indexing_tools import iter_grid
@@ -40,7 +41,6 @@ from .info import (
     tokenize_array,
 )
 from .node import Node
-from .optimistic import until_written
 from .resize import ResizeMethods
 from .selection import SelectionMethods, get_selection, set_selection
 from .stored import check_stored, count_stored_chunks, current_documents, iter_stored

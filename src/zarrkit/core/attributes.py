@@ -12,7 +12,7 @@ from ..errors import ReadOnlyError
 from ..metadata import io
 from ..storage.base import Store
 from ..storage.mapping import KVStore
-from .optimistic import update
+from ..storage.optimistic import update
 from .stored import current_documents
 
 __all__ = ["Attributes"]

@@ -5,15 +5,18 @@ Appends race for rows.  Each writes its rows out of sight (beyond the shape it r
 writes the new shape on the condition that the metadata document is still the one it read;
 of appends that read one shape, one wins.  A loser must not leave its rows in the winner's:
 
-* before and after each chunk (or shard) it writes, it checks that the document is still the
-  one it read (:meth:`Claim.check`), and stops at once when it is not (:class:`RowsClaimed`);
+* before each chunk (or shard) it merges its rows into -- after reading it, so that what it
+  merges into predates any other append's win -- it checks that the document is still the
+  one it read (:meth:`Claim.check`: one small read), and stops at once when it is not
+  (:class:`RowsClaimed`);
 * every value it wrote is recorded with what it replaced (:meth:`Claim.record`), and a loser
-  puts back what it replaced (:meth:`Claim.undo`): the value as it was, where nobody wrote it
-  since, else the elements of its rows that still hold its values;
+  -- stopped by a check, or by the conditional write of the shape -- puts back what it
+  replaced (:meth:`Claim.undo`): the value as it was, where nobody wrote it since, else the
+  elements of its rows that still hold its values;
 * the winner reads its rows back once they are shown and writes them again where they differ
   (see :func:`zarrkit.core.resize`).
 
-Every write here is itself the read-modify-write of :func:`~zarrkit.core.optimistic.update`.
+Every write here is itself the read-modify-write of :func:`~zarrkit.storage.optimistic.update`.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..storage.base import Store
-from .optimistic import KEEP, update
+from ..storage.optimistic import KEEP, update
 
 __all__ = ["Claim", "RowsClaimed"]
 

@@ -15,11 +15,11 @@ from ..metadata.normalize import normalize_shape
 from ..metadata.v2 import ArrayMetadataV2
 from ..metadata.v3 import ArrayMetadataV3
 from ..storage.base import Store
+from ..storage.optimistic import until_written
 from .chunks import ChunkContext
 from .claims import Claim, RowsClaimed
 from .indexing import make_indexer
 from .indexing_tools import lazy_product
-from .optimistic import until_written
 from .read import read_selection
 from .stored import current_documents, iter_stored
 from .write import write_selection

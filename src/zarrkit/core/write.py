@@ -12,10 +12,10 @@ from ..codecs.buffers import is_all_fill, place
 from ..codecs.sharding import GroupedKeys
 from ..config import config
 from ..errors import ShapeMismatchError
+from ..storage.optimistic import until_written, update
 from .chunks import ChunkContext, names_store, scratch
 from .claims import Claim, restore_elements
 from .indexing import ChunkProjection
-from .optimistic import until_written, update
 from .pool import run_pipelined, run_tasks, threads_for
 
 #: chunks encoded before their values are handed to the store together (tiny chunks)
@@ -93,11 +93,11 @@ def write_selection(
 
     A chunk the selection covers completely is encoded without reading the old one; a partial
     chunk is read (or started from the fill value), merged and written back by the one
-    read-modify-write (:func:`~zarrkit.core.optimistic.update`: conditioned on the version
+    read-modify-write (:func:`~zarrkit.storage.optimistic.update`: conditioned on the version
     read, where the store can), under the synchronizer's lock for its key when one is given.  With ``write_empty_chunks=False`` a chunk
     left all fill value is deleted instead of stored.  With a ``claim`` (an append's rows,
     written out of sight: see :mod:`~zarrkit.core.claims`) every chunk, whole or not, is such
-    a read-modify-write, checked against the claim before and after, and recorded in it.
+    a read-modify-write, checked against the claim before it is merged, and recorded in it.
     """
     shape = tuple(indexer.shape)
     target_dtype = ctx.dtype if fields is None else ctx.dtype[fields] if isinstance(fields, str) else ctx.dtype[list(fields)]
@@ -191,7 +191,6 @@ def _claimed_write(ctx: ChunkContext, claim: Claim, p: ChunkProjection, key: str
     restore = restore_elements(lambda raw: codec.decode(raw, key), lambda chunk: codec.encode(chunk, key),
                                lambda: ctx.fill_chunk(p.chunk_coords), p.chunk_selection)
     claim.record(ctx.chunks, key, seen[0], seen[1], restore)
-    claim.check()
 
 
 def _merger(ctx: ChunkContext, arr: np.ndarray, scalar: bool, fields: Any, write_empty_chunks: bool) -> Any:
@@ -285,11 +284,13 @@ def _write_groups(
             # the version read; on a conflict, all again from the shard as it is then
             def attempt() -> None:
                 txn = store.transaction(first)
+                # (a claimed write reads the shard even when it replaces all of it: it is
+                # written on the condition of the version read, and recorded with it; the
+                # claim is checked after that read, so what was read predates any other
+                # append's win)
+                old = txn.get_many(partial) if partial or claim is not None else {}
                 if claim is not None:
                     claim.check()
-                # (a claimed write reads the shard even when it replaces all of it: it is
-                # written on the condition of the version read, and recorded with it)
-                old = txn.get_many(partial) if partial or claim is not None else {}
 
                 def build(item: tuple[ChunkProjection, str]) -> None:
                     p, key = item
@@ -303,7 +304,6 @@ def _write_groups(
                 txn.commit()
                 if claim is not None:
                     claim.record(ctx.store, txn.key, txn.before, txn.written, _shard_restore(ctx, store, group))
-                    claim.check()
 
             until_written(attempt, store.lock_key(first), "the shard")
 

@@ -18,6 +18,7 @@ from ..errors import MetadataError, NodeNotFoundError, NodeTypeValidationError
 from ..storage.base import ByteRange, Store, join_path
 from ..storage.keys import is_valid_key
 from ..storage.mapping import KVStore
+from ..storage.optimistic import update
 from . import io, v2, v3
 from .json_text import dump_json
 from .walk import iter_nodes
@@ -84,13 +85,22 @@ def consolidate(store: Store, path: str = "") -> tuple[int, int]:
     previous consolidated document or the new one, never part of one, and consolidating again
     finishes the job.  Returns the hierarchy's format and how many nodes are below the group.
     """
-    kind, fmt, root_doc = io.node_info(store, path)
+    kind, fmt, _root_doc = io.node_info(store, path)
     if kind != "group":
         raise NodeNotFoundError(f"no group found at path {path!r} to consolidate", path)
     if fmt == 3:
-        document = consolidated_document_v3(store, path, root_doc)
-        store.set(join_path(path, v3.ZARR_JSON), document)
-        below = len(io.parse_json(document, join_path(path, v3.ZARR_JSON))["consolidated_metadata"]["metadata"])
+        key = join_path(path, v3.ZARR_JSON)
+
+        def change(raw: Any) -> bytes:
+            # the root's document as stored now (its attributes, set by another writer while
+            # the hierarchy was walked, are kept: the write is conditioned on its version)
+            doc = io.parse_json(raw, key)
+            if not isinstance(doc, dict) or doc.get("node_type") != "group":
+                raise NodeNotFoundError(f"no group found at path {path!r} to consolidate", path)
+            return consolidated_document_v3(store, path, doc)
+
+        document = update(store, key, change)
+        below = len(io.parse_json(document, key)["consolidated_metadata"]["metadata"])
         return 3, below
     document = consolidated_document_v2(store, path)
     store.set(join_path(path, ZMETADATA), document)

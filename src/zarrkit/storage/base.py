@@ -25,7 +25,7 @@ zarr-2 style code that treats a store as a dict keeps working.
   an ETag or generation on object storage, the file's identity on a directory, a row version
   in a database.  A store answers a retry of its own conditional write, whose first answer
   was lost, as a success, never as a conflict.  Every read-modify-write of the engine goes
-  through :func:`zarrkit.core.optimistic.update`, which uses these where the store has them.
+  through :func:`zarrkit.storage.optimistic.update`, which uses these where the store has them.
 """
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ from ...errors import (
 )
 from ...storage.base import ByteRange, Store
 from ...storage.memory import HeldValue
-from ...storage.retry import until_written
+from ...storage.optimistic import until_written
 from .index import EMPTY, INDEX_CACHE_MAX_ENTRIES, IndexCache
 from .shard_write import ShardWrite
 

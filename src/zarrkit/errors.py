@@ -47,6 +47,7 @@ __all__ = [
     "ValueEncodeError",
     "ReadOnlyError",
     "CopyError",
+    "NodesOverlapError",
     "SelectionError",
     "ArrayIndexError",
     "BoundsCheckError",
@@ -269,6 +270,17 @@ class ReadOnlyError(ZarrkitError, PermissionError, ValueError):
 class CopyError(ZarrkitError, RuntimeError):
     """A copy cannot proceed: an object exists in the destination and ``if_exists='raise'``,
     or the source has no equivalent in the destination's format."""
+
+
+class NodesOverlapError(ZarrkitError, ValueError):
+    """A node cannot be replaced with a copy of one it overlaps (one is the other, or lies
+    below it, where they really are: symbolic links resolved): replacing it would delete the
+    source before it is read.  ``source`` and ``destination`` describe the two."""
+
+    def __init__(self, message: str, source: str = "", destination: str = ""):
+        super().__init__(message)
+        self.source = source
+        self.destination = destination
 
 
 class SelectionError(ZarrkitError, IndexError):

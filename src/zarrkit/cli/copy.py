@@ -33,6 +33,7 @@ from ..metadata.consolidated import consolidate
 from ..metadata.io import require_parent_groups
 from ..storage.base import Store, join_path
 from ..storage.memory import MemoryStore
+from ..storage.places import Place, place_of, places_overlap
 from ..storage.zip import ZipStore
 from .common import (
     COPY_MARKER,
@@ -386,10 +387,7 @@ def cmd_cp(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         src_store = stack.enter_context(contextlib.closing(_open_store(src_loc)))
         src_kind = _node_kind(src_store, src_loc.path, src_loc)
-        if src_loc.kind == dst_loc.kind and os.path.abspath(src_loc.root) == os.path.abspath(dst_loc.root):
-            a, b = src_loc.path, dst_loc.path
-            if a == b or not a or b.startswith(a + "/") or a.startswith(b + "/") or not b:
-                raise CLIError("the source and the destination overlap")
+        _check_apart(src_loc, dst_loc)
         plan = _plan_copy(src_store, src_loc.path, args)
         # the destination: a fresh copy, or the continuation of an interrupted one (same
         # command: the metadata the copy would write equals what the interrupted one wrote)
@@ -425,6 +423,24 @@ def cmd_cp(args: argparse.Namespace) -> int:
         f"{_size(counts['bytes'])} in {time.monotonic() - start:.1f}s"
     )
     return EXIT_OK
+
+
+def _check_apart(src: Location, dst: Location) -> None:
+    """Refuse a copy whose source and destination overlap where they really are (one is the
+    other or lies below it, symbolic links followed), before anything is deleted or written:
+    replacing the destination would delete the source, and copying into it would copy the copy."""
+    src_place, dst_place = _place(src), _place(dst)
+    if places_overlap(src_place, dst_place):
+        raise CLIError(
+            f"the source and the destination overlap: expected places apart, got {src.arg} "
+            f"(at {src_place}) and {dst.arg} (at {dst_place})"
+        )
+
+
+def _place(loc: Location) -> Place:
+    # the holders the stores' location() names (a zip file's, a directory's, a URL's)
+    holder = {"dir": "file", "zip": "zip"}.get(loc.kind, loc.kind)
+    return place_of((holder, loc.root), loc.path)
 
 
 def _size(nbytes: int) -> str:

@@ -20,11 +20,12 @@ from typing import Any
 import numpy as np
 
 from ..config import config
+from ..errors import NodesOverlapError
 from ..metadata import io
 from ..metadata.build import build_metadata
 from ..metadata.normalize import normalize_path
 from ..metadata.spec import AUTO, ArraySpec, classic_spec
-from ..storage.base import paths_overlap
+from ..storage.places import node_place, places_overlap
 from ..storage.coerce import NodeStores
 from .array import Array
 from .write import prepare_value
@@ -96,16 +97,16 @@ def create_array_node(
     ------
     ContainsArrayError, ContainsGroupError
         A node is already at ``path`` and ``overwrite`` is False.
-    ValueError
-        ``overwrite`` with ``data`` an array whose node overlaps ``path`` (nothing is written).
+    NodesOverlapError
+        ``overwrite`` with ``data`` an array whose node overlaps ``path`` (a ``ValueError``;
+        nothing is written).
     """
     path = normalize_path(path)
-    if overwrite and isinstance(data, Array) and paths_overlap(data._store, data._path, stores.store, path):
-        # replacing the node would delete the data before it is copied
-        raise ValueError(
-            f"cannot overwrite path {path!r} with the array at {data._path!r} of the same store: the paths "
-            "overlap, and the source would be deleted before it is copied"
-        )
+    if overwrite and isinstance(data, Array):
+        check_no_overlap(data._store, data._path, stores.store, path)
+        if data._chunk_store is not data._store or stores.chunk_store is not stores.store:
+            # replacing the node deletes its chunks too
+            check_no_overlap(data._chunk_store, data._path, stores.chunk_store, path)
     spec, meta, documents = _array_documents(stores, spec, path)
     # the handle is made of the metadata object to write, not of the store's documents
     array = Array._from_metadata(
@@ -125,6 +126,26 @@ def create_array_node(
         if options.read_only:
             array.read_only = True
     return array
+
+
+def check_no_overlap(source: Any, source_path: str, dest: Any, dest_path: str) -> None:
+    """Refuse to replace the node at ``dest_path`` of ``dest`` with a copy of the one at
+    ``source_path`` of ``source`` when they overlap where their values really are (one is the
+    other or lies below it; links followed): the source would be deleted before it is read.
+
+    Raises
+    ------
+    NodesOverlapError
+        They overlap (nothing is written).
+    """
+    source_place, dest_place = node_place(source, source_path), node_place(dest, dest_path)
+    if places_overlap(source_place, dest_place):
+        raise NodesOverlapError(
+            f"cannot overwrite path {dest_path!r} (at {dest_place}) with a copy of the node at "
+            f"{source_path!r} (at {source_place}): expected places apart, got overlapping ones; "
+            "the source would be deleted before it is copied",
+            source=str(source_place), destination=str(dest_place),
+        )
 
 
 def _prepared_data(array: Array, data: Any) -> Any:

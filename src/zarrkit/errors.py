@@ -56,6 +56,7 @@ __all__ = [
     "BadCompressorError",
     "ShapeMismatchError",
     "StoreError",
+    "LockError",
     "StorageOptionsError",
     "StoreOperationNotSupported",
     # zarr-python 3's names
@@ -315,6 +316,11 @@ class ShapeMismatchError(ZarrkitError, ValueError):
 
 class StoreError(ZarrkitError, OSError):
     """A store operation failed (I/O error, bad configuration)."""
+
+
+class LockError(ZarrkitError, OSError):
+    """A synchronizer cannot take a lock: its lock file cannot be made or opened (the
+    message names it)."""
 
 
 class StorageOptionsError(ZarrkitError, TypeError, ValueError):

@@ -48,6 +48,8 @@ from .common import (
     _walk,
     locate,
     plural,
+    say,
+    shown,
 )
 
 
@@ -249,7 +251,7 @@ def _open_zip_destination(args: argparse.Namespace, dst_loc: Location, plan: lis
     resume = False
     # is_zipfile opens the file: a named pipe there would block it forever
     if os.path.lexists(partial) and not (os.path.isfile(partial) and zipfile.is_zipfile(partial)):
-        print(f"zarrkit: discarding {partial} (an unreadable partial copy); starting over", file=sys.stderr)
+        say(f"zarrkit: discarding {partial} (an unreadable partial copy); starting over", file=sys.stderr)
         os.remove(partial)
     if os.path.exists(partial):
         with contextlib.closing(ZipStore(partial, mode="r")) as old:
@@ -335,8 +337,8 @@ class _CopyRun:
         a lone array the name the command gave it."""
         name = node.src.name
         if name in (None, "", "/"):
-            return os.path.basename(str(self.args.src).rstrip("/\\")) or str(self.args.src)
-        return name
+            return shown(os.path.basename(str(self.args.src).rstrip("/\\")) or str(self.args.src))
+        return shown(name)
 
     def counted(self, n: int) -> str:
         """``n`` with the unit copied: ``"1 chunk"``, ``"2 shards"``, ``"3 chunks/shards"``."""
@@ -416,7 +418,7 @@ def cmd_cp(args: argparse.Namespace) -> int:
     n_arrays = len(arrays)
     n_groups = sum(1 for n in plan if n.kind == "group")
     counts = run.counts
-    print(
+    say(
         f"{'resumed' if resume else 'copied'} {args.src} -> {args.dst}: {n_arrays} array{'s' if n_arrays != 1 else ''}, "
         f"{n_groups} group{'s' if n_groups != 1 else ''}; {run.counted(counts['written'])} written, "
         f"{counts['present']} already present, {counts['empty']} empty; "

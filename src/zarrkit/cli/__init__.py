@@ -63,12 +63,11 @@ from .common import (
     CLIError,
     CopyStopped,
     Location,
-    _Parser,
     _parse_storage_options,
+    _Parser,
     int_at_least,
     locate,
     say,
-    shown,
     storage_options,
 )
 from .copy import cmd_cp

@@ -318,9 +318,8 @@ def _open_zip_destination(
     sources = partial + SOURCES_SUFFIX
     recorded = None
     if resume:
-        with contextlib.suppress(OSError, ValueError):
-            with open(sources, "rb") as f:
-                recorded = json.loads(f.read()).get("sources")
+        with contextlib.suppress(OSError, ValueError, AttributeError), open(sources, "rb") as f:
+            recorded = json.loads(f.read()).get("sources")
     else:
         # what the source is, before anything is copied (replaced atomically)
         with open(sources + ".tmp", "w") as f:
@@ -449,11 +448,10 @@ class _CopyRun:
                 self.counts["present"] += 1
                 self.progress.skip()
                 continue
-            if src_stored is not None:
-                if not any(tuple(c) in src_stored for c in _product(ranges)):
-                    self.counts["empty"] += 1
-                    self.progress.skip()
-                    continue
+            if src_stored is not None and not any(tuple(c) in src_stored for c in _product(ranges)):
+                self.counts["empty"] += 1
+                self.progress.skip()
+                continue
             yield coords, region
 
     def run(self) -> None:

@@ -25,8 +25,8 @@ from ..metadata import io
 from ..metadata.build import build_metadata
 from ..metadata.normalize import normalize_path
 from ..metadata.spec import AUTO, ArraySpec, classic_spec
-from ..storage.places import node_place, places_overlap
 from ..storage.coerce import NodeStores
+from ..storage.places import node_place, places_overlap
 from .array import Array
 from .write import prepare_value
 

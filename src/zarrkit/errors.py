@@ -47,6 +47,7 @@ __all__ = [
     "ValueEncodeError",
     "ReadOnlyError",
     "CopyError",
+    "NodesOverlapError",
     "SelectionError",
     "ArrayIndexError",
     "BoundsCheckError",
@@ -55,6 +56,7 @@ __all__ = [
     "BadCompressorError",
     "ShapeMismatchError",
     "StoreError",
+    "LockError",
     "StorageOptionsError",
     "VersionConflictError",
     "ConflictRetriesExhaustedError",
@@ -274,6 +276,17 @@ class CopyError(ZarrkitError, RuntimeError):
     or the source has no equivalent in the destination's format."""
 
 
+class NodesOverlapError(ZarrkitError, ValueError):
+    """A node cannot be replaced with a copy of one it overlaps (one is the other, or lies
+    below it, where they really are: symbolic links resolved): replacing it would delete the
+    source before it is read.  ``source`` and ``destination`` describe the two."""
+
+    def __init__(self, message: str, source: str = "", destination: str = ""):
+        super().__init__(message)
+        self.source = source
+        self.destination = destination
+
+
 class SelectionError(ZarrkitError, IndexError):
     """A selection is not valid for the array (wrong type, too many indices, ...)."""
 
@@ -306,6 +319,11 @@ class ShapeMismatchError(ZarrkitError, ValueError):
 
 class StoreError(ZarrkitError, OSError):
     """A store operation failed (I/O error, bad configuration)."""
+
+
+class LockError(ZarrkitError, OSError):
+    """A synchronizer cannot take a lock: its lock file cannot be made or opened (the
+    message names it)."""
 
 
 class StorageOptionsError(ZarrkitError, TypeError, ValueError):

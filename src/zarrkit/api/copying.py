@@ -16,6 +16,7 @@ import numpy as np
 
 from ..config import config
 from ..core.array import Array
+from ..core.creation import check_no_overlap
 from ..core.group import Group
 from ..errors import CopyError, ZarrkitError
 from ..metadata import io
@@ -508,6 +509,7 @@ def _copy_group(
     grp: Any
     if not dry_run:
         if exists_array:
+            _check_apart(source, dest, name)
             del dest[name]
         attrs = {} if without_attrs else _attrs_dict(source)
         if isinstance(dest, Group) and name not in dest:
@@ -525,6 +527,13 @@ def _copy_group(
     else:
         grp = dest[name] if dest is not None and name in dest else None
     return grp, 1, 0
+
+
+def _check_apart(source: Any, dest: Any, name: str) -> None:
+    """Refuse to replace ``dest[name]`` with a copy of ``source`` when they overlap (deleting
+    it would delete the source)."""
+    if isinstance(source, (Array, Group)) and isinstance(dest, Group):
+        check_no_overlap(source._store, source._path, dest._store, dest._item_path(name))
 
 
 def _copy_array(
@@ -549,6 +558,7 @@ def _copy_array(
     if dry_run:
         return 1, 0, 0
     if exists:
+        _check_apart(source, dest, name)
         del dest[name]
     attrs = {} if without_attrs else _attrs_dict(source)
     if dest_h5py:

@@ -67,6 +67,7 @@ from .common import (
     _Parser,
     int_at_least,
     locate,
+    say,
     storage_options,
 )
 from .copy import cmd_cp
@@ -166,7 +167,7 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _error(message: str) -> None:
-    print(f"zarrkit: error: {message}", file=sys.stderr)
+    say(f"zarrkit: error: {message}", file=sys.stderr)
 
 
 def _warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
@@ -174,7 +175,7 @@ def _warning(message: Warning | str, category: type[Warning], filename: str, lin
     """``warnings.showwarning`` while a command runs: the command's own voice, one line, not
     Python's ``path/to/module.py:60: UserWarning: ...`` with the source line below it."""
     text = " ".join(str(message).split()) or category.__name__
-    print(f"zarrkit: warning: {text}", file=sys.stderr if file is None else file)
+    say(f"zarrkit: warning: {text}", file=sys.stderr if file is None else file)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -210,7 +211,7 @@ def _run(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
         _error(_one_line(exc))
         return EXIT_STOPPED
     except KeyboardInterrupt:
-        print("zarrkit: interrupted (an interrupted cp resumes when run again)", file=sys.stderr)
+        say("zarrkit: interrupted (an interrupted cp resumes when run again)", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         with contextlib.suppress(OSError):

@@ -17,6 +17,7 @@ from urllib.parse import unquote, urlparse
 from ..codecs.registry import codec_config
 from ..core.array import Array
 from ..core.group import Group
+from ..core.printable import printable
 from ..errors import MetadataError
 from ..metadata import io
 from ..metadata.consolidated import load_consolidated
@@ -48,6 +49,20 @@ class CLIError(Exception):
 
 class CopyStopped(Exception):
     """A copy stopped on purpose (``ZARRKIT_CP_FAIL_AFTER``)."""
+
+
+def say(text: object = "", file: Any = None) -> None:
+    """Print a piece of the command's output (a line, or a report of several): every control
+    character of what it holds escaped (:func:`~zarrkit.core.printable.printable`), only its
+    own line breaks kept.  The one way the commands print; a value from the store that could
+    hold a line break (a name, a key) is passed through :func:`shown` as it is put in."""
+    print(printable(str(text), keep="\n"), file=file)
+
+
+def shown(text: object) -> str:
+    """A value from the store (a name, a key, a message quoting one) as the output shows it:
+    every control character escaped, line breaks too."""
+    return printable(str(text))
 
 
 def plural(n: int, noun: str, nouns: str | None = None) -> str:
@@ -221,7 +236,7 @@ def _note_stale_consolidated(store: Store, loc: Location) -> None:
     for i in range(len(parts)):
         above = join_path(*parts[:i])
         if _is_consolidated(store, above):
-            print(
+            say(
                 f"zarrkit: note: the consolidated metadata of group {above or '/'} is now stale; "
                 "run 'zarrkit consolidate' on it",
                 file=sys.stderr,
@@ -239,7 +254,7 @@ def _interrupted_copy(store: Store, loc: Location) -> bool:
 
 def _note_interrupted(store: Store, loc: Location) -> None:
     if _interrupted_copy(store, loc):
-        print(
+        say(
             f"zarrkit: note: {loc.arg} holds an interrupted 'zarrkit cp' (incomplete data); "
             "run the same cp command again to finish it",
             file=sys.stderr,
@@ -276,7 +291,7 @@ def _table(items: list[tuple[str, str]]) -> str:
 
 
 def _display_name(node: Array | Group) -> str:
-    return node.name or "/"
+    return shown(node.name or "/")
 
 
 def _is_consolidated(store: Store, path: str) -> bool:

@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import dataclasses
 import datetime
+import hashlib
 import itertools
 import json
 import math
@@ -33,6 +34,7 @@ from ..metadata.consolidated import consolidate
 from ..metadata.io import require_parent_groups
 from ..storage.base import Store, join_path
 from ..storage.memory import MemoryStore
+from ..storage.places import Place, place_of, places_overlap
 from ..storage.zip import ZipStore
 from .common import (
     COPY_MARKER,
@@ -47,6 +49,8 @@ from .common import (
     _walk,
     locate,
     plural,
+    say,
+    shown,
 )
 
 
@@ -178,6 +182,54 @@ def _matches(store: Store, dpath: str, plan: list[_Node]) -> bool:
     return True
 
 
+# -- what the source was when the copy began ------------------------------------------------------
+#: the file beside a partial zip file that holds what its source was (a zip file has no marker)
+SOURCES_SUFFIX = ".sources.json"
+
+
+def _token(store: Store, key: str) -> str:
+    """A short digest of the version of the value at ``key``: the store's version token (a
+    file's inode, size and time), else its size."""
+    token = store.version_token(key)
+    if token is None:
+        token = ("size", store.getsize(key))
+    return hashlib.sha256(repr(token).encode()).hexdigest()[:16]
+
+
+def _source_state(plan: list[_Node]) -> dict[str, Any]:
+    """What each source array of ``plan`` is now, by its path in the copy: a digest of its
+    metadata documents, and the version of each stored object (chunk or shard) by grid
+    coordinates."""
+    state: dict[str, Any] = {}
+    for node in plan:
+        if node.kind != "array":
+            continue
+        src = node.src
+        store, path = src.store, src.path
+        docs = hashlib.sha256()
+        for name in ("zarr.json", ".zarray", ".zattrs"):
+            docs.update(name.encode() + b"\0" + (store.get(join_path(path, name)) or b"-") + b"\0")
+        chunks = {",".join(map(str, coords)): _token(store, key) for coords, key in src.iter_stored()}
+        state[node.rel or "."] = {"metadata": docs.hexdigest(), "chunks": chunks}
+    return state
+
+
+def _changed_chunks(recorded: dict[str, Any] | None, now: dict[str, Any]) -> dict[str, set[tuple[int, ...]] | None]:
+    """By array: the source objects changed since ``recorded`` (rewritten, added, removed),
+    or None for an array to copy again whole (its metadata changed, or nothing was recorded)."""
+    changed: dict[str, set[tuple[int, ...]] | None] = {}
+    for rel, state in now.items():
+        before = (recorded or {}).get(rel)
+        if not isinstance(before, dict) or before.get("metadata") != state["metadata"] \
+                or not isinstance(before.get("chunks"), dict):
+            changed[rel] = None
+            continue
+        old, new = before["chunks"], state["chunks"]
+        keys = {k for k in old.keys() | new.keys() if old.get(k) != new.get(k)}
+        changed[rel] = {tuple(int(c) for c in k.split(",")) if k else () for k in keys}
+    return changed
+
+
 def _same_fill(src: Array, dst: Array) -> bool:
     """Whether a missing source chunk reads as what a missing destination chunk reads as."""
     try:
@@ -237,8 +289,11 @@ def _env_number(name: str, kind: type) -> Any:
         raise CLIError(f"environment variable {name} must be a number, got {value!r}") from None
 
 
-def _open_zip_destination(args: argparse.Namespace, dst_loc: Location, plan: list[_Node]) -> tuple[Store, bool]:
-    """The partial zip file a copy writes into, and whether it continues an interrupted copy."""
+def _open_zip_destination(
+    args: argparse.Namespace, dst_loc: Location, plan: list[_Node],
+) -> tuple[Store, bool, dict[str, Any] | None]:
+    """The partial zip file a copy writes into, whether it continues an interrupted copy, and
+    what the source was when that copy began (beside the partial file; None: not known)."""
     if os.path.exists(dst_loc.root):
         if dst_loc.path:
             raise CLIError(f"{dst_loc.root} exists: copy into a new zip file")
@@ -248,7 +303,7 @@ def _open_zip_destination(args: argparse.Namespace, dst_loc: Location, plan: lis
     resume = False
     # is_zipfile opens the file: a named pipe there would block it forever
     if os.path.lexists(partial) and not (os.path.isfile(partial) and zipfile.is_zipfile(partial)):
-        print(f"zarrkit: discarding {partial} (an unreadable partial copy); starting over", file=sys.stderr)
+        say(f"zarrkit: discarding {partial} (an unreadable partial copy); starting over", file=sys.stderr)
         os.remove(partial)
     if os.path.exists(partial):
         with contextlib.closing(ZipStore(partial, mode="r")) as old:
@@ -260,13 +315,26 @@ def _open_zip_destination(args: argparse.Namespace, dst_loc: Location, plan: lis
                     "use --overwrite to start over"
                 )
             os.remove(partial)
-    return ZipStore(partial, mode="a"), resume
+    sources = partial + SOURCES_SUFFIX
+    recorded = None
+    if resume:
+        with contextlib.suppress(OSError, ValueError, AttributeError), open(sources, "rb") as f:
+            recorded = json.loads(f.read()).get("sources")
+    else:
+        # what the source is, before anything is copied (replaced atomically)
+        with open(sources + ".tmp", "w") as f:
+            json.dump({"source": args.src, "sources": _source_state(plan)}, f)
+        os.replace(sources + ".tmp", sources)
+    return ZipStore(partial, mode="a"), resume, recorded
 
 
-def _prepare_destination(args: argparse.Namespace, dst_store: Store, dpath: str, plan: list[_Node]) -> bool:
-    """Make ``dst_store`` ready for the copy (a fresh copy leaves its marker; an occupied
-    destination is refused, replaced with ``--overwrite`` or, holding an interrupted copy of
-    the same command, continued); returns whether the copy resumes."""
+def _prepare_destination(
+    args: argparse.Namespace, dst_store: Store, dpath: str, plan: list[_Node],
+) -> tuple[bool, dict[str, Any] | None]:
+    """Make ``dst_store`` ready for the copy (a fresh copy leaves its marker, which records
+    what the source is; an occupied destination is refused, replaced with ``--overwrite`` or,
+    holding an interrupted copy of the same command, continued); returns whether the copy
+    resumes, and what the source was when the interrupted copy began (None: not known)."""
     prefix = f"{dpath}/" if dpath else ""
     marker = join_path(dpath, COPY_MARKER)
     resume = False
@@ -284,11 +352,16 @@ def _prepare_destination(args: argparse.Namespace, dst_store: Store, dpath: str,
             )
         else:
             raise CLIError(f"{args.dst} already exists (use --overwrite to replace it)")
-    if not resume:
-        info = {"source": args.src, "started": datetime.datetime.now().isoformat(timespec="seconds"),
-                "zarrkit": __version__}
-        dst_store.set(marker, json.dumps(info).encode())
-    return resume
+    if resume:
+        try:
+            recorded = json.loads(dst_store.get(marker) or b"{}").get("sources")
+        except (ValueError, AttributeError):
+            recorded = None
+        return True, recorded
+    info = {"source": args.src, "started": datetime.datetime.now().isoformat(timespec="seconds"),
+            "zarrkit": __version__, "sources": _source_state(plan)}
+    dst_store.set(marker, json.dumps(info).encode())
+    return False, None
 
 
 def _create_nodes(dst_store: Store, dpath: str, plan: list[_Node]) -> list[tuple[_Node, Array]]:
@@ -314,13 +387,16 @@ class _CopyRun:
     """The data part of one ``cp``: destination chunks (shards) streamed one at a time, counted
     and shown as they go; the testing hooks stop or slow it."""
 
-    def __init__(self, args: argparse.Namespace, arrays: list[tuple[_Node, Array]], resume: bool):
+    def __init__(self, args: argparse.Namespace, arrays: list[tuple[_Node, Array]], resume: bool,
+                 changed: dict[str, set[tuple[int, ...]] | None] | None = None):
         self.fail_after = _env_number("ZARRKIT_CP_FAIL_AFTER", int)
         self.throttle = _env_number("ZARRKIT_CP_THROTTLE", float)
         self.threads = 1 if (self.fail_after is not None or self.throttle) else None
         self.args = args
         self.arrays = arrays
         self.resume = resume
+        #: by array: the source objects changed since the interrupted copy began (None: all)
+        self.changed = changed or {}
         sharded = [bool(d.shards) for _, d in arrays]
         self.unit = "shards" if sharded and all(sharded) else "chunks/shards" if any(sharded) else "chunks"
         total = sum(math.prod(d.metadata.storage_grid.grid_shape) for _, d in arrays)
@@ -334,8 +410,8 @@ class _CopyRun:
         a lone array the name the command gave it."""
         name = node.src.name
         if name in (None, "", "/"):
-            return os.path.basename(str(self.args.src).rstrip("/\\")) or str(self.args.src)
-        return name
+            return shown(os.path.basename(str(self.args.src).rstrip("/\\")) or str(self.args.src))
+        return shown(name)
 
     def counted(self, n: int) -> str:
         """``n`` with the unit copied: ``"1 chunk"``, ``"2 shards"``, ``"3 chunks/shards"``."""
@@ -353,29 +429,35 @@ class _CopyRun:
                 f"(ZARRKIT_CP_FAIL_AFTER={self.fail_after}); run the same command again to resume"
             )
 
-    def units(self, src: Array, dst: Array) -> Iterator[Any]:
+    def units(self, node: _Node, src: Array, dst: Array) -> Iterator[Any]:
         """The destination's chunks (shards) still to write: not those already written by an
-        interrupted copy, nor those whose source chunks are all missing (fill value)."""
+        interrupted copy (unless made of source objects changed since), nor those whose source
+        chunks are all missing (fill value)."""
         present = {c for c, _ in dst.iter_stored()} if self.resume else set()
+        changed = self.changed.get(node.rel or ".", set()) if self.resume else set()
         src_dims = src.metadata.storage_grid.dims
         src_stored = {c for c, _ in src.iter_stored()} if _same_fill(src, dst) else None
         for coords, region in iter_blocks(tuple(dst.metadata.shape), dst.metadata.storage_grid):
+            ranges = [range(d.index(r.start), d.index(r.stop - 1) + 1) for r, d in zip(region, src_dims)]
             if present and coords in present:
+                if changed is None or (changed and any(tuple(c) in changed for c in _product(ranges))):
+                    # copied from a version of the source that is gone: copied again (even
+                    # when the source objects are missing now: the fill value is written)
+                    yield coords, region
+                    continue
                 self.counts["present"] += 1
                 self.progress.skip()
                 continue
-            if src_stored is not None:
-                ranges = [range(d.index(r.start), d.index(r.stop - 1) + 1) for r, d in zip(region, src_dims)]
-                if not any(tuple(c) in src_stored for c in _product(ranges)):
-                    self.counts["empty"] += 1
-                    self.progress.skip()
-                    continue
+            if src_stored is not None and not any(tuple(c) in src_stored for c in _product(ranges)):
+                self.counts["empty"] += 1
+                self.progress.skip()
+                continue
             yield coords, region
 
     def run(self) -> None:
         for node, dst in self.arrays:
             self.progress.describe(self.label(node))
-            stream_copy(node.src, dst, units=self.units(node.src, dst), threads=self.threads,
+            stream_copy(node.src, dst, units=self.units(node, node.src, dst), threads=self.threads,
                         on_written=self.on_written, window_bytes=self.args.buffer * 2**20)
 
 
@@ -386,22 +468,22 @@ def cmd_cp(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         src_store = stack.enter_context(contextlib.closing(_open_store(src_loc)))
         src_kind = _node_kind(src_store, src_loc.path, src_loc)
-        if src_loc.kind == dst_loc.kind and os.path.abspath(src_loc.root) == os.path.abspath(dst_loc.root):
-            a, b = src_loc.path, dst_loc.path
-            if a == b or not a or b.startswith(a + "/") or a.startswith(b + "/") or not b:
-                raise CLIError("the source and the destination overlap")
+        _check_apart(src_loc, dst_loc)
         plan = _plan_copy(src_store, src_loc.path, args)
         # the destination: a fresh copy, or the continuation of an interrupted one (same
         # command: the metadata the copy would write equals what the interrupted one wrote)
         dpath = dst_loc.path
         if dst_loc.kind == "zip":
-            dst_store, resume = _open_zip_destination(args, dst_loc, plan)
+            dst_store, resume, recorded = _open_zip_destination(args, dst_loc, plan)
             stack.callback(dst_store.close)
         else:
             dst_store = stack.enter_context(contextlib.closing(_open_store(dst_loc, write=True)))
-            resume = _prepare_destination(args, dst_store, dpath, plan)
+            resume, recorded = _prepare_destination(args, dst_store, dpath, plan)
+        # a resume compares the source with what it was when the copy began: what changed
+        # since is copied again (the record stays the first run's until the copy completes)
+        changed = _changed_chunks(recorded, _source_state(plan)) if resume else None
         arrays = _create_nodes(dst_store, dpath, plan)
-        run = _CopyRun(args, arrays, resume)
+        run = _CopyRun(args, arrays, resume, changed)
         stack.callback(run.progress.close)
         run.run()
         # finish: consolidated metadata, then remove the marker (or rename the zip) last
@@ -415,16 +497,36 @@ def cmd_cp(args: argparse.Namespace) -> int:
         else:
             dst_store.close()
             os.replace(dst_loc.root + PARTIAL_SUFFIX, dst_loc.root)
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(dst_loc.root + PARTIAL_SUFFIX + SOURCES_SUFFIX)
     n_arrays = len(arrays)
     n_groups = sum(1 for n in plan if n.kind == "group")
     counts = run.counts
-    print(
+    say(
         f"{'resumed' if resume else 'copied'} {args.src} -> {args.dst}: {n_arrays} array{'s' if n_arrays != 1 else ''}, "
         f"{n_groups} group{'s' if n_groups != 1 else ''}; {run.counted(counts['written'])} written, "
         f"{counts['present']} already present, {counts['empty']} empty; "
         f"{_size(counts['bytes'])} in {time.monotonic() - start:.1f}s"
     )
     return EXIT_OK
+
+
+def _check_apart(src: Location, dst: Location) -> None:
+    """Refuse a copy whose source and destination overlap where they really are (one is the
+    other or lies below it, symbolic links followed), before anything is deleted or written:
+    replacing the destination would delete the source, and copying into it would copy the copy."""
+    src_place, dst_place = _place(src), _place(dst)
+    if places_overlap(src_place, dst_place):
+        raise CLIError(
+            f"the source and the destination overlap: expected places apart, got {src.arg} "
+            f"(at {src_place}) and {dst.arg} (at {dst_place})"
+        )
+
+
+def _place(loc: Location) -> Place:
+    # the holders the stores' location() names (a zip file's, a directory's, a URL's)
+    holder = {"dir": "file", "zip": "zip"}.get(loc.kind, loc.kind)
+    return place_of((holder, loc.root), loc.path)
 
 
 def _size(nbytes: int) -> str:

@@ -21,6 +21,8 @@ from .common import (
     _open_store,
     _walk,
     locate,
+    say,
+    shown,
 )
 
 
@@ -32,7 +34,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
         # what is left of the old format (all of it, or what an interrupted conversion left)
         todo = leftover_documents(store, args.to, loc.path)
         if not todo:
-            print(f"{loc.arg} is already in Zarr v{args.to}")
+            say(f"{loc.arg} is already in Zarr v{args.to}")
             return EXIT_OK
         resumed = any(io.node_info(store, p)[1] == args.to for p in todo)
         # convert() rewrites consolidated metadata in the new format (and refuses a subtree
@@ -46,7 +48,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
         msg = f"{'finished converting' if resumed else 'converted'} {n} node{'s' if n != 1 else ''} of {loc.arg} to Zarr v{args.to}"
         if consolidated:
             msg += " (metadata consolidated again)"
-        print(msg)
+        say(msg)
     return EXIT_OK
 
 
@@ -60,7 +62,7 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
         consolidate(store, loc.path)
         fmt = io.node_info(store, loc.path)[1]
         where = join_path(loc.path, "zarr.json" if fmt == 3 else ".zmetadata")
-        print(f"consolidated the metadata of {n} node{'s' if n != 1 else ''} into {where}")
+        say(f"consolidated the metadata of {n} node{'s' if n != 1 else ''} into {where}")
     return EXIT_OK
 
 
@@ -73,9 +75,9 @@ def cmd_rm(args: argparse.Namespace) -> int:
         if not args.yes:
             if not sys.stdin.isatty():
                 raise CLIError(f"refusing to remove the {what} without --yes")
-            answer = input(f"remove the {what}? [y/N] ").strip().lower()
+            answer = input(shown(f"remove the {what}? [y/N] ")).strip().lower()
             if answer not in ("y", "yes"):
-                print("nothing removed")
+                say("nothing removed")
                 return EXIT_OK
         if not loc.path:
             if loc.kind == "zip":
@@ -88,6 +90,6 @@ def cmd_rm(args: argparse.Namespace) -> int:
                 store.delete_prefix("")
         else:
             store.delete_prefix(loc.path + "/")
-        print(f"removed the {what}")
+        say(f"removed the {what}")
         _note_stale_consolidated(store, loc)
     return EXIT_OK

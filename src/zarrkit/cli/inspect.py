@@ -25,7 +25,7 @@ from ..core.info import (
 )
 from ..core.pool import run_tasks, threads_for
 from ..core.tree import TreeView
-from ..errors import MetadataError
+from ..errors import MetadataError, ZarrkitError
 from ..metadata import io
 from ..storage.base import Store, is_node_name
 from .common import (
@@ -44,6 +44,8 @@ from .common import (
     _walk,
     locate,
     plural,
+    say,
+    shown,
 )
 
 # -- info ------------------------------------------------------------------------------------------
@@ -144,7 +146,7 @@ def array_info_text(arr: Array, loc: Location) -> str:
     items = _after(items, "Store type", extra)
     if d.zarr_format == 3:  # zarr-python 3 names a group, not an array: the path says which
         items.insert(0, ("Name", d.path))
-    return render_text(items, report_width(d.zarr_format, "array"))
+    return render_text(_shown_items(items), report_width(d.zarr_format, "array"))
 
 
 def group_info_text(grp: Group, loc: Location, info: dict[str, Any]) -> str:
@@ -161,7 +163,12 @@ def group_info_text(grp: Group, loc: Location, info: dict[str, Any]) -> str:
         ("No. bytes", bytes_text(info["nbytes"])),
         ("No. bytes stored", bytes_text(info["nbytes_stored"])),
     ]
-    return render_text(items, report_width(d.zarr_format, "group"))
+    return render_text(_shown_items(items), report_width(d.zarr_format, "group"))
+
+
+def _shown_items(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    # names, paths, fill values and codecs come from the store: one line each, escaped
+    return [(k, shown(v)) for k, v in items]
 
 
 @contextlib.contextmanager
@@ -179,15 +186,15 @@ def cmd_info(args: argparse.Namespace) -> int:
     with _opened(args) as (loc, node):
         if isinstance(node, Array):
             if args.json:
-                print(json.dumps(_array_info(node, loc), indent=2, sort_keys=False, allow_nan=True))
+                say(json.dumps(_array_info(node, loc), indent=2, sort_keys=False, allow_nan=True))
             else:
-                print(array_info_text(node, loc))
+                say(array_info_text(node, loc))
             return EXIT_OK
         info = _group_info(node, loc)
         if args.json:
-            print(json.dumps(info, indent=2, allow_nan=True))
+            say(json.dumps(info, indent=2, allow_nan=True))
         else:
-            print(group_info_text(node, loc, info))
+            say(group_info_text(node, loc, info))
     return EXIT_OK
 
 
@@ -195,12 +202,12 @@ def cmd_info(args: argparse.Namespace) -> int:
 def cmd_tree(args: argparse.Namespace) -> int:
     with _opened(args) as (_, node):
         if isinstance(node, Array):
-            print(f"{_display_name(node)} {node.shape} {node.dtype}")
+            say(f"{_display_name(node)} {node.shape} {node.dtype}")
         else:
             # ``--level`` counts the levels shown whatever the format (0: the node alone);
             # the drawing ends with a line break of its own: no blank line after the tree
             view = TreeView(node, args.level, zarr3=node.zarr_format == 3)
-            print(str(view).rstrip("\n"))
+            say(str(view).rstrip("\n"))
     return EXIT_OK
 
 
@@ -221,17 +228,18 @@ def cmd_ls(args: argparse.Namespace) -> int:
                 else:
                     entries.append({"name": name, "node_type": "group", "members": len(obj)})
         if args.json:
-            print(json.dumps(entries, indent=2))
+            say(json.dumps(entries, indent=2))
             return EXIT_OK
         rows = []
         for e in entries:
             if e["node_type"] == "array":
-                rows.append((e["name"], "array", f"{tuple(e['shape'])} {e['dtype']}  chunks {tuple(e['chunks'])}"))
+                rows.append((shown(e["name"]), "array",
+                             f"{tuple(e['shape'])} {e['dtype']}  chunks {tuple(e['chunks'])}"))
             else:
-                rows.append((e["name"] + "/", "group", plural(e["members"], "member")))
+                rows.append((shown(e["name"]) + "/", "group", plural(e["members"], "member")))
         width = max((len(r[0]) for r in rows), default=0)
         for name, kind, desc in rows:
-            print(f"{name:<{width}}  {kind}  {desc}")
+            say(f"{name:<{width}}  {kind}  {desc}")
     return EXIT_OK
 
 
@@ -255,6 +263,21 @@ def _grid_coords(grid: tuple[int, ...]) -> Any:
             return
 
 
+def _reason(exc: BaseException) -> str:
+    """Why a stored object is corrupt, never empty: the cause of the error (its type and
+    message), else the error's message, else the type names of both."""
+    cause = exc.__cause__
+    text = " ".join(str(exc).split())
+    if cause is not None and cause is not exc:
+        cause_text = " ".join(str(cause).split())
+        if cause_text:
+            return f"{type(cause).__name__}: {cause_text}"
+        return f"{text} ({type(cause).__name__})" if text else f"{type(exc).__name__} ({type(cause).__name__})"
+    if not text:
+        return type(exc).__name__
+    return text if isinstance(exc, ZarrkitError) else f"{type(exc).__name__}: {text}"
+
+
 def _verify_array(store: Store, path: str, max_missing: int | None) -> tuple[int, int, int, int, list[str]]:
     """``(stored objects, decoded chunks, corrupt, missing, report lines)`` of one array."""
     arr = Array(store, path=path, read_only=True)
@@ -268,9 +291,7 @@ def _verify_array(store: Store, path: str, max_missing: int | None) -> tuple[int
             n = arr.check_stored(key)
             return key, n, (None if n else "disappeared while verifying")
         except Exception as exc:  # noqa: BLE001 - anything that fails to decode is corrupt
-            cause = exc.__cause__ or exc
-            reason = f"{type(cause).__name__}: {cause}" if cause is not exc else str(exc)
-            return key, 0, reason.replace("\n", " ")
+            return key, 0, _reason(exc)
 
     results = run_tasks(check, stored, threads_for(store))
     lines = []
@@ -279,19 +300,19 @@ def _verify_array(store: Store, path: str, max_missing: int | None) -> tuple[int
         decoded += n
         if reason is not None:
             corrupt += 1
-            lines.append(f"corrupt: {key}: {reason}")
+            lines.append(f"corrupt: {shown(key)}: {shown(reason)}")
     grid = meta.storage_grid.grid_shape
     stored_set = {coords for coords, _ in stored}
     # counted, not enumerated: the grid may hold more chunks than could ever be listed; only
     # those reported are looked for (at most the stored ones plus max_missing coordinates)
     missing = math.prod(grid) - len(stored_set)
-    shown = missing if max_missing is None else min(missing, max_missing)
-    if shown:
+    n_listed = missing if max_missing is None else min(missing, max_missing)
+    if n_listed:
         absent = (c for c in _grid_coords(grid) if c not in stored_set)
-        for coords in itertools.islice(absent, shown):
-            lines.append(f"missing: {prefix}{meta.chunk_key(coords)}")
+        for coords in itertools.islice(absent, n_listed):
+            lines.append(f"missing: {shown(prefix + meta.chunk_key(coords))}")
     if max_missing is not None and missing > max_missing:
-        lines.append(f"missing: ... and {missing - max_missing} more in {path or '/'} (--all lists them)")
+        lines.append(f"missing: ... and {missing - max_missing} more in {shown(path or '/')} (--all lists them)")
     return len(stored), decoded, corrupt, missing, lines
 
 
@@ -302,8 +323,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         try:
             _node_kind(store, loc.path, loc)
         except MetadataError as exc:
-            print(f"corrupt: {exc}")
-            print("1 corrupt metadata document")
+            say(f"corrupt: {shown(exc)}")
+            say("1 corrupt metadata document")
             return EXIT_FAILED
         n_arrays = n_objects = n_chunks = n_corrupt = n_missing = n_mixed = 0
         pending = collections.deque([loc.path])
@@ -317,8 +338,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
             if mixed is not None:
                 n_mixed += 1
                 names, agree = mixed
-                print(
-                    f"half-converted: node {path or '/'} holds both Zarr v3 (zarr.json) and Zarr v2 "
+                say(
+                    f"half-converted: node {shown(path or '/')} holds both Zarr v3 (zarr.json) and Zarr v2 "
                     f"({', '.join(names)}) metadata{'' if agree else ', which disagree'}; readers use "
                     "zarr.json; run 'zarrkit convert' with --to 3 or --to 2 again to finish"
                 )
@@ -330,7 +351,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                     io.check_group(store, path)
             except MetadataError as exc:
                 n_corrupt += 1
-                print(f"corrupt: {str(exc).splitlines()[0]}")
+                say(f"corrupt: {shown(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)}")
                 continue
             if kind == "group":
                 prefix = f"{path}/" if path else ""
@@ -346,13 +367,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 n_corrupt += corrupt
                 n_missing += missing
                 for line in lines:
-                    print(line)
+                    say(line)
         if incomplete:
-            print(f"incomplete: {loc.arg} holds an interrupted 'zarrkit cp'; run the same cp command again to finish it")
-        print(
+            say(f"incomplete: {loc.arg} holds an interrupted 'zarrkit cp'; run the same cp command again to finish it")
+        say(
             f"verified {plural(n_arrays, 'array')}: {plural(n_chunks, 'chunk')} decoded "
             f"in {plural(n_objects, 'stored object')}, {n_corrupt} corrupt, {n_missing} missing"
         )
         if n_mixed:
-            print(plural(n_mixed, "half-converted node"))
+            say(plural(n_mixed, "half-converted node"))
     return EXIT_FAILED if n_corrupt or incomplete or n_mixed else EXIT_OK

@@ -13,18 +13,22 @@ so a bad call leaves the store as it was.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+
 from ..config import config
+from ..errors import NodesOverlapError
 from ..metadata import io
 from ..metadata.build import build_metadata
 from ..metadata.normalize import normalize_path
 from ..metadata.spec import AUTO, ArraySpec, classic_spec
-from ..storage.base import paths_overlap
 from ..storage.coerce import NodeStores
+from ..storage.places import node_place, places_overlap
 from .array import Array
+from .write import prepare_value
 
 __all__ = [
     "ArrayOptions", "ArrayRequest", "classic_request", "create_array_node", "fill_array", "open_array_node",
@@ -93,18 +97,18 @@ def create_array_node(
     ------
     ContainsArrayError, ContainsGroupError
         A node is already at ``path`` and ``overwrite`` is False.
-    ValueError
-        ``overwrite`` with ``data`` an array whose node overlaps ``path`` (nothing is written).
+    NodesOverlapError
+        ``overwrite`` with ``data`` an array whose node overlaps ``path`` (a ``ValueError``;
+        nothing is written).
     """
     path = normalize_path(path)
-    if overwrite and isinstance(data, Array) and paths_overlap(data._store, data._path, stores.store, path):
-        # replacing the node would delete the data before it is copied
-        raise ValueError(
-            f"cannot overwrite path {path!r} with the array at {data._path!r} of the same store: the paths "
-            "overlap, and the source would be deleted before it is copied"
-        )
-    meta = write_array_node(stores, path, spec, overwrite)
-    # the handle is made of the metadata object written, not of the store's documents
+    if overwrite and isinstance(data, Array):
+        check_no_overlap(data._store, data._path, stores.store, path)
+        if data._chunk_store is not data._store or stores.chunk_store is not stores.store:
+            # replacing the node deletes its chunks too
+            check_no_overlap(data._chunk_store, data._path, stores.chunk_store, path)
+    spec, meta, documents = _array_documents(stores, spec, path)
+    # the handle is made of the metadata object to write, not of the store's documents
     array = Array._from_metadata(
         stores, path, meta, read_only=options.read_only and data is None, synchronizer=options.synchronizer,
         cache_metadata=options.cache_metadata, cache_attrs=options.cache_attrs,
@@ -113,10 +117,69 @@ def create_array_node(
     if options.order is not None:
         array._runtime_order = options.order
     if data is not None:
+        # converted and checked before the node there is replaced: values the new array
+        # cannot hold must not cost the old one
+        data = _prepared_data(array, data)
+    io.write_new_node(stores.store, path, spec.zarr_format, documents, overwrite, stores.chunk_store)
+    if data is not None:
         fill_array(array, data)
         if options.read_only:
             array.read_only = True
     return array
+
+
+def check_no_overlap(source: Any, source_path: str, dest: Any, dest_path: str) -> None:
+    """Refuse to replace the node at ``dest_path`` of ``dest`` with a copy of the one at
+    ``source_path`` of ``source`` when they overlap where their values really are (one is the
+    other or lies below it; links followed): the source would be deleted before it is read.
+
+    Raises
+    ------
+    NodesOverlapError
+        They overlap (nothing is written).
+    """
+    source_place, dest_place = node_place(source, source_path), node_place(dest, dest_path)
+    if places_overlap(source_place, dest_place):
+        raise NodesOverlapError(
+            f"cannot overwrite path {dest_path!r} (at {dest_place}) with a copy of the node at "
+            f"{source_path!r} (at {source_place}): expected places apart, got overlapping ones; "
+            "the source would be deleted before it is copied",
+            source=str(source_place), destination=str(dest_place),
+        )
+
+
+def _prepared_data(array: Array, data: Any) -> Any:
+    """``data`` as ``array`` stores it, or an error before anything is written: values cast to
+    its data type, broadcast to its shape and passed by its codecs.  A zarrkit array stays one
+    (it is copied a stored object at a time), but when its values might not cast (text, objects,
+    dates) or the codecs check values, every part is converted once first and dropped."""
+    ctx = array._ctx
+    key = ctx.prefix + ctx.meta.metadata_key
+    if not isinstance(data, Array):
+        values, scalar = prepare_value(data, array.shape, ctx.dtype)
+        if ctx.codec.refuses_values and values.size:
+            ctx.codec.check_values(values.reshape(-1)[:1] if scalar else values, key)
+        return values
+    source, target = np.dtype(data.dtype), ctx.dtype
+    may_fail = source != target and (source.kind in _UNCERTAIN_KINDS or target.kind in _UNCERTAIN_KINDS)
+    if may_fail or ctx.codec.refuses_values:
+        for region in _regions(array):
+            part, _ = prepare_value(data[region], tuple(s.stop - s.start for s in region), target)
+            if ctx.codec.refuses_values and part.size:
+                ctx.codec.check_values(part, key)
+    return data
+
+
+#: data type kinds whose casts to or from another can fail on a value (text, bytes, objects,
+#: dates and durations, structures)
+_UNCERTAIN_KINDS = frozenset("OUSTVMm")
+
+
+def _regions(array: Array) -> Iterator[tuple[slice, ...]]:
+    """The regions of ``array``'s stored objects (shards, else chunks), in order."""
+    step = array.shards or array.chunks
+    for corner in itertools.product(*(range(0, n, s) for n, s in zip(array.shape, step))):
+        yield tuple(slice(c, min(c + s, n)) for c, s, n in zip(corner, step, array.shape))
 
 
 def fill_array(array: Array, data: Any) -> None:
@@ -126,9 +189,7 @@ def fill_array(array: Array, data: Any) -> None:
     if not isinstance(data, Array) or not array.ndim:
         array[...] = data
         return
-    step = array.shards or array.chunks
-    for corner in itertools.product(*(range(0, n, s) for n, s in zip(array.shape, step))):
-        region = tuple(slice(c, min(c + s, n)) for c, s, n in zip(corner, step, array.shape))
+    for region in _regions(array):
         array[region] = data[region]
 
 
@@ -174,11 +235,16 @@ def _with_separator(spec: ArraySpec, separator: str | None) -> ArraySpec:
 def write_array_node(stores: NodeStores, path: str, spec: ArraySpec, overwrite: bool = False) -> Any:
     """Build the metadata of ``spec``, check the place, and write it (the parents too); return
     the metadata object."""
-    spec = _with_separator(spec, getattr(stores.store, "dimension_separator", None))
-    meta = build_metadata(spec, io.meta_key(path, io.v3.ZARR_JSON))
-    documents = io.array_documents(path, meta, spec.attributes or {})
+    spec, meta, documents = _array_documents(stores, spec, path)
     io.write_new_node(stores.store, path, spec.zarr_format, documents, overwrite, stores.chunk_store)
     return meta
+
+
+def _array_documents(stores: NodeStores, spec: ArraySpec, path: str) -> tuple[ArraySpec, Any, dict[str, bytes]]:
+    """``spec`` as stored at ``path`` of ``stores``, its metadata object and its documents."""
+    spec = _with_separator(spec, getattr(stores.store, "dimension_separator", None))
+    meta = build_metadata(spec, io.meta_key(path, io.v3.ZARR_JSON))
+    return spec, meta, io.array_documents(path, meta, spec.attributes or {})
 
 
 def write_group_node(

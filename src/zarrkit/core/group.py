@@ -39,7 +39,7 @@ from ..storage.base import describe_location, describe_store, join_path
 from ..storage.coerce import NodeStores, open_stores
 from ..storage.store_path import StorePath
 from .array import Array
-from .creation import write_array_node, write_group_node
+from .creation import ArrayOptions, create_array_node, write_group_node
 from .group_create import MemberCreationMethods
 from .info import InfoReporter, describe_group, group_items, group_report, group_repr
 from .navigation import NavigationMethods, member_names, member_page
@@ -518,12 +518,11 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
                 del kwargs["storage_options"]
             spec = zarr3_spec(shape, dtype="float64" if dtype is None else dtype,
                               zarr_format=kwargs.pop("zarr_format", self._zarr_format), **kwargs)
-            meta = write_array_node(self._stores, path, spec, overwrite)
-            array = Array._from_metadata(self._stores, path, meta, read_only=self._read_only,
-                                         synchronizer=self._synchronizer, cache_attrs=self._cache_attrs)
-        if data is not None:
-            array[...] = data
-        return array
+            # the one creation path: ``data`` is converted before what is at ``path`` is replaced
+            options = ArrayOptions(read_only=self._read_only, synchronizer=self._synchronizer,
+                                   cache_attrs=self._cache_attrs)
+            return create_array_node(self._stores, path, spec, overwrite=overwrite, options=options,
+                                     data=data)
 
     def require_array(self, name: str, *, shape: Any, dtype: Any = None, exact: bool = False,
                       **kwargs: Any) -> Array:

@@ -9,12 +9,15 @@ user may hold a key around a call that takes it).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 import time
 import weakref
 from collections import defaultdict
 from typing import Any, Self
+
+from ..errors import LockError
 
 __all__ = ["ThreadSynchronizer", "ProcessSynchronizer"]
 
@@ -81,7 +84,7 @@ class ProcessSynchronizer:
         self._root = os.path.abspath(self.path)
 
     def __getitem__(self, key: str) -> _ProcessKeyLock:
-        return _ProcessKeyLock(os.path.join(self._root, key.replace("/", "%2F") + ".lock"))
+        return _ProcessKeyLock(os.path.join(self._root, lock_file_name(key)))
 
     def __getstate__(self) -> dict[str, Any]:
         return {"path": self.path}
@@ -91,6 +94,43 @@ class ProcessSynchronizer:
 
     def __repr__(self) -> str:
         return f"ProcessSynchronizer({self.path!r})"
+
+
+#: the longest lock file name kept readable, in bytes (file systems allow 255)
+_NAME_MAX = 200
+#: how much of a long key a hashed name keeps readable, in characters (at most 4 bytes each)
+_READABLE = 40
+
+
+def lock_file_name(key: str) -> str:
+    """The name of the lock file of ``key``: the key with ``/`` escaped, or, when that is too
+    long for a file name, the key's beginning and its SHA-256 (the same in every process, and
+    different for different keys).
+
+    Examples
+    --------
+    >>> from zarrkit.core.sync import lock_file_name
+    >>> lock_file_name('a/c/0')
+    'a%2Fc%2F0.lock'
+    >>> len(lock_file_name('x/' * 300)) <= 255
+    True
+    """
+    name = key.replace("/", "%2F") + ".lock"
+    if _file_name_bytes(name) <= _NAME_MAX:
+        return name
+    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+    readable = name[:_READABLE]
+    if _file_name_bytes(readable) > 4 * _READABLE:  # not a name the file system can take
+        readable = "key"
+    return f"{readable}~{digest}.lock"
+
+
+def _file_name_bytes(name: str) -> int:
+    """How long ``name`` is as a file name, in bytes (past any limit when it cannot be one)."""
+    try:
+        return len(os.fsencode(name))
+    except UnicodeEncodeError:
+        return _NAME_MAX + 1 + 4 * _READABLE
 
 
 class _KeyHold:
@@ -171,9 +211,14 @@ class _ProcessKeyLock:
                 left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
                 got = hold.file_lock.acquire(blocking=blocking, delay=_POLL_DELAY,
                                              max_delay=_POLL_MAX_DELAY, timeout=left)
-            except BaseException:
+            except BaseException as exc:
                 hold.thread_lock.release()
                 _unuse(hold)
+                if isinstance(exc, OSError) and not isinstance(exc, LockError):
+                    raise LockError(
+                        exc.errno, f"cannot take the lock file {self.path!r}: expected a file that "
+                        f"can be made and locked, got {exc.strerror or exc}",
+                    ) from exc
                 raise
             if not got:
                 hold.thread_lock.release()

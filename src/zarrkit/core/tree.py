@@ -9,6 +9,7 @@ from typing import Any
 
 from ..metadata.walk import walk
 from .array import Array
+from .printable import printable
 
 __all__ = ["TreeView", "members_html"]
 
@@ -93,12 +94,14 @@ class TreeView:
     def lines(self) -> list[str]:
         """The lines of the drawing (without the note of a truncated tree)."""
         bold = self._bold
-        out = [f"{bold[0]}{self._root_name()}{bold[1]}"]
+        # names are a stranger's text: their control characters escaped, a line break in one
+        # cannot forge a line of the drawing
+        out = [f"{bold[0]}{printable(self._root_name())}{bold[1]}"]
         indents: list[str] = []  # what each open group's members are indented by
         for depth, name, obj, last, expand in self._walk():
             del indents[depth:]
             branch = ("└── " if last else "├── ") if self.zarr3 else (" └── " if last else " ├── ")
-            out.append(f"{''.join(indents)}{branch}{self._label(name, obj, bold)}")
+            out.append(f"{''.join(indents)}{branch}{self._label(printable(name), obj, bold)}")
             if expand:
                 indents.append(("    " if last else "│   ") if self.zarr3 else ("    " if last else " │  "))
         return out

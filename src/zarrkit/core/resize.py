@@ -17,6 +17,7 @@ from ..storage.base import Store
 from .chunks import ChunkContext
 from .indexing import make_indexer
 from .indexing_tools import lazy_product
+from .shard_trim import clear_inner_outside
 from .stored import iter_stored
 from .write import write_selection
 
@@ -179,6 +180,11 @@ def resize_locked(array: Resizable, current: Document, new_shape: tuple[int, ...
     transactional = array._chunk_store.transactional
     for key in leftovers + shrunk if transactional else leftovers:
         array._chunk_store.delete(key)
+    # a sharded array's kept shards hold inner chunks outside the shape too: cleared before a
+    # resize grows over them (left by a shrink interrupted, or not deleting), after a shrink
+    grows = any(n > o for n, o in zip(new_shape, old.shape))
+    if delete and grows and appended is None:
+        clear_inner_outside(array._chunk_store, array._path, old, array._synchronizer)
     if transactional:
         array._write_metadata(new, attributes)
     if appended is not None:
@@ -190,6 +196,8 @@ def resize_locked(array: Resizable, current: Document, new_shape: tuple[int, ...
         array._write_metadata(new, attributes)
         for key in shrunk:
             array._chunk_store.delete(key)
+    if delete and any(n < o for n, o in zip(new_shape, old.shape)):
+        clear_inner_outside(array._chunk_store, array._path, new, array._synchronizer)
 
 
 def chunk_coords_outside(old_grid: Sequence[int], new_grid: Sequence[int]) -> Iterator[tuple[int, ...]]:

@@ -47,7 +47,9 @@ def clear_inner_outside(store: Store, path: str, meta: Any, synchronizer: Any = 
             continue
         # the slabs outside, one per dimension, disjoint (dimensions before ``axis`` inside)
         region = tuple(
-            slice(0, firsts[a]) if a < axis else slice(firsts[a], ends[a]) if a == axis else slice(0, ends[a])
+            slice(0, firsts[a]) if a < axis
+            else slice(firsts[a], ends[a]) if a == axis
+            else slice(0, ends[a])
             for a in range(len(shape))
         )
         write_selection(ctx, make_indexer(region, ends, ctx.grid, "basic"), fill,

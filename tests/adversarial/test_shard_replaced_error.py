@@ -11,7 +11,7 @@ import zarrkit
 from zarrkit.errors import ChunkDecodeError, ConcurrentModificationError, StoreError
 
 obstore = pytest.importorskip("obstore")
-from zarrkit.storage.obstore import ObjectStore  # noqa: E402
+from zarrkit.storage.obstore import ObjectStore
 
 
 class _ReplacedAfterEachRead(ObjectStore):

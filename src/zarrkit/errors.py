@@ -62,6 +62,7 @@ __all__ = [
     "ConflictRetriesExhaustedError",
     "ConditionalWritesUnsupportedError",
     "StoreOperationNotSupported",
+    "ConcurrentModificationError",
     # zarr-python 3's names
     "BaseZarrError",
     "MetadataValidationError",
@@ -371,6 +372,28 @@ class ChunkNotFoundError(ZarrkitError, ValueError):
 class PickleCodecDisabledError(ZarrkitError, ValueError):
     """Data encoded with the pickle codec was read without opting in to unpickling, which
     can run arbitrary code (zarr-python 3's name)."""
+
+
+class ConcurrentModificationError(StoreError):
+    """A stored object changed under a read of it again and again (a writer replaces a shard
+    faster than its index and chunks can be read from one version): nothing read is wrong,
+    and nothing is returned.  **Retryable**: reading again may succeed (``retryable`` is
+    True); ``key`` names the object.
+
+    Examples
+    --------
+    >>> from zarrkit.errors import ConcurrentModificationError
+    >>> err = ConcurrentModificationError("expected one version, got a new one 4 times", "c/0")
+    >>> err.retryable, err.key, isinstance(err, OSError)
+    (True, 'c/0', True)
+    """
+
+    #: reading again may succeed: the data is not damaged, only busy
+    retryable: ClassVar[bool] = True
+
+    def __init__(self, message: str, key: str | None = None):
+        self.key = key
+        super().__init__(message if key is None else f"{key!r}: {message}")
 
 
 #: zarr-python 3's base class of its errors

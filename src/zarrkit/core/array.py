@@ -270,11 +270,12 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
         self._set_meta(meta)
         return meta, attributes, version
 
-    def _write_document(self, meta: Any, attributes: dict[str, Any] | None, version: Any) -> None:
+    def _write_document(self, meta: Any, attributes: dict[str, Any] | None, version: Any) -> Any:
         """:meth:`_write_metadata` on the condition that the document is still ``version``
-        (VersionConflictError, nothing written, when it is not)."""
-        io.write_array_document(current_documents(self._store), self._path, meta, attributes, version)
+        (VersionConflictError, nothing written, when it is not); the version written."""
+        written = io.write_array_document(current_documents(self._store), self._path, meta, attributes, version)
         self._set_meta(meta)
+        return written
 
     def _read_only_message(self) -> str:
         return f"array {self.name or '/'} is read-only"

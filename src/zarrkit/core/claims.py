@@ -70,6 +70,19 @@ class Claim:
         with self._lock:
             self._written.append((store, key, None if before is None else bytes(before), written, restore))
 
+    def delete(self, store: Store, key: str) -> None:
+        """Delete ``key`` of ``store`` while the document is the one read (checked after the
+        value is read, the delete conditioned on that value's version), recorded."""
+        seen: list[Any] = [None]
+
+        def change(raw: Any) -> None:
+            self.check()
+            seen[0] = raw
+
+        update(store, key, change)
+        if seen[0] is not None:
+            self.record(store, key, seen[0], None)
+
     def undo(self) -> None:
         """Put back what the recorded writes replaced, the last first."""
         for store, key, before, written, restore in reversed(self._written):

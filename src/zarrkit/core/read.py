@@ -14,7 +14,7 @@ import numpy as np
 from ..codecs.buffers import copy_runs, new_array, place
 from ..codecs.sharding import GroupedKeys
 from ..config import config
-from ..errors import ChunkDecodeError, ShapeMismatchError
+from ..errors import ChunkDecodeError, ConcurrentModificationError, ShapeMismatchError
 from .chunks import ChunkContext, filled, names_store, scratch
 from .indexing import ChunkProjection
 from .pool import run_pipelined, run_tasks, threads_for
@@ -284,7 +284,7 @@ def _read_groups(
             try:
                 read_version(group)
                 return
-            except ChunkDecodeError:
+            except (ChunkDecodeError, ConcurrentModificationError):
                 if attempt == VERSION_RETRIES or not store.changed(key_of(coords[group[0]])):
                     raise
                 time.sleep(VERSION_RETRY_PAUSE * 2**attempt)

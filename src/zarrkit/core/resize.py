@@ -21,6 +21,7 @@ from .claims import Claim, RowsClaimed
 from .indexing import make_indexer
 from .indexing_tools import lazy_product
 from .read import read_selection
+from .shard_trim import clear_inner_outside
 from .stored import current_documents, iter_stored
 from .write import write_selection
 
@@ -54,7 +55,7 @@ class Resizable(Protocol):
 
     def _read_document(self) -> tuple[Any, dict[str, Any] | None, Any]: ...
 
-    def _write_document(self, meta: Any, attributes: dict[str, Any] | None, version: Any) -> None: ...
+    def _write_document(self, meta: Any, attributes: dict[str, Any] | None, version: Any) -> Any: ...
 
 
 class ResizeMethods:
@@ -98,7 +99,8 @@ class ResizeMethods:
             )
         def attempt() -> None:
             meta, attributes, version = self._read_document()
-            resize_locked(self, (meta, attributes), new_shape, delete=delete_outside_chunks, version=version)
+            claimed(self, meta, version, lambda claim: resize_locked(
+                self, (meta, attributes), new_shape, delete=delete_outside_chunks, version=version, claim=claim))
 
         with self._metadata_lock():
             until_written(attempt, self._path, "the array's metadata")
@@ -158,19 +160,8 @@ class ResizeMethods:
             # the rows are written before the shape that shows them: an append is all or nothing.
             # Racing other appends (a store with versions, no synchronizer), they are claimed
             # while written, and put back when another append wins them (see core/claims)
-            claim = None
-            if version is not None and self._synchronizer is None:
-                key = meta_key(self._path, meta.metadata_key)
-                claim = Claim(current_documents(self._store), key, version)
-            try:
-                resize_locked(self, (meta, attributes), new_shape, appended=(region, data), version=version,
-                              claim=claim)
-            except BaseException as exc:
-                if claim is not None:
-                    claim.undo()
-                if isinstance(exc, RowsClaimed):
-                    raise VersionConflictError("another writer changed the array's shape", str(exc)) from None
-                raise
+            claim = claimed(self, meta, version, lambda claim: resize_locked(
+                self, (meta, attributes), new_shape, appended=(region, data), version=version, claim=claim))
             if claim is not None:
                 _confirm_rows(self, region, data)
             return new_shape
@@ -180,6 +171,26 @@ class ResizeMethods:
         # can): concurrent appends never claim the same rows
         with self._metadata_lock():
             return until_written(attempt, self._path, "the array's metadata")
+
+
+def claimed(array: Resizable, meta: Any, version: Any, change: Any) -> Claim | None:
+    """``change(claim)``: a shape change of ``array``, whose document was read at ``version``,
+    with a :class:`~zarrkit.core.claims.Claim` of what it writes out of sight when it races
+    other writers (a store with versions, no synchronizer; else None).  When it fails (another
+    writer changed the document first, or anything else) what it wrote is put back, and a lost
+    claim is raised as the conflict it is.  Returns the claim."""
+    claim = None
+    if version is not None and array._synchronizer is None:
+        claim = Claim(current_documents(array._store), meta_key(array._path, meta.metadata_key), version)
+    try:
+        change(claim)
+    except BaseException as exc:
+        if claim is not None:
+            claim.undo()
+        if isinstance(exc, RowsClaimed):
+            raise VersionConflictError("another writer changed the array's shape", str(exc)) from None
+        raise
+    return claim
 
 
 def _confirm_rows(array: Resizable, region: Any, data: Any) -> None:
@@ -220,8 +231,8 @@ def resize_locked(array: Resizable, current: Document, new_shape: tuple[int, ...
     old_grid, new_grid = old.storage_grid.grid_shape, new.storage_grid.grid_shape
     leftovers: list[str] = []
     shrunk: list[str] = []
-    if claim is not None:
-        pass  # (see above: nothing is deleted before the shape is written)
+    if claim is not None and appended is not None:
+        pass  # (see above: an append deletes nothing before the shape is written)
     elif delete and array._chunk_store.supports_listing:
         for c, key in iter_stored(array._ctx, old, within=False):
             if any(i >= m for i, m in zip(c, old_grid)):
@@ -231,24 +242,48 @@ def resize_locked(array: Resizable, current: Document, new_shape: tuple[int, ...
     elif delete:  # a store that cannot list: every key the shrunk grid leaves out (leftovers unseen)
         prefix = array._ctx.prefix
         shrunk = [prefix + old.chunk_key(c) for c in chunk_coords_outside(old_grid, new_grid)]
+    store, sync = array._chunk_store, array._synchronizer
     # a transactional store (Icechunk) has no crash window, but refuses to write, and
     # ignores deleting, objects outside the shape its metadata has: there the shrunk grid's
     # objects go first, then the new metadata, then the appended rows
-    transactional = array._chunk_store.transactional
+    transactional = store.transactional
     for key in leftovers + shrunk if transactional else leftovers:
-        array._chunk_store.delete(key)
+        _delete(store, key, claim)
+    # a sharded array's kept shards hold inner chunks outside the shape too: cleared before a
+    # resize grows over them (left by a shrink interrupted, or not deleting), after a shrink
+    grows = any(n > o for n, o in zip(new_shape, old.shape))
+    if delete and grows and appended is None:
+        clear_inner_outside(store, array._path, old, sync, claim)
     if transactional:
         array._write_document(new, attributes, version)
     if appended is not None:
         region, data = appended
-        ctx = ChunkContext.build(array._chunk_store, array._path, new)
+        ctx = ChunkContext.build(store, array._path, new)
         write_selection(ctx, make_indexer(region, new.shape, ctx.grid, "basic"), data,
-                        write_empty_chunks=array._write_empty_chunks, synchronizer=array._synchronizer,
-                        claim=claim)
-    if not transactional:
-        array._write_document(new, attributes, version)
+                        write_empty_chunks=array._write_empty_chunks, synchronizer=sync, claim=claim)
+    written = None if transactional else array._write_document(new, attributes, version)
+    shrinks = delete and any(n < o for n, o in zip(new_shape, old.shape))
+    if transactional or not (shrunk or shrinks):
+        return
+    # what the shrunk shape leaves out, deleted once it is shown; racing other writers, each
+    # object only while the document is still the one written (an append after this one may
+    # be writing its rows there: it is left to it)
+    after = None if claim is None else Claim(claim.store, claim.key, written)
+    try:
         for key in shrunk:
-            array._chunk_store.delete(key)
+            _delete(store, key, after)
+        if shrinks:
+            clear_inner_outside(store, array._path, new, sync, after)
+    except RowsClaimed:
+        return
+
+
+def _delete(store: Store, key: str, claim: Claim | None) -> None:
+    """Delete ``key``: through ``claim`` when there is one (see :meth:`Claim.delete`)."""
+    if claim is None:
+        store.delete(key)
+    else:
+        claim.delete(store, key)
 
 
 def chunk_coords_outside(old_grid: Sequence[int], new_grid: Sequence[int]) -> Iterator[tuple[int, ...]]:

@@ -203,18 +203,18 @@ def read_array_document_versioned(
     return v2.ArrayMetadataV2.from_json(doc, key), None, version
 
 
-def write_array_document(store: Store, path: str, meta: Any, attributes: dict[str, Any] | None, version: Any) -> None:
+def write_array_document(store: Store, path: str, meta: Any, attributes: dict[str, Any] | None, version: Any) -> Any:
     """Write array metadata (as :func:`write_array_metadata`), the metadata document on the
     condition that it is still ``version`` (None: plainly); VersionConflictError when it is
-    not, before anything is written."""
+    not, before anything is written.  Returns the version written (None: written plainly)."""
     if version is None:
         write_array_metadata(store, path, meta, attributes)
-        return
+        return None
     documents = array_documents(path, meta, attributes)
     *others, key = documents  # (a v2 .zattrs, when given, goes first: see array_documents)
     for other in others:
         store.set(other, documents[other])
-    store.set_if(key, documents[key], version)
+    return store.set_if(key, documents[key], version)
 
 
 def check_group(store: Store, path: str) -> int:

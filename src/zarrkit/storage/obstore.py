@@ -45,6 +45,7 @@ from typing import Any, TypeVar
 from ..config import config
 from ..errors import ChunkDecodeError, StorageOptionsError, StoreError, StoreOperationNotSupported
 from .base import ByteRange, Store, oversized, validate_key, validate_prefix
+from .local_confine import confinement_of
 from .obstore_options import obstore_kwargs, obstore_url
 from .pool import run_tasks
 
@@ -185,6 +186,8 @@ class ObjectStore(Store):
         self._root_dir = str(store.prefix) if kind == "LocalStore" and store.prefix else None
         self.coalesce = int(coalesce)
         self.url = _url_of(store)
+        # local files: keys leading out through a symbolic link refused, as DirectoryStore does
+        self._confined = confinement_of(self._root_dir, repr(self))
 
     @classmethod
     def from_url(
@@ -237,6 +240,7 @@ class ObjectStore(Store):
         """The object at ``key`` as obstore's ``Bytes`` (a buffer), or None when missing; one
         larger than ``limit`` bytes is refused from its size (the response's headers), its
         body unread."""
+        self._confined(key)
         try:
             result = self._obs.get(self.store, key)
             if limit is not None and result.meta["size"] > limit:
@@ -300,7 +304,8 @@ class ObjectStore(Store):
             With ``read(offset, length=None)`` (None: missing, or replaced), ``read_ranges``
             and ``close()``.
         """
-        return _PinnedObject(self, validate_key(key))
+        self._confined(validate_key(key))
+        return _PinnedObject(self, key)
 
     def get_transient(self, key: str, byte_range: ByteRange | None = None) -> bytes | memoryview | None:
         """A whole object as a view of the buffer obstore read it into (no copy).
@@ -327,6 +332,7 @@ class ObjectStore(Store):
         if byte_range is None:
             value = self._whole(key)
             return None if value is None else bytes(value)
+        self._confined(key)
         offset, length = byte_range.offset, byte_range.length
         if length == 0:
             return b"" if self._size(key) is not None else None
@@ -348,6 +354,7 @@ class ObjectStore(Store):
 
     def _size(self, key: str) -> int | None:
         """The size of the object at ``key`` (None: missing), from a ``HEAD`` request."""
+        self._confined(key)
         try:
             return int(self._obs.head(self.store, key)["size"])
         except Exception as exc:
@@ -382,7 +389,7 @@ class ObjectStore(Store):
         >>> store.get_ranges('v', [ByteRange(1, 2), ByteRange(7, 3)])
         [b'12', b'789']
         """
-        validate_key(key)
+        self._confined(validate_key(key))
         if any(r.offset < 0 or r.length is None for r in ranges):
             raise ValueError("get_ranges takes ranges with an offset >= 0 and a length")
         if not ranges:
@@ -471,11 +478,15 @@ class ObjectStore(Store):
     def _list(self, head: str) -> list[dict[str, Any]]:
         self._check_listing(head)
         try:
-            return list(self._obs.list(self.store, head or None).collect())
+            found = list(self._obs.list(self.store, head or None).collect())
         except Exception as exc:
             if _is_missing(exc):
                 return []
             raise self._error("list", head or "/", exc) from exc
+        if self._root_dir is None:
+            return found
+        kept = set(self._confined.visible(m["path"] for m in found))  # type: ignore[attr-defined]
+        return [m for m in found if m["path"] in kept]
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
         validate_prefix(prefix)
@@ -500,18 +511,22 @@ class ObjectStore(Store):
                 return []
             raise self._error("list", prefix or "/", exc) from exc
         paths = [m["path"] for m in result["objects"]] + list(result["common_prefixes"])
+        if self._root_dir is not None:
+            paths = self._confined.visible(paths)  # type: ignore[attr-defined]
         return sorted({path.rstrip("/").rpartition("/")[2] for path in paths if path})
 
     # -- writes -------------------------------------------------------------------------------
     def _set(self, key: str, value: bytes | memoryview) -> None:
         if self._keeps_buffers and not isinstance(value, bytes):
             value = bytes(value)
+        self._confined(key, "write")
         try:
             self._obs.put(self.store, key, value)
         except Exception as exc:
             raise self._error("write", key, exc) from exc
 
     def _delete(self, key: str) -> None:
+        self._confined(key, "delete")
         try:
             self._obs.delete(self.store, key)
         except Exception as exc:

@@ -37,6 +37,7 @@ from typing import Any, cast
 
 from ..errors import ReadOnlyError, StoreError, StoreOperationNotSupported, ZarrkitError
 from .base import ByteRange, Store, ensure_bytes_like, oversized, validate_prefix
+from .local_confine import confinement_of
 
 __all__ = ["ZarrStoreAdapter", "is_zarr_store"]
 
@@ -140,6 +141,10 @@ class ZarrStoreAdapter(Store):
             c.__name__ == "LocalStore" and c.__module__.startswith("zarr.")
             for c in type(store).__mro__
         )
+        # its keys leading out through a symbolic link refused, as DirectoryStore does
+        self._confined = confinement_of(
+            getattr(store, "root", None) if self._local_files else None, self.store_description
+        )
 
     # -- flags and names ------------------------------------------------------------------------
     @property
@@ -217,6 +222,7 @@ class ZarrStoreAdapter(Store):
         return value
 
     async def _fetch(self, key: str, request: Any) -> Any:
+        self._confined(key)
         z = _z()
         if self._sync_io:
             return self.zarr_store.get_sync(key, prototype=z.prototype, byte_range=request)
@@ -300,6 +306,7 @@ class ZarrStoreAdapter(Store):
         return bool(self._run("exists", key, self._aexists(self._checked(key))))
 
     async def _aexists(self, key: str) -> bool:
+        self._confined(key, "list")
         try:
             return bool(await self.zarr_store.exists(key))
         except NotImplementedError:  # a store that only reads (VirtualiZarr's)
@@ -328,6 +335,7 @@ class ZarrStoreAdapter(Store):
         return _z().prototype.buffer.from_bytes(value if isinstance(value, bytes) else bytes(value))
 
     async def _put(self, key: str, buffer: Any) -> None:
+        self._confined(key, "write")
         if self._sync_io:
             self.zarr_store.set_sync(key, buffer)
         else:
@@ -355,6 +363,7 @@ class ZarrStoreAdapter(Store):
     def _delete(self, key: str) -> None:
         async def delete() -> None:
             # only a value: LocalStore removes a whole directory given its name
+            self._confined(key, "delete")
             if not self._local_files or await self._aexists(key):
                 await self.zarr_store.delete(key)
 
@@ -405,12 +414,14 @@ class ZarrStoreAdapter(Store):
             names = self._run("listing", prefix, collect(), what="prefix")
         except StoreError:  # a store that lists only some "directories" (Icechunk: nodes)
             return super().list_dir(prefix)
-        return sorted({name.rstrip("/") for name in self._visible(names)})
+        within = path + "/" if path else ""
+        return sorted({name.rstrip("/") for name in self._visible(names, within)})
 
-    def _visible(self, names: list[str]) -> list[str]:
+    def _visible(self, names: list[str], prefix: str = "") -> list[str]:
         if not self._local_files:
             return names
-        return [n for n in names if not _LOCAL_STORE_TEMP.search(n)]
+        names = [n for n in names if not _LOCAL_STORE_TEMP.search(n)]
+        return self._confined.visible(names, prefix)  # type: ignore[attr-defined]
 
 
 def _request(byte_range: ByteRange | None, z: _Zarr) -> Any:

@@ -41,6 +41,7 @@ from ..metadata.consolidated import ConsolidatedStore, load_consolidated
 from ..metadata.normalize import normalize_path
 from ..storage.base import Store
 from ..storage.coerce import open_store
+from .append import shapes_before
 
 __all__ = [
     "DIMENSION_KEY",
@@ -111,15 +112,33 @@ def _is_vlen_utf8(array: Array) -> bool:
 
 
 # -- lazy array ----------------------------------------------------------------------------
+def _within(k: Any, n: int) -> Any:
+    """Selection ``k`` of one dimension of length ``n`` with its ends and negative indices
+    resolved in that length (an array shown shorter than it is)."""
+    if isinstance(k, slice):
+        return slice(*k.indices(n))
+    if isinstance(k, (int, np.integer)):
+        if not -n <= k < n:
+            raise IndexError(f"index {k} is out of bounds for a dimension of length {n}")
+        return k % n
+    k = np.asarray(k)
+    if k.dtype == bool:
+        return np.flatnonzero(k)
+    if k.size and (k.min() < -n or k.max() >= n):
+        raise IndexError(f"an index of {k} is out of bounds for a dimension of length {n}")
+    return np.where(k < 0, k + n, k)
+
+
 class ZarrkitBackendArray(BackendArray):
     """Lazy view of a zarrkit array: basic and outer indexing go to zarrkit (only the chunks
     a selection touches are read); vectorized indexing is decomposed by xarray."""
 
     __slots__ = ("_array", "dtype", "shape")
 
-    def __init__(self, array: Array):
+    def __init__(self, array: Array, shape: tuple[int, ...] | None = None):
         self._array = array
-        self.shape = tuple(array.shape)
+        # (a shape smaller than the array's: the rows of an append in progress not shown)
+        self.shape = tuple(array.shape) if shape is None else tuple(shape)
         dtype = array.dtype
         if dtype.kind == "O" and _is_vlen_utf8(array):
             from xarray.coding.strings import create_vlen_dtype
@@ -131,6 +150,8 @@ class ZarrkitBackendArray(BackendArray):
         return self._array
 
     def _raw_getitem(self, key: tuple) -> np.ndarray:
+        if self.shape != tuple(self._array.shape):  # selections resolved in the shape shown
+            key = tuple(_within(k, n) for k, n in zip(key, self.shape))
         if all(isinstance(k, (int, np.integer, slice)) for k in key):
             result = self._array.get_basic_selection(key)
         else:
@@ -231,6 +252,7 @@ class ZarrkitDataStore(AbstractDataStore):
             use_zarr_fill_value_as_mask = group.zarr_format == 2
         self._use_fill_value_as_mask = use_zarr_fill_value_as_mask
         self._arrays: dict[str, Array] | None = None
+        self._before: dict[str, tuple[int, ...]] | None = None
 
     @property
     def zarr_format(self) -> int:
@@ -241,9 +263,19 @@ class ZarrkitDataStore(AbstractDataStore):
             self._arrays = dict(self.zarr_group.arrays())
         return self._arrays
 
+    def _shape(self, name: str, array: Array) -> tuple[int, ...]:
+        """The shape ``array`` shows: while an append is in progress, its shape before it
+        (see :mod:`zarrkit.xarray.append`), so that the dataset opens as it was."""
+        if self._before is None:
+            self._before = shapes_before(self.zarr_group)
+        before = self._before.get(name)
+        if before is None or len(before) != array.ndim:
+            return tuple(array.shape)
+        return tuple(min(n, b) for n, b in zip(array.shape, before))
+
     def open_store_variable(self, name: str, array: Array) -> Variable:
         dims, attrs = _dims_and_attrs(array)
-        data = indexing.LazilyIndexedArray(ZarrkitBackendArray(array))
+        data = indexing.LazilyIndexedArray(ZarrkitBackendArray(array, self._shape(name, array)))
         chunks = tuple(array.chunks)
         encoding: dict[str, Any] = {
             "chunks": chunks,
@@ -268,9 +300,9 @@ class ZarrkitDataStore(AbstractDataStore):
 
     def get_dimensions(self) -> dict[str, int]:
         dims: dict[str, int] = {}
-        for array in self.arrays().values():
+        for name, array in self.arrays().items():
             names, _ = _dims_and_attrs(array)
-            for d, n in zip(names, array.shape):
+            for d, n in zip(names, self._shape(name, array)):
                 if d in dims and dims[d] != n:
                     raise ValueError(f"found conflicting lengths for dimension {d} ({n} != {dims[d]})")
                 dims[d] = n

@@ -23,6 +23,7 @@ from .. import api
 from ..api.creation import create_array
 from ..core.array import Array
 from ..core.group import Group
+from ..core.staged import OutOfSight, write_out_of_sight
 from ..dask import align_blocks
 from ..errors import ContainsGroupError, GroupNotFoundError
 from ..metadata import io
@@ -31,6 +32,7 @@ from ..metadata.normalize import normalize_path
 from ..storage.base import join_path
 from ..storage.coerce import open_store
 from ..storage.memory import MemoryStore
+from .append import Growth, recover, rows_digest
 from .backend import DIMENSION_KEY, ZarrkitDataStore, encode_fill_value
 
 __all__ = ["finish_writes", "to_zarr", "write_dataset"]
@@ -367,6 +369,13 @@ def write_dataset(
     write_region: dict[str, slice] = {}
     if region is not None:
         ds, write_region = _prepare_region(ds, grp, region)
+    growth: Growth | None = None
+    digest = ""
+    if append_dim is not None:
+        # an append left unfinished by a writer that died is finished (or undone) first
+        digest = rows_digest({str(k): v.data if _is_dask(v.data) else v.values
+                              for k, v in ds.variables.items() if append_dim in v.dims})
+        growth = recover(grp, append_dim, digest)
     existing: dict[str, Array] = {} if mode == "w" else dict(grp.arrays())
     var_encoding: dict[Any, dict[str, Any]] = {k: dict(v) for k, v in (encoding or {}).items()}
     encoded, attrs, check_encoding = _encode_dataset(ds, grp, existing, var_encoding, mode, fmt, write_region, append_dim)
@@ -374,29 +383,64 @@ def write_dataset(
         grp.attrs.put(attrs)
     if mode == "a-" and append_dim is not None:
         encoded = {k: v for k, v in encoded.items() if k not in existing or append_dim in v.dims}
-    target = _Target(grp, mode, existing, write_region, append_dim, write_empty_chunks, safe_chunks or align_chunks)
-    pending = [
+    if growth is not None:  # the same append run again: its rows are written, its shapes grown
+        encoded = {k: v for k, v in encoded.items() if str(k) not in growth.arrays}
+    elif append_dim is not None:
+        growth = _plan_growth(grp, encoded, existing, append_dim, digest)
+    target = _Target(grp, mode, existing, write_region, append_dim, write_empty_chunks, safe_chunks or align_chunks,
+                     growth)
+    pending: list[Any] = [
         p for vn, v in encoded.items()
         if (p := target.write(str(vn), v, raise_on_invalid=vn in check_encoding)) is not None
     ]
+    if growth is not None:
+        pending.append(growth)
     return grp, pending
 
 
+def _plan_growth(grp: Group, encoded: dict[Any, Any], existing: dict[str, Array], append_dim: Any,
+                 digest: str) -> Growth | None:
+    """The shape changes of an append, recorded before its first row is written (see
+    :mod:`zarrkit.xarray.append`); None when no existing array grows."""
+    arrays = {}
+    for name, v in encoded.items():
+        arr = existing.get(str(name))
+        if arr is None or append_dim not in v.dims:
+            continue
+        axis = v.dims.index(append_dim)
+        old = tuple(arr.shape)
+        arrays[str(name)] = (arr, old, old[:axis] + (old[axis] + v.shape[axis],) + old[axis + 1:])
+    if not arrays:
+        return None
+    growth = Growth(grp, append_dim, arrays, digest)
+    growth.begin()
+    return growth
+
+
 def finish_writes(grp: Group, pending: list[Any], consolidated: bool | None, compute: bool) -> Any:
-    """Consolidate the metadata of ``grp``'s store (unless ``consolidated=False``) and store
-    the dask-backed data of ``pending`` in one :func:`dask.array.store`; returns ``grp``, or
-    the pending dask object when ``compute=False`` and there is dask data."""
+    """Store the dask-backed data of ``pending`` in one :func:`dask.array.store`, grow the
+    shapes of the appends in it (:class:`~zarrkit.xarray.append.Growth`: their rows are
+    written first, out of sight), consolidate the metadata of ``grp``'s store (unless
+    ``consolidated=False``) and end the appends; returns ``grp``, or the pending dask object
+    when ``compute=False`` and there is dask data (stored after the shapes grew, then)."""
+    growths = [p for p in pending if isinstance(p, Growth)]
+    writes = [p for p in pending if not isinstance(p, Growth)]
+    delayed = None
+    if writes:
+        import dask.array as da
+
+        sources, targets, regions = zip(*writes)
+        delayed = da.store(list(sources), list(targets), regions=list(regions), lock=False, compute=compute)
+    for growth in growths:
+        growth.commit()
     if consolidated or consolidated is None:
         # the engine's consolidation: the dataset's layout is this writer's choice, so the
         # warning a user's own consolidation of a v3 hierarchy gets does not apply
         consolidate(open_store(grp.store), "")
-    if pending:
-        import dask.array as da
-
-        sources, targets, regions = zip(*pending)
-        delayed = da.store(list(sources), list(targets), regions=list(regions), lock=False, compute=compute)
-        if not compute:
-            return delayed
+    for growth in growths:
+        growth.finish()
+    if delayed is not None and not compute:
+        return delayed
     return grp
 
 
@@ -500,7 +544,7 @@ class _Target:
 
     def __init__(
         self, grp: Group, mode: str, existing: dict[str, Array], write_region: dict[str, slice],
-        append_dim: Any, write_empty_chunks: Any, align: bool,
+        append_dim: Any, write_empty_chunks: Any, align: bool, growth: Growth | None = None,
     ):
         self.grp, self.fmt, self.mode = grp, grp.zarr_format, mode
         self.existing = existing
@@ -508,6 +552,7 @@ class _Target:
         self.append_dim = append_dim
         self.write_empty_chunks = write_empty_chunks
         self.align = align
+        self.growth = growth
 
     def _fill_and_encoding(self, v: Any, name: Any, raise_on_invalid: bool) -> tuple[Any, dict[str, Any], Any]:
         """The variable's fill value, attributes and Zarr encoding, in this format's way."""
@@ -536,28 +581,35 @@ class _Target:
         fill_value, vattrs, zenc = self._fill_and_encoding(v, name, raise_on_invalid)
         dims = v.dims
         var_region = {d: self.write_region.get(d, slice(None)) for d in dims}
+        shape = None  # the shape the array is written as: an append's, out of sight
         if self.mode != "w" and name in self.existing:
             arr = self.existing[name]
             if self.append_dim is not None and self.append_dim in dims:
                 axis = dims.index(self.append_dim)
                 old = arr.shape
                 var_region[self.append_dim] = slice(old[axis], old[axis] + v.shape[axis])
-                arr.resize(old[:axis] + (old[axis] + v.shape[axis],) + old[axis + 1 :])
+                shape = old[:axis] + (old[axis] + v.shape[axis],) + old[axis + 1 :]
+                if self.growth is None or name not in self.growth.arrays:
+                    arr.resize(shape)
+                    shape = None
         else:
             arr = _create_array(self.grp, name, v, dims, vattrs, fill_value, zenc, self.mode,
                                 self.write_empty_chunks)
         sel = tuple(var_region[d] for d in dims)
         data = v.data
+        region = _resolve(sel, arr.shape if shape is None else shape)
         if not _is_dask(data):
-            arr[_resolve(sel, arr.shape) or Ellipsis] = np.asarray(v.values)
+            if shape is None:
+                arr[region or Ellipsis] = np.asarray(v.values)
+            else:
+                write_out_of_sight(arr, shape, region, np.asarray(v.values))
             return None
-        region = _resolve(sel, arr.shape)
         if self.align:
             try:
                 data = align_blocks(data, arr, region)
             except ValueError as e:
                 raise ValueError(f"variable {name!r}: {e}") from None
-        return data, arr, region
+        return data, (arr if shape is None else OutOfSight(arr, shape)), region
 
 
 def _resolve(sel: tuple[slice, ...], shape: tuple[int, ...]) -> tuple[slice, ...]:

@@ -52,10 +52,7 @@ from typing import Any, Protocol, cast, runtime_checkable
 import numpy as np
 
 from ...config import config
-from ...errors import (
-    ChunkDecodeError,
-    ReadOnlyError,
-)
+from ...errors import ChunkDecodeError, ConcurrentModificationError, ReadOnlyError
 from ...storage.base import ByteRange, Store
 from ...storage.memory import HeldValue
 from ...storage.optimistic import until_written
@@ -387,7 +384,7 @@ class ShardedStore(Store):
                 version.close()
             if got is not _GONE:
                 return got
-        raise ChunkDecodeError(f"the shard was replaced while it was read, {VERSION_ATTEMPTS} times", shard)
+        raise ConcurrentModificationError(f"expected one version of the shard, got {VERSION_ATTEMPTS} replaced", shard)
 
     def read_apart(self, key: str) -> ShardVersion | None:
         """The shard holding ``key``, open for reading its inner chunks each on its own (by
@@ -679,7 +676,7 @@ class ShardVersion:
         def get(key: str) -> Any:
             raw = self.get(locate(key)[1], limit, True)
             if raw is _GONE:  # (a version held open is never gone)
-                raise ChunkDecodeError("the shard was replaced while it was read", self.shard)
+                raise ConcurrentModificationError("expected the version held open, got it replaced", self.shard)
             return raw
 
         return get

@@ -75,7 +75,7 @@ def is_missing(exc: BaseException) -> bool:
 
 
 def _is_conflict(exc: BaseException) -> bool:
-    return type(exc).__name__ in _CONFLICTS or status_of(exc) == 412
+    return type(exc).__name__ in _CONFLICTS or status_of(exc) in (409, 412)
 
 
 def _version_of(meta: Any) -> Version:
@@ -138,7 +138,7 @@ def set_if(store: ObjectStore, key: str, value: Any, version: Version) -> Versio
             now, tag = ABSENT, None
         if tag == token:  # our write, answered after its answer was lost
             return now
-        if _is_conflict(exc):
+        if _is_conflict(exc) or (version is not ABSENT and is_missing(exc)):  # (404: gone)
             raise VersionConflictError(
                 f"expected version {version!r}, found {now!r}: the value was changed by another writer", key
             ) from None

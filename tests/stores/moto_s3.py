@@ -188,7 +188,7 @@ class _ProxyHandler(BaseHTTPRequestHandler):
         for k, v in resp_headers:
             if k.lower() not in ("transfer-encoding", "connection", "content-length", "date", "server"):
                 self.send_header(k, v)
-        length = dict((k.lower(), v) for k, v in resp_headers).get("content-length")
+        length = {k.lower(): v for k, v in resp_headers}.get("content-length")
         self.send_header("Content-Length", length if self.command == "HEAD" and length else str(len(data)))
         self.end_headers()
         if self.command != "HEAD":

@@ -42,7 +42,7 @@ from ..errors import StorageOptionsError, StoreError
 from . import fileio, fsspec_s3
 from .base import ByteRange, Store, Version, oversized, validate_key, validate_prefix
 from .fileio import TEMP_MARKER  # DirectoryStore's: each hides the other's files in flight
-from .fsspec_errors import _FATAL, _MISSING, _RANGE, _TRANSIENT, classify_error
+from .fsspec_errors import _MISSING, _RANGE, _TRANSIENT, classify_error
 
 __all__ = ["FSStore", "FsspecStore", "classify_error"]
 

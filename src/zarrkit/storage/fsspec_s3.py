@@ -29,9 +29,9 @@ operations, with s3fs's session, credentials and error translation):
   ``IfMatch`` the ETag the first answered with; a 412 means that version is gone, and the
   shard reader reads the shard again, so no read mixes two versions of a shard.
 
-Services that ignore ``If-None-Match``/``If-Match`` on ``PUT`` (S3 before August 2024, some
-S3-compatible servers) would store unconditionally: use the store there only with a
-synchronizer, or set ``supports_conditional_writes = False`` on it.
+Services that ignore ``If-None-Match``/``If-Match`` on ``PUT`` (AWS S3 before August and
+November 2024 respectively, some S3-compatible servers) would store unconditionally: use the
+store there only with a synchronizer, or set ``supports_conditional_writes = False`` on it.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import threading
 import numpy as np
 import pytest
 from http_serve import QuietServer, RangeHandler  # tests/stores is on sys.path
-from moto_s3 import BUCKET, start_server
+from moto_s3 import BUCKET, FaultyProxy, start_server
 
 import zarrkit
 from zarrkit.storage import DirectoryStore
@@ -36,6 +36,15 @@ def s3():
     info.endpoint, info.options, info.fs, info.recorder = endpoint, options, fs, server.recorder
     yield info
     server.stop()
+
+
+@pytest.fixture
+def s3_faulty(s3):
+    """A :class:`moto_s3.FaultyProxy` in front of the ``s3`` server (its ``endpoint``; set
+    ``drop`` to lose the answers of that many conditional PUTs)."""
+    proxy = FaultyProxy(s3.endpoint)
+    yield proxy
+    proxy.close()
 
 
 @pytest.fixture

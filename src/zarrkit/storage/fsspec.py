@@ -17,6 +17,10 @@ How the store contract maps onto fsspec:
 * ``set`` writes whole objects with ``fs.pipe_file``: an object store never shows half an
   object.  On local files the value goes to a temporary file that is renamed over the key.
 * ``list_prefix`` / ``list_dir`` use ``fs.find`` / ``fs.ls`` (a missing directory lists empty).
+* Versions and conditional writes, on S3 (s3fs) only: the ETag (and version id) of one
+  ``GetObject``; ``PutObject`` with ``IfNoneMatch``/``IfMatch``, tagged so that a retry after a
+  lost answer is known as our own; shard reads pinned to one ETag
+  (:mod:`~zarrkit.storage.fsspec_s3`).  Other file systems declare no conditional writes.
 * Transient failures (HTTP 5xx and 429, connection reset or aborted, time-outs) are retried
   ``retries`` times with exponential back-off; then :class:`~zarrkit.errors.StoreError` is
   raised, naming the key and its URL.  Missing objects and permission errors are not retried.
@@ -24,7 +28,6 @@ How the store contract maps onto fsspec:
 
 from __future__ import annotations
 
-import errno
 import os
 import posixpath
 import random
@@ -36,42 +39,14 @@ from urllib.parse import unquote
 
 from ..config import config
 from ..errors import StorageOptionsError, StoreError
-from . import fileio
-from .base import ByteRange, Store, oversized, validate_key, validate_prefix
+from . import fileio, fsspec_s3
+from .base import ByteRange, Store, Version, oversized, validate_key, validate_prefix
 from .fileio import TEMP_MARKER  # DirectoryStore's: each hides the other's files in flight
+from .fsspec_errors import _MISSING, _RANGE, _TRANSIENT, classify_error
 
-__all__ = ["FSStore", "FsspecStore"]
+__all__ = ["FSStore", "FsspecStore", "classify_error"]
 
 _MAGIC = re.compile(r"[*?\[]")
-
-# outcomes of a failed request
-_MISSING = "missing"  # the object is not there: read as None
-_RANGE = "range"  # HTTP 416: the object exists, the range starts beyond its end
-_TRANSIENT = "transient"  # retry
-_FATAL = "fatal"  # give up at once
-
-#: errno values of OSErrors worth a retry (EREMOTEIO: s3fs's translation of InternalError)
-_TRANSIENT_ERRNOS = {
-    errno.ECONNRESET, errno.ECONNABORTED, errno.ETIMEDOUT, errno.EPIPE, errno.EAGAIN,
-    getattr(errno, "EREMOTEIO", 121), errno.ENETRESET, errno.EHOSTUNREACH, errno.ENETUNREACH,
-}
-
-#: exception classes (by name, so their packages need not be imported) of transient failures
-_TRANSIENT_NAMES = {
-    # aiohttp
-    "ClientConnectionError", "ClientOSError", "ServerDisconnectedError", "ClientPayloadError",
-    "ServerTimeoutError", "ConnectionTimeoutError", "SocketTimeoutError",
-    # botocore / aiobotocore
-    "HTTPClientError", "EndpointConnectionError", "ConnectionClosedError", "ReadTimeoutError",
-    "ConnectTimeoutError", "ResponseStreamingError", "IncompleteReadError",
-    "AioReadTimeoutError",
-    # requests / urllib3 / http.client
-    "ChunkedEncodingError", "ProtocolError", "IncompleteRead", "RemoteDisconnected",
-    "NewConnectionError", "Timeout",
-    # fsspec
-    "FSTimeoutError",
-}
-
 
 def _import_fsspec() -> Any:
     try:
@@ -95,70 +70,6 @@ def _pool_options(url: str, options: dict[str, Any]) -> dict[str, Any]:
         return options
     config_kwargs["max_pool_connections"] = max(config.threads, config.io_threads)
     return {**options, "config_kwargs": config_kwargs}
-
-
-def _chain(exc: BaseException) -> Iterator[BaseException]:
-    """``exc`` and the exceptions it was raised from (bounded, cycle-safe)."""
-    seen: set[int] = set()
-    todo: list[BaseException] = [exc]
-    while todo and len(seen) < 16:
-        e = todo.pop(0)
-        if id(e) in seen:
-            continue
-        seen.add(id(e))
-        yield e
-        for nxt in (e.__cause__, e.__context__):
-            if nxt is not None:
-                todo.append(nxt)
-
-
-def _http_status(exc: BaseException) -> int | None:
-    """The HTTP status an exception carries (aiohttp, botocore, requests, urllib), if any."""
-    for attr in ("status", "status_code", "code"):
-        v = getattr(exc, attr, None)
-        if isinstance(v, int) and not isinstance(v, bool) and 100 <= v < 600:
-            return v
-    resp = getattr(exc, "response", None)
-    if isinstance(resp, dict):
-        v = (resp.get("ResponseMetadata") or {}).get("HTTPStatusCode")
-    else:
-        v = getattr(resp, "status_code", None) or getattr(resp, "status", None)
-    return v if isinstance(v, int) and 100 <= v < 600 else None
-
-
-def classify_error(exc: BaseException) -> str:
-    """Sort a failure of a request: ``'missing'``, ``'range'``, ``'transient'`` or ``'fatal'``.
-
-    Examples
-    --------
-    >>> from zarrkit.storage.fsspec import classify_error
-    >>> classify_error(FileNotFoundError('k')), classify_error(ConnectionResetError())
-    ('missing', 'transient')
-    >>> classify_error(PermissionError('403 Forbidden'))
-    'fatal'
-    """
-    if isinstance(exc, (FileNotFoundError, IsADirectoryError, NotADirectoryError)):
-        return _MISSING
-    for e in _chain(exc):
-        status = _http_status(e)
-        if status is not None:
-            if status == 404:
-                return _MISSING
-            if status == 416:
-                return _RANGE
-            if status >= 500 or status in (408, 429):
-                return _TRANSIENT
-            if status >= 400:
-                return _FATAL
-        if isinstance(e, (ConnectionError, TimeoutError)):
-            return _TRANSIENT
-        if any(cls.__name__ in _TRANSIENT_NAMES for cls in type(e).__mro__):
-            return _TRANSIENT
-        if isinstance(e, OSError) and e.errno in _TRANSIENT_ERRNOS:
-            return _TRANSIENT
-        if "InvalidRange" in str(e) and isinstance(e, OSError):
-            return _RANGE
-    return _FATAL
 
 
 class FsspecStore(Store):
@@ -283,6 +194,10 @@ class FsspecStore(Store):
         self.supports_writes = not self._is_http
         # object stores and web servers: keep config.io_threads requests in flight
         self.high_latency = not self._has_dirs
+        #: S3 through s3fs: conditional PUTs, versions and pinned reads (see fsspec_s3); no
+        #: other file system of fsspec can compare and write atomically
+        self._s3 = fsspec_s3.is_s3(fs_, protocols)
+        self.supports_conditional_writes = self._s3
         self.retries = int(retries)
         self.retry_delay = float(retry_delay)
         self.max_retry_delay = float(max_retry_delay)
@@ -611,6 +526,26 @@ class FsspecStore(Store):
             return int(n) if n is not None else len(self.fs.cat_file(path))
 
         return int(self._call("getsize", key, size, missing=0))
+
+    @property
+    def value_version(self) -> Callable[[str], fsspec_s3.PinnedObject]:
+        """On S3: the object at a key as the first read of it finds it, for reading several
+        of its ranges (a shard's index, then its chunks): later reads ask for its ETag
+        (``IfMatch``) and read as None once another version replaced it.  Other file systems
+        have no such attribute (their ranged reads cannot be pinned to one version)."""
+        if not self._s3:
+            raise AttributeError("value_version: only S3 reads can be pinned to one version")
+        return lambda key: fsspec_s3.PinnedObject(self, validate_key(key))
+
+    # -- versions (S3: see fsspec_s3) ---------------------------------------------------------
+    def _get_versioned(self, key: str, limit: int | None) -> tuple[bytes | None, Version]:
+        return fsspec_s3.get_versioned(self, key, limit)
+
+    def _set_if(self, key: str, value: bytes | memoryview, version: Version) -> Version:
+        return fsspec_s3.set_if(self, key, value, version)
+
+    def _delete_if(self, key: str, version: Version) -> None:
+        fsspec_s3.delete_if(self, key, version)
 
     # -- listing ------------------------------------------------------------------------------
     def list_prefix(self, prefix: str) -> Iterator[str]:

@@ -23,6 +23,12 @@ How the store contract maps onto obstore:
 * ``list_prefix``: ``obstore.list``; ``list_dir``: ``obstore.list_with_delimiter`` (one
   request per 1000 children on S3, instead of a listing of everything below).
 * ``getsize``: ``obstore.head``.
+* versions and conditional writes (``get_versioned``, ``set_if``, ``delete_if``): the ETag
+  (and version id or generation) of one ``GET``; ``obstore.put`` with ``mode="create"`` or
+  ``mode={"e_tag": ..., "version": ...}``, each write tagged so that a retry after a lost
+  answer is known as our own (:mod:`~zarrkit.storage.obstore_versions`).  S3, GCS, Azure and
+  ``MemoryStore`` have them; ``LocalStore`` (no conditional replace in obstore) and
+  ``HTTPStore`` do not.
 
 Errors: a missing object (obstore's ``FileNotFoundError``, HTTP 404, a missing bucket) reads as
 ``None``, so arrays show their fill value there, as with every other store.  Everything else,
@@ -38,23 +44,23 @@ zarrkit adds no retry loop of its own.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from ..config import config
 from ..errors import ChunkDecodeError, StorageOptionsError, StoreError, StoreOperationNotSupported
-from .base import ByteRange, Store, oversized, validate_key, validate_prefix
+from . import obstore_versions
+from .base import ByteRange, Store, Version, oversized, validate_key, validate_prefix
 from .local_confine import confinement_of
 from .obstore_options import obstore_kwargs, obstore_url
+from .obstore_versions import is_missing as _is_missing
+from .obstore_versions import status_of as _status
 from .pool import run_tasks
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 __all__ = ["ObjectStore"]
-
-_STATUS = re.compile(r"status(?: code)?:? (\d{3})\b")
 
 #: obstore store classes whose requests are cheap (no network): not ``high_latency``
 _LOCAL_CLASSES = ("LocalStore", "MemoryStore")
@@ -67,16 +73,6 @@ def _import_obstore() -> Any:
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("ObjectStore needs obstore: pip install 'zarrkit[obstore]'") from exc
     return obstore
-
-
-def _status(exc: BaseException) -> int | None:
-    """The HTTP status an obstore error reports in its message, if any."""
-    m = _STATUS.search(str(exc))
-    return int(m.group(1)) if m else None
-
-
-#: what local files answer for a key below a file, or naming a directory: no such object
-_NOT_A_FILE = ("(os error 20)", "(os error 21)")
 
 
 def _requests(send: Callable[[T], R], items: Sequence[T]) -> list[R]:
@@ -95,12 +91,6 @@ def _requests(send: Callable[[T], R], items: Sequence[T]) -> list[R]:
         if exc is not None:
             raise exc
     return [value for value, _ in done]  # type: ignore[misc]  # no error: every value was sent
-
-
-def _is_missing(exc: BaseException) -> bool:
-    if isinstance(exc, (FileNotFoundError, NotADirectoryError, IsADirectoryError)):
-        return True
-    return _status(exc) == 404 or any(m in str(exc) for m in _NOT_A_FILE)
 
 
 def _url_of(store: Any) -> str:
@@ -188,6 +178,9 @@ class ObjectStore(Store):
         self.url = _url_of(store)
         # local files: keys leading out through a symbolic link refused, as DirectoryStore does
         self._confined = confinement_of(self._root_dir, repr(self))
+        #: puts conditioned on an ETag or generation, with user metadata (see
+        #: :mod:`~zarrkit.storage.obstore_versions`): not local files, nor web servers
+        self.supports_conditional_writes = kind in obstore_versions.CONDITIONAL_CLASSES
 
     @classmethod
     def from_url(
@@ -569,6 +562,16 @@ class ObjectStore(Store):
     def clear(self) -> None:
         """Remove every key below the root."""
         self.delete_prefix("")
+
+    # -- versions (see obstore_versions) ------------------------------------------------------
+    def _get_versioned(self, key: str, limit: int | None) -> tuple[Any, Version]:
+        return obstore_versions.get_versioned(self, key, limit)
+
+    def _set_if(self, key: str, value: bytes | memoryview, version: Version) -> Version:
+        return obstore_versions.set_if(self, key, value, version)
+
+    def _delete_if(self, key: str, version: Version) -> None:
+        obstore_versions.delete_if(self, key, version)
 
     # -- misc ---------------------------------------------------------------------------------
     def __eq__(self, other: object) -> bool:

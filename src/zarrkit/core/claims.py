@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..storage.base import Store
+from ..storage.cancel import not_cancellable
 from ..storage.optimistic import KEEP, update
 
 __all__ = ["Claim", "RowsClaimed"]
@@ -84,7 +85,12 @@ class Claim:
             self.record(store, key, seen[0], None)
 
     def undo(self) -> None:
-        """Put back what the recorded writes replaced, the last first."""
+        """Put back what the recorded writes replaced, the last first (also when the
+        operation was cancelled: this is how it stops)."""
+        with not_cancellable():
+            self._undo()
+
+    def _undo(self) -> None:
         for store, key, before, written, restore in reversed(self._written):
             def change(raw: Any, before: Any = before, written: Any = written, restore: Any = restore) -> Any:
                 if (raw is None and written is None) or (

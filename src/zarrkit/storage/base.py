@@ -35,6 +35,7 @@ from collections.abc import Hashable, Iterable, Iterator, Mapping, MutableMappin
 from typing import Any, Self, TypeAlias, overload
 
 from ..errors import ChunkDecodeError, ConditionalWritesUnsupportedError, ReadOnlyError
+from . import cancel
 from .buffer import Buffer, BufferPrototype
 from .conveniences import (
     StoreConveniences,
@@ -635,6 +636,7 @@ class Store(StoreConveniences, Zarr3StoreMethods):
     def _check_writable(self) -> None:
         if self.read_only or not self.supports_writes:
             raise ReadOnlyError(f"{type(self).__name__} is read-only")
+        cancel.check()  # (an operation whose caller gave up writes nothing more: see cancel)
 
 
 def oversized(key: str, size: int | None, limit: int) -> ChunkDecodeError:

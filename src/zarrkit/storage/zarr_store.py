@@ -36,6 +36,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, cast
 
 from ..errors import ReadOnlyError, StoreError, StoreOperationNotSupported, ZarrkitError
+from . import cancel
 from .base import ByteRange, Store, ensure_bytes_like, oversized, validate_prefix
 from .local_confine import confinement_of
 
@@ -166,6 +167,7 @@ class ZarrStoreAdapter(Store):
     def _check_writable(self) -> None:
         if self.read_only or not self.supports_writes:
             raise ReadOnlyError(f"{self.store_description} is read-only")
+        cancel.check()
 
     def __repr__(self) -> str:
         return self.store_description

@@ -17,6 +17,7 @@ from collections.abc import Callable, Hashable, Iterator
 from typing import Any, Literal, cast
 
 from ..errors import NodeExistsError, ReadOnlyError, StoreError
+from . import cancel
 from .base import ByteRange, Store, oversized, validate_key, validate_prefix
 from .keys import is_valid_key
 from .zip_members import LOCAL_HEADER, PIECE, read_member
@@ -581,6 +582,7 @@ class ZipStore(Store):
     def _check_writable(self) -> None:
         if self.read_only:
             raise ReadOnlyError(f"ZipStore {self.path!r} is open read-only (mode='r')")
+        cancel.check()
 
     # -- finishing ------------------------------------------------------------------------------
     def _finish_zipfile(self, zf: zipfile.ZipFile, incomplete: str) -> None:

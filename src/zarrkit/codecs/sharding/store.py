@@ -53,6 +53,7 @@ import numpy as np
 
 from ...config import config
 from ...errors import ChunkDecodeError, ConcurrentModificationError, ReadOnlyError
+from ...storage import cancel
 from ...storage.base import ByteRange, Store
 from ...storage.memory import HeldValue
 from ...storage.optimistic import until_written
@@ -566,6 +567,7 @@ class ShardedStore(Store):
     def _check_writable(self) -> None:
         if self.read_only or not self.supports_writes:
             raise ReadOnlyError(f"{self.base!r} is read-only")
+        cancel.check()
 
     def inner_in_bounds(self, shard_coords: tuple[int, ...]) -> int:
         """How many inner chunks of this shard intersect the array."""

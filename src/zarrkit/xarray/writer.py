@@ -588,7 +588,7 @@ def _create_array(
     if fmt == 2:
         attrs[DIMENSION_KEY] = [str(d) for d in dims]
     else:
-        kwargs["dimension_names"] = [str(d) for d in dims]
+        kwargs["dimension_names"] = [None if d is None else str(d) for d in dims]
         if zenc.get("shards") is not None:
             kwargs["shards"] = tuple(zenc["shards"])
         if zenc.get("serializer") is not None:

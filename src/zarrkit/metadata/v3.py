@@ -38,7 +38,7 @@ from .grid import (
     longest_edges,
     runs_total,
 )
-from .json_text import as_json_lists, dump_json
+from .json_text import as_json_lists, dump_json, json_number
 from .zdtypes import ZDType, data_type_of
 
 __all__ = [
@@ -56,10 +56,14 @@ _GROUP_KNOWN = ("zarr_format", "node_type", "attributes", "consolidated_metadata
 
 
 def json_bytes_v3(doc: Any, key: str | None = None) -> bytes:
-    """Encode a ``zarr.json`` document as zarr-python does (indent 2, no NaN literals); a
-    document nested deeper than :data:`~zarrkit.metadata.json_text.MAX_JSON_DEPTH` is a
-    :class:`~zarrkit.errors.MetadataError` naming ``key``."""
-    return dump_json(doc, key, indent=2, allow_nan=False)
+    """Encode a ``zarr.json`` document as zarr-python does (indent 2); a document nested
+    deeper than :data:`~zarrkit.metadata.json_text.MAX_JSON_DEPTH` is a
+    :class:`~zarrkit.errors.MetadataError` naming ``key``.
+
+    NaN and the infinities are written as the bare ``NaN``, ``Infinity`` and ``-Infinity``
+    tokens, as zarr-python 3 writes them in attributes (fill values are spelled as strings by
+    their data type, so only attributes hold them); numpy scalars as the numbers they are."""
+    return dump_json(doc, key, indent=2, allow_nan=True, default=json_number)
 
 
 def _check_extensions(doc: dict[str, Any], known: tuple[str, ...], key: str | None) -> dict[str, Any]:

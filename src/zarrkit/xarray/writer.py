@@ -70,6 +70,13 @@ def _encode_variable(var: Any, name: Hashable, zarr_format: int) -> Any:
     return coding.strings.ensure_fixed_length_bytes(var)
 
 
+def _check_attributes(ds: Any) -> None:
+    """Every attribute of ``ds`` and of its variables can be stored: one that cannot raises
+    ``TypeError`` naming the variable and the attribute before anything is written."""
+    for where, attrs in [("the dataset", ds.attrs), *((f"variable {n!r}", v.attrs) for n, v in ds.variables.items())]:
+        io.storable_attributes({k: _encode_attr(a) for k, a in attrs.items()}, where)
+
+
 def _encode_attr(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return value.tolist()
@@ -358,6 +365,7 @@ def write_dataset(
     if not isinstance(ds, xr.Dataset):
         raise TypeError(f"to_zarr writes an xarray Dataset or DataArray, got {type(ds).__name__}")
     mode = _check_arguments(ds, mode, append_dim, region, zarr_format)
+    _check_attributes(ds)
     store = _writable_store(store, storage_options)
     gpath = normalize_path((group or "").strip("/") or None)
     grp = _open_target_group(store, gpath, mode, zarr_format, chunk_store, synchronizer)

@@ -33,7 +33,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from types import FrameType, MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 import numcodecs
 import numpy as np
@@ -161,6 +161,38 @@ def _default_compressor() -> Any:
     return numcodecs.Blosc(cname="lz4", clevel=5, shuffle=numcodecs.Blosc.SHUFFLE)
 
 
+class _Setting:
+    """A setting of :class:`Config`: the value of the ``with config.set(...)`` blocks around
+    the code reading it, else the process-wide value."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Config | None, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        scoped = _SCOPED.get().get(id(obj))
+        if scoped is not None and self.name in scoped:
+            return scoped[self.name]
+        return obj.__dict__[self.name]
+
+    def __set__(self, obj: Config, value: object) -> None:  # the process-wide value
+        obj.__dict__[self.name] = value
+
+
+_C = TypeVar("_C", bound=type)
+
+
+def _settings_in_context(cls: _C) -> _C:
+    """Make each setting of the dataclass ``cls`` a :class:`_Setting` (read through the
+    ``with config.set(...)`` blocks around the reader)."""
+    for f in fields(cls):
+        if not f.name.startswith("_"):
+            setattr(cls, f.name, _Setting(f.name))
+    return cls
+
+
+@_settings_in_context
 @dataclass
 class Config:
     """Process-wide settings.
@@ -397,28 +429,7 @@ class Config:
             raise ValueError(f"config order must be 'C' or 'F', got {changes['order']!r}")
 
 
-class _Setting:
-    """A setting of :class:`Config`: the value of the ``with config.set(...)`` blocks around
-    the code reading it, else the process-wide value."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __get__(self, obj: Config | None, owner: type | None = None) -> Any:
-        if obj is None:
-            return self
-        scoped = _SCOPED.get().get(id(obj))
-        if scoped is not None and self.name in scoped:
-            return scoped[self.name]
-        return obj.__dict__[self.name]
-
-    def __set__(self, obj: Config, value: object) -> None:  # the process-wide value
-        obj.__dict__[self.name] = value
-
-
 _SETTINGS = frozenset(f.name for f in fields(Config) if not f.name.startswith("_"))
-for _name in _SETTINGS:
-    setattr(Config, _name, _Setting(_name))
 
 
 def _is_setting(key: str) -> bool:

@@ -2,7 +2,12 @@
 
 ``zarrkit.config`` is the process-wide :class:`Config`.  ``zarrkit.config.set(threads=1)``
 changes a setting; used as ``with zarrkit.config.set(threads=1): ...`` it changes it for the
-block only.  zarr-python 3's dotted keys work too: ``config.set({'array.order': 'F'})``,
+block only, and only for the code the block runs: the setting lives in a
+:class:`contextvars.ContextVar` layered over the process-wide settings, so another thread, or
+another asyncio task, never sees it, and when two such blocks overlap in two tasks or threads
+each ends with its own scope (a save and restore of process-wide values would leave the last
+one's view behind).  Work the block hands to zarrkit's thread pool, or to a worker thread of
+the asynchronous API, runs in the block's context and sees its settings.  zarr-python 3's dotted keys work too: ``config.set({'array.order': 'F'})``,
 ``config.get('threading.max_workers')``, ``config.reset()``.
 
 Examples
@@ -18,13 +23,17 @@ False
 
 from __future__ import annotations
 
+import contextvars
+import dis
 import importlib.util
 import os
 import pprint as _pprint
+import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from types import FrameType, MappingProxyType
+from typing import Any, TypeVar
 
 import numcodecs
 import numpy as np
@@ -85,6 +94,43 @@ _CLOSED_SECTIONS = {k.split(".")[0] for k in (*ZARR3_KEYS, *ZARR3_NO_EFFECT) if 
 _MISSING: Any = object()
 
 
+#: the settings of ``with config.set(...)`` blocks, for the code running in them: a mapping of
+#: each :class:`Config`'s id to its settings so changed (setting names, and zarr-python 3's
+#: dotted keys kept for nothing); never changed in place, a block sets a new mapping
+_SCOPED: contextvars.ContextVar[Mapping[int, Mapping[str, object]]] = contextvars.ContextVar(
+    "zarrkit_config_scoped", default=MappingProxyType({})
+)
+
+
+def _scoped_of(cfg: object) -> Mapping[str, object]:
+    return _SCOPED.get().get(id(cfg), _EMPTY)
+
+
+_EMPTY: Mapping[str, object] = MappingProxyType({})
+
+#: opcodes a ``with`` statement starts with, right after the call giving its context manager
+_WITH_OPS = {dis.opmap[name] for name in ("BEFORE_WITH", "LOAD_SPECIAL") if name in dis.opmap}
+_SKIPPED_OPS = {dis.opmap[name] for name in ("CACHE", "COPY", "NOP") if name in dis.opmap}
+
+
+def _starts_with_block(frame: FrameType | None) -> bool:
+    """Whether the call ``frame`` is making gives a ``with`` statement its context manager.
+
+    ``config.set(...)`` is both a permanent change and, in ``with config.set(...):``, a change
+    for one block: in the block's case nothing may be changed for the whole process even for
+    an instant (another thread would see ``allow_unsafe_codecs=True``), so the next opcodes of
+    the calling code are read.  An interpreter whose code cannot be read so answers False,
+    and entering the block then takes the process-wide change back at once.
+    """
+    try:
+        code, i = frame.f_code.co_code, frame.f_lasti + 2  # type: ignore[union-attr]
+        while i < len(code) and code[i] in _SKIPPED_OPS:
+            i += 2
+        return i < len(code) and code[i] in _WITH_OPS
+    except (AttributeError, TypeError, IndexError):
+        return False
+
+
 def _plugin_key(key: str) -> bool:
     return "." in key and key.split(".")[0] not in _CLOSED_SECTIONS
 
@@ -115,6 +161,38 @@ def _default_compressor() -> Any:
     return numcodecs.Blosc(cname="lz4", clevel=5, shuffle=numcodecs.Blosc.SHUFFLE)
 
 
+class _Setting:
+    """A setting of :class:`Config`: the value of the ``with config.set(...)`` blocks around
+    the code reading it, else the process-wide value."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Config | None, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        scoped = _SCOPED.get().get(id(obj))
+        if scoped is not None and self.name in scoped:
+            return scoped[self.name]
+        return obj.__dict__[self.name]
+
+    def __set__(self, obj: Config, value: object) -> None:  # the process-wide value
+        obj.__dict__[self.name] = value
+
+
+_C = TypeVar("_C", bound=type)
+
+
+def _settings_in_context(cls: _C) -> _C:
+    """Make each setting of the dataclass ``cls`` a :class:`_Setting` (read through the
+    ``with config.set(...)`` blocks around the reader)."""
+    for f in fields(cls):
+        if not f.name.startswith("_"):
+            setattr(cls, f.name, _Setting(f.name))
+    return cls
+
+
+@_settings_in_context
 @dataclass
 class Config:
     """Process-wide settings.
@@ -188,6 +266,8 @@ class Config:
     # private state, not settings: no parameters of the constructor, not in the repr
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
     _no_effect: dict = field(default_factory=lambda: dict(ZARR3_NO_EFFECT), init=False, repr=False, compare=False)
+    #: how many times each setting was changed for the process (see :meth:`_Scope.__enter__`)
+    _writes: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def _resolve(self, changes: Mapping[str, object]) -> dict[str, object]:
         names = {f.name for f in fields(self) if not f.name.startswith("_")}
@@ -199,8 +279,7 @@ class Config:
         _check_not_removed(changes)
         # zarr-python 3 takes any dotted key (plug-ins read their own): those of other sections are
         # kept and given back; in the sections known here an unknown key is a typo, refused below
-        for key in [k for k in changes if k in ZARR3_NO_EFFECT or _plugin_key(k)]:
-            self._no_effect[key] = changes.pop(key)
+        kept = {k: changes.pop(k) for k in [k for k in changes if k in ZARR3_NO_EFFECT or _plugin_key(k)]}
         resolved = {ZARR3_KEYS.get(k, k): v for k, v in changes.items()}
         unknown = set(resolved) - names
         if unknown:
@@ -209,23 +288,21 @@ class Config:
                 f"{sorted(names)} or zarr-python 3's {sorted(ZARR3_KEYS)}"
             )
         self._validate(resolved)
-        return resolved
+        return {**resolved, **kept}
 
-    def set(self, changes: Mapping[str, object] | None = None, **kwargs: object) -> _Restore:
-        """Change settings now; as a context manager (``with config.set(...)``) the previous
-        values come back when the block ends.  Settings are given as keywords or as a mapping
-        (zarr-python 3's dotted keys included)."""
-        no_effect = dict(self._no_effect)
-        resolved = self._resolve({**(changes or {}), **kwargs})
-        with self._lock:
-            previous = {k: getattr(self, k) for k in resolved}
-            for k, v in resolved.items():
-                setattr(self, k, v)
-        return _Restore(self, previous, no_effect)
+    def set(self, changes: Mapping[str, object] | None = None, **kwargs: object) -> _Scope:
+        """Change settings: for the process, or as a context manager (``with config.set(...)``)
+        for the code the block runs only (the thread or asyncio task running it, and the work
+        it gives zarrkit's threads), gone when the block ends.  Settings are given as keywords
+        or as a mapping (zarr-python 3's dotted keys included)."""
+        scope = _Scope(self, self._resolve({**(changes or {}), **kwargs}))
+        if not _starts_with_block(sys._getframe(1)):
+            scope._apply_globally()
+        return scope
 
     def update(self, changes: Mapping[str, object] | None = None, **kwargs: object) -> None:
         """Change settings permanently."""
-        self.set(changes, **kwargs)
+        _Scope(self, self._resolve({**(changes or {}), **kwargs}))._apply_globally()
 
     def get(self, key: str, default: Any = _MISSING) -> Any:
         """A setting by its name or zarr-python 3's dotted key (``'threading.max_workers'``); a
@@ -247,6 +324,9 @@ class Config:
         KeyError
             No such setting, and no ``default`` (as zarr-python 3's configuration object).
         """
+        scoped = _scoped_of(self)
+        if key in scoped and not _is_setting(key):
+            return scoped[key]
         if key in self._no_effect:
             return self._no_effect[key]
         name = ZARR3_KEYS.get(key, key)
@@ -277,20 +357,26 @@ class Config:
         return self.config
 
     def reset(self) -> None:
-        """Every setting back to its default."""
+        """Every setting back to its default (for the process, and for the code running here:
+        the settings of the ``with config.set(...)`` blocks around the call are dropped until
+        they end)."""
         fresh = Config()
         with self._lock:
             for f in fields(self):
                 if not f.name.startswith("_"):
                     setattr(self, f.name, getattr(fresh, f.name))
             self._no_effect = dict(ZARR3_NO_EFFECT)
+            self._writes.clear()
+        if id(self) in _SCOPED.get():
+            _SCOPED.set(MappingProxyType({k: v for k, v in _SCOPED.get().items() if k != id(self)}))
 
     @property
     def config(self) -> dict[str, Any]:
         """All settings as zarr-python 3's nested dict (``config.config['array']['order']``):
         its dotted keys split at the dots, then this module's own setting names."""
         nested: dict[str, Any] = {}
-        flat = {**{k: self.get(k) for k in ZARR3_KEYS if k != "default_zarr_version"}, **self._no_effect}
+        scoped = {k: v for k, v in _scoped_of(self).items() if not _is_setting(k)}
+        flat = {**{k: self.get(k) for k in ZARR3_KEYS if k != "default_zarr_version"}, **self._no_effect, **scoped}
         for key, value in flat.items():
             *parents, leaf = key.split(".")
             node = nested
@@ -343,23 +429,67 @@ class Config:
             raise ValueError(f"config order must be 'C' or 'F', got {changes['order']!r}")
 
 
-class _Restore:
-    """What :meth:`Config.set` returns: the change is made; leaving a ``with`` block undoes it."""
+_SETTINGS = frozenset(f.name for f in fields(Config) if not f.name.startswith("_"))
 
-    def __init__(self, config: Config, previous: dict[str, object], no_effect: dict[str, object] | None = None):
+
+def _is_setting(key: str) -> bool:
+    """Whether ``key`` (resolved) is a setting of :class:`Config`, not a key kept for nothing."""
+    return key in _SETTINGS
+
+
+class _Scope:
+    """What :meth:`Config.set` returns.  Entered (``with``), the changes hold in the block's
+    context only, a :class:`contextvars.ContextVar`'s value, and leaving the block takes them
+    away whatever other blocks did meanwhile; not entered, they were made for the process."""
+
+    def __init__(self, config: Config, changes: dict[str, object]):
         self._config = config
-        self._previous = previous
-        self._no_effect = no_effect
+        self._changes = changes
+        self._previous: dict[str, object] | None = None  # process-wide values changed, and their stamp
+        self._stamps: dict[str, int] = {}
+        self._tokens: list[contextvars.Token[Mapping[int, Mapping[str, object]]]] = []
+
+    def _apply_globally(self) -> None:
+        cfg = self._config
+        with cfg._lock:
+            self._previous = {}
+            for k, v in self._changes.items():
+                if not _is_setting(k):
+                    self._previous[k] = cfg._no_effect.get(k, _MISSING)
+                    cfg._no_effect[k] = v
+                else:
+                    self._previous[k] = cfg.__dict__[k]
+                    cfg.__dict__[k] = v
+                cfg._writes[k] = self._stamps[k] = cfg._writes.get(k, 0) + 1
 
     def __enter__(self) -> Config:
-        return self._config
+        cfg = self._config
+        if self._previous is not None:
+            # made for the process before the block was known (``s = config.set(...)``, then
+            # ``with s:``): taken back, each setting no one changed since
+            with cfg._lock:
+                for k, v in self._previous.items():
+                    if cfg._writes.get(k) != self._stamps[k]:
+                        continue
+                    if _is_setting(k):
+                        cfg.__dict__[k] = v
+                    elif v is _MISSING:
+                        cfg._no_effect.pop(k, None)
+                    else:
+                        cfg._no_effect[k] = v
+                self._previous = None
+        current = _SCOPED.get()
+        mine = MappingProxyType({**current.get(id(cfg), _EMPTY), **self._changes})
+        self._tokens.append(_SCOPED.set(MappingProxyType({**current, id(cfg): mine})))
+        return cfg
 
     def __exit__(self, *exc: object) -> None:
-        with self._config._lock:
-            for k, v in self._previous.items():
-                setattr(self._config, k, v)
-            if self._no_effect is not None:
-                self._config._no_effect = dict(self._no_effect)
+        token = self._tokens.pop()
+        try:
+            _SCOPED.reset(token)
+        except ValueError:  # left in another context than entered: what it replaced comes back
+            old = token.old_value
+            _SCOPED.set(MappingProxyType({}) if old is contextvars.Token.MISSING else old)
 
 
 config = Config()

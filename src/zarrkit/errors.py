@@ -38,6 +38,7 @@ __all__ = [
     "ContainsArrayError",
     "ContainsGroupError",
     "MetadataError",
+    "DimensionNamesError",
     "UnknownCodecError",
     "UnsupportedDtypeError",
     "UnsupportedCodecError",
@@ -168,6 +169,15 @@ class MetadataError(ZarrkitError, ValueError):
             message = f"{key}: {message}"
         super().__init__(message)
         self.key = key
+
+
+class DimensionNamesError(MetadataError, KeyError):
+    """An array's dimension names (``_ARRAY_DIMENSIONS``, v3's ``dimension_names``) are
+    missing or malformed for xarray.  A ``KeyError`` too, as xarray's own zarr backend raises
+    for an array without them."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
 
 
 #: zarr-python 3's name of :class:`MetadataError`

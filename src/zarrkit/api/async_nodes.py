@@ -29,6 +29,7 @@ array([4, 5, 6, 7], dtype=int32)
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import operator
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine
@@ -132,7 +133,15 @@ def sync(coro: Coroutine[Any, Any, R] | R, loop: asyncio.AbstractEventLoop | Non
     if running is target:
         coro.close()
         raise RuntimeError("sync() was called from a coroutine running on the loop it would wait for")
-    return cast(R, asyncio.run_coroutine_threadsafe(coro, target).result(timeout))
+    # the coroutine runs in the caller's context (a copy): inside ``with zarrkit.config.set``
+    # it sees the block's settings, as code called without sync() does
+    started = _in_context(coro, contextvars.copy_context())
+    return cast(R, asyncio.run_coroutine_threadsafe(started, target).result(timeout))
+
+
+async def _in_context(coro: Coroutine[Any, Any, R], context: contextvars.Context) -> R:
+    """``coro`` run as a task in ``context`` (cancelling this cancels it)."""
+    return await asyncio.get_running_loop().create_task(coro, context=context)
 
 
 async def _collect_aiterator(data: AsyncIterator[R]) -> tuple[R, ...]:

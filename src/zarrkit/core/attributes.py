@@ -107,8 +107,8 @@ class Attributes(MutableMapping[str, Any]):
         return lock
 
     def _write(self, d: dict[str, Any], store: Any = None) -> None:
-        io.write_attributes_at(self.store if store is None else store, self.key, d)
-        self._cached = d if self.cache else None
+        stored = io.write_attributes_at(self.store if store is None else store, self.key, d)
+        self._cached = stored if self.cache else None
 
     def _check(self) -> None:
         if self.read_only:

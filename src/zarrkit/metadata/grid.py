@@ -6,7 +6,9 @@ and where its part inside the array stops.
 
 A rectilinear dimension (the ``rectilinear`` grid of the zarr-extensions registry) is kept as
 runs of equal edge lengths, never expanded: ``[[1, 10**12]]`` costs one run, not a trillion
-entries.
+entries.  The runs are two numpy arrays (:class:`Runs`), not Python tuples: a document listing
+millions of different edges costs a few bytes per edge, a small multiple of the document
+(tuples cost about 100 bytes an edge).
 
 Examples
 --------
@@ -27,21 +29,107 @@ Examples
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
 __all__ = [
     "RegularDim", "RectilinearDim", "ChunkGrid", "RegularGrid", "RectilinearGrid", "Runs", "runs_total",
-    "longest_edges", "merge_run",
+    "as_runs", "longest_edges", "merge_run",
 ]
 
-#: the edge lengths of one rectilinear dimension: ``(length, count)`` runs
-Runs = tuple[tuple[int, int], ...]
+#: runs up to this many are looked up in Python lists (faster for one index than numpy);
+#: more, in numpy arrays (8 bytes a run, not 36 or more)
+LIST_RUNS = 4096
 
 
-def runs_total(runs: Runs) -> int:
+class Runs(Sequence[tuple[int, int]]):
+    """The edge lengths of one rectilinear dimension: ``(length, count)`` runs, adjacent runs
+    of equal lengths merged, kept as two numpy arrays (``lengths``, ``counts``).  A sequence of
+    ``(length, count)`` pairs of Python ints, equal to any sequence of the same pairs."""
+
+    __slots__ = ("counts", "lengths")
+
+    lengths: np.ndarray
+    counts: np.ndarray
+
+    def __init__(self, pairs: Iterable[Sequence[int]] = ()):
+        pairs = list(pairs)
+        lengths = np.array([int(p[0]) for p in pairs], dtype=np.int64)
+        counts = np.array([int(p[1]) for p in pairs], dtype=np.int64)
+        self._set(lengths, counts)
+
+    @classmethod
+    def from_arrays(cls, lengths: Any, counts: Any) -> Runs:
+        """Runs of ``lengths[i]`` repeated ``counts[i]`` times (int64 arrays; positive values
+        whose sums fit in int64 are the caller's to check)."""
+        runs = cls.__new__(cls)
+        runs._set(np.asarray(lengths, dtype=np.int64), np.asarray(counts, dtype=np.int64))
+        return runs
+
+    def _set(self, lengths: np.ndarray, counts: np.ndarray) -> None:
+        if len(lengths) > 1:
+            changes = lengths[1:] != lengths[:-1]
+            if np.count_nonzero(changes) + 1 < len(lengths):  # adjacent runs of one length: merged
+                starts = np.concatenate(([0], np.flatnonzero(changes) + 1))
+                lengths, counts = lengths[starts], np.add.reduceat(counts, starts)
+            del changes
+        self.lengths = lengths
+        self.counts = counts
+        self.lengths.flags.writeable = self.counts.flags.writeable = False
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return Runs.from_arrays(self.lengths[i], self.counts[i])
+        return int(self.lengths[i]), int(self.counts[i])
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return zip(self.lengths.tolist(), self.counts.tolist())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Runs):
+            if not isinstance(other, Sequence) or isinstance(other, str):
+                return NotImplemented
+            try:
+                other = Runs(other)
+            except (TypeError, ValueError, IndexError, OverflowError):
+                return False
+        return bool(np.array_equal(self.lengths, other.lengths) and np.array_equal(self.counts, other.counts))
+
+    def __hash__(self) -> int:
+        if len(self) <= LIST_RUNS:  # as the tuple of the same pairs
+            return hash(tuple(self))
+        return hash((self.lengths.tobytes(), self.counts.tobytes()))
+
+    def __repr__(self) -> str:
+        if len(self) > 8:
+            return f"Runs({list(self[:4])} ... {len(self)} runs)"
+        return f"Runs({list(self)})"
+
+    def __reduce__(self) -> Any:
+        return Runs.from_arrays, (self.lengths, self.counts)
+
+    @property
+    def total(self) -> int:
+        """The sum of the edge lengths."""
+        if len(self) <= LIST_RUNS:
+            return sum(a * b for a, b in self)
+        return int(np.dot(self.lengths, self.counts))
+
+
+def as_runs(runs: Sequence[tuple[int, int]]) -> Runs:
+    """``runs`` as :class:`Runs` (itself when it is one)."""
+    return runs if isinstance(runs, Runs) else Runs(runs)
+
+
+def runs_total(runs: Sequence[tuple[int, int]]) -> int:
     """The sum of the edge lengths of ``runs``."""
+    if isinstance(runs, Runs):
+        return runs.total
     return sum(length * count for length, count in runs)
 
 
@@ -55,7 +143,12 @@ def merge_run(runs: list[tuple[int, int]], length: int, count: int) -> tuple[int
 
 def longest_edges(chunk_shapes: Sequence[int | Runs]) -> tuple[int, ...]:
     """The longest edge along each dimension of a rectilinear grid's ``chunk_shapes``."""
-    return tuple(e if isinstance(e, int) else max((n for n, _ in e), default=1) for e in chunk_shapes)
+    return tuple(
+        e if isinstance(e, int)
+        else (int(e.lengths.max()) if len(e) else 1) if isinstance(e, Runs)
+        else max((n for n, _ in e), default=1)
+        for e in chunk_shapes
+    )
 
 
 class RegularDim:
@@ -104,58 +197,80 @@ class RectilinearDim:
     ``(length, count)``) over ``size``.  Their sum may exceed ``size``; chunks that begin at or
     after ``size`` are not part of the array."""
 
-    __slots__ = ("_arrays", "_first", "_offset", "n", "runs", "size", "total")
+    __slots__ = ("_arrays", "_first", "_lengths", "_offset", "n", "runs", "size", "total")
 
-    def __init__(self, size: int, runs: Runs):
+    def __init__(self, size: int, runs: Sequence[tuple[int, int]]):
         self.size = int(size)
-        self.runs = runs
-        first, offset = [0], [0]  # the first chunk and first index of each run
-        for length, count in runs:
-            first.append(first[-1] + count)
-            offset.append(offset[-1] + length * count)
+        self.runs = runs = as_runs(runs)
+        lengths, counts = runs.lengths, runs.counts
+        first: Any
+        offset: Any
+        if len(runs) <= LIST_RUNS:  # exact Python ints, and bisect on lists
+            first, offset = [0], [0]  # the first chunk and first index of each run
+            for length, count in runs:
+                first.append(first[-1] + count)
+                offset.append(offset[-1] + length * count)
+            self._lengths: Any = lengths.tolist()
+            self._arrays = (
+                np.asarray(offset[:-1], dtype=np.int64), lengths, np.asarray(first[:-1], dtype=np.int64)
+            )
+        else:  # int64 (the parser refuses edges summing past it); no first chunks when one a run
+            ones = bool((counts == 1).all())
+            offset = np.zeros(len(runs) + 1, dtype=np.int64)
+            np.cumsum(lengths if ones else lengths * counts, out=offset[1:])
+            first = None
+            if not ones:
+                first = np.zeros(len(runs) + 1, dtype=np.int64)
+                np.cumsum(counts, out=first[1:])
+            self._lengths = lengths
+            self._arrays = (offset[:-1], lengths, np.arange(len(runs)) if first is None else first[:-1])
         #: the sum of the edge lengths (at least ``size``)
-        self.total = offset[-1]
+        self.total = int(offset[-1])
         self._first = first
         self._offset = offset
-        #: what :meth:`indices` looks up: run offsets, lengths and first chunks
-        self._arrays = (
-            np.asarray(offset[:-1], dtype=np.int64),
-            np.asarray([length for length, _ in runs], dtype=np.int64),
-            np.asarray(first[:-1], dtype=np.int64),
-        )
         #: the number of chunks along the dimension that hold part of the array
         self.n = self.index(self.size - 1) + 1 if self.size else 0
 
+    @staticmethod
+    def _find(seq: Any, x: int) -> int:
+        """The index of the last entry of sorted ``seq`` at most ``x``."""
+        if isinstance(seq, list):
+            return bisect.bisect_right(seq, x) - 1
+        return int(np.searchsorted(seq, x, side="right")) - 1
+
     def index(self, i: int) -> int:
-        r = bisect.bisect_right(self._offset, i) - 1
-        return self._first[r] + (i - self._offset[r]) // self.runs[r][0]
+        r = self._find(self._offset, i)
+        return int(self._first_of(r) + (i - self._offset[r]) // self._lengths[r])
 
     def indices(self, arr: np.ndarray) -> np.ndarray:
         offsets, lengths, first = self._arrays
         r = np.searchsorted(offsets, arr, side="right") - 1
         return (first[r] + (arr - offsets[r]) // lengths[r]).astype(np.intp, copy=False)
 
+    def _first_of(self, r: int) -> int:
+        return r if self._first is None else int(self._first[r])
+
     def _run(self, c: int) -> int:
-        return bisect.bisect_right(self._first, c) - 1
+        return c if self._first is None else self._find(self._first, c)
 
     def start(self, c: int) -> int:
         r = self._run(c)
-        return self._offset[r] + (c - self._first[r]) * self.runs[r][0]
+        return int(self._offset[r] + (c - self._first_of(r)) * self._lengths[r])
 
     def stop(self, c: int) -> int:
         return min(self.start(c) + self.length(c), self.size)
 
     def length(self, c: int) -> int:
-        return self.runs[self._run(c)][0]
+        return int(self._lengths[self._run(c)])
 
     @property
     def max_length(self) -> int:
         """The longest chunk holding part of the array (the first chunk when there is none)."""
         n = max(self.n, 1)
-        return max(length for (length, _), first in zip(self.runs, self._first) if first < n)
+        return int(self.runs.lengths[: self._run(n - 1) + 1].max())
 
     def __repr__(self) -> str:
-        return f"RectilinearDim(size={self.size}, runs={list(self.runs)})"
+        return f"RectilinearDim(size={self.size}, runs={list(self.runs) if len(self.runs) <= 8 else self.runs})"
 
 
 class ChunkGrid:

@@ -23,7 +23,7 @@ from ..errors import (
 from ..storage.base import ABSENT, Store, describe_location, join_path
 from . import v2, v3
 from .common import parse_document
-from .json_text import dump_json, load_json
+from .json_text import dump_json, json_number, load_json
 
 __all__ = [
     "meta_key",
@@ -254,6 +254,8 @@ def array_documents(path: str, meta: Any, attributes: dict[str, Any] | None) -> 
     metadata with ``attributes`` (v3: one document; v2: ``.zattrs`` first, unless None)."""
     if meta.zarr_format == 3:
         key = meta_key(path, v3.ZARR_JSON)
+        if attributes:
+            _attributes_bytes(attributes, key, v2_document=False)  # an unstorable one named
         return {key: meta.to_bytes(attributes, key)}
     key = meta_key(path, v2.ARRAY_KEY)
     document = meta.to_bytes(key)
@@ -276,6 +278,8 @@ def group_documents(path: str, zarr_format: int = 2, attributes: dict[str, Any] 
     if zarr_format == 3:
         doc = {"attributes": attributes or {}, "zarr_format": 3, "node_type": "group"}
         key = meta_key(path, v3.ZARR_JSON)
+        if attributes:
+            _attributes_bytes(attributes, key, v2_document=False)  # an unstorable one named
         return {key: v3.json_bytes_v3(doc, key)}
     if zarr_format == 2:
         attrs_key = attributes_key(path, 2)
@@ -313,36 +317,81 @@ def read_attributes_at(store: Store, key: str) -> dict[str, Any]:
 
 
 def _attributes_bytes(attrs: dict[str, Any], key: str, v2_document: bool = True) -> bytes:
-    """A v2 ``.zattrs`` document (sorted keys, indent 4, NaN literals as zarr-python 2 wrote
-    them), or with ``v2_document`` False the attributes checked the quickest way;
-    ``TypeError`` for values JSON cannot hold, MetadataError for too deep a nesting."""
+    """A v2 ``.zattrs`` document (sorted keys, indent 4), or with ``v2_document`` False the
+    attributes checked the quickest way.  NaN and the infinities are the bare ``NaN``,
+    ``Infinity``, ``-Infinity`` tokens zarr-python 2 and 3 both write (in ``.zattrs`` and in
+    a ``zarr.json``'s attributes), numpy scalars the numbers they are (as zarr-python 2 stored
+    them); a value JSON cannot hold is a ``TypeError`` naming its attribute, a nesting too
+    deep a MetadataError."""
     try:
         if not v2_document:
-            return dump_json(attrs, key, allow_nan=True)
-        return dump_json(attrs, key, indent=4, sort_keys=True, allow_nan=True)
+            return dump_json(attrs, key, allow_nan=True, default=json_number)
+        return dump_json(attrs, key, indent=4, sort_keys=True, allow_nan=True, default=json_number)
     except MetadataError:
         raise
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"attributes for {key!r} must be JSON serializable: {exc}") from None
+        raise _unstorable(attrs, key, exc) from None
+
+
+def _unstorable(attrs: dict[str, Any], key: str, exc: Exception) -> TypeError:
+    """The error for attributes that cannot be stored, naming the first one that cannot."""
+    for name, value in attrs.items() if isinstance(attrs, dict) else ():
+        try:
+            dump_json({name: value}, key, allow_nan=True, default=json_number)
+        except MetadataError:
+            raise
+        except (TypeError, ValueError) as item_exc:
+            return TypeError(
+                f"{key}: attribute {name!r} cannot be stored: expected a JSON value (str, number, "
+                f"bool, None, or lists and dicts of them), got {type(value).__name__} ({item_exc})"
+            )
+    return TypeError(f"attributes for {key!r} must be JSON serializable: {exc}")
+
+
+def storable_attributes(attrs: dict[str, Any], key: str) -> dict[str, Any]:
+    """``attrs`` as they read back once stored (numpy scalars as Python numbers); raises as
+    :func:`_attributes_bytes` for attributes that cannot be stored, before anything is
+    written."""
+    raw = _attributes_bytes(attrs, key, v2_document=False)
+    if _plain(attrs):
+        return attrs
+    return dict(load_json(raw, key))
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` holds only what JSON gives back as it is (no numpy scalars, tuples)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if type(v) is dict:
+            stack.extend(v.values())
+        elif type(v) is list:
+            stack.extend(v)
+        elif not (v is None or type(v) in (str, int, float, bool)):
+            return False
+    return True
 
 
 def write_attributes(store: Store, path: str, attrs: dict[str, Any], zarr_format: int = 2) -> None:
     write_attributes_at(store, attributes_key(path, zarr_format), attrs)
 
 
-def write_attributes_at(store: Store, key: str, attrs: dict[str, Any]) -> None:
+def write_attributes_at(store: Store, key: str, attrs: dict[str, Any]) -> dict[str, Any]:
     """Store ``attrs`` at ``key`` (into the ``attributes`` of a v3 ``zarr.json``, which must
-    exist; as a whole v2 document otherwise)."""
+    exist; as a whole v2 document otherwise); returns them as they read back (numpy scalars
+    as Python numbers).  Attributes that cannot be stored raise before anything is written."""
     in_node_document = _holds_node_document(key)
     raw = _attributes_bytes(attrs, key, not in_node_document)
+    stored = attrs if _plain(attrs) else dict(load_json(raw, key))
     if in_node_document:
         doc = read_json(store, key)
         if not isinstance(doc, dict):
             raise MetadataError("no zarr.json to hold the attributes", key)
-        doc["attributes"] = attrs
+        doc["attributes"] = stored
         store.set(key, v3.json_bytes_v3(doc, key))
-        return
+        return stored
     store.set(key, raw)
+    return stored
 
 
 def attributes_in(raw: Any, key: str) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import re
 from collections.abc import Callable
 from json.decoder import scanstring  # type: ignore[attr-defined]  # typeshed leaves it out
@@ -28,7 +29,7 @@ import numpy as np
 
 from ..errors import MetadataError
 
-__all__ = ["MAX_JSON_DEPTH", "as_json_lists", "text_depth", "dump_json", "load_json", "loads_iteratively"]
+__all__ = ["MAX_JSON_DEPTH", "as_json_lists", "text_depth", "dump_json", "load_json", "loads_iteratively", "json_number"]
 
 #: The deepest nesting of JSON objects and arrays a metadata document may have (``{"a": 1}``
 #: is 1 level deep, ``1`` none): read and written alike, on every Python version.  Below
@@ -147,7 +148,23 @@ def _key_text(key: Any, allow_nan: bool) -> str:
     raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
 
 
-def _dumps_iteratively(doc: Any, indent: int | None, sort_keys: bool, allow_nan: bool, key: str | None) -> str:
+def json_number(value: Any) -> Any:
+    """A numpy scalar as JSON holds it (``default=`` of :func:`dump_json` for attributes):
+    integers as ``int``, reals as ``float`` (NaN and infinities included), ``numpy.bool_`` as
+    ``bool`` -- what zarr-python 2 stored; ``TypeError`` for anything else."""
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _dumps_iteratively(
+    doc: Any, indent: int | None, sort_keys: bool, allow_nan: bool, key: str | None,
+    default: Callable[[Any], Any] | None = None,
+) -> str:
     """``json.dumps(doc, indent=indent, sort_keys=sort_keys, allow_nan=allow_nan)`` (ASCII
     output), with an explicit stack instead of recursion."""
     parts: list[str] = []
@@ -186,6 +203,8 @@ def _dumps_iteratively(doc: Any, indent: int | None, sort_keys: bool, allow_nan:
             items = (sorted(v.items()) if sort_keys else v.items()) if isinstance(v, dict) else v
             stack.append((is_dict, iter(items), id(v)))
             first = True
+        elif default is not None:
+            value(default(v))
         else:
             raise TypeError(f"Object of type {type(v).__name__} is not JSON serializable")
 
@@ -222,9 +241,10 @@ def dump_json(
     indent: int | None = None,
     sort_keys: bool = False,
     allow_nan: bool = True,
+    default: Callable[[Any], Any] | None = None,
 ) -> bytes:
     """``doc`` as ASCII JSON bytes, exactly as ``json.dumps(doc, indent=indent,
-    sort_keys=sort_keys, allow_nan=allow_nan)`` writes it, at any depth up to
+    sort_keys=sort_keys, allow_nan=allow_nan, default=default)`` writes it, at any depth up to
     :data:`MAX_JSON_DEPTH`.
 
     Raises :class:`~zarrkit.errors.MetadataError` naming ``key`` for a deeper document (so a
@@ -232,10 +252,11 @@ def dump_json(
     as ``json.dumps`` does for values JSON cannot hold.
     """
     try:
-        text = json.dumps(doc, indent=indent, sort_keys=sort_keys, ensure_ascii=True, allow_nan=allow_nan)
+        text = json.dumps(doc, indent=indent, sort_keys=sort_keys, ensure_ascii=True, allow_nan=allow_nan,
+                          default=default)
     except RecursionError:
         # deeper than json.dumps goes from here (its indenting writer recurses in Python)
-        return _dumps_iteratively(doc, indent, sort_keys, allow_nan, key).encode("ascii")
+        return _dumps_iteratively(doc, indent, sort_keys, allow_nan, key, default).encode("ascii")
     data = text.encode("ascii")
     if _may_be_too_deep(text) and text_depth(data) > MAX_JSON_DEPTH:
         raise _too_deep(key)

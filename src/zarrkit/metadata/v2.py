@@ -29,7 +29,7 @@ from .dtypes import (
     v2_fill_value_json,
 )
 from .grid import RegularGrid
-from .json_text import as_json_lists, dump_json
+from .json_text import as_json_lists, dump_json, json_number
 
 __all__ = [
     "ArrayMetadataV2", "ArrayV2Metadata", "ARRAY_KEY", "GROUP_KEY", "ATTRS_KEY", "group_document_v2", "check_object_codec",
@@ -46,8 +46,10 @@ _OPTIONAL = ("dimension_separator",)
 def json_bytes(doc: Any, key: str | None = None) -> bytes:
     """Encode a metadata document the way zarr-python writes it (sorted keys, indent 4); a
     document nested deeper than :data:`~zarrkit.metadata.json_text.MAX_JSON_DEPTH` is a
-    :class:`~zarrkit.errors.MetadataError` naming ``key``."""
-    return dump_json(doc, key, indent=4, sort_keys=True, allow_nan=False)
+    :class:`~zarrkit.errors.MetadataError` naming ``key``.  NaN and the infinities are bare
+    ``NaN``/``Infinity`` tokens, as zarr-python writes attributes (``.zmetadata`` holds them;
+    fill values are spelled as strings), numpy scalars the numbers they are."""
+    return dump_json(doc, key, indent=4, sort_keys=True, allow_nan=True, default=json_number)
 
 
 def check_object_codec(dtype: np.dtype, filters: tuple[Codec, ...] | None, key: str | None = None) -> None:

@@ -7,6 +7,7 @@ chain once (once per chunk shape on a rectilinear grid).
 
 from __future__ import annotations
 
+import array
 import dataclasses
 from collections.abc import Mapping
 from functools import cached_property
@@ -33,11 +34,11 @@ from .grid import (
     RectilinearGrid,
     RegularGrid,
     Runs,
+    as_runs,
     longest_edges,
-    merge_run,
     runs_total,
 )
-from .json_text import as_json_lists, dump_json
+from .json_text import as_json_lists, dump_json, json_number
 from .zdtypes import ZDType, data_type_of
 
 __all__ = [
@@ -55,10 +56,14 @@ _GROUP_KNOWN = ("zarr_format", "node_type", "attributes", "consolidated_metadata
 
 
 def json_bytes_v3(doc: Any, key: str | None = None) -> bytes:
-    """Encode a ``zarr.json`` document as zarr-python does (indent 2, no NaN literals); a
-    document nested deeper than :data:`~zarrkit.metadata.json_text.MAX_JSON_DEPTH` is a
-    :class:`~zarrkit.errors.MetadataError` naming ``key``."""
-    return dump_json(doc, key, indent=2, allow_nan=False)
+    """Encode a ``zarr.json`` document as zarr-python does (indent 2); a document nested
+    deeper than :data:`~zarrkit.metadata.json_text.MAX_JSON_DEPTH` is a
+    :class:`~zarrkit.errors.MetadataError` naming ``key``.
+
+    NaN and the infinities are written as the bare ``NaN``, ``Infinity`` and ``-Infinity``
+    tokens, as zarr-python 3 writes them in attributes (fill values are spelled as strings by
+    their data type, so only attributes hold them); numpy scalars as the numbers they are."""
+    return dump_json(doc, key, indent=2, allow_nan=True, default=json_number)
 
 
 def _check_extensions(doc: dict[str, Any], known: tuple[str, ...], key: str | None) -> dict[str, Any]:
@@ -159,13 +164,30 @@ def _positive(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_RECTILINEAR_CHUNKS
 
 
+#: the most runs (listed edges and ``[length, count]`` pairs) the ``chunk_shapes`` of one
+#: document may list: each costs a few bytes to keep, and a document listing more is no array
+#: anyone wrote
+MAX_RECTILINEAR_RUNS = 1 << 25
+#: the largest sum of edge lengths, or of chunk counts, a rectilinear dimension may declare
+#: (kept in int64)
+MAX_RECTILINEAR_TOTAL = 1 << 62
+
+
 def parse_chunk_shapes(value: Any, ndim: int, key: str | None = None) -> tuple[int | Runs, ...]:
     """The ``chunk_shapes`` of a rectilinear grid: per dimension an int (one edge length
-    repeated) or runs ``((length, count), ...)`` from a list of ints and ``[length, count]``
-    pairs (adjacent equal lengths merged)."""
+    repeated) or :class:`~zarrkit.metadata.grid.Runs` from a list of ints and
+    ``[length, count]`` pairs (adjacent equal lengths merged).  A list of millions of edges
+    is read into numpy arrays, never one Python object an edge; more than
+    :data:`MAX_RECTILINEAR_RUNS` of them raise :class:`MetadataError`."""
     field = "chunk_grid.chunk_shapes"
     if not isinstance(value, list) or len(value) != ndim:
         raise MetadataError(f"{field}: expected a list of {ndim} entries (one per dimension), got {value!r}", key)
+    listed = sum(len(e) for e in value if isinstance(e, list))
+    if listed > MAX_RECTILINEAR_RUNS:
+        raise MetadataError(
+            f"{field}: expected at most {MAX_RECTILINEAR_RUNS} edge lengths and [length, count] "
+            f"pairs in all, got {listed}", key
+        )
     out: list[int | Runs] = []
     for dim, entry in enumerate(value):
         if _positive(entry):
@@ -173,19 +195,51 @@ def parse_chunk_shapes(value: Any, ndim: int, key: str | None = None) -> tuple[i
             continue
         if not isinstance(entry, list):
             raise MetadataError(f"{field}[{dim}]: expected a positive integer or a list of edge lengths, got {entry!r}", key)
-        runs: list[tuple[int, int]] = []
+        out.append(_parse_runs(entry, f"{field}[{dim}]", key))
+    return tuple(out)
+
+
+def _parse_runs(entry: list[Any], field: str, key: str | None) -> Runs:
+    """One dimension's list of edges as runs, checked: positive integers or pairs of them."""
+    if set(map(type, entry)) <= {int}:  # the plain form: a list of edge lengths
+        try:
+            lengths = np.array(entry, dtype=np.int64)
+        except OverflowError:
+            lengths = np.zeros(1, dtype=np.int64)  # refused below, named by the loop
+            bad = next(i for i, v in enumerate(entry) if not _positive(v))
+        else:
+            wrong = np.flatnonzero((lengths < 1) | (lengths > MAX_RECTILINEAR_CHUNKS))
+            bad = int(wrong[0]) if len(wrong) else None
+        if bad is not None:
+            raise MetadataError(
+                f"{field}: edge lengths are positive integers or [length, count] pairs, got {entry[bad]!r}", key
+            )
+        counts = np.broadcast_to(np.int64(1), len(entry))  # one each: no memory
+    else:
+        listed, repeats = array.array("q"), array.array("q")  # 8 bytes an entry, appended fast
         for item in entry:
             if _positive(item):
-                length, count = item, 1
-            elif isinstance(item, list) and len(item) == 2 and all(_positive(v) for v in item):
-                length, count = item
+                listed.append(item)
+                repeats.append(1)
+            elif type(item) is list and len(item) == 2 and _positive(item[0]) and _positive(item[1]):
+                listed.append(item[0])
+                repeats.append(item[1])
             else:
                 raise MetadataError(
-                    f"{field}[{dim}]: edge lengths are positive integers or [length, count] pairs, got {item!r}", key
+                    f"{field}: edge lengths are positive integers or [length, count] pairs, got {item!r}", key
                 )
-            runs.append(merge_run(runs, length, count))
-        out.append(tuple(runs))
-    return tuple(out)
+        lengths = np.frombuffer(listed, dtype=np.int64)
+        counts = np.frombuffer(repeats, dtype=np.int64)
+    # the sums must fit in int64: checked in floats (exact enough for a bound), the exact sum
+    # of lengths only when the longest edge times the chunk count does not bound it already
+    chunks = float(counts.sum(dtype=np.float64)) if len(counts) else 0.0
+    edges = float(lengths.max()) * chunks if len(lengths) else 0.0
+    if edges > MAX_RECTILINEAR_TOTAL:
+        edges = float(np.dot(lengths.astype(np.float64), counts.astype(np.float64)))
+    for what, total in (("edge lengths", edges), ("chunk counts", chunks)):
+        if total > MAX_RECTILINEAR_TOTAL:
+            raise MetadataError(f"{field}: expected {what} summing to at most 2**62, got about {total:.3g}", key)
+    return Runs.from_arrays(lengths, counts)
 
 
 def chunk_shapes_json(chunk_shapes: tuple[int | Runs, ...]) -> list[Any]:
@@ -193,7 +247,7 @@ def chunk_shapes_json(chunk_shapes: tuple[int | Runs, ...]) -> list[Any]:
     ``[length, count]`` (what zarr-python writes)."""
     return [
         e if isinstance(e, int) else [length if count == 1 else [length, count] for length, count in e]
-        for e in chunk_shapes
+        for e in chunk_shapes  # (a Runs gives Python ints)
     ]
 
 
@@ -265,7 +319,8 @@ class ArrayMetadataV3:
         s = self.sharding
         if s is not None and self.chunk_shapes is not None:
             for dim, (e, c) in enumerate(zip(self.chunk_shapes, s.chunk_shape)):
-                bad = [n for n in ([e] if isinstance(e, int) else [n for n, _ in e]) if n % c]
+                lengths = np.asarray([e] if isinstance(e, int) else as_runs(e).lengths)
+                bad = lengths[lengths % c != 0][:1].tolist()
                 if bad:
                     raise MetadataError(
                         f"chunk_grid.chunk_shapes[{dim}]: shard length {bad[0]} is not a multiple "
@@ -427,7 +482,7 @@ class ArrayMetadataV3:
             return None
         inner = tuple(-(-n // c) for n, c in zip(self.shape, s.chunk_shape))
         edges = tuple(
-            e // c if isinstance(e, int) else tuple((n // c, k) for n, k in e)
+            e // c if isinstance(e, int) else Runs.from_arrays(as_runs(e).lengths // c, as_runs(e).counts)
             for e, c in zip(self.chunk_shapes, s.chunk_shape)
         )
         return RectilinearGrid(inner, edges).dims
@@ -547,9 +602,9 @@ def grown_chunk_shapes(
         if not isinstance(e, int):
             total = runs_total(e)
             if size > total:
-                runs = list(e)
-                runs.append(merge_run(runs, -(-(size - total) // u) * u, 1))
-                e = tuple(runs)
+                runs = as_runs(e)
+                extra = -(-(size - total) // u) * u
+                e = Runs.from_arrays(np.append(runs.lengths, extra), np.append(runs.counts, 1))
         out.append(e)
     return tuple(out)
 

@@ -11,10 +11,14 @@ What the calling thread is doing lives here too, read by the codecs and the engi
 ``worker``, the thread is one of the pool's long-lived threads; ``busy``, the thread is running
 tasks of a parallel run (a pool thread, or a caller taking its share), so nested parallel work
 runs inline and codecs use no threads of their own.
+
+Tasks run in the caller's :mod:`contextvars` context (a copy of it per pool thread), so work
+started inside ``with zarrkit.config.set(...)`` sees the block's settings, not the process's.
 """
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -69,6 +73,12 @@ def _get_executor(size: int) -> ThreadPoolExecutor:
         return executor
 
 
+def _submit(size: int, work: Callable[[], None]) -> Future[None]:
+    """``work`` on the pool of ``size`` workers, in a copy of the caller's context (one context
+    may not be entered by two threads at once, so each helper has its own copy)."""
+    return _get_executor(size).submit(contextvars.copy_context().run, work)
+
+
 def run_tasks(
     fn: Callable[[T], R],
     items: Sequence[T] | Iterable[T],
@@ -112,7 +122,7 @@ def run_tasks(
             results[i] = out
 
     helpers = min(n - 1, len(batches) - 1)
-    futures = [_get_executor(n - 1).submit(drain) for _ in range(helpers)]
+    futures = [_submit(n - 1, drain) for _ in range(helpers)]
     state.busy = True
     try:
         with caller_context():
@@ -193,7 +203,7 @@ def run_pipelined(
                 return
             consume_one(item)  # type: ignore[arg-type]  # got: an item was taken
 
-    futures = [_get_executor(n - 1).submit(drain) for _ in range(n - 1)]
+    futures = [_submit(n - 1, drain) for _ in range(n - 1)]
     state.busy = True
     try:
         with caller_context():

@@ -36,7 +36,7 @@ from xarray.core.variable import Variable
 from .. import api
 from ..core.array import Array
 from ..core.group import Group
-from ..errors import MetadataError
+from ..errors import DimensionNamesError, MetadataError
 from ..metadata.consolidated import ConsolidatedStore, load_consolidated
 from ..metadata.normalize import normalize_path
 from ..storage.base import Store
@@ -213,33 +213,47 @@ def open_zarrkit_group(
     return node
 
 
-def _dims_and_attrs(array: Array) -> tuple[tuple[str, ...], dict[str, Any]]:
+def _dims_and_attrs(array: Array) -> tuple[tuple[str | None, ...], dict[str, Any]]:
+    """An array's dimension names and its attributes (without ``_ARRAY_DIMENSIONS``).
+
+    A v3 ``dimension_names`` entry of null names its dimension ``None``, as xarray's own zarr
+    backend does over zarr-python (xarray takes any hashable name); missing or malformed
+    names raise :class:`~zarrkit.errors.DimensionNamesError` naming the array and the
+    attribute, never a bare ``KeyError`` or ``TypeError`` from what the store holds.
+    """
     attrs = dict(array.attrs.asdict())
     if array.zarr_format == 3:
         names = getattr(array.metadata, "dimension_names", None)
         if names is not None:
-            if len(names) != len(array.shape) or any(n is None for n in names):
-                raise KeyError(
-                    f"array {array.path!r}: dimension_names {names!r} do not name every "
-                    f"dimension of shape {array.shape}"
-                )
-            return tuple(names), attrs
+            return _checked_dims(array, "dimension_names", names), attrs
         if array.ndim == 0:
             return (), attrs
     if DIMENSION_KEY not in attrs:
         if array.ndim == 0 and array.zarr_format == 3:
             return (), attrs
-        raise KeyError(
+        raise DimensionNamesError(
             f"Zarr array {array.path!r} is missing the attribute `{DIMENSION_KEY}`"
             + (" and `dimension_names`" if array.zarr_format == 3 else "")
             + ", which is required for xarray to determine variable dimensions."
         )
-    dims = tuple(attrs.pop(DIMENSION_KEY))
-    if len(dims) != array.ndim:
-        raise KeyError(f"array {array.path!r}: {DIMENSION_KEY} {list(dims)} does not match shape {array.shape}")
+    dims = _checked_dims(array, f"attribute {DIMENSION_KEY}", attrs.pop(DIMENSION_KEY))
     for k in [k for k in attrs if k.lower().startswith("_nc")]:
         del attrs[k]
     return dims, attrs
+
+
+def _checked_dims(array: Array, what: str, names: object) -> tuple[str | None, ...]:
+    """``names`` as dimension names of ``array``: a list of strings or nulls, one a dimension."""
+    if not isinstance(names, list | tuple) or not all(n is None or isinstance(n, str) for n in names):
+        raise DimensionNamesError(
+            f"array {array.path!r}: {what}: expected a list of strings or nulls, got {names!r}"
+        )
+    if len(names) != array.ndim:
+        raise DimensionNamesError(
+            f"array {array.path!r}: {what}: expected {array.ndim} names (one per dimension of "
+            f"shape {array.shape}), got {list(names)!r}"
+        )
+    return tuple(names)
 
 
 class ZarrkitDataStore(AbstractDataStore):

@@ -72,6 +72,13 @@ def _encode_variable(var: Any, name: Hashable, zarr_format: int) -> Any:
     return coding.strings.ensure_fixed_length_bytes(var)
 
 
+def _check_attributes(ds: Any) -> None:
+    """Every attribute of ``ds`` and of its variables can be stored: one that cannot raises
+    ``TypeError`` naming the variable and the attribute before anything is written."""
+    for where, attrs in [("the dataset", ds.attrs), *((f"variable {n!r}", v.attrs) for n, v in ds.variables.items())]:
+        io.storable_attributes({k: _encode_attr(a) for k, a in attrs.items()}, where)
+
+
 def _encode_attr(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return value.tolist()
@@ -360,6 +367,7 @@ def write_dataset(
     if not isinstance(ds, xr.Dataset):
         raise TypeError(f"to_zarr writes an xarray Dataset or DataArray, got {type(ds).__name__}")
     mode = _check_arguments(ds, mode, append_dim, region, zarr_format)
+    _check_attributes(ds)
     store = _writable_store(store, storage_options)
     gpath = normalize_path((group or "").strip("/") or None)
     grp = _open_target_group(store, gpath, mode, zarr_format, chunk_store, synchronizer)
@@ -640,7 +648,7 @@ def _create_array(
     if fmt == 2:
         attrs[DIMENSION_KEY] = [str(d) for d in dims]
     else:
-        kwargs["dimension_names"] = [str(d) for d in dims]
+        kwargs["dimension_names"] = [None if d is None else str(d) for d in dims]
         if zenc.get("shards") is not None:
             kwargs["shards"] = tuple(zenc["shards"])
         if zenc.get("serializer") is not None:

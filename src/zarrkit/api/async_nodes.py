@@ -29,14 +29,17 @@ array([4, 5, 6, 7], dtype=int32)
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextvars
+import functools
 import operator
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from ..core.array import Array
 from ..core.group import Group
+from ..storage import cancel
 from .hierarchy import create_group
 from .opening import open_array
 
@@ -64,10 +67,38 @@ async def run(fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> R:
     -------
     object
         What ``fn`` returns.
+
+    Notes
+    -----
+    Cancelled (``task.cancel()``, ``asyncio.wait_for`` running out of time), the operation
+    stops before the cancellation reaches the caller: the thread is told to write nothing
+    more (:mod:`zarrkit.storage.cancel`), and waited for.  Values it stored before stay.
     """
     args = tuple(unwrap(a) for a in args)
     kwargs = {k: unwrap(v) for k, v in kwargs.items()}
-    return await asyncio.to_thread(fn, *args, **kwargs)
+    stop = threading.Event()
+    context = contextvars.copy_context()  # (the caller's settings, as to_thread gives them)
+    context.run(cancel.CANCELLED.set, stop)
+    work = asyncio.get_running_loop().run_in_executor(None, functools.partial(context.run, fn, *args, **kwargs))
+    try:
+        return await asyncio.shield(work)
+    except asyncio.CancelledError:
+        stop.set()
+        await _stopped(work)
+        raise
+
+
+async def _stopped(work: asyncio.Future[Any]) -> None:
+    """Wait until ``work`` (told to stop) has ended, however often this is cancelled again."""
+    while not work.done():
+        try:
+            await asyncio.shield(work)
+        except asyncio.CancelledError:
+            continue
+        except BaseException:  # noqa: BLE001 - its end is all that matters here
+            return
+    if not work.cancelled():
+        work.exception()  # (retrieved: no "exception was never retrieved" warning)
 
 
 class _Loop:
@@ -135,13 +166,46 @@ def sync(coro: Coroutine[Any, Any, R] | R, loop: asyncio.AbstractEventLoop | Non
         raise RuntimeError("sync() was called from a coroutine running on the loop it would wait for")
     # the coroutine runs in the caller's context (a copy): inside ``with zarrkit.config.set``
     # it sees the block's settings, as code called without sync() does
-    started = _in_context(coro, contextvars.copy_context())
-    return cast(R, asyncio.run_coroutine_threadsafe(started, target).result(timeout))
+    context = contextvars.copy_context()
+    result: concurrent.futures.Future[R] = concurrent.futures.Future()
+    tasks: list[asyncio.Task[R] | None] = []
+
+    def start() -> None:
+        if tasks:  # given up on before it started: nothing to run
+            coro.close()
+            result.cancel()
+            result.set_running_or_notify_cancel()
+            return
+        task = target.create_task(coro, context=context)  # type: ignore[arg-type]
+        tasks.append(task)
+        task.add_done_callback(lambda t: _hand_over(t, result))
+
+    def stop() -> None:
+        if tasks:
+            tasks[0].cancel()  # type: ignore[union-attr]
+        else:
+            tasks.append(None)
+
+    target.call_soon_threadsafe(start)
+    try:
+        return result.result(timeout)
+    except concurrent.futures.TimeoutError:
+        # out of time: the coroutine is cancelled, and what it runs stops writing (see run)
+        # before this raises
+        target.call_soon_threadsafe(stop)
+        concurrent.futures.wait([result])
+        raise TimeoutError(f"the operation did not finish in {timeout} s: it was stopped") from None
 
 
-async def _in_context(coro: Coroutine[Any, Any, R], context: contextvars.Context) -> R:
-    """``coro`` run as a task in ``context`` (cancelling this cancels it)."""
-    return await asyncio.get_running_loop().create_task(coro, context=context)
+def _hand_over(task: asyncio.Task[R], result: concurrent.futures.Future[R]) -> None:
+    """Hand the end of ``task`` to ``result``: its value, its exception or its cancellation."""
+    if task.cancelled():
+        result.cancel()
+        result.set_running_or_notify_cancel()  # (what wakes concurrent.futures.wait)
+    elif task.exception() is not None:
+        result.set_exception(task.exception())
+    else:
+        result.set_result(task.result())
 
 
 async def _collect_aiterator(data: AsyncIterator[R]) -> tuple[R, ...]:

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from ..config import config
 from ..errors import StoreError
 from ._kvutil import glob_escape, version_conflict
 from .base import (
@@ -21,6 +22,7 @@ from .base import (
     validate_key,
     validate_prefix,
 )
+from .memory import HeldValue
 
 __all__ = ["RedisStore"]
 
@@ -275,7 +277,10 @@ class RedisStore(Store):
     # -- versions and conditional writes (see the class's text) ------------------------------
     supports_conditional_writes = True
 
-    def _get_versioned(self, key: str, limit: int | None) -> tuple[bytes | None, Version]:
+    def _whole(self, key: str, limit: int | None) -> bytes | None:
+        """The value at ``key`` read whole by one command (one version of it: the server
+        runs each command, and each script, alone), refused unsent when larger than
+        ``limit``; None when missing."""
         rkey = self._key(key)
         with self._op(f"read of {key!r}") as client:
             if limit is None:
@@ -284,14 +289,42 @@ class RedisStore(Store):
                 # the size first, in the same script: an oversized value is not sent
                 found = self._limited(keys=[rkey], args=[limit], client=client)
                 if not found:
-                    return None, ABSENT
+                    return None
                 if len(found) == 1:
                     raise oversized(key, int(found[0]), limit)
                 value = found[1]
-        if value is None:
-            return None, ABSENT
-        value = bytes(value)
-        return value, _version(value)
+        return None if value is None else bytes(value)
+
+    def _get_versioned(self, key: str, limit: int | None) -> tuple[bytes | None, Version]:
+        value = self._whole(key, limit)
+        return (None, ABSENT) if value is None else (value, _version(value))
+
+    def value_version(self, key: str) -> HeldValue | None:
+        """The value at ``key`` as it is now, held for reading several of its ranges (a
+        shard's index, then its inner chunks) from that one version, whatever is written
+        there meanwhile; None when missing.
+
+        The value is read whole, by one script (``STRLEN`` and ``GET``, run atomically by
+        the server): one round trip, where a shard's index and then its chunks took a round
+        trip each (and ranges read apart could come from different versions).  A shard
+        lives in the server's memory, so the whole of it is read at memory speed, and only
+        the network carries the bytes a partial read would not have needed.  A value larger
+        than ``zarrkit.config.max_chunk_bytes`` is refused
+        (:class:`~zarrkit.errors.ChunkDecodeError`) without being sent.
+
+        Parameters
+        ----------
+        key : str
+            The key.
+
+        Returns
+        -------
+        HeldValue or None
+            With ``size``, ``read(offset, length=None)`` (views of the bytes held) and
+            ``close()``; its ``token`` is None (nothing tells cheaply that the value changed).
+        """
+        value = self._whole(self._checked(key), config.max_chunk_bytes)
+        return None if value is None else HeldValue(value)
 
     def _conditional(self, key: str, version: Version, value: bytes | None) -> None:
         if version is ABSENT:

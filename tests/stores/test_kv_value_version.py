@@ -17,7 +17,7 @@ import zarrkit
 from zarrkit.errors import ChunkDecodeError, StoreError
 from zarrkit.storage.base import ByteRange
 from zarrkit.storage.lmdb import LMDBStore
-from zarrkit.storage.redis import RedisStore
+from zarrkit.storage.redis import WHOLE_READ_BYTES, RedisStore
 from zarrkit.storage.sqlite import SQLiteStore
 
 KINDS = ["sqlite", "sqlite-memory", "lmdb", "lmdb-copies", "redis"]
@@ -40,17 +40,29 @@ def store(request, tmp_path):
     s.close()
 
 
+def _missing(store, key: str) -> bool:
+    """Whether ``value_version`` finds no value at ``key`` (at once, or by its first read)."""
+    held = store.value_version(key)
+    if held is None:
+        return True
+    try:
+        return held.read(-4) is None
+    finally:
+        held.close()
+
+
 def test_a_held_version_reads_the_value_it_found(store):
-    assert store.value_version("a/c/0") is None
+    assert _missing(store, "a/c/0")
     store.set("a/c/0", b"0123456789")
     held = store.value_version("a/c/0")
     try:
-        store.set("a/c/0", b"abcdefghijklmnopqrstuvwxyz")  # replaced meanwhile
-        assert held.size == 10
         assert bytes(held.read(-4)) == b"6789"
+        assert held.size == 10
+        store.set("a/c/0", b"abcdefghijklmnopqrstuvwxyz")  # replaced meanwhile
         assert bytes(held.read(2, 3)) == b"234"
         assert bytes(held.read(7)) == b"789"
         assert bytes(held.read(8, 100)) == b"89"  # clamped at the end, as ranged gets are
+        assert bytes(held.read(3, 0)) == b""
         reader = getattr(held, "read_ranges", None)
         if reader is not None:
             got = reader([ByteRange(0, 2), ByteRange(5, 5)])
@@ -60,15 +72,11 @@ def test_a_held_version_reads_the_value_it_found(store):
     finally:
         held.close()
     held.close()  # twice is fine
-    assert store.value_version("a/c/0") is None
+    assert _missing(store, "a/c/0")
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "redis"])
-def test_a_value_larger_than_max_chunk_bytes_is_refused_unread(kind, tmp_path, request):
-    if kind == "sqlite":
-        s = SQLiteStore(str(tmp_path / "big.sqlite"))
-    else:
-        s = RedisStore(prefix=f"vv-{uuid.uuid4().hex}", url=request.getfixturevalue("redis_url"))
+def test_sqlite_value_larger_than_max_chunk_bytes_is_refused_unread(tmp_path):
+    s = SQLiteStore(str(tmp_path / "big.sqlite"))  # (read whole: Redis and LMDB read ranges)
     try:
         s.set("a/c/0", bytes(1000))
         with zarrkit.config.set(max_chunk_bytes=999), pytest.raises(ChunkDecodeError, match="a/c/0"):
@@ -78,8 +86,6 @@ def test_a_value_larger_than_max_chunk_bytes_is_refused_unread(kind, tmp_path, r
             assert held.size == 1000
             held.close()
     finally:
-        if kind == "redis":
-            s.clear()
         s.close()
 
 
@@ -108,3 +114,39 @@ def test_lmdb_versions_are_snapshots_any_thread_may_read_and_end(tmp_path):
     with pytest.raises(StoreError, match="closed"):  # the store (and its map) is gone
         last.read(0, 1)
     last.close()
+
+
+def test_redis_held_version_reads_only_while_the_bytes_read_are_unchanged(redis_url):  # noqa: F811
+    big = WHOLE_READ_BYTES + 1000  # read range by range
+    with RedisStore(prefix=f"vv-{uuid.uuid4().hex}", url=redis_url) as store:
+        try:
+            old = bytes(range(256)) * (big // 256)
+            store.set("s", old)
+            held = store.value_version("s")
+            assert bytes(held.read(-16)) == old[-16:]  # (the index)
+            assert held.size == len(old)
+            got = held.read_ranges([ByteRange(0, 10), ByteRange(1000, 5)])
+            assert got == [old[:10], old[1000:1005]]
+            # the end (the index) kept, a byte read before changed: another version
+            store.set("s", b"x" + old[1:])
+            assert held.read(20, 4) is None
+            held.close()
+            again = store.value_version("s")  # read whole: no writer comes between
+            assert bytes(again.read(0, 2)) == b"x\x01"
+            again.close()
+            # replaced by one of another size after the first read: gone
+            held = store.value_version("s")
+            assert bytes(held.read(-16)) == old[-16:]
+            store.set("s", old + b"!")
+            assert held.read_ranges([ByteRange(0, 4)]) is None
+            held.close()
+            # bytes not read before may change meanwhile: what was read is still one version
+            held = store.value_version("s")
+            assert bytes(held.read(-16)) == (old + b"!")[-16:]
+            store.set("s", b"y" + old[1:] + b"!")
+            assert held.read(1, 3) == old[1:4]
+            held.close()
+            store.delete("s")
+            assert _missing(store, "s")
+        finally:
+            store.clear()

@@ -81,24 +81,17 @@ if n <= tonumber(ARGV[3]) then return {n, redis.call('GET', KEYS[1]), 1} end
 return {n, redis.call('GETRANGE', KEYS[1], ARGV[1], ARGV[2])}
 """
 
-#: A later read of a held version.  KEYS = the value's key; ARGV = its size, the number of
-#: earlier reads, for each its GETRANGE start, end and the SHA-1 (hex) of its bytes, then the
-#: start and end of each range to read.  Returns {0} when the value is no longer the one read
-#: (nothing read), else {1, range, ...}.
-_LATER_READ = """
-if redis.call('STRLEN', KEYS[1]) ~= tonumber(ARGV[1]) then return {0} end
-local c = tonumber(ARGV[2])
-for i = 0, c - 1 do
-  local b = 3 + 3 * i
+#: The check of a later read of a held version, run with its GETRANGEs in one MULTI/EXEC.
+#: KEYS = the value's key; ARGV = its size, then for each earlier read its GETRANGE start, end
+#: and the SHA-1 (hex) of its bytes.  Returns 1 when the value is still the one read, else 0.
+_UNCHANGED = """
+if redis.call('STRLEN', KEYS[1]) ~= tonumber(ARGV[1]) then return 0 end
+for b = 2, #ARGV, 3 do
   if redis.sha1hex(redis.call('GETRANGE', KEYS[1], ARGV[b], ARGV[b + 1])) ~= ARGV[b + 2] then
-    return {0}
+    return 0
   end
 end
-local out = {1}
-for i = 3 + 3 * c, #ARGV, 2 do
-  out[#out + 1] = redis.call('GETRANGE', KEYS[1], ARGV[i], ARGV[i + 1])
-end
-return out
+return 1
 """
 
 #: A held value this small is read whole by its first read (one round trip, then none): less
@@ -217,7 +210,6 @@ class RedisStore(Store):
         self._script = self.client.register_script(_CONDITIONAL)
         self._limited = self.client.register_script(_LIMITED_READ)
         self._first_read = self.client.register_script(_FIRST_READ)
-        self._later_read = self.client.register_script(_LATER_READ)
         #: keys whose held version was replaced before a read of it (see value_version)
         self._lost: set[str] = set()
 
@@ -539,17 +531,24 @@ class _HeldRanges:
 
     def _later(self, ranges: list[tuple[int, int | None]]) -> list[bytes] | None:
         spans = [_getrange(offset, length) for offset, length in ranges]
-        args: list[Any] = [self.size, len(self._checks)]
+        args: list[Any] = [self.size]
         for check in self._checks:
             if not isinstance(check[2], str):  # (hashed when first needed)
                 check[2] = hashlib.sha1(check[2]).hexdigest()
             args.extend(check)
-        for span in spans:
-            args.extend(span)
         store = self._store
+        rkey = store._key(self._key)
         with store._op(f"read of {self._key!r}") as client:
-            found = store._later_read(keys=[store._key(self._key)], args=args, client=client)
-        if not found or int(found[0]) != 1:  # replaced: this version is gone
+            # one transaction: the server runs the check and the reads with nothing between
+            # (GETRANGE replies straight from the value, where a script would copy it twice)
+            # (EVAL, not a registered script: a pipeline of one asks the server whether it has
+            # each script it holds, a round trip per read; the server keeps the compiled body)
+            pipe = client.pipeline(transaction=True)
+            pipe.eval(_UNCHANGED, 1, rkey, *args)
+            for start, end in spans:
+                pipe.getrange(rkey, start, end)
+            found = pipe.execute()
+        if int(found[0]) != 1:  # replaced: this version is gone
             if len(store._lost) >= 1024:
                 store._lost.clear()
             store._lost.add(self._key)

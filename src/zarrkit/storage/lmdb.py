@@ -10,7 +10,7 @@ try:
     import fcntl
 except ImportError:  # Windows: LMDB's lock file is always used there
     fcntl = None  # type: ignore[assignment]
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..errors import StoreError, VersionConflictError
@@ -352,6 +352,49 @@ class LMDBStore(Store):
     def _delete_if(self, key: str, version: Version) -> None:
         self._conditional(key, version, None)
 
+    def value_version(self, key: str) -> _Snapshot | None:
+        """The value at ``key`` as it is now, held for reading several of its ranges (a
+        shard's index, then its inner chunks) from that one version, whatever is written
+        there meanwhile; None when missing.
+
+        A read transaction is held open until ``close()``: it is an MVCC snapshot, and LMDB
+        reuses no page a live reader may see, so the value stays where it was in the memory
+        map, and each range read is a copy of just those bytes out of the map (nothing else
+        is copied, and no read goes to LMDB again).  The transaction may end on another
+        thread than the one that began it (this package opens every environment with
+        ``MDB_NOTLS``), and the ranges are copied with no LMDB call, so any thread may read
+        them.  It takes one of the environment's reader slots (``max_readers``) while it is
+        held.
+
+        Parameters
+        ----------
+        key : str
+            The key.
+
+        Returns
+        -------
+        object or None
+            With ``size``, ``read(offset, length=None)`` and ``read_ranges(ranges)`` (new
+            bytes), and ``close()`` (ends the transaction); its ``token`` is None (nothing
+            tells cheaply that the value changed).
+        """
+        key = self._checked(key)
+        try:
+            txn = self._env().begin(buffers=True)
+        except self._lmdb.Error as exc:
+            raise self._fail(f"read of {key!r}", exc) from None
+        try:
+            view = txn.get(_encode(key))
+        except BaseException as exc:
+            txn.abort()
+            if isinstance(exc, self._lmdb.Error):
+                raise self._fail(f"read of {key!r}", exc) from None
+            raise
+        if view is None:
+            txn.abort()
+            return None
+        return _Snapshot(self, key, txn, view)
+
     def exists(self, key: str) -> bool:
         validate_key(key)
         try:
@@ -497,3 +540,44 @@ class LMDBStore(Store):
         type(self).__init__(self, state["path"], buffers=state["buffers"], map_size=state["map_size"],
                                   read_only=state["read_only"],
                                   dimension_separator=state.get("dimension_separator"), **state["kwargs"])
+
+
+class _Snapshot:
+    """One version of a value of an :class:`LMDBStore`, held by a read transaction (see
+    :meth:`LMDBStore.value_version`): ranges of it are copied out of the memory map."""
+
+    __slots__ = ("_key", "_store", "_txn", "_view", "size")
+    token = None  # no index of it is kept: nothing tells cheaply that the key changed since
+
+    def __init__(self, store: LMDBStore, key: str, txn: Any, view: Any):
+        self._store = store
+        self._key = key
+        self._txn = txn
+        self._view = memoryview(view)
+        self.size = len(self._view)
+
+    def _live(self) -> memoryview:
+        # the view points into the map: never read it once the transaction (or the
+        # environment) is gone
+        if self._txn is None or self._store._closed:
+            raise StoreError(f"LMDB value {self._key!r} of {self._store.path!r} read after it was closed")
+        return self._view
+
+    def read(self, offset: int, length: int | None = None, transient: bool = False) -> bytes:
+        """``length`` bytes from ``offset`` (a suffix for a negative offset, to the end for
+        no length), as new bytes."""
+        return ByteRange(offset, None if offset < 0 else length).slice(self._live())
+
+    def read_ranges(self, ranges: Sequence[ByteRange]) -> list[bytes]:
+        """Each of ``ranges``, as new bytes."""
+        view = self._live()
+        return [r.slice(view) for r in ranges]
+
+    def close(self) -> None:
+        txn, self._txn = self._txn, None
+        self._view = memoryview(b"")
+        if txn is not None:
+            try:
+                txn.abort()
+            except self._store._lmdb.Error:
+                pass

@@ -5,10 +5,11 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from ..config import config
 from ..errors import StoreError
 from ._kvutil import glob_escape, version_conflict
 from .base import (
@@ -21,6 +22,7 @@ from .base import (
     validate_key,
     validate_prefix,
 )
+from .memory import HeldValue
 
 __all__ = ["RedisStore"]
 
@@ -67,6 +69,34 @@ local v = redis.call('GET', KEYS[1])
 if not v then return {} end
 return {n, v}
 """
+
+
+#: The first read of a held version (see RedisStore.value_version).  KEYS = the value's key;
+#: ARGV = GETRANGE's start and end, the largest size read whole.  Returns {} when missing,
+#: {size, the range} or {size, the whole value, 1}.
+_FIRST_READ = """
+local n = redis.call('STRLEN', KEYS[1])
+if n == 0 and redis.call('EXISTS', KEYS[1]) == 0 then return {} end
+if n <= tonumber(ARGV[3]) then return {n, redis.call('GET', KEYS[1]), 1} end
+return {n, redis.call('GETRANGE', KEYS[1], ARGV[1], ARGV[2])}
+"""
+
+#: The check of a later read of a held version, run with its GETRANGEs in one MULTI/EXEC.
+#: KEYS = the value's key; ARGV = its size, then for each earlier read its GETRANGE start, end
+#: and the SHA-1 (hex) of its bytes.  Returns 1 when the value is still the one read, else 0.
+_UNCHANGED = """
+if redis.call('STRLEN', KEYS[1]) ~= tonumber(ARGV[1]) then return 0 end
+for b = 2, #ARGV, 3 do
+  if redis.sha1hex(redis.call('GETRANGE', KEYS[1], ARGV[b], ARGV[b + 1])) ~= ARGV[b + 2] then
+    return 0
+  end
+end
+return 1
+"""
+
+#: A held value this small is read whole by its first read (one round trip, then none): less
+#: than a round trip costs on any network where ranges matter.
+WHOLE_READ_BYTES = 256 * 1024
 
 
 def _version(value: Any) -> tuple[int, str]:
@@ -179,6 +209,9 @@ class RedisStore(Store):
         # (the scripts are sent on first use)
         self._script = self.client.register_script(_CONDITIONAL)
         self._limited = self.client.register_script(_LIMITED_READ)
+        self._first_read = self.client.register_script(_FIRST_READ)
+        #: keys whose held version was replaced before a read of it (see value_version)
+        self._lost: set[str] = set()
 
     # -- helpers ------------------------------------------------------------------------------
     def _where(self) -> str:
@@ -275,7 +308,10 @@ class RedisStore(Store):
     # -- versions and conditional writes (see the class's text) ------------------------------
     supports_conditional_writes = True
 
-    def _get_versioned(self, key: str, limit: int | None) -> tuple[bytes | None, Version]:
+    def _whole(self, key: str, limit: int | None) -> bytes | None:
+        """The value at ``key`` read whole by one command (one version of it: the server
+        runs each command, and each script, alone), refused unsent when larger than
+        ``limit``; None when missing."""
         rkey = self._key(key)
         with self._op(f"read of {key!r}") as client:
             if limit is None:
@@ -284,14 +320,50 @@ class RedisStore(Store):
                 # the size first, in the same script: an oversized value is not sent
                 found = self._limited(keys=[rkey], args=[limit], client=client)
                 if not found:
-                    return None, ABSENT
+                    return None
                 if len(found) == 1:
                     raise oversized(key, int(found[0]), limit)
                 value = found[1]
-        if value is None:
-            return None, ABSENT
-        value = bytes(value)
-        return value, _version(value)
+        return None if value is None else bytes(value)
+
+    def _get_versioned(self, key: str, limit: int | None) -> tuple[bytes | None, Version]:
+        value = self._whole(key, limit)
+        return (None, ABSENT) if value is None else (value, _version(value))
+
+    def value_version(self, key: str) -> _HeldRanges | HeldValue | None:
+        """The value at ``key`` as it is now, held for reading several of its ranges (a
+        shard's index, then its inner chunks) from that one version, whatever is written
+        there meanwhile; None when it is missing.
+
+        The first read (a shard's index) is one script that also gives the value's size, and
+        reads the whole value when it holds at most :data:`WHOLE_READ_BYTES` (later reads
+        then take no round trip).  Each later read is one script that reads its ranges only
+        when the size and the bytes of every earlier read (their SHA-1, computed by the
+        server) are still those read: the server runs a script alone, so everything read is
+        the value as it is at that moment, one version.  When they changed, the read answers
+        None (that version is gone, and the shard is read again); the next
+        ``value_version`` of the key then reads it whole, by one script, which no writer can
+        come between.  Only the bytes asked for travel, and a shard's index and its chunks
+        take two round trips, one each.
+
+        Parameters
+        ----------
+        key : str
+            The key.
+
+        Returns
+        -------
+        object
+            With ``size`` (known after the first read), ``read(offset, length=None)`` (None:
+            missing, or its version gone), ``read_ranges(ranges)`` and ``close()``; its
+            ``token`` is None (nothing tells cheaply that the value changed).
+        """
+        key = self._checked(key)
+        if key in self._lost:  # a version of it was lost to a writer just now: read it whole
+            self._lost.discard(key)
+            value = self._whole(key, config.max_chunk_bytes)
+            return None if value is None else HeldValue(value)
+        return _HeldRanges(self, key)
 
     def _conditional(self, key: str, version: Version, value: bytes | None) -> None:
         if version is ABSENT:
@@ -401,3 +473,90 @@ class RedisStore(Store):
     def __setstate__(self, state: dict[str, Any]) -> None:
         type(self).__init__(self, state["prefix"], state["url"], read_only=state["read_only"],
                                   **state["redis_kwargs"])
+
+
+def _getrange(offset: int, length: int | None) -> tuple[int, int]:
+    """GETRANGE's start and end (inclusive; negative: from the end) of a range."""
+    if length == 0:
+        return 1, 0  # (start after end: no bytes)
+    if offset < 0 or length is None:
+        return offset, -1
+    return offset, offset + length - 1
+
+
+class _HeldRanges:
+    """One version of a Redis value (see :meth:`RedisStore.value_version`): the first read
+    learns its size, each later one is made only while the bytes read before are unchanged."""
+
+    __slots__ = ("_checks", "_key", "_store", "_whole", "size")
+    token = None  # no index of it is kept: nothing tells cheaply that the key changed since
+
+    def __init__(self, store: RedisStore, key: str):
+        self._store = store
+        self._key = key
+        self.size: int | None = None
+        self._whole: HeldValue | None = None
+        #: what was read: (GETRANGE start, end, the bytes or their SHA-1)
+        self._checks: list[list[Any]] = []
+
+    def read(self, offset: int, length: int | None = None, transient: bool = False) -> Any:
+        """``length`` bytes from ``offset`` (a suffix for a negative offset, to the end for
+        no length); None when the value is missing, or no longer this version."""
+        if self._whole is not None:
+            return self._whole.read(offset, length)
+        if self.size is not None:
+            got = self._later([(offset, length)])
+            return None if got is None else got[0]
+        start, end = _getrange(offset, length)
+        store = self._store
+        with store._op(f"read of {self._key!r}") as client:
+            found = store._first_read(keys=[store._key(self._key)], args=[start, end, min(WHOLE_READ_BYTES, config.max_chunk_bytes)],
+                                      client=client)
+        if not found:
+            return None
+        self.size = int(found[0])
+        if len(found) == 3:
+            self._whole = HeldValue(bytes(found[1]))
+            return self._whole.read(offset, length)
+        value = bytes(found[1])
+        self._checks.append([start, end, value])
+        return value
+
+    def read_ranges(self, ranges: Sequence[ByteRange]) -> list[Any] | None:
+        """Each of ``ranges`` (None: the value is missing, or no longer this version)."""
+        if self._whole is None and self.size is not None:
+            return self._later([(r.offset, r.length) for r in ranges])
+        values = [self.read(r.offset, r.length) for r in ranges]
+        return None if any(v is None for v in values) else values
+
+    def _later(self, ranges: list[tuple[int, int | None]]) -> list[bytes] | None:
+        spans = [_getrange(offset, length) for offset, length in ranges]
+        args: list[Any] = [self.size]
+        for check in self._checks:
+            if not isinstance(check[2], str):  # (hashed when first needed)
+                check[2] = hashlib.sha1(check[2]).hexdigest()
+            args.extend(check)
+        store = self._store
+        rkey = store._key(self._key)
+        with store._op(f"read of {self._key!r}") as client:
+            # one transaction: the server runs the check and the reads with nothing between
+            # (GETRANGE replies straight from the value, where a script would copy it twice)
+            # (EVAL, not a registered script: a pipeline of one asks the server whether it has
+            # each script it holds, a round trip per read; the server keeps the compiled body)
+            pipe = client.pipeline(transaction=True)
+            pipe.eval(_UNCHANGED, 1, rkey, *args)
+            for start, end in spans:
+                pipe.getrange(rkey, start, end)
+            found = pipe.execute()
+        if int(found[0]) != 1:  # replaced: this version is gone
+            if len(store._lost) >= 1024:
+                store._lost.clear()
+            store._lost.add(self._key)
+            return None
+        values = [bytes(v) for v in found[1:]]
+        self._checks.extend([start, end, v] for (start, end), v in zip(spans, values))
+        return values
+
+    def close(self) -> None:
+        self._checks = []
+        self._whole = None

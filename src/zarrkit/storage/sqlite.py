@@ -10,6 +10,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from ..config import config
 from ..errors import StoreError
 from ._kvutil import content_version, prefix_upper_bound, version_conflict
 from .base import (
@@ -22,6 +23,7 @@ from .base import (
     validate_key,
     validate_prefix,
 )
+from .memory import HeldValue
 
 __all__ = ["SQLiteStore"]
 
@@ -325,8 +327,10 @@ class SQLiteStore(Store):
     # -- versions and conditional writes (see the class's text) ------------------------------
     supports_conditional_writes = True
 
-    def _get_versioned(self, key: str, limit: int | None) -> tuple[bytes | None, Version]:
-        # one statement, one consistent read; a value over the limit is not passed to Python
+    def _whole(self, key: str, limit: int | None) -> bytes | None:
+        """The value at ``key`` read whole by one statement (one version of it), refused
+        unread when larger than ``limit``; None when missing."""
+        # a value over the limit is not passed to Python
         if limit is None:
             rows = self._read(f"SELECT v, NULL FROM {_TABLE} WHERE k = ?", (key,), repr(key))
         else:
@@ -335,12 +339,43 @@ class SQLiteStore(Store):
                 f"FROM {_TABLE} WHERE k = ?", (limit, key), repr(key),
             )
         if not rows:
-            return None, ABSENT
+            return None
         value, size = rows[0]
         if value is None and limit is not None and size is not None and size > limit:
             raise oversized(key, size, limit)
-        data = _as_bytes(value)
-        return data, content_version(data)
+        return _as_bytes(value)
+
+    def _get_versioned(self, key: str, limit: int | None) -> tuple[bytes | None, Version]:
+        data = self._whole(key, limit)  # one statement, one consistent read
+        return (None, ABSENT) if data is None else (data, content_version(data))
+
+    def value_version(self, key: str) -> HeldValue | None:
+        """The value at ``key`` as it is now, held for reading several of its ranges (a
+        shard's index, then its inner chunks) from that one version, whatever is written
+        there meanwhile; None when missing.
+
+        The value is read whole, by one statement: a statement reads one snapshot of the
+        database (in WAL mode; in rollback-journal mode it holds the shared lock, which keeps
+        writers out, until it is done), so the bytes are one version.  That costs no more than
+        the ranged reads it replaces: ``substr`` of a BLOB loads the whole BLOB inside SQLite
+        (a suffix of a 1 MiB value costs two thirds of reading it whole), so reading a
+        shard's index and then its chunks loaded it twice.  A value larger than
+        ``zarrkit.config.max_chunk_bytes`` is refused
+        (:class:`~zarrkit.errors.ChunkDecodeError`) before it is passed to Python.
+
+        Parameters
+        ----------
+        key : str
+            The key.
+
+        Returns
+        -------
+        HeldValue or None
+            With ``size``, ``read(offset, length=None)`` (views of the bytes held) and
+            ``close()``; its ``token`` is None (nothing tells cheaply that the value changed).
+        """
+        data = self._whole(self._checked(key), config.max_chunk_bytes)
+        return None if data is None else HeldValue(data)
 
     @staticmethod
     def _check_version(conn: sqlite3.Connection, key: str, version: Version) -> bool:

@@ -94,8 +94,11 @@ def write_selection(
     A chunk the selection covers completely is encoded without reading the old one; a partial
     chunk is read (or started from the fill value), merged and written back by the one
     read-modify-write (:func:`~zarrkit.storage.optimistic.update`: conditioned on the version
-    read, where the store can), under the synchronizer's lock for its key when one is given.  With ``write_empty_chunks=False`` a chunk
-    left all fill value is deleted instead of stored.  With a ``claim`` (an append's rows,
+    read, where the store can), under the synchronizer's lock for its key when one is given.
+    On a store with versions an edge chunk (sticking out of the array) is such a partial
+    write too: what lies outside the array may be rows another writer's append has not shown
+    yet.  With ``write_empty_chunks=False`` a chunk left all fill value is deleted instead of
+    stored.  With a ``claim`` (an append's rows,
     written out of sight: see :mod:`~zarrkit.core.claims`) every chunk, whole or not, is such
     a read-modify-write, checked against the claim before it is merged, and recorded in it.
     """
@@ -314,11 +317,11 @@ def _shard_restore(ctx: ChunkContext, store: Any, group: list[ChunkProjection]) 
     """The ``restore`` of an append's claim (see :func:`~zarrkit.core.claims.restore_elements`)
     for the shard holding ``group``: the shard decoded whole, the elements of the group's
     selections put back where they still hold the append's values."""
-    if ctx.codec_at is not None or ctx.grid.regular is False:
+    if ctx.codec_at is not None or not ctx.grid.regular:
         return None
     first = ctx.chunk_key_function()(group[0].chunk_coords)
     shard_shape = store.group_shape(first)
-    firsts = [f for f, _ in store._extent(store._locate(first)[0])]
+    firsts = store.group_origin(first)
     mask = np.zeros(shard_shape, dtype=bool)
     for p in group:
         origin = [(c - f) * n for c, f, n in zip(p.chunk_coords, firsts, ctx.chunk_shape)]

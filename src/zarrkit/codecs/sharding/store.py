@@ -123,6 +123,10 @@ class GroupedKeys(Protocol):
     def group_shape(self, key: str) -> tuple[int, ...]:
         """The shape of the region of the array whose chunks make up the group of ``key``."""
 
+    def group_origin(self, key: str) -> tuple[int, ...]:
+        """The grid coordinates of the first inner chunk of the shard holding ``key``."""
+        return tuple(first for first, _ in self._extent(self._locate(key)[0]))
+
     def group_size(self, key: str) -> int:
         """How many keys the group of ``key`` has."""
 
@@ -509,6 +513,10 @@ class ShardedStore(Store):
     def group_shape(self, key: str) -> tuple[int, ...]:
         """The shape of the shard holding inner chunk ``key``."""
         return tuple(self.sharding_at(self._locate(key)[0]).spec.shape)
+
+    def group_origin(self, key: str) -> tuple[int, ...]:
+        """The grid coordinates of the first inner chunk of the shard holding ``key``."""
+        return tuple(first for first, _ in self._extent(self._locate(key)[0]))
 
     def group_size(self, key: str) -> int:
         """How many inner chunks the shard holding ``key`` has (inside the array or not)."""

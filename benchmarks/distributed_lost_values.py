@@ -3,7 +3,8 @@
 Not part of ``make test`` (``tests/ecosystem/test_distributed_writers.py`` asserts zarrkit's
 zeros); run it by hand::
 
-    PYTHONPATH=src python benchmarks/distributed_lost_values.py [--rows 700] [--cols 700] [--repeat 3]
+    PYTHONPATH=src python benchmarks/distributed_lost_values.py [--rows 700] [--cols 700] \\
+        [--repeat 3]
 
 A ``LocalCluster(n_workers=2, threads_per_worker=2, processes=True)`` writes one float64 array
 (default 700 x 700 = 490,000 values) whose dask blocks are 70 rows, over Zarr chunks of
@@ -47,22 +48,26 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "stores"))  # moto_s3: the tests' S3 server
 
-from moto_s3 import BUCKET, start_server  # noqa: E402
+from moto_s3 import BUCKET, start_server
 
 BLOCK = 70
 JOBS = ["to_zarr", "da.store", "xarray", "region jobs"]
 
 
 def layouts(cols: int) -> dict[str, dict]:
-    return {"chunks": {"chunks": (100, cols)},
-            "shards": {"chunks": (50, cols), "shards": (200, cols)}}
+    return {
+        "chunks": {"chunks": (100, cols)},
+        "shards": {"chunks": (50, cols), "shards": (200, cols)},
+    }
 
 
 def source(shape: tuple[int, int]):
     """The dask array written (blocks of 70 rows) and the NumPy array it equals."""
     import dask.array as da
 
-    x = da.fromfunction(lambda i, j: i * shape[1] + j + 1, shape=shape, chunks=(BLOCK, shape[1]), dtype="f8")
+    x = da.fromfunction(
+        lambda i, j: i * shape[1] + j + 1, shape=shape, chunks=(BLOCK, shape[1]), dtype="f8"
+    )
     return x, np.arange(1, shape[0] * shape[1] + 1, dtype="f8").reshape(shape)
 
 
@@ -85,7 +90,11 @@ class Target:
     def options(self) -> dict | None:
         if self.kind == "directory":
             return None
-        return {"key": "testing", "secret": "testing", "client_kwargs": {"endpoint_url": self.endpoint}}
+        return {
+            "key": "testing",
+            "secret": "testing",
+            "client_kwargs": {"endpoint_url": self.endpoint},
+        }
 
     def zarrkit_store(self, url: str):
         """zarrkit's store of ``url``: a directory, or S3 through obstore (zarrkit's default for
@@ -133,7 +142,10 @@ def run_zarrkit(job: str, target: Target, layout: dict, shape) -> np.ndarray:
         template = dataset(da.full(shape, np.nan, chunks=layout.get("shards", layout["chunks"])))
         zx.to_zarr(template, store, zarr_format=3, encoding={"v": dict(layout)}, compute=False)
         ds = dataset(x)
-        _region_jobs(lambda a, b: zx.to_zarr(ds.isel(y=slice(a, b)), store, region={"y": slice(a, b)}), shape[0])
+        _region_jobs(
+            lambda a, b: zx.to_zarr(ds.isel(y=slice(a, b)), store, region={"y": slice(a, b)}),
+            shape[0],
+        )
     if job in ("xarray", "region jobs"):
         return zarrkit.open_array(store, path="v", mode="r")[...]
     return zarrkit.open_array(store, mode="r")[...]
@@ -152,15 +164,25 @@ def run_zarr_python(job: str, target: Target, layout: dict, shape) -> np.ndarray
         z = zarr.create_array(url, storage_options=options, shape=shape, dtype="f8", **enc)
         da.store(x, z, lock=False)
     elif job == "xarray":
-        dataset(x).to_zarr(url, storage_options=options, zarr_format=3, encoding={"v": dict(layout)},
-                           safe_chunks=False)
+        dataset(x).to_zarr(
+            url,
+            storage_options=options,
+            zarr_format=3,
+            encoding={"v": dict(layout)},
+            safe_chunks=False,
+        )
     else:
         template = dataset(da.full(shape, np.nan, chunks=layout.get("shards", layout["chunks"])))
-        template.to_zarr(url, storage_options=options, zarr_format=3, encoding={"v": dict(layout)},
-                         compute=False)
+        template.to_zarr(
+            url, storage_options=options, zarr_format=3, encoding={"v": dict(layout)}, compute=False
+        )
         ds = dataset(x)
-        _region_jobs(lambda a, b: ds.isel(y=slice(a, b)).to_zarr(
-            url, storage_options=options, region={"y": slice(a, b)}, safe_chunks=False), shape[0])
+        _region_jobs(
+            lambda a, b: ds.isel(y=slice(a, b)).to_zarr(
+                url, storage_options=options, region={"y": slice(a, b)}, safe_chunks=False
+            ),
+            shape[0],
+        )
     if job in ("xarray", "region jobs"):
         return np.asarray(zarr.open_array(url, path="v", mode="r", storage_options=options)[...])
     return np.asarray(zarr.open_array(url, mode="r", storage_options=options)[...])
@@ -169,7 +191,9 @@ def run_zarr_python(job: str, target: Target, layout: dict, shape) -> np.ndarray
 RUNNERS = {"zarrkit": run_zarrkit, "zarr-python 3.4": run_zarr_python}
 
 
-def measure(lib: str, job: str, target: Target, layout: dict, shape, repeat: int) -> tuple[list[int], list[float]]:
+def measure(
+    lib: str, job: str, target: Target, layout: dict, shape, repeat: int
+) -> tuple[list[int], list[float]]:
     _, expected = source(shape)
     lost, secs = [], []
     for _ in range(repeat):
@@ -190,24 +214,37 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=700)
     parser.add_argument("--cols", type=int, default=700)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--targets", default="directory,s3 (obstore),s3 (fsspec)",
-                        help="comma-separated: directory, s3 (obstore), s3 (fsspec)")
+    parser.add_argument(
+        "--targets",
+        default="directory,s3 (obstore),s3 (fsspec)",
+        help="comma-separated: directory, s3 (obstore), s3 (fsspec)",
+    )
     args = parser.parse_args()
     shape = (args.rows, args.cols)
     warnings.simplefilter("ignore")
 
-    import zarr
     import distributed
+    import zarr
 
     server, endpoint = start_server()
     import s3fs
 
-    s3fs.S3FileSystem(key="testing", secret="testing", client_kwargs={"endpoint_url": endpoint}).mkdir(BUCKET)
+    s3fs.S3FileSystem(
+        key="testing", secret="testing", client_kwargs={"endpoint_url": endpoint}
+    ).mkdir(BUCKET)
     tmp = tempfile.mkdtemp(prefix="lost-values-")
     rows = []
     try:
-        with distributed.LocalCluster(n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None,
-                                      worker_dashboard_address=None) as cluster, distributed.Client(cluster):
+        with (
+            distributed.LocalCluster(
+                n_workers=2,
+                threads_per_worker=2,
+                processes=True,
+                dashboard_address=None,
+                worker_dashboard_address=None,
+            ) as cluster,
+            distributed.Client(cluster),
+        ):
             for kind in args.targets.split(","):
                 target = Target(kind.strip(), tmp, endpoint)
                 for lname, layout in layouts(args.cols).items():
@@ -218,16 +255,22 @@ def main() -> None:
                             try:
                                 lost, secs = measure(lib, job, target, layout, shape, args.repeat)
                                 cell = (_span(lost), f"{statistics.median(secs):.2f}")
-                            except Exception as e:  # a library refusing a job is a result too
-                                cell = (f"error: {type(e).__name__}: {str(e).splitlines()[0][:60]}", "")
+                            except Exception as e:  # noqa: BLE001 -- a refusal is a result
+                                cell = (
+                                    f"error: {type(e).__name__}: {str(e).splitlines()[0][:60]}",
+                                    "",
+                                )
                             row = (target.kind, lname, job, lib, *cell)
                             rows.append(row)
                             print("  ".join(row), file=sys.stderr, flush=True)
     finally:
         server.stop()
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"\n{shape[0]} x {shape[1]} float64 = {shape[0] * shape[1]:,} values, dask blocks of {BLOCK} rows, "
-          f"2 worker processes x 2 threads, {args.repeat} runs each; zarr-python {zarr.__version__}\n")
+    print(
+        f"\n{shape[0]} x {shape[1]} float64 = {shape[0] * shape[1]:,} values, "
+        f"dask blocks of {BLOCK} rows, "
+        f"2 worker processes x 2 threads, {args.repeat} runs each; zarr-python {zarr.__version__}\n"
+    )
     print("| target | grid | job | library | lost values | median s |")
     print("|---|---|---|---|---|---|")
     for row in rows:

@@ -10,7 +10,8 @@ and through s3fs), and read back against NumPy:
 
 * ``zarrkit.dask.to_zarr(x, url)`` (which regroups the blocks along the grid first: faster);
 * ``dask.array.store(x, array, lock=False)`` (the blocks as they are: the engine alone);
-* ``zarrkit.xarray.to_zarr(ds, url)`` of a dataset whose variable has those blocks;
+* ``zarrkit.xarray.to_zarr(ds, url)`` of a dataset whose variable has those blocks (regrouped,
+  and with ``safe_chunks=False`` as they are);
 * 10 ``zarrkit.xarray.to_zarr(ds, url, region=...)`` calls, each its own dask computation of a
   70-row region, all started at once: neighbouring jobs meet on the chunks they share.
 
@@ -34,11 +35,11 @@ da = pytest.importorskip("dask.array")
 xr = pytest.importorskip("xarray")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "stores"))  # the tests' moto server
-from moto_s3 import BUCKET, start_server  # noqa: E402
+from moto_s3 import BUCKET, start_server
 
-import zarrkit  # noqa: E402
-import zarrkit.dask as zd  # noqa: E402
-import zarrkit.xarray as zx  # noqa: E402
+import zarrkit
+import zarrkit.dask as zd
+import zarrkit.xarray as zx
 
 pytestmark = pytest.mark.slow
 
@@ -54,10 +55,16 @@ EXPECTED = np.arange(1, SHAPE[0] * SHAPE[1] + 1, dtype="f8").reshape(SHAPE)
 
 @pytest.fixture(scope="module")
 def client():
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=2, processes=True, dashboard_address=":0",
-        worker_dashboard_address=None,
-    ) as cluster, distributed.Client(cluster) as c:
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=2,
+            processes=True,
+            dashboard_address=":0",
+            worker_dashboard_address=None,
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
         pids = set(c.run(os.getpid).values())
         assert len(pids) == 2 and os.getpid() not in pids
         yield c
@@ -69,7 +76,9 @@ def s3():
     pytest.importorskip("moto.server")
     s3fs = pytest.importorskip("s3fs")
     server, endpoint = start_server()
-    s3fs.S3FileSystem(key="testing", secret="testing", client_kwargs={"endpoint_url": endpoint}).mkdir(BUCKET)
+    s3fs.S3FileSystem(
+        key="testing", secret="testing", client_kwargs={"endpoint_url": endpoint}
+    ).mkdir(BUCKET)
     yield endpoint
     server.stop()
 
@@ -80,8 +89,15 @@ class Target:
 
     def __init__(self, kind: str, tmp: Path, endpoint: str | None):
         self.kind, self.tmp = kind, tmp
-        self.options = None if endpoint is None else {
-            "key": "testing", "secret": "testing", "client_kwargs": {"endpoint_url": endpoint}}
+        self.options = (
+            None
+            if endpoint is None
+            else {
+                "key": "testing",
+                "secret": "testing",
+                "client_kwargs": {"endpoint_url": endpoint},
+            }
+        )
         self.remote = "fsspec" if kind == "s3-fsspec" else "obstore"
 
     def url(self) -> str:
@@ -96,8 +112,14 @@ class Target:
         back = z[...]
         lost = int((back != EXPECTED).sum())  # a NaN (never written) counts
         assert lost == 0, f"{lost} of {back.size} values lost"
-        want = {"directory": "DirectoryStore", "s3-obstore": "ObjectStore", "s3-fsspec": "FsspecStore"}
-        assert type(z.store).__name__ == want[self.kind] and z.store.supports_conditional_writes, z.store
+        want = {
+            "directory": "DirectoryStore",
+            "s3-obstore": "ObjectStore",
+            "s3-fsspec": "FsspecStore",
+        }
+        assert type(z.store).__name__ == want[self.kind] and z.store.supports_conditional_writes, (
+            z.store
+        )
 
 
 @pytest.fixture(params=TARGETS)
@@ -112,7 +134,9 @@ def target(request, tmp_path):
 
 def source():
     """The dask array written: blocks of 70 rows, values 1 ... 70,000 (no NaN, the fill)."""
-    return da.fromfunction(lambda i, j: i * SHAPE[1] + j + 1, shape=SHAPE, chunks=(BLOCK, SHAPE[1]), dtype="f8")
+    return da.fromfunction(
+        lambda i, j: i * SHAPE[1] + j + 1, shape=SHAPE, chunks=(BLOCK, SHAPE[1]), dtype="f8"
+    )
 
 
 def straddles(x, z) -> bool:
@@ -123,7 +147,9 @@ def straddles(x, z) -> bool:
 def test_dask_to_zarr_distributed_loses_nothing(client, target, layout):
     x = source()
     url = target.url()
-    zd.to_zarr(x, url, storage_options=target.options, fill_value=np.nan, zarr_format=3, **LAYOUTS[layout])
+    zd.to_zarr(
+        x, url, storage_options=target.options, fill_value=np.nan, zarr_format=3, **LAYOUTS[layout]
+    )
     assert straddles(x, zarrkit.open_array(url, storage_options=target.options, mode="r"))
     target.assert_nothing_lost(url)
 
@@ -134,18 +160,33 @@ def test_da_store_lock_false_distributed_loses_nothing(client, target, layout):
     (shard) between them, and the versions alone keep both halves."""
     x = source()
     url = target.url()
-    z = zarrkit.create_array(url, storage_options=target.options, shape=SHAPE, dtype="f8", fill_value=np.nan,
-                             zarr_format=3, **LAYOUTS[layout])
+    z = zarrkit.create_array(
+        url,
+        storage_options=target.options,
+        shape=SHAPE,
+        dtype="f8",
+        fill_value=np.nan,
+        zarr_format=3,
+        **LAYOUTS[layout],
+    )
     assert straddles(x, z)
     da.store(x, z, lock=False)
     target.assert_nothing_lost(url)
 
 
+@pytest.mark.parametrize("safe_chunks", [True, False])
 @pytest.mark.parametrize("layout", list(LAYOUTS))
-def test_xarray_to_zarr_distributed_loses_nothing(client, target, layout):
+def test_xarray_to_zarr_distributed_loses_nothing(client, target, layout, safe_chunks):
+    """``safe_chunks=False``: the blocks written as they are, the versions alone."""
     url = target.url()
-    zx.to_zarr(xr.Dataset({"v": (("y", "x"), source())}), url, storage_options=target.options, zarr_format=3,
-               encoding={"v": dict(LAYOUTS[layout])})
+    zx.to_zarr(
+        xr.Dataset({"v": (("y", "x"), source())}),
+        url,
+        storage_options=target.options,
+        zarr_format=3,
+        encoding={"v": dict(LAYOUTS[layout])},
+        safe_chunks=safe_chunks,
+    )
     target.assert_nothing_lost(url, "v")
     back = xr.open_zarr(url, storage_options=target.options) if target.kind == "directory" else None
     if back is not None:  # xarray with zarr-python reads it too
@@ -160,15 +201,21 @@ def test_xarray_region_jobs_distributed_loses_nothing(client, target, layout):
     enc = {"v": dict(LAYOUTS[layout])}
     unit = LAYOUTS[layout].get("shards", LAYOUTS[layout]["chunks"])
     template = xr.Dataset({"v": (("y", "x"), da.full(SHAPE, np.nan, chunks=unit))})
-    zx.to_zarr(template, url, storage_options=target.options, zarr_format=3, encoding=enc, compute=False)
+    zx.to_zarr(
+        template, url, storage_options=target.options, zarr_format=3, encoding=enc, compute=False
+    )
     ds = xr.Dataset({"v": (("y", "x"), source())})
     starts = range(0, SHAPE[0], BLOCK)
     barrier = threading.Barrier(len(starts))
 
     def job(a: int) -> None:
         barrier.wait()
-        zx.to_zarr(ds.isel(y=slice(a, a + BLOCK)), url, storage_options=target.options,
-                   region={"y": slice(a, a + BLOCK)})
+        zx.to_zarr(
+            ds.isel(y=slice(a, a + BLOCK)),
+            url,
+            storage_options=target.options,
+            region={"y": slice(a, a + BLOCK)},
+        )
 
     with ThreadPoolExecutor(len(starts)) as pool:
         list(pool.map(job, starts))

@@ -316,11 +316,15 @@ def to_zarr(
     zarr_format : int (2 or 3), optional
         Format of a new hierarchy (default: that of an existing one, else zarrkit's default).
     safe_chunks : bool
-        Never let two dask tasks write one Zarr chunk (one shard of a sharded array), which
-        could lose data: dask blocks that do not cover whole chunks are regrouped along the
-        Zarr grid before writing (see :func:`zarrkit.dask.store`); a partial chunk at the edge
-        of ``region`` is completed by the one task that owns it.  ``False`` writes the dask
-        blocks as they are (right only with a ``synchronizer`` or a single-threaded scheduler).
+        Never let two dask tasks write one Zarr chunk (one shard of a sharded array): dask
+        blocks that do not cover whole chunks are regrouped along the Zarr grid before writing
+        (see :func:`zarrkit.dask.store`); a partial chunk at the edge of ``region`` is
+        completed by the one task that owns it.  ``False`` writes the dask blocks as they are:
+        on a store with conditional writes (``supports_conditional_writes``) that loses
+        nothing either, each partial chunk being merged into the chunk as stored, only slower;
+        on a store without them it is right only with a ``synchronizer`` or a single-threaded
+        scheduler.  Separate jobs writing neighbouring regions share the chunks between them:
+        safe on a store with conditional writes, else only with a shared ``synchronizer``.
     align_chunks : bool
         xarray's option: rechunk the dask arrays to whole Zarr chunks (shards) before writing,
         keeping the original blocks as far as possible.  With ``safe_chunks=True`` zarrkit
@@ -613,6 +617,8 @@ class _Target:
                 write_out_of_sight(arr, shape, region, np.asarray(v.values))
             return None
         if self.align:
+            # needed for correctness on a store without conditional writes; on one with them
+            # kept because it is faster (each chunk stored once, whole: see zarrkit.dask.store)
             try:
                 data = align_blocks(data, arr, region)
             except ValueError as e:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import warnings
 from collections.abc import Hashable, Mapping
 from typing import Any
 
@@ -25,7 +26,7 @@ from ..core.array import Array
 from ..core.group import Group
 from ..core.staged import OutOfSight, write_out_of_sight
 from ..dask import align_blocks
-from ..errors import ContainsGroupError, GroupNotFoundError
+from ..errors import ContainsGroupError, GroupNotFoundError, ZarrUserWarning
 from ..metadata import io
 from ..metadata.consolidated import consolidate
 from ..metadata.normalize import normalize_path
@@ -381,6 +382,13 @@ def write_dataset(
     write_region: dict[str, slice] = {}
     if region is not None:
         ds, write_region = _prepare_region(ds, grp, region)
+        if synchronizer is None and not grp.store.supports_conditional_writes:
+            # separate jobs writing neighbouring regions share the chunks at their edges
+            warnings.warn(
+                f"{type(grp.store).__name__} cannot condition a write on a value's version: "
+                "region writes running at the same time as others that share a chunk with them "
+                "can lose data there; pass a synchronizer shared by every writer, or use a store "
+                "with conditional writes", ZarrUserWarning, stacklevel=3)
     growth: Growth | None = None
     digest = ""
     if append_dim is not None:

@@ -30,6 +30,14 @@ pytestmark = pytest.mark.slow
 
 WRITERS = PROCESSES * THREADS
 SHAPE, BLOCK = [36, 40], [3, 5]  # 96 blocks over chunks of (7, 8) or shards of (12, 8)
+#: object storage (one request at a time on the moto server) gets smaller workloads
+SLOW = {"obstore-s3", "fsspec-s3"}
+
+
+def _sizes(spec: dict) -> dict:
+    if spec["kind"] in SLOW:
+        return {"shape": [18, 40], "rounds": 3, "names": 6}
+    return {"shape": SHAPE, "rounds": 4, "names": 10}
 
 
 def _no_errors(out: dict) -> None:
@@ -39,12 +47,13 @@ def _no_errors(out: dict) -> None:
 @pytest.mark.parametrize("layout", ["v2", "v3", "sharded"])
 def test_unaligned_pieces_lose_no_cell(spec, tmp_path, layout):
     store = store_of(spec)
+    shape = _sizes(spec)["shape"]
     kw = ({"chunks": (4, 4), "shards": (12, 8)} if layout == "sharded" else {"chunks": (7, 8)})
-    zarrkit.create_array(store, name="a", shape=SHAPE, dtype="i4", fill_value=0,
+    zarrkit.create_array(store, name="a", shape=shape, dtype="i4", fill_value=0,
                          zarr_format=2 if layout == "v2" else 3, **kw)
-    out = run_workload(spec, "pieces", {"path": "a", "shape": SHAPE, "block": BLOCK}, tmp_path)
+    out = run_workload(spec, "pieces", {"path": "a", "shape": shape, "block": BLOCK}, tmp_path)
     got = zarrkit.open_array(store_of(spec), path="a", mode="r")[...]
-    want = expected_pieces(SHAPE)
+    want = expected_pieces(shape)
     lost = int((got != want).sum())
     assert lost == 0 and not out["errors"], (
         f"{lost} of {got.size} cells lost ({int((got == 0).sum())} left at the fill value); "
@@ -69,7 +78,7 @@ def _rows_report(got: np.ndarray, tags: list[int]) -> dict[str, int]:
 @pytest.mark.parametrize("layout", ["v2", "sharded"])
 def test_appends_lose_no_row_and_no_attribute(spec, tmp_path, layout):
     store = store_of(spec)
-    rounds = 4
+    rounds = _sizes(spec)["rounds"]
     zarrkit.create_array(store, name="a", shape=(0,), chunks=(5,), dtype="i4", fill_value=-1,
                          shards=(10,) if layout == "sharded" else None,
                          zarr_format=2 if layout == "v2" else 3)
@@ -88,7 +97,7 @@ def test_appends_lose_no_row_and_no_attribute(spec, tmp_path, layout):
 @pytest.mark.parametrize("zarr_format", [2, 3])
 def test_same_name_creations_make_each_name_once(spec, tmp_path, zarr_format):
     store = store_of(spec)
-    names = 10
+    names = _sizes(spec)["names"]
     zarrkit.group(store, zarr_format=zarr_format)
     out = run_workload(spec, "creations", {"names": names}, tmp_path)
     owners: dict[int, list[int]] = {}
@@ -127,7 +136,7 @@ def test_sharded_reads_are_never_torn(spec, tmp_path):
 
 def test_resizes_racing_appends_keep_every_row(spec, tmp_path):
     store = store_of(spec)
-    rounds, resizes, grow = 4, 3, 64
+    rounds, resizes, grow = _sizes(spec)["rounds"], 3, 64
     zarrkit.create_array(store, name="a", shape=(0,), chunks=(8,), dtype="i4", fill_value=-1)
     out = run_workload(spec, "resizes", {"path": "a", "rounds": rounds, "resizes": resizes,
                                          "grow": grow}, tmp_path)

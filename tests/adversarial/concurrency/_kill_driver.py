@@ -1,0 +1,117 @@
+"""``python _kill_driver.py JSON``: one operation of :mod:`_kill_ops`, SIGKILLed before each
+change it makes to the store, once per change.
+
+For ``kill_at`` = 0 (never: the uninterrupted run, which reports how many changes it makes),
+then each kill point, the driver forks a writer that copies the pristine store to a place of
+its own (``<root>/k<n>`` or the S3 prefix ``<prefix>/k<n>``), opens it, and runs the
+operation with a trigger armed that SIGKILLs it just before its ``kill_at``-th change.  It
+prints one JSON line per run: ``{"kill_at", "where", "killed", "changes", "error"}``.
+
+Changes are counted where they leave the process, as tests/adversarial/_kill_worker.py
+counts them -- each file-system event that modifies the directory store, each SQLite call
+that may write -- and, on object storage, each call of obstore that writes (``put``,
+``delete``, ``copy``, ``rename``: one request each).  The driver opens no store and starts no
+thread before it forks (the writers do).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]
+from _kill_ops import OPS  # noqa: E402
+from _kill_worker import Trigger, kill_points  # noqa: E402
+from _stores import close_store, open_store  # noqa: E402
+
+
+class ObjectTrigger(Trigger):
+    """:class:`Trigger` counting the calls of obstore that write an object."""
+
+    def __init__(self, kill_at: int):
+        import obstore
+
+        self.kill_at, self.changes, self.armed = kill_at, 0, False
+        self.writes = {id(getattr(obstore, n)) for n in ("put", "put_async", "delete", "delete_async",
+                                                     "copy", "copy_async", "rename", "rename_async")}
+        mon = sys.monitoring
+        mon.use_tool_id(mon.DEBUGGER_ID, "kill-points")
+        mon.register_callback(mon.DEBUGGER_ID, mon.events.CALL, self._obs_call)
+        mon.set_events(mon.DEBUGGER_ID, mon.events.CALL)
+
+    def _obs_call(self, code: Any, offset: int, callable_: Any, arg0: Any) -> Any:
+        if self.armed and id(callable_) in self.writes:  # (some callables are unhashable)
+            self.change()
+        return None
+
+
+def place(args: dict, kill_at: int) -> dict[str, Any]:
+    """The spec of the store of run ``kill_at`` (``pristine`` for the one to copy)."""
+    kind = args["kind"]
+    name = "pristine" if kill_at < 0 else f"k{kill_at}"
+    if kind == "obstore-s3":
+        return {"kind": kind, "endpoint": args["endpoint"], "prefix": f"{args['prefix']}/{name}"}
+    file = {"directory": "data.zarr", "sqlite": "data.sqlite", "lmdb": "data.lmdb"}[kind]
+    return {"kind": kind, "path": str(Path(args["root"]) / name / file)}
+
+
+def writer(args: dict, kill_at: int, acks: int) -> None:
+    kind, op = args["kind"], OPS[args["op"]]
+    spec = place(args, kill_at)
+    try:
+        if kind == "obstore-s3":
+            src, dst = open_store(place(args, -1)), open_store(spec)
+            for key in src.list_prefix(""):
+                dst.set(key, src.get(key))
+            close_store(src)
+            close_store(dst)
+            trigger: Trigger = ObjectTrigger(kill_at)
+        else:
+            folder = Path(spec["path"]).parent
+            shutil.copytree(Path(args["root"]) / "pristine", folder, symlinks=True)
+            trigger = Trigger({"directory": "dir"}.get(kind, kind), folder, kill_at)
+        store = open_store(spec)
+        trigger.armed = True
+        op.op(store)
+        trigger.armed = False
+        close_store(store)
+        os.write(acks, f"done {trigger.changes}\n".encode())
+    except BaseException as exc:  # noqa: BLE001 - reported to the driver
+        os.write(acks, f"error {type(exc).__name__}: {exc}\n".encode()[:2000])
+        os._exit(1)
+    os._exit(0)
+
+
+def drive(args: dict) -> None:
+    todo = [0]
+    while todo:
+        kill_at = todo.pop(0)
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_end)
+            writer(args, kill_at, write_end)
+        os.close(write_end)
+        with os.fdopen(read_end, "rb") as f:
+            lines = f.read().decode(errors="replace").splitlines()
+        _, status = os.waitpid(pid, 0)
+        killed = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+        errors = [ln for ln in lines if ln.startswith("error")]
+        done = [int(ln.split()[1]) for ln in lines if ln.startswith("done")]
+        if kill_at == 0:
+            if errors or not done:
+                print(json.dumps({"kill_at": 0, "error": errors or lines}), flush=True)
+                return
+            todo = kill_points(done[0], args.get("max_points"))
+        print(json.dumps({"kill_at": kill_at, "where": place(args, kill_at), "killed": killed,
+                          "changes": done[0] if done else None, "error": errors}), flush=True)
+
+
+if __name__ == "__main__":
+    drive(json.loads(sys.argv[1]))

@@ -1,34 +1,40 @@
 """The rows an append writes before the shape that shows them, on a store with conditional
-writes and no synchronizer: a :class:`Claim`.
+writes and no synchronizer: a :class:`Claim` (resizes racing other writers use one too).
 
 Appends race for rows.  Each writes its rows out of sight (beyond the shape it read), then
 writes the new shape on the condition that the metadata document is still the one it read;
 of appends that read one shape, one wins.  A loser must not leave its rows in the winner's:
 
-* before each chunk (or shard) it merges its rows into -- after reading it, so that what it
-  merges into predates any other append's win -- it checks that the document is still the
-  one it read (:meth:`Claim.check`: one small read), and stops at once when it is not
-  (:class:`RowsClaimed`);
-* every value it wrote is recorded with what it replaced (:meth:`Claim.record`), and a loser
-  -- stopped by a check, or by the conditional write of the shape -- puts back what it
-  replaced (:meth:`Claim.undo`): the value as it was, where nobody wrote it since, else the
-  elements of its rows that still hold its values;
-* the winner reads its rows back once they are shown and writes them again where they differ
-  (see :func:`zarrkit.core.resize`).
+* each chunk (or shard) it merges its rows into is written through :meth:`Claim.write`: the
+  value is read, then the document checked (still the one read?), then the merged value
+  written on the condition of the version read, then the document checked again;
+* a check before the write that fails stops the append before it writes
+  (:class:`RowsClaimed`); one after the write that fails means the write may have landed
+  after the winner read its rows back, so it is put back at once -- the value as read, where
+  the version written is still there -- and the append stops;
+* the winner reads its rows back once they are shown and writes them again where they
+  differ (see :mod:`~zarrkit.core.resize`); a resize that grows clears what it grew over
+  once shown (:func:`~zarrkit.core.shard_trim.clear_grown`).
 
-Every write here is itself the read-modify-write of :func:`~zarrkit.storage.optimistic.update`.
+Why no row is lost: a loser's write that a check after it let through landed before the
+winner's shape was written, so before the winner read its rows back: mended then.  One that
+the check caught was merged into a value read before the winner's shape (the check before it
+came after that read); where nobody wrote the value since, putting it back as read undoes
+exactly it.  What is left: a loser's caught write that another writer merged into before the
+loser could put it back stays (the loser leaves a value it did not write last alone), and on
+stores whose versions are contents (SQLite, LMDB, Redis, S3 ETags) a winner writing the same
+bytes over a caught loser's looks like nobody wrote since.  Both need a write to land within
+one request of another's; a synchronizer avoids the race altogether.
 """
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
-import numpy as np
-
-from ..storage.base import Store
+from ..errors import VersionConflictError
+from ..storage.base import ABSENT, Store
 from ..storage.cancel import not_cancellable
-from ..storage.optimistic import KEEP, update
+from ..storage.optimistic import update
 
 __all__ = ["Claim", "RowsClaimed"]
 
@@ -39,7 +45,7 @@ class RowsClaimed(Exception):
 
 
 class Claim:
-    """An append's rows, while it has not shown them: see the module's text.
+    """What a shape change racing other writers writes out of sight: see the module's text.
 
     Parameters
     ----------
@@ -48,77 +54,61 @@ class Claim:
     key : str
         The metadata document's key.
     version : hashable
-        The version of the document the append read.
+        The version of the document the operation read.
     """
 
     def __init__(self, store: Store, key: str, version: Any):
         self.store = store
         self.key = key
         self.version = version
-        self._written: list[tuple[Store, str, Any, Any, Any]] = []
-        self._lock = threading.Lock()
 
     def check(self) -> None:
         """Raise :class:`RowsClaimed` when the metadata document is no longer the one read."""
         if self.store.get_versioned(self.key)[1] != self.version:
             raise RowsClaimed(self.key)
 
-    def record(self, store: Store, key: str, before: Any, written: Any, restore: Any = None) -> None:
-        """Remember that ``written`` (bytes, None: deleted) replaced ``before`` at ``key`` of
-        ``store``; ``restore(current, before, written)``, when given, gives the value that
-        puts back the elements of the append's rows in ``current`` that still hold its values
-        (KEEP: none to put back)."""
-        with self._lock:
-            self._written.append((store, key, None if before is None else bytes(before), written, restore))
+    def write(self, store: Store, key: str, change: Any, **kwargs: Any) -> Any:
+        """``update(store, key, change)`` checked against the claim before the value is
+        merged (after it is read) and after it is written; a write the second check catches
+        is put back before :class:`RowsClaimed` is raised."""
+        seen: list[Any] = [None]
+        versions: list[Any] = []
+
+        def checked(raw: Any) -> Any:
+            self.check()
+            seen[0] = None if raw is None else bytes(raw)
+            return change(raw)
+
+        new = update(store, key, checked, written=versions, **kwargs)
+        if versions:
+            self.written(store, key, seen[0], versions[-1])
+        return new
+
+    def written(self, store: Store, key: str, before: Any, version: Any) -> None:
+        """The check after a write of ``key`` (``version`` stored where ``before``, None for
+        none, was read): when it fails, the write is put back before :class:`RowsClaimed`."""
+        try:
+            self.check()
+        except RowsClaimed:
+            self._put_back(store, key, before, version)
+            raise
 
     def delete(self, store: Store, key: str) -> None:
-        """Delete ``key`` of ``store`` while the document is the one read (checked after the
-        value is read, the delete conditioned on that value's version), recorded."""
-        seen: list[Any] = [None]
+        """Delete ``key`` of ``store`` through :meth:`write`."""
+        self.write(store, key, lambda raw: None)
 
-        def change(raw: Any) -> None:
-            self.check()
-            seen[0] = raw
-
-        update(store, key, change)
-        if seen[0] is not None:
-            self.record(store, key, seen[0], None)
-
-    def undo(self) -> None:
-        """Put back what the recorded writes replaced, the last first (also when the
-        operation was cancelled: this is how it stops)."""
+    @staticmethod
+    def _put_back(store: Store, key: str, before: Any, version: Any) -> None:
+        """Store ``before`` (None: delete) at ``key`` while the value there is still the
+        ``version`` written (a value another writer stored since is left alone)."""
         with not_cancellable():
-            self._undo()
-
-    def _undo(self) -> None:
-        for store, key, before, written, restore in reversed(self._written):
-            def change(raw: Any, before: Any = before, written: Any = written, restore: Any = restore) -> Any:
-                if (raw is None and written is None) or (
-                    raw is not None and written is not None and bytes(raw) == written
-                ):
-                    return before  # nobody wrote it since: as it was (None: deleted)
-                if restore is None or raw is None or written is None:
-                    return KEEP
-                return restore(raw, before, written)
-
-            update(store, key, change)
-        self._written.clear()
-
-
-def restore_elements(decode: Any, encode: Any, fill: Any, selection: Any) -> Any:
-    """A ``restore`` for :meth:`Claim.record` of a chunk whose ``selection`` the append wrote:
-    its elements that still hold the append's values get the values they had before."""
-
-    def restore(raw: Any, before: Any, written: Any) -> Any:
-        current = np.array(decode(raw), copy=True)
-        ours = decode(written)[selection]
-        previous = (fill() if before is None else decode(before))[selection]
-        here = np.array(current[selection], copy=True)
-        mask = (here == ours) & (previous != ours)
-        if not np.any(mask):
-            return KEEP
-        here[mask] = previous[mask]
-        current[selection] = here
-        return encode(current)
-
-    return restore
+            try:
+                if before is None:
+                    if version is not ABSENT:
+                        store.delete_if(key, version)
+                elif version is ABSENT:
+                    store.set_if(key, before, ABSENT)
+                else:
+                    store.set_if(key, before, version)
+            except VersionConflictError:
+                pass

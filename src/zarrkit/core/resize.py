@@ -21,7 +21,7 @@ from .claims import Claim, RowsClaimed
 from .indexing import make_indexer
 from .indexing_tools import lazy_product
 from .read import read_selection
-from .shard_trim import clear_inner_outside
+from .shard_trim import clear_grown, clear_inner_outside
 from .stored import current_documents, iter_stored
 from .write import write_selection
 
@@ -176,20 +176,15 @@ class ResizeMethods:
 def claimed(array: Resizable, meta: Any, version: Any, change: Any) -> Claim | None:
     """``change(claim)``: a shape change of ``array``, whose document was read at ``version``,
     with a :class:`~zarrkit.core.claims.Claim` of what it writes out of sight when it races
-    other writers (a store with versions, no synchronizer; else None).  When it fails (another
-    writer changed the document first, or anything else) what it wrote is put back, and a lost
-    claim is raised as the conflict it is.  Returns the claim."""
+    other writers (a store with versions, no synchronizer; else None); a lost claim is raised
+    as the conflict it is.  Returns the claim."""
     claim = None
     if version is not None and array._synchronizer is None:
         claim = Claim(current_documents(array._store), meta_key(array._path, meta.metadata_key), version)
     try:
         change(claim)
-    except BaseException as exc:
-        if claim is not None:
-            claim.undo()
-        if isinstance(exc, RowsClaimed):
-            raise VersionConflictError("another writer changed the array's shape", str(exc)) from None
-        raise
+    except RowsClaimed as exc:
+        raise VersionConflictError("another writer changed the array's shape", str(exc)) from None
     return claim
 
 
@@ -231,14 +226,18 @@ def resize_locked(array: Resizable, current: Document, new_shape: tuple[int, ...
     old_grid, new_grid = old.storage_grid.grid_shape, new.storage_grid.grid_shape
     leftovers: list[str] = []
     shrunk: list[str] = []
+    kept: list[tuple[int, ...]] | None = None  # the stored objects inside the old grid, listed
     if claim is not None and appended is not None:
         pass  # (see above: an append deletes nothing before the shape is written)
     elif delete and array._chunk_store.supports_listing:
+        kept = []
         for c, key in iter_stored(array._ctx, old, within=False):
             if any(i >= m for i, m in zip(c, old_grid)):
                 leftovers.append(key)
             elif any(i >= m for i, m in zip(c, new_grid)):
                 shrunk.append(key)
+            else:
+                kept.append(c)
     elif delete:  # a store that cannot list: every key the shrunk grid leaves out (leftovers unseen)
         prefix = array._ctx.prefix
         shrunk = [prefix + old.chunk_key(c) for c in chunk_coords_outside(old_grid, new_grid)]
@@ -249,11 +248,11 @@ def resize_locked(array: Resizable, current: Document, new_shape: tuple[int, ...
     transactional = store.transactional
     for key in leftovers + shrunk if transactional else leftovers:
         _delete(store, key, claim)
-    # a sharded array's kept shards hold inner chunks outside the shape too: cleared before a
-    # resize grows over them (left by a shrink interrupted, or not deleting), after a shrink
+    # what a resize grows over reads the fill value: the elements a shrink left in the objects
+    # it kept (a straddling chunk, a shard's inner chunks) are cleared before it is shown
     grows = any(n > o for n, o in zip(new_shape, old.shape))
-    if delete and grows and appended is None:
-        clear_inner_outside(store, array._path, old, sync, claim)
+    if (delete or claim is not None) and grows and appended is None:
+        clear_grown(store, array._path, old, new, sync, claim, kept)
     if transactional:
         array._write_document(new, attributes, version)
     if appended is not None:
@@ -262,6 +261,10 @@ def resize_locked(array: Resizable, current: Document, new_shape: tuple[int, ...
         write_selection(ctx, make_indexer(region, new.shape, ctx.grid, "basic"), data,
                         write_empty_chunks=array._write_empty_chunks, synchronizer=sync, claim=claim)
     written = None if transactional else array._write_document(new, attributes, version)
+    if claim is not None and appended is None and grows:
+        # racing other writers: what this resize grew over is confirmed to read the fill value
+        # (an append that lost the race to it may have left rows there: see clear_grown)
+        clear_grown(store, array._path, old, new, sync)
     shrinks = delete and any(n < o for n, o in zip(new_shape, old.shape))
     if transactional or not (shrunk or shrinks):
         return

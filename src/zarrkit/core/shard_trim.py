@@ -9,9 +9,10 @@ from typing import Any
 from ..storage.base import Store
 from .chunks import ChunkContext
 from .indexing import make_indexer
+from .stored import iter_stored
 from .write import write_selection
 
-__all__ = ["clear_inner_outside"]
+__all__ = ["clear_grown", "clear_inner_outside"]
 
 
 def clear_inner_outside(store: Store, path: str, meta: Any, synchronizer: Any = None, claim: Any = None) -> None:
@@ -55,3 +56,48 @@ def clear_inner_outside(store: Store, path: str, meta: Any, synchronizer: Any = 
         )
         write_selection(ctx, make_indexer(region, ends, ctx.grid, "basic"), fill,
                         write_empty_chunks=False, synchronizer=synchronizer, claim=claim)
+
+
+def clear_grown(store: Store, path: str, old: Any, new: Any, synchronizer: Any = None, claim: Any = None,
+                stored: Any = None) -> None:
+    """Write the fill value over what the stored objects hold in the region a resize from
+    ``old``'s shape to ``new``'s grows over, so that it reads the fill value: what a shrink
+    left there (whole chunks outside it are deleted, but a chunk straddling it keeps its
+    elements; zarr-python shows them again), or rows an append that lost a race to the resize
+    wrote there out of sight.
+
+    Called before the resize shows the region (out of sight; through ``claim`` when the resize
+    races other writers) and, racing them, once more after: an append that read the old shape
+    and lost may have written its rows there meanwhile, and another such append over them;
+    each puts back what it replaced, but a value put back may be the other's.  Only the stored
+    objects reaching into the region are read -- ``stored``, their grid coordinates, when the
+    caller listed them, else one listing -- each by the one read-modify-write, elements inside
+    ``old``'s shape untouched.
+    """
+    old_shape, new_shape = tuple(old.shape), tuple(new.shape)
+    if all(n <= o for n, o in zip(new_shape, old_shape)):
+        return
+    ctx = ChunkContext.build(store, path, new)
+    dims = new.storage_grid.dims
+    fill = ctx.missing
+    if stored is None:
+        stored = [coords for coords, _ in iter_stored(ctx, new)]
+    grid = new.storage_grid.grid_shape
+    for coords in stored:
+        if any(c >= m for c, m in zip(coords, grid)):
+            continue  # (wholly outside the new shape: not shown)
+        lows = [d.start(c) for d, c in zip(dims, coords)]
+        highs = [min(lo + d.length(c), n) for d, c, lo, n in zip(dims, coords, lows, new_shape)]
+        for axis in range(len(new_shape)):
+            if highs[axis] <= old_shape[axis]:
+                continue
+            # the part of this object outside ``old`` along ``axis`` (inside along those before)
+            region = tuple(
+                slice(lows[a], min(highs[a], old_shape[a])) if a < axis
+                else slice(max(lows[a], old_shape[a]), highs[a]) if a == axis
+                else slice(lows[a], highs[a])
+                for a in range(len(new_shape))
+            )
+            if all(r.stop > r.start for r in region):
+                write_selection(ctx, make_indexer(region, new_shape, ctx.grid, "basic"), fill,
+                                write_empty_chunks=False, synchronizer=synchronizer, claim=claim)

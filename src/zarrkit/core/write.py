@@ -14,7 +14,7 @@ from ..config import config
 from ..errors import ShapeMismatchError
 from ..storage.optimistic import until_written, update
 from .chunks import ChunkContext, names_store, scratch
-from .claims import Claim, restore_elements
+from .claims import Claim
 from .indexing import ChunkProjection
 from .pool import run_pipelined, run_tasks, threads_for
 
@@ -181,19 +181,13 @@ def write_selection(
 
 def _claimed_write(ctx: ChunkContext, claim: Claim, p: ChunkProjection, key: str, codec: Any,
                    merged: Any, limit: int, lock: Any) -> None:
-    """Write chunk ``p`` of an append's claimed rows (see :mod:`~zarrkit.core.claims`)."""
-    seen: list[Any] = [None, None]
+    """Write chunk ``p`` of claimed rows (see :mod:`~zarrkit.core.claims`)."""
 
     def change(raw: Any) -> Any:
-        claim.check()
         chunk = merged(p, key, {key: raw})
-        seen[0], seen[1] = raw, None if chunk is None else bytes(codec.encode(chunk, key))
-        return seen[1]
+        return None if chunk is None else codec.encode_transient(chunk, key)
 
-    update(ctx.chunks, key, change, limit=limit, lock=lock)
-    restore = restore_elements(lambda raw: codec.decode(raw, key), lambda chunk: codec.encode(chunk, key),
-                               lambda: ctx.fill_chunk(p.chunk_coords), p.chunk_selection)
-    claim.record(ctx.chunks, key, seen[0], seen[1], restore)
+    claim.write(ctx.chunks, key, change, limit=limit, lock=lock)
 
 
 def _merger(ctx: ChunkContext, arr: np.ndarray, scalar: bool, fields: Any, write_empty_chunks: bool) -> Any:
@@ -305,31 +299,12 @@ def _write_groups(
 
                 run_tasks(build, keyed)
                 txn.commit()
-                if claim is not None:
-                    claim.record(ctx.store, txn.key, txn.before, txn.written, _shard_restore(ctx, store, group))
+                if claim is not None and txn.written_version is not None:
+                    claim.written(ctx.store, txn.key, txn.before, txn.written_version)
 
             until_written(attempt, store.lock_key(first), "the shard")
 
     run_tasks(write_group, groups, threads)
-
-
-def _shard_restore(ctx: ChunkContext, store: Any, group: list[ChunkProjection]) -> Any:
-    """The ``restore`` of an append's claim (see :func:`~zarrkit.core.claims.restore_elements`)
-    for the shard holding ``group``: the shard decoded whole, the elements of the group's
-    selections put back where they still hold the append's values."""
-    if ctx.codec_at is not None or not ctx.grid.regular:
-        return None
-    first = ctx.chunk_key_function()(group[0].chunk_coords)
-    shard_shape = store.group_shape(first)
-    firsts = store.group_origin(first)
-    mask = np.zeros(shard_shape, dtype=bool)
-    for p in group:
-        origin = [(c - f) * n for c, f, n in zip(p.chunk_coords, firsts, ctx.chunk_shape)]
-        mask[tuple(slice(o, o + n) for o, n in zip(origin, ctx.chunk_shape))][p.chunk_selection] = True
-    codec, key = ctx.meta.codec, ctx.prefix
-    fill = ctx.fill_value
-    return restore_elements(lambda raw: codec.decode(raw, key), lambda shard: codec.encode(shard, key),
-                            lambda: np.full(shard_shape, fill, dtype=ctx.dtype), mask)
 
 
 def _group_region(group: list[ChunkProjection], chunk_shape: tuple[int, ...], size: int) -> Any:

@@ -75,6 +75,7 @@ def update(
     *,
     limit: int | None = None,
     lock: Any = None,
+    written: list[Any] | None = None,
 ) -> Any:
     """Change the value at ``key`` of ``store`` by ``change``, atomically where the store can.
 
@@ -95,6 +96,9 @@ def update(
         The most bytes the stored value may hold (a chunk's: see :meth:`Store.get_upto`).
     lock : context manager, optional
         Held around the whole read-modify-write (a synchronizer's lock of the key).
+    written : list, optional
+        Given the version of the value stored (or :data:`ABSENT`: deleted, or none; None on a
+        store without versions), appended, when one was stored or deleted.
 
     Returns
     -------
@@ -122,8 +126,12 @@ def update(
             if new is None:
                 if version is not ABSENT:
                     store.delete_if(key, version)
+                    if written is not None:
+                        written.append(ABSENT)
             elif new is not KEEP:
-                store.set_if(key, new, version)
+                stored = store.set_if(key, new, version)
+                if written is not None:
+                    written.append(stored)
             return new
 
         return until_written(attempt, key)

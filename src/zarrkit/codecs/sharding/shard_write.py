@@ -37,10 +37,10 @@ class ShardWrite:
         self._new: dict[tuple[int, ...], Any] = {}
         self._lock = threading.Lock()
         self._version: Any = None  # the version of the shard read, on a store that has them
-        #: the shard as read (None: none was read, or there was none) and as written (None:
-        #: deleted, or written plainly): what an append's claim records
+        #: the shard as read (None: none was read, or there was none): what a claim puts back
         self.before: Any = None
-        self.written: bytes | None = None
+        #: the version of the shard written conditionally (ABSENT: deleted), None otherwise
+        self.written_version: Any = None
 
     def _load(self) -> dict[tuple[int, ...], Any]:
         if self._old is None:
@@ -52,7 +52,7 @@ class ShardWrite:
                 raw, self._version = base.get_versioned(self.key, limit)
             else:
                 raw = base.get_upto(self.key, limit)
-            self.before = raw
+            self.before = None if raw is None else bytes(raw)
             if raw is not None:
                 index, view = self.sharding.index.split(raw, self.key)
                 for row in np.argwhere(index[..., 0] != EMPTY):
@@ -104,9 +104,9 @@ class ShardWrite:
         base = store.base
         try:
             if parts:
-                self.written = b"".join(parts)
-                base.set_if(self.key, self.written, self._version)
+                self.written_version = base.set_if(self.key, b"".join(parts), self._version)
             elif self._version is not ABSENT:
                 base.delete_if(self.key, self._version)
+                self.written_version = ABSENT
         finally:
             store.forget_index(self.key)

@@ -42,3 +42,25 @@ def test_malformed_edge_lists_are_refused_by_name(chunk_shapes):
     store["zarr.json"] = json.dumps(_rectilinear([4], chunk_shapes)).encode()
     with pytest.raises(MetadataError, match="zarr.json"):
         zarrkit.open_array(store, mode="r")
+
+
+@pytest.mark.xfail(strict=True, reason="resize accepts a length beyond int64 and writes a document "
+                   "the reader refuses ('shape: expected non-negative integers'): the array no "
+                   "longer opens")
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_a_resize_never_writes_a_shape_that_cannot_be_read(zarr_format):
+    store = zarrkit.MemoryStore()
+    z = zarrkit.create_array(store, shape=(5,), chunks=(5,), dtype="f8", fill_value=0,
+                             zarr_format=zarr_format)
+    try:
+        z.resize((2**63,))
+    except (ValueError, OverflowError):
+        pass  # refused: fine
+    zarrkit.open_array(store, mode="r")  # whatever happened, the array still opens
+
+
+def test_a_resize_to_the_largest_int64_length_reopens():
+    store = zarrkit.MemoryStore()
+    z = zarrkit.create_array(store, shape=(5,), chunks=(5,), dtype="f8", fill_value=0)
+    z.resize((2**63 - 1,))
+    assert zarrkit.open_array(store, mode="r").shape == (2**63 - 1,)

@@ -31,10 +31,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..errors import VersionConflictError
 from ..storage.base import ABSENT, Store
 from ..storage.cancel import not_cancellable
-from ..storage.optimistic import update
+from ..storage.optimistic import KEEP, update
 
 __all__ = ["Claim", "RowsClaimed"]
 
@@ -67,10 +69,11 @@ class Claim:
         if self.store.get_versioned(self.key)[1] != self.version:
             raise RowsClaimed(self.key)
 
-    def write(self, store: Store, key: str, change: Any, **kwargs: Any) -> Any:
+    def write(self, store: Store, key: str, change: Any, restore: Any = None, **kwargs: Any) -> Any:
         """``update(store, key, change)`` checked against the claim before the value is
         merged (after it is read) and after it is written; a write the second check catches
-        is put back before :class:`RowsClaimed` is raised."""
+        is put back (see :meth:`written`; ``restore``: see there) before :class:`RowsClaimed`
+        is raised."""
         seen: list[Any] = [None]
         versions: list[Any] = []
 
@@ -81,16 +84,20 @@ class Claim:
 
         new = update(store, key, checked, written=versions, **kwargs)
         if versions:
-            self.written(store, key, seen[0], versions[-1])
+            self.written(store, key, seen[0], versions[-1], restore)
         return new
 
-    def written(self, store: Store, key: str, before: Any, version: Any) -> None:
+    def written(self, store: Store, key: str, before: Any, version: Any, restore: Any = None) -> None:
         """The check after a write of ``key`` (``version`` stored where ``before``, None for
-        none, was read): when it fails, the write is put back before :class:`RowsClaimed`."""
+        none, was read): when it fails, the write is put back before :class:`RowsClaimed` --
+        the value as read while the version written is still there, else (another writer
+        merged into it since) ``restore(current, before)``, when given: the elements this
+        operation wrote that still hold its values get those of ``before``."""
         try:
             self.check()
         except RowsClaimed:
-            self._put_back(store, key, before, version)
+            with not_cancellable():
+                self._put_back(store, key, before, version, restore)
             raise
 
     def delete(self, store: Store, key: str) -> None:
@@ -98,17 +105,38 @@ class Claim:
         self.write(store, key, lambda raw: None)
 
     @staticmethod
-    def _put_back(store: Store, key: str, before: Any, version: Any) -> None:
-        """Store ``before`` (None: delete) at ``key`` while the value there is still the
-        ``version`` written (a value another writer stored since is left alone)."""
-        with not_cancellable():
-            try:
+    def _put_back(store: Store, key: str, before: Any, version: Any, restore: Any) -> None:
+        now = store.get_versioned(key)[1]
+        try:
+            if now == version:  # nobody wrote it since: as read (None: deleted)
                 if before is None:
                     if version is not ABSENT:
                         store.delete_if(key, version)
-                elif version is ABSENT:
-                    store.set_if(key, before, ABSENT)
                 else:
                     store.set_if(key, before, version)
-            except VersionConflictError:
-                pass
+                return
+        except VersionConflictError:
+            pass
+        if restore is None:
+            return
+        update(store, key, lambda current: KEEP if current is None else restore(current, before))
+
+
+def restore_elements(decode: Any, encode: Any, fill: Any, selection: Any, ours: Any) -> Any:
+    """A ``restore`` for :meth:`Claim.written` of a chunk whose ``selection`` an operation
+    wrote with the values ``ours()`` (the values of that selection it wrote): its elements
+    that still hold them get the values they had before."""
+
+    def restore(raw: Any, before: Any) -> Any:
+        current = np.array(decode(raw), copy=True)
+        ours_now = ours()
+        previous = (fill() if before is None else decode(before))[selection]
+        here = np.array(current[selection], copy=True)
+        mask = (here == ours_now) & (previous != ours_now)
+        if not np.any(mask):
+            return KEEP
+        here[mask] = previous[mask]
+        current[selection] = here
+        return encode(current)
+
+    return restore

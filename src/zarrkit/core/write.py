@@ -14,7 +14,7 @@ from ..config import config
 from ..errors import ShapeMismatchError
 from ..storage.optimistic import until_written, update
 from .chunks import ChunkContext, names_store, scratch
-from .claims import Claim
+from .claims import Claim, restore_elements
 from .indexing import ChunkProjection
 from .pool import run_pipelined, run_tasks, threads_for
 
@@ -182,12 +182,16 @@ def write_selection(
 def _claimed_write(ctx: ChunkContext, claim: Claim, p: ChunkProjection, key: str, codec: Any,
                    merged: Any, limit: int, lock: Any) -> None:
     """Write chunk ``p`` of claimed rows (see :mod:`~zarrkit.core.claims`)."""
+    ours: list[Any] = [None]
 
     def change(raw: Any) -> Any:
         chunk = merged(p, key, {key: raw})
+        ours[0] = None if chunk is None else np.array(chunk[p.chunk_selection], copy=True)
         return None if chunk is None else codec.encode_transient(chunk, key)
 
-    claim.write(ctx.chunks, key, change, limit=limit, lock=lock)
+    restore = restore_elements(lambda raw: codec.decode(raw, key), lambda chunk: codec.encode(chunk, key),
+                               lambda: ctx.fill_chunk(p.chunk_coords), p.chunk_selection, lambda: ours[0])
+    claim.write(ctx.chunks, key, change, restore, limit=limit, lock=lock)
 
 
 def _merger(ctx: ChunkContext, arr: np.ndarray, scalar: bool, fields: Any, write_empty_chunks: bool) -> Any:
@@ -300,11 +304,32 @@ def _write_groups(
                 run_tasks(build, keyed)
                 txn.commit()
                 if claim is not None and txn.written_version is not None:
-                    claim.written(ctx.store, txn.key, txn.before, txn.written_version)
+                    claim.written(ctx.store, txn.key, txn.before, txn.written_version,
+                                  _shard_restore(ctx, store, group, txn))
 
             until_written(attempt, store.lock_key(first), "the shard")
 
     run_tasks(write_group, groups, threads)
+
+
+def _shard_restore(ctx: ChunkContext, store: Any, group: list[ChunkProjection], txn: Any) -> Any:
+    """The ``restore`` of a claimed shard write (see :func:`~zarrkit.core.claims.restore_elements`):
+    the shard decoded whole, the elements of the group's selections that still hold what
+    ``txn`` wrote there put back."""
+    if ctx.codec_at is not None or not ctx.grid.regular or txn.written is None:
+        return None
+    first = ctx.chunk_key_function()(group[0].chunk_coords)
+    shard_shape = store.group_shape(first)
+    firsts = store.group_origin(first)
+    mask = np.zeros(shard_shape, dtype=bool)
+    for p in group:
+        origin = [(c - f) * n for c, f, n in zip(p.chunk_coords, firsts, ctx.chunk_shape)]
+        mask[tuple(slice(o, o + n) for o, n in zip(origin, ctx.chunk_shape))][p.chunk_selection] = True
+    codec, key, written = ctx.meta.codec, ctx.prefix, txn.written
+    fill = ctx.fill_value
+    return restore_elements(lambda raw: codec.decode(raw, key), lambda shard: codec.encode(shard, key),
+                            lambda: np.full(shard_shape, fill, dtype=ctx.dtype), mask,
+                            lambda: codec.decode(written, key)[mask])
 
 
 def _group_region(group: list[ChunkProjection], chunk_shape: tuple[int, ...], size: int) -> Any:

@@ -39,8 +39,10 @@ class ShardWrite:
         self._version: Any = None  # the version of the shard read, on a store that has them
         #: the shard as read (None: none was read, or there was none): what a claim puts back
         self.before: Any = None
-        #: the version of the shard written conditionally (ABSENT: deleted), None otherwise
+        #: the version of the shard written conditionally (ABSENT: deleted), None otherwise,
+        #: and the bytes written so
         self.written_version: Any = None
+        self.written: bytes | None = None
 
     def _load(self) -> dict[tuple[int, ...], Any]:
         if self._old is None:
@@ -104,7 +106,8 @@ class ShardWrite:
         base = store.base
         try:
             if parts:
-                self.written_version = base.set_if(self.key, b"".join(parts), self._version)
+                self.written = b"".join(parts)
+                self.written_version = base.set_if(self.key, self.written, self._version)
             elif self._version is not ABSENT:
                 base.delete_if(self.key, self._version)
                 self.written_version = ABSENT

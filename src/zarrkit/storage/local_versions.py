@@ -27,7 +27,7 @@ import stat
 import time
 from typing import TYPE_CHECKING, Any, Self
 
-from ..errors import VersionConflictError
+from ..errors import StoreError, VersionConflictError
 from . import fileio, local_tree
 from .base import ABSENT, Version, oversized
 
@@ -131,6 +131,8 @@ def set_if(store: DirectoryStore, key: str, value: bytes | memoryview, version: 
                 current = _version_at(fn)
                 if current != version:
                     raise _conflict(key, current, version)
+                if current is ABSENT and os.path.isdir(fn):  # (a directory of keys: no value)
+                    raise StoreError(f"cannot write key {key!r} in {store.path!r}: it is a directory")
                 if current is not ABSENT:
                     # past the replaced file's time: no version is ever given twice
                     ns = max(time.time_ns(), current[3] + 1)

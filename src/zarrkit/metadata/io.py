@@ -21,6 +21,7 @@ from ..errors import (
     VersionConflictError,
 )
 from ..storage.base import ABSENT, Store, describe_location, join_path
+from ..storage.optimistic import KEEP, update
 from . import v2, v3
 from .common import parse_document
 from .json_text import dump_json, json_number, load_json
@@ -430,20 +431,53 @@ def write_new_node(
     it (see :func:`make_room`).  Without ``overwrite``, on a store with conditional writes, the
     node's own document (the last) is created only where there is none, atomically: of
     writers creating one node at once, exactly one succeeds and the others raise
-    ContainsArrayError or ContainsGroupError, writing no document of their node (v2 attributes,
-    a document of their own written first, excepted)."""
+    ContainsArrayError or ContainsGroupError.  The documents before it (v2 attributes) are
+    written while the node's document is still missing (checked after each is read, and
+    again after it is written: one written after another writer created the node is put back
+    as it was read), and the winner writes them again where another writer's stand."""
     make_room(store, path, zarr_format, overwrite, chunk_store)
     *others, last = documents
-    for key in others:
-        store.set(key, documents[key])
     if overwrite or not store.supports_conditional_writes:
+        for key in others:
+            store.set(key, documents[key])
         store.set(last, documents[last])
         return
+    for key in others:
+        _write_before_node(store, path, key, documents[key], last)
     try:
         store.set_if(last, documents[last], ABSENT)
     except VersionConflictError:
         check_free(store, path)  # raises: another writer created the node meanwhile
         raise
+    for key in others:  # this writer's node: its documents, whoever wrote last before
+        update(store, key, lambda raw, value=documents[key]: KEEP if raw is not None and bytes(raw) == value
+               else value)
+
+
+def _write_before_node(store: Store, path: str, key: str, value: bytes, node_key: str) -> None:
+    """Write ``value`` at ``key`` while the document ``node_key`` does not exist (see
+    :func:`write_new_node`); ContainsArrayError or ContainsGroupError once it does."""
+    seen: list[Any] = [None]
+    versions: list[Any] = []
+
+    def change(raw: Any) -> bytes:
+        if store.get_versioned(node_key)[1] is not ABSENT:
+            check_free(store, path)  # raises: another writer created the node
+        seen[0] = None if raw is None else bytes(raw)
+        return value
+
+    update(store, key, change, written=versions)
+    if store.get_versioned(node_key)[1] is ABSENT:
+        return
+    try:  # created meanwhile: this write may have landed after it, so it is put back
+        if seen[0] is None:
+            store.delete_if(key, versions[-1])
+        else:
+            store.set_if(key, seen[0], versions[-1])
+    except VersionConflictError:
+        pass  # (written again since: not this writer's to put back)
+    check_free(store, path)
+    raise VersionConflictError("another writer created the node", node_key)
 
 
 def open_or_place_array(

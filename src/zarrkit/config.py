@@ -23,16 +23,20 @@ False
 
 from __future__ import annotations
 
+import bisect
+import collections
 import contextvars
 import dis
+import functools
 import importlib.util
+import inspect
 import os
 import pprint as _pprint
 import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from types import FrameType, MappingProxyType
+from types import CodeType, FrameType, MappingProxyType
 from typing import Any, TypeVar
 
 import numcodecs
@@ -108,27 +112,87 @@ def _scoped_of(cfg: object) -> Mapping[str, object]:
 
 _EMPTY: Mapping[str, object] = MappingProxyType({})
 
-#: opcodes a ``with`` statement starts with, right after the call giving its context manager
-_WITH_OPS = {dis.opmap[name] for name in ("BEFORE_WITH", "LOAD_SPECIAL") if name in dis.opmap}
-_SKIPPED_OPS = {dis.opmap[name] for name in ("CACHE", "COPY", "NOP") if name in dis.opmap}
+#: the settings guarding against hostile data: a value meant for a block must never hold for the
+#: process (another thread would open a pickled array, or allocate what a document claims)
+GUARDS = frozenset({"allow_unsafe_codecs", "max_chunk_bytes"})
+
+#: opcodes a ``with`` statement starts with, right after the expression giving its context
+#: manager (3.14's ``COPY 1`` before ``LOAD_SPECIAL`` is skipped)
+_WITH_OPS = frozenset(name for name in ("BEFORE_WITH", "LOAD_SPECIAL") if name in dis.opmap)
+_STORE_OPS = frozenset({"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF"})
+_LOAD_OPS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW", "LOAD_NAME",
+                       "LOAD_GLOBAL", "LOAD_DEREF"})
+_TOUCH_OPS = _STORE_OPS | _LOAD_OPS | {"DELETE_FAST", "LOAD_FAST_AND_CLEAR", "LOAD_FAST_LOAD_FAST",
+                                       "STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST",
+                                       "LOAD_FAST_BORROW_LOAD_FAST_BORROW"}
+#: code whose ``return`` does not give its value to the calling frame's next opcode
+_RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 
-def _starts_with_block(frame: FrameType | None) -> bool:
-    """Whether the call ``frame`` is making gives a ``with`` statement its context manager.
+@functools.lru_cache(maxsize=256)
+def _instructions(code: CodeType) -> tuple[list[dis.Instruction], list[int]]:
+    skipped = ("NOP", "EXTENDED_ARG", "CACHE")
+    ins = [i for i in dis.get_instructions(code) if i.opname not in skipped]
+    return ins, [i.offset for i in ins]
 
-    ``config.set(...)`` is both a permanent change and, in ``with config.set(...):``, a change
-    for one block: in the block's case nothing may be changed for the whole process even for
-    an instant (another thread would see ``allow_unsafe_codecs=True``), so the next opcodes of
-    the calling code are read.  An interpreter whose code cannot be read so answers False,
-    and entering the block then takes the process-wide change back at once.
+
+def _opens_block(ins: list[dis.Instruction], n: int) -> bool:
+    """Whether the instructions from ``n`` start a ``with`` block on the value on the stack."""
+    if n < len(ins) and ins[n].opname == "COPY" and ins[n].arg == 1:
+        n += 1
+    return n < len(ins) and ins[n].opname in _WITH_OPS
+
+
+def _entered_later(ins: list[dis.Instruction], n: int, name: str) -> bool:
+    """Whether the first instruction after ``n`` touching the local ``name`` loads it to start a
+    ``with`` block on it (``cm = config.set(...); ...; with cm:``)."""
+    for j in range(n + 1, len(ins)):
+        names = ins[j].argval if isinstance(ins[j].argval, tuple) else (ins[j].argval,)
+        if ins[j].opname in _TOUCH_OPS and name in names:
+            return ins[j].opname in _LOAD_OPS and _opens_block(ins, j + 1)
+    return False
+
+
+def _starts_with_block(frame: FrameType | None, changes: Mapping[str, object] = _EMPTY) -> bool:
+    """Whether the value of the call ``frame`` is making goes to a ``with`` statement.
+
+    ``config.set(...)`` is both a change for the process and, in ``with config.set(...):``, a
+    change for one block: in the block's case nothing may be changed for the process even for
+    an instant (another thread would see it), so the calling code's next opcodes are read:
+    ``with config.set(...)``, ``with (s := config.set(...))``, ``s = config.set(...)`` right
+    before ``with s:``, and ``return config.set(...)`` to a caller doing any of these are
+    blocks.  A change of a :data:`GUARDS` setting stored in a local that the function next
+    uses as ``with`` (``cm = config.set(...); ...; with cm:``) is one too: it holds nowhere
+    before the block.  Anything else, or code that cannot be read so, answers False: the
+    change is then made for the process, and taken back when a block is entered (see
+    :meth:`Config._push`), so correctness never depends on this reading.
     """
+    guarded = not GUARDS.isdisjoint(changes)
     try:
-        code, i = frame.f_code.co_code, frame.f_lasti + 2  # type: ignore[union-attr]
-        while i < len(code) and code[i] in _SKIPPED_OPS:
-            i += 2
-        return i < len(code) and code[i] in _WITH_OPS
-    except (AttributeError, TypeError, IndexError):
-        return False
+        for _ in range(8):  # through functions returning the scope
+            if frame is None:
+                return False
+            ins, offsets = _instructions(frame.f_code)
+            # the call's instruction: ``f_lasti`` is it, or one of its inline caches
+            n = bisect.bisect_right(offsets, frame.f_lasti)
+            if _opens_block(ins, n):
+                return True
+            if n + 1 < len(ins) and ins[n].opname == "COPY" and ins[n].arg == 1 \
+                    and ins[n + 1].opname in _STORE_OPS:  # ``with (s := config.set(...))``
+                return _opens_block(ins, n + 2)
+            if n < len(ins) and ins[n].opname in _STORE_OPS:
+                name, after = ins[n].argval, ins[n + 1] if n + 1 < len(ins) else None
+                if after is not None and after.opname in _LOAD_OPS and after.argval == name:
+                    return _opens_block(ins, n + 2)
+                return guarded and ins[n].opname == "STORE_FAST" and _entered_later(ins, n, name)
+            returned = n < len(ins) and ins[n].opname == "RETURN_VALUE"
+            if returned and not frame.f_code.co_flags & _RESUMABLE:
+                frame = frame.f_back
+                continue
+            return False
+    except (AttributeError, TypeError, KeyError, IndexError, ValueError):
+        pass
+    return False
 
 
 def _plugin_key(key: str) -> bool:
@@ -266,8 +330,13 @@ class Config:
     # private state, not settings: no parameters of the constructor, not in the repr
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
     _no_effect: dict = field(default_factory=lambda: dict(ZARR3_NO_EFFECT), init=False, repr=False, compare=False)
-    #: how many times each setting was changed for the process (see :meth:`_Scope.__enter__`)
-    _writes: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    #: the process-wide changes of scopes not entered yet (see :meth:`_push`): for each setting
+    #: changed so, ``[value before them, [(scope's token, value), ...] oldest first]``
+    _pending: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    #: the tokens and settings of scopes gone without being entered: their changes stand for good
+    _gone: collections.deque = field(
+        default_factory=collections.deque, init=False, repr=False, compare=False
+    )
 
     def _resolve(self, changes: Mapping[str, object]) -> dict[str, object]:
         names = {f.name for f in fields(self) if not f.name.startswith("_")}
@@ -294,15 +363,78 @@ class Config:
         """Change settings: for the process, or as a context manager (``with config.set(...)``)
         for the code the block runs only (the thread or asyncio task running it, and the work
         it gives zarrkit's threads), gone when the block ends.  Settings are given as keywords
-        or as a mapping (zarr-python 3's dotted keys included)."""
-        scope = _Scope(self, self._resolve({**(changes or {}), **kwargs}))
-        if not _starts_with_block(sys._getframe(1)):
+        or as a mapping (zarr-python 3's dotted keys included).
+
+        Give the block its scope where it starts (``with config.set(...)``, ``with (s :=
+        config.set(...))``, a function returning it, or a name entered next): then nothing is
+        changed for the process even for an instant.  A scope kept for later is a change for
+        the process until its block starts, then taken back (a :data:`GUARDS` setting kept in
+        a local the function later enters holds nowhere before its block); scopes so entered
+        in any order leave the process as it was, and one never entered is a change for good."""
+        resolved = self._resolve({**(changes or {}), **kwargs})
+        scope = _Scope(self, resolved)
+        if not _starts_with_block(sys._getframe(1), resolved):
             scope._apply_globally()
         return scope
 
     def update(self, changes: Mapping[str, object] | None = None, **kwargs: object) -> None:
         """Change settings permanently."""
-        _Scope(self, self._resolve({**(changes or {}), **kwargs}))._apply_globally()
+        self._push(object(), self._resolve({**(changes or {}), **kwargs}), pending=False)
+
+    # -- the process-wide values of scopes not entered yet ---------------------------------------
+    #
+    # ``s = config.set(x=v)`` cannot tell whether ``s`` will be entered: it changes ``x`` for the
+    # process (the meaning of ``config.set`` as a statement), as one entry of ``x``'s ledger, on
+    # top of the value before.  Entering ``s`` removes its entry, wherever it is among the
+    # entries of other scopes not entered: the process-wide value is the newest entry left, else
+    # the value before them all.  So scopes entered in any order, in any thread, leave what
+    # the process had, plus the changes of scopes never entered (statements); a permanent
+    # change (``update``, ``reset``) replaces the ledger, and a scope gone without being entered
+    # becomes one: the entries older than it can no longer show and go with it.
+
+    def _push(self, token: object, changes: Mapping[str, object], *, pending: bool) -> None:
+        with self._lock:
+            self._settle_gone()
+            for k, v in changes.items():
+                if pending:
+                    self._pending.setdefault(k, [self._read(k), []])[1].append((token, v))
+                else:
+                    self._pending.pop(k, None)
+                self._write(k, v)
+
+    def _take_back(self, token: object, keys: Any, *, for_good: bool = False) -> None:
+        """Remove the entries of the scope ``token`` (``for_good``: it stands, a permanent
+        change, and the older entries go)."""
+        for k in keys:
+            entry = self._pending.get(k)
+            mine = [i for i, (t, _) in enumerate(entry[1]) if t is token] if entry else []
+            if not mine:  # entered before, or replaced by a permanent change since
+                continue
+            stack, at = entry[1], mine[0]
+            if for_good:
+                entry[0] = stack[at][1]
+                del stack[: at + 1]
+            else:
+                del stack[at]
+            self._write(k, stack[-1][1] if stack else entry[0])
+            if not stack:
+                del self._pending[k]
+
+    def _settle_gone(self) -> None:
+        while self._gone:
+            token, keys = self._gone.popleft()
+            self._take_back(token, keys, for_good=True)
+
+    def _read(self, key: str) -> object:
+        return self.__dict__[key] if _is_setting(key) else self._no_effect.get(key, _MISSING)
+
+    def _write(self, key: str, value: object) -> None:
+        if _is_setting(key):
+            self.__dict__[key] = value
+        elif value is _MISSING:
+            self._no_effect.pop(key, None)
+        else:
+            self._no_effect[key] = value
 
     def get(self, key: str, default: Any = _MISSING) -> Any:
         """A setting by its name or zarr-python 3's dotted key (``'threading.max_workers'``); a
@@ -366,7 +498,8 @@ class Config:
                 if not f.name.startswith("_"):
                     setattr(self, f.name, getattr(fresh, f.name))
             self._no_effect = dict(ZARR3_NO_EFFECT)
-            self._writes.clear()
+            self._pending.clear()
+            self._gone.clear()
         if id(self) in _SCOPED.get():
             _SCOPED.set(MappingProxyType({k: v for k, v in _SCOPED.get().items() if k != id(self)}))
 
@@ -440,44 +573,29 @@ def _is_setting(key: str) -> bool:
 class _Scope:
     """What :meth:`Config.set` returns.  Entered (``with``), the changes hold in the block's
     context only, a :class:`contextvars.ContextVar`'s value, and leaving the block takes them
-    away whatever other blocks did meanwhile; not entered, they were made for the process."""
+    away whatever other blocks did meanwhile.  Made where the block could not be seen
+    (``s = config.set(...)``, then later ``with s:``), the changes are made for the process
+    until it is entered, as a statement's, then taken back (see :meth:`Config._push`): not
+    entered, they were made for the process."""
 
     def __init__(self, config: Config, changes: dict[str, object]):
         self._config = config
         self._changes = changes
-        self._previous: dict[str, object] | None = None  # process-wide values changed, and their stamp
-        self._stamps: dict[str, int] = {}
+        self._token = object()  # its entries in the config's ledger (not the scope: see __del__)
+        self._pending = False  # changed for the process, not entered yet
         self._tokens: list[contextvars.Token[Mapping[int, Mapping[str, object]]]] = []
 
     def _apply_globally(self) -> None:
-        cfg = self._config
-        with cfg._lock:
-            self._previous = {}
-            for k, v in self._changes.items():
-                if not _is_setting(k):
-                    self._previous[k] = cfg._no_effect.get(k, _MISSING)
-                    cfg._no_effect[k] = v
-                else:
-                    self._previous[k] = cfg.__dict__[k]
-                    cfg.__dict__[k] = v
-                cfg._writes[k] = self._stamps[k] = cfg._writes.get(k, 0) + 1
+        self._config._push(self._token, self._changes, pending=True)
+        self._pending = True
 
     def __enter__(self) -> Config:
         cfg = self._config
-        if self._previous is not None:
-            # made for the process before the block was known (``s = config.set(...)``, then
-            # ``with s:``): taken back, each setting no one changed since
+        if self._pending:
             with cfg._lock:
-                for k, v in self._previous.items():
-                    if cfg._writes.get(k) != self._stamps[k]:
-                        continue
-                    if _is_setting(k):
-                        cfg.__dict__[k] = v
-                    elif v is _MISSING:
-                        cfg._no_effect.pop(k, None)
-                    else:
-                        cfg._no_effect[k] = v
-                self._previous = None
+                self._pending = False
+                cfg._settle_gone()
+                cfg._take_back(self._token, self._changes)
         current = _SCOPED.get()
         mine = MappingProxyType({**current.get(id(cfg), _EMPTY), **self._changes})
         self._tokens.append(_SCOPED.set(MappingProxyType({**current, id(cfg): mine})))
@@ -490,6 +608,12 @@ class _Scope:
         except ValueError:  # left in another context than entered: what it replaced comes back
             old = token.old_value
             _SCOPED.set(MappingProxyType({}) if old is contextvars.Token.MISSING else old)
+
+    def __del__(self) -> None:
+        # never entered: a statement's change, for good; settled at the next change (this may
+        # run in any thread, even one holding the config's lock: a deque's append takes none)
+        if getattr(self, "_pending", False):
+            self._config._gone.append((self._token, tuple(self._changes)))
 
 
 config = Config()

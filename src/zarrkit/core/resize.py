@@ -251,7 +251,7 @@ def resize_locked(array: Resizable, current: Document, new_shape: tuple[int, ...
     # what a resize grows over reads the fill value: the elements a shrink left in the objects
     # it kept (a straddling chunk, a shard's inner chunks) are cleared before it is shown
     grows = any(n > o for n, o in zip(new_shape, old.shape))
-    if (delete or claim is not None) and grows and appended is None:
+    if delete and grows and appended is None:
         clear_grown(store, array._path, old, new, sync, claim, kept)
     if transactional:
         array._write_document(new, attributes, version)
@@ -261,7 +261,7 @@ def resize_locked(array: Resizable, current: Document, new_shape: tuple[int, ...
         write_selection(ctx, make_indexer(region, new.shape, ctx.grid, "basic"), data,
                         write_empty_chunks=array._write_empty_chunks, synchronizer=sync, claim=claim)
     written = None if transactional else array._write_document(new, attributes, version)
-    if claim is not None and appended is None and grows:
+    if claim is not None and delete and appended is None and grows:
         # racing other writers: what this resize grew over is confirmed to read the fill value
         # (an append that lost the race to it may have left rows there: see clear_grown)
         clear_grown(store, array._path, old, new, sync)

@@ -13,7 +13,7 @@ import zarrkit
 from zarrkit.errors import MetadataError
 
 xr = pytest.importorskip("xarray")
-from zarrkit.xarray.writer import to_zarr  # noqa: E402
+from zarrkit.xarray.writer import to_zarr
 
 
 def _dataset_with_record(tmp_path, record: bytes):

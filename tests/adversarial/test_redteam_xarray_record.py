@@ -13,7 +13,7 @@ import zarrkit
 from zarrkit.errors import MetadataError
 
 xr = pytest.importorskip("xarray")
-from zarrkit.xarray.writer import to_zarr  # noqa: E402
+from zarrkit.xarray.writer import to_zarr
 
 
 def _dataset_with_record(tmp_path, record: bytes):
@@ -36,8 +36,6 @@ def _record(arrays, **extra):
                        **extra}).encode()
 
 
-@pytest.mark.xfail(strict=True, reason="recover() opens each recorded name with grp[name]: an "
-                   "absolute name '/other/x' resizes an array outside the group (10 rows -> 2)")
 def test_a_record_cannot_resize_an_array_outside_its_group(tmp_path):
     path = _dataset_with_record(tmp_path, _record({"/other/x": [[10], [2]]}))
     try:
@@ -47,8 +45,6 @@ def test_a_record_cannot_resize_an_array_outside_its_group(tmp_path):
     assert zarrkit.open_array(zarrkit.DirectoryStore(path), path="other/x", mode="r").shape == (10,)
 
 
-@pytest.mark.xfail(strict=True, reason="_read_record catches ValueError/KeyError/TypeError only: "
-                   "a deeply nested record raises a bare RecursionError from json.loads")
 @pytest.mark.parametrize("where", ["append", "open_dataset"])
 def test_a_deeply_nested_record_is_refused_by_name(tmp_path, where):
     path = _dataset_with_record(tmp_path, b"[" * 100_000 + b"]" * 100_000)
@@ -59,8 +55,6 @@ def test_a_deeply_nested_record_is_refused_by_name(tmp_path, where):
             xr.open_dataset(path, group="g", engine="zarrkit")
 
 
-@pytest.mark.xfail(strict=True, reason="a record without 'digest' passes _read_record's checks; "
-                   "recover() then raises a bare KeyError('digest')")
 def test_a_record_without_a_digest_is_refused_by_name(tmp_path):
     path = _dataset_with_record(tmp_path, json.dumps(
         {"phase": "shapes", "append_dim": "time", "arrays": {"v": [[5], [6]]}}).encode())
@@ -86,3 +80,52 @@ def test_a_record_naming_a_dotted_path_is_refused(tmp_path):
     with pytest.raises(ValueError):
         _append(path)
     assert zarrkit.open_array(zarrkit.DirectoryStore(path), path="other/x", mode="r").shape == (10,)
+
+
+@pytest.mark.parametrize("arrays, field", [
+    ({"v": [[5], [-6]]}, "arrays['v'][1]"),            # a negative length
+    ({"v": [[5], [True]]}, "arrays['v'][1]"),          # a bool is no length
+    ({"v": [[5], [2**63]]}, "arrays['v'][1]"),         # beyond what the metadata reads
+    ({"v": [[5], [6, 1]]}, "arrays['v']"),             # another rank after
+    ({"v": [[5], [2]]}, "arrays['v']"),                # an append never shrinks
+    ({"v": [[5]]}, "arrays['v']"),                     # no shape after
+    ({"": [[5], [6]]}, "arrays"),                      # no name
+    ({"g/v": [[5], [6]]}, "arrays"),                   # not a direct member
+])
+def test_a_record_with_bad_shapes_or_names_is_refused_by_field(tmp_path, arrays, field):
+    path = _dataset_with_record(tmp_path, _record(arrays))
+    for run in (_append, lambda p: xr.open_dataset(p, group="g", engine="zarrkit")):
+        with pytest.raises(MetadataError, match="zarrkit-append") as info:
+            run(path)
+        assert field in str(info.value) and "expected" in str(info.value)
+    assert zarrkit.open_array(zarrkit.DirectoryStore(path), path="g/v", mode="r").shape == (5,)
+
+
+@pytest.mark.parametrize("changes, field", [
+    ({"phase": "done"}, "phase"), ({"digest": 1}, "digest"), ({"append_dim": None}, "append_dim"),
+])
+def test_a_record_with_a_bad_field_is_refused_by_field(tmp_path, changes, field):
+    doc = json.loads(_record({"v": [[5], [6]]}))
+    path = _dataset_with_record(tmp_path, json.dumps({**doc, **changes}).encode())
+    with pytest.raises(MetadataError, match=f"zarrkit-append.*{field}: expected"):
+        _append(path)
+
+
+def test_a_record_of_an_array_missing_or_of_another_shape_changes_nothing(tmp_path):
+    # the record is checked against every array it names before any shape changes
+    path = _dataset_with_record(tmp_path, _record({"v": [[5], [7]], "nothing": [[1], [2]]}))
+    with pytest.raises(MetadataError, match="zarrkit-append.*'nothing'"):
+        _append(path)
+    path = _dataset_with_record(tmp_path / "b", _record({"v": [[3], [4]]}))
+    with pytest.raises(MetadataError, match=r"zarrkit-append.*\(5,\)"):
+        _append(path)
+    for p in (str(tmp_path / "ds.zarr"), path):
+        assert zarrkit.open_array(zarrkit.DirectoryStore(p), path="g/v", mode="r").shape == (5,)
+
+
+def test_a_record_larger_than_the_bound_is_not_read(tmp_path):
+    from zarrkit.xarray.append import MAX_RECORD_BYTES
+
+    path = _dataset_with_record(tmp_path, _record({"v": [[5], [6]]}, pad=" " * MAX_RECORD_BYTES))
+    with pytest.raises(MetadataError, match=f"zarrkit-append.*at most {MAX_RECORD_BYTES} bytes"):
+        xr.open_dataset(path, group="g", engine="zarrkit")

@@ -154,6 +154,7 @@ class ResizeMethods:
                     f"shape {shape}; all dimensions must match except dimension {dim}"
                 )
             new_shape = tuple(s + data.shape[dim] if i == dim else s for i, s in enumerate(shape))
+            new_shape = normalize_shape(new_shape, "appended shape")  # (lengths the parser reads)
             region = tuple(
                 slice(shape[dim], new_shape[dim]) if i == dim else slice(None) for i in range(len(shape))
             )

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ShapeMismatchError
+from ..metadata.normalize import normalize_shape
 from .chunks import ChunkContext
 from .indexing import make_indexer
 from .write import write_selection
@@ -21,6 +22,8 @@ def write_out_of_sight(array: Any, new_shape: tuple[int, ...], region: tuple[sli
     it until the array is resized to ``new_shape`` (with ``delete_outside_chunks=False``: a
     resize that deletes removes what lies outside the shape it starts from)."""
     array._check_writable()
+    # (refused beyond the lengths the metadata parser reads: the shape could never be shown)
+    new_shape = normalize_shape(new_shape, "new_shape")
     array._refresh_metadata()
     meta = array._meta
     if len(new_shape) != len(meta.shape) or any(n < s for n, s in zip(new_shape, meta.shape)):

@@ -265,7 +265,11 @@ class RectilinearDim:
 
     @property
     def max_length(self) -> int:
-        """The longest chunk holding part of the array (the first chunk when there is none)."""
+        """The longest chunk holding part of the array (the first chunk when there is none;
+        1 when the dimension has no chunks at all: a length 0 with an empty edge list, which
+        the rectilinear grid's spec allows -- the edges sum to 0, covering the length)."""
+        if not len(self.runs):
+            return 1
         n = max(self.n, 1)
         return int(self.runs.lengths[: self._run(n - 1) + 1].max())
 

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidPathError
+from .common import MAX_DIM_LENGTH, MAX_NDIM
 from .grid import merge_run, runs_total
 
 __all__ = [
@@ -58,9 +59,16 @@ def normalize_shape(shape: Any, argument: str = "shape") -> tuple[int, ...]:
     items = tuple(shape)
     if any(isinstance(s, (bool, np.bool_)) for s in items):
         raise TypeError(f"{argument}: expected {_SHAPE_FORMS}, got {shape!r}")
+    # the metadata parsers' limits (metadata/common.py): a shape beyond them would be written,
+    # and the array would no longer open
+    if len(items) > MAX_NDIM:
+        raise ValueError(f"{argument}: expected at most {MAX_NDIM} dimensions, got {len(items)}")
     dims = tuple(_as_index(s, argument, shape) for s in items)
     if any(d < 0 for d in dims):
         raise ValueError(f"{argument}: lengths must not be negative, got {dims}")
+    if any(d > MAX_DIM_LENGTH for d in dims):
+        raise ValueError(f"{argument}: expected lengths of at most {MAX_DIM_LENGTH} (2**63 - 1), "
+                         f"got {dims}")
     return dims
 
 

@@ -33,12 +33,15 @@ import numpy as np
 
 from ..core.array import Array
 from ..core.group import Group
-from ..errors import MetadataError
+from ..errors import ChunkDecodeError, MetadataError
+from ..metadata.common import parse_shape_field
 from ..metadata.consolidated import consolidate, load_consolidated
-from ..storage.base import join_path
+from ..metadata.json_text import load_json
+from ..storage.base import is_node_name, join_path
 from ..storage.coerce import open_store
 
-__all__ = ["RECORD", "Growth", "recover", "rows_digest", "shapes_before"]
+__all__ = ["RECORD", "MAX_RECORD_BYTES", "PHASES", "Growth", "parse_record", "recover",
+           "rows_digest", "shapes_before"]
 
 #: the key (in the group) of the record of an append in progress
 RECORD = ".zarrkit-append.json"
@@ -48,29 +51,75 @@ def _record_key(grp: Group) -> str:
     return join_path(grp.path, RECORD)
 
 
-def _read_record(store: Any, key: str) -> dict[str, Any] | None:
+#: the most bytes a record may hold: it lists each growing array's name and two shapes, a few
+#: hundred bytes an array at most; anything longer is not read
+MAX_RECORD_BYTES = 16 << 20
+#: the phases of an append a record tells (see the module's docstring)
+PHASES = ("rows", "shapes")
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 200 else f"{text[:200]}..."
+
+
+def _read_record(grp: Group) -> dict[str, Any] | None:
+    """The record of an append in progress in ``grp`` (None when there is none), checked whole
+    before anything is done with it: MetadataError naming its key and the field otherwise."""
+    store = grp._store
     if getattr(store, "transactional", False):
         return None  # (never stored there: see Growth)
-    raw = store.get(key)
+    key = _record_key(grp)
+    try:
+        raw = store.get_upto(key, MAX_RECORD_BYTES)
+    except ChunkDecodeError:  # (a value longer than the limit: not read whole)
+        raise MetadataError(f"expected the record of an xarray append of at most "
+                            f"{MAX_RECORD_BYTES} bytes, got more", key) from None
     if raw is None:
         return None
-    try:
-        record = json.loads(bytes(raw))
-        arrays = record["arrays"]
-        if not isinstance(arrays, dict) or record.get("phase") not in ("rows", "shapes"):
-            raise ValueError("not a record of an append")
-        for old, new in arrays.values():
-            if len(old) != len(new) or not all(isinstance(n, int) for n in (*old, *new)):
-                raise ValueError("shapes of another number of dimensions")
-    except (ValueError, KeyError, TypeError) as exc:
-        raise MetadataError(f"{key!r}: expected the record of an xarray append, got {exc}") from None
-    return record
+    return parse_record(load_json(raw, key), key)
+
+
+def parse_record(doc: Any, key: str) -> dict[str, Any]:
+    """``doc`` (a record as loaded from JSON) checked to be the record of an append: every
+    field present with its type, each array a member of the record's group (a plain name)
+    with its shapes before and after (as the metadata parser reads shapes, of one rank, none
+    shorter after than before); MetadataError naming ``key`` and the field otherwise."""
+    def bad(field: str, expected: str, got: Any) -> MetadataError:
+        return MetadataError(f"not the record of an xarray append: {field}: expected {expected}, "
+                             f"got {_shown(got)}", key)
+
+    if not isinstance(doc, dict):
+        raise bad("the record", "a JSON object", doc)
+    for field in ("phase", "digest", "append_dim", "arrays"):
+        if field not in doc:
+            raise bad(field, "the field (it is missing)", sorted(doc))
+    if doc["phase"] not in PHASES:
+        raise bad("phase", f"one of {list(PHASES)}", doc["phase"])
+    for field in ("digest", "append_dim"):
+        if not isinstance(doc[field], str):
+            raise bad(field, "a string", doc[field])
+    arrays = doc["arrays"]
+    if not isinstance(arrays, dict):
+        raise bad("arrays", "an object of array names to [shape before, shape after]", arrays)
+    for name, shapes in arrays.items():
+        field = f"arrays[{name!r}]"
+        if not is_node_name(name):
+            raise bad("arrays", "names of arrays in the record's group (no '/', '.' or '..')", name)
+        if not isinstance(shapes, list) or len(shapes) != 2:
+            raise bad(field, "[shape before, shape after]", shapes)
+        old, new = (parse_shape_field(s, key, f"{field}[{i}]") for i, s in enumerate(shapes))
+        if len(old) != len(new):
+            raise bad(field, "two shapes of one number of dimensions", shapes)
+        if any(n < o for o, n in zip(old, new)):
+            raise bad(field, "a shape after no shorter than before along any dimension", shapes)
+    return doc
 
 
 def shapes_before(grp: Group) -> dict[str, tuple[int, ...]]:
     """The shapes before an append in progress (interrupted, or under way) of the arrays of
     ``grp`` it grows, by name; empty when none is recorded."""
-    record = _read_record(grp.store, _record_key(grp))
+    record = _read_record(grp)
     if record is None:
         return {}
     return {name: tuple(old) for name, (old, _new) in record["arrays"].items()}
@@ -140,19 +189,32 @@ def recover(grp: Group, append_dim: Any, digest: str) -> Growth | None:
     """Finish or undo an append to ``grp`` left by a writer that died, before another append
     to it: the recorded append when it is the same one (``digest``) and only its ending is left
     to do (see :meth:`Growth.commit` and :meth:`Growth.finish`), else None."""
-    record = _read_record(grp.store, _record_key(grp))
+    key = _record_key(grp)
+    record = _read_record(grp)
     if record is None:
         return None
     if record["phase"] == "rows":
         # no shape changed: the rows out of sight are written again by this append
-        grp.store.delete(_record_key(grp))
+        grp.store.delete(key)
         return None
+    # every array checked before any shape changes
     arrays: dict[str, tuple[Array, tuple[int, ...], tuple[int, ...]]] = {}
     for name, (old, new) in record["arrays"].items():
-        node = grp[name]
+        old, new = tuple(old), tuple(new)
+        try:
+            node = grp[name]  # (a plain name: a member of the group, see parse_record)
+        except KeyError:
+            node = None
         if not isinstance(node, Array):
-            raise MetadataError(f"{_record_key(grp)!r}: expected an array {name!r} in the group")
-        arrays[name] = (node, tuple(old), tuple(new))
+            raise MetadataError(f"arrays: expected an array {name!r} in the group, got "
+                                f"{'nothing' if node is None else type(node).__name__}", key)
+        if tuple(node.shape) not in (old, new):
+            raise MetadataError(
+                f"arrays[{name!r}]: expected the array's shape to be the shape before {old} or "
+                f"after {new} the append, got {tuple(node.shape)} (the record is not of this "
+                "dataset's last append: remove it to append again)", key
+            )
+        arrays[name] = (node, old, new)
     growth = Growth(grp, record["append_dim"], arrays, record["digest"], phase="shapes")
     growth.commit()
     if record["digest"] == digest and str(record["append_dim"]) == str(append_dim):

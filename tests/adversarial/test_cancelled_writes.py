@@ -63,9 +63,8 @@ def test_a_cancelled_write_stops_before_the_caller_hears_of_it(how):
 
 def test_sync_with_a_timeout_stops_the_write_before_it_raises():
     inner, z = _slow_array()
-    with zarrkit.config.set(threads=1, io_threads=1):
-        with pytest.raises(TimeoutError):
-            sync(AsyncArray(z).setitem(slice(None), np.ones(CHUNKS * 10, "i4")), timeout=0.05)
+    with zarrkit.config.set(threads=1, io_threads=1), pytest.raises(TimeoutError):
+        sync(AsyncArray(z).setitem(slice(None), np.ones(CHUNKS * 10, "i4")), timeout=0.05)
     at_timeout = _snapshot(inner)
     time.sleep(0.3)
     assert _snapshot(inner) == at_timeout  # nothing written after the TimeoutError
@@ -78,9 +77,8 @@ def test_a_cancelled_append_leaves_the_array_before_it():
     inner, z = _slow_array()
 
     async def main():
-        with zarrkit.config.set(threads=1, io_threads=1):
-            with pytest.raises(TimeoutError):
-                await asyncio.wait_for(AsyncArray(z).append(np.ones(200, "i4")), timeout=0.05)
+        with zarrkit.config.set(threads=1, io_threads=1), pytest.raises(TimeoutError):
+            await asyncio.wait_for(AsyncArray(z).append(np.ones(200, "i4")), timeout=0.05)
 
     asyncio.run(main())
     again = zarrkit.open_array(inner, mode="r+")
@@ -91,6 +89,6 @@ def test_a_cancelled_append_leaves_the_array_before_it():
 
 
 def test_an_uncancelled_write_is_untouched():
-    inner, z = _slow_array()
+    _, z = _slow_array()
     sync(AsyncArray(z).setitem(slice(0, 50), np.arange(50, dtype="i4")), timeout=30)
     np.testing.assert_array_equal(z[:50], np.arange(50))

@@ -130,7 +130,7 @@ def test_attribute_updates_from_threads_are_all_kept(tmp_path):
         g = zarrkit.group(store=store, zarr_format=3)
         a = g.create_array("a", shape=(4,), chunks=(2,), dtype="u1")
 
-        def run(w: int) -> None:
+        def run(w: int, a: zarrkit.Array = a) -> None:
             for k in range(25):
                 a.attrs[f"{w}-{k}"] = k
 

@@ -65,7 +65,7 @@ def _seen_by_another_thread(source: str, seconds: float = 2.0, name: str = "thre
     try:
         while time.monotonic() < end and not seen[0]:
             for _ in range(200):
-                exec(code, {"config": config})
+                exec(code, {"config": config})  # noqa: S102 - the form under test is compiled
     finally:
         stop[0] = True
         w.join()

@@ -26,9 +26,9 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
-from _kill_ops import OPS  # noqa: E402
-from _kill_worker import Trigger, kill_points  # noqa: E402
-from _stores import close_store, open_store  # noqa: E402
+from _kill_ops import OPS
+from _kill_worker import Trigger, kill_points
+from _stores import close_store, open_store
 
 
 class ObjectTrigger(Trigger):

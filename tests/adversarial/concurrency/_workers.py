@@ -35,10 +35,10 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _stores import close_store, open_store  # noqa: E402
+from _stores import close_store, open_store
 
-import zarrkit  # noqa: E402
-from zarrkit.errors import ContainsArrayError, ContainsGroupError  # noqa: E402
+import zarrkit
+from zarrkit.errors import ContainsArrayError, ContainsGroupError
 
 TORN_SECONDS = 2.5
 

@@ -24,9 +24,9 @@ for _p in (str(HERE), str(STORES_TESTS)):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-from _stores import IN_PROCESS, KINDS  # noqa: E402
-from _workers import merge_outputs, run_threads  # noqa: E402
-from test_kv_stores import redis_url  # noqa: E402,F401  (the session's redis-server)
+from _stores import IN_PROCESS, KINDS
+from _workers import merge_outputs, run_threads
+from test_kv_stores import redis_url  # noqa: F401  (the session's redis-server)
 
 _spec = importlib.util.spec_from_file_location("_stores_conftest", STORES_TESTS / "conftest.py")
 _stores_conftest = importlib.util.module_from_spec(_spec)

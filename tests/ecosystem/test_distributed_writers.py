@@ -76,9 +76,9 @@ def s3():
     pytest.importorskip("moto.server")
     s3fs = pytest.importorskip("s3fs")
     server, endpoint = start_server()
-    s3fs.S3FileSystem(
-        key="testing", secret="testing", client_kwargs={"endpoint_url": endpoint}
-    ).mkdir(BUCKET)
+    fs = s3fs.S3FileSystem(key="testing", secret="testing", client_kwargs={"endpoint_url": endpoint})
+    if not fs.exists(BUCKET):  # (moto's backends are the process's: another server may have made it)
+        fs.mkdir(BUCKET)
     yield endpoint
     server.stop()
 

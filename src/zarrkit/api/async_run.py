@@ -116,6 +116,7 @@ def sync(coro: Coroutine[Any, Any, R] | R, loop: asyncio.AbstractEventLoop | Non
     Examples
     --------
     >>> import zarrkit
+    >>> from zarrkit.api.async_nodes import AsyncArray
     >>> sync(AsyncArray(zarrkit.zeros(3, dtype='i1')).getitem(1))
     np.int8(0)
     """

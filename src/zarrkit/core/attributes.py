@@ -122,16 +122,15 @@ class Attributes(MutableMapping[str, Any]):
         # document holds the array's shape too.
         self._check()
         key = self.key
-        changed: dict[str, Any] = {}
 
         def change(raw: Any) -> bytes:
             d = dict(io.attributes_in(raw, key))
             fn(d)
-            changed["attributes"] = d
             return io.with_attributes(raw, key, d)
 
-        update(current_documents(self.store), key, change, lock=self._lock())
-        self._cached = changed["attributes"] if self.cache else None
+        document = update(current_documents(self.store), key, change, lock=self._lock())
+        # kept as they read back (a numpy scalar as the number it is stored as)
+        self._cached = io.attributes_in(document, key) if self.cache else None
 
     # -- the API -----------------------------------------------------------------------------
     def asdict(self) -> dict[str, Any]:

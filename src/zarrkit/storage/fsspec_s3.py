@@ -41,14 +41,14 @@ import re
 import secrets
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import StoreError, VersionConflictError
 from .base import ABSENT, ByteRange, Version, oversized
 from .fsspec_errors import _MISSING, _TRANSIENT, classify_error, statuses
 
-if TYPE_CHECKING:
-    from .fsspec import FsspecStore
+#: the store this module serves (fsspec.py, which imports this module: not imported back)
+FsspecStore = Any
 
 __all__ = ["PinnedObject", "TAG", "delete_if", "get_versioned", "is_s3", "set_if"]
 

@@ -25,14 +25,14 @@ from __future__ import annotations
 import os
 import stat
 import time
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self
 
 from ..errors import StoreError, VersionConflictError
 from . import fileio, local_tree
 from .base import ABSENT, Version, oversized
 
-if TYPE_CHECKING:
-    from .local import DirectoryStore
+#: the store this module serves (local.py, which imports this module: not imported back)
+DirectoryStore = Any
 
 try:
     import fcntl

@@ -37,13 +37,13 @@ from __future__ import annotations
 
 import re
 import secrets
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import ChunkDecodeError, VersionConflictError
 from .base import ABSENT, Version, oversized
 
-if TYPE_CHECKING:
-    from .obstore import ObjectStore
+#: the store this module serves (obstore.py, which imports this module: not imported back)
+ObjectStore = Any
 
 __all__ = ["CONDITIONAL_CLASSES", "TAG", "delete_if", "get_versioned", "is_missing", "set_if", "status_of"]
 

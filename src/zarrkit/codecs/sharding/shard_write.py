@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -14,8 +14,8 @@ from ...config import config
 from ...storage.base import ABSENT
 from .index import EMPTY
 
-if TYPE_CHECKING:
-    from .store import ShardedStore
+#: the store this module serves (store.py, which imports this module: not imported back)
+ShardedStore = Any
 
 __all__ = ["ShardWrite"]
 

@@ -1,5 +1,5 @@
-"""A creation refused while its metadata is checked names the document it would have written
-(``<path>/zarr.json``), as opening a stored copy of it would, and writes nothing."""
+"""A creation with a shape no reader would open is refused where the shape enters, naming the
+argument, and writes nothing."""
 
 from __future__ import annotations
 

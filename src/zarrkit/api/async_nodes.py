@@ -68,23 +68,9 @@ def wrap(node: Any) -> Any:
 
 
 async def run(fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> R:
-    """``fn(*args, **kwargs)`` in a worker thread of the running loop; its result, or its
-    exception unchanged.  :class:`AsyncArray` and :class:`AsyncGroup` arguments are given to
-    ``fn`` as the synchronous nodes they wrap.  A cancelled call stops before its caller
-    hears of it (see :func:`~zarrkit.api.async_run.run_in_thread`).
-
-    Parameters
-    ----------
-    fn : callable
-        A synchronous function or method.
-    *args, **kwargs
-        Its arguments.
-
-    Returns
-    -------
-    object
-        What ``fn`` returns.
-    """
+    """:func:`~zarrkit.api.async_run.run_in_thread` (its parameters, its result, its way of
+    stopping when cancelled), with :class:`AsyncArray` and :class:`AsyncGroup` arguments given
+    to ``fn`` as the synchronous nodes they wrap."""
     return await run_in_thread(fn, *(unwrap(a) for a in args), **{k: unwrap(v) for k, v in kwargs.items()})
 
 

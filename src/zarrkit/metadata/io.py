@@ -307,14 +307,7 @@ def _holds_node_document(key: str) -> bool:
 def read_attributes_at(store: Store, key: str) -> dict[str, Any]:
     """The attributes stored at ``key``: a v2 ``.zattrs`` document, or the ``attributes`` of a
     v3 ``zarr.json``; ``{}`` when the key is missing."""
-    doc = read_json(store, key)
-    if doc is None:
-        return {}
-    if _holds_node_document(key):
-        doc = doc.get("attributes", {}) if isinstance(doc, dict) else doc
-    if not isinstance(doc, dict):
-        raise MetadataError(f"attributes must be a JSON object, got {type(doc).__name__}", key)
-    return doc
+    return attributes_in(store.get(key), key)
 
 
 def _attributes_bytes(attrs: dict[str, Any], key: str, v2_document: bool = True) -> bytes:
@@ -381,18 +374,10 @@ def write_attributes_at(store: Store, key: str, attrs: dict[str, Any]) -> dict[s
     """Store ``attrs`` at ``key`` (into the ``attributes`` of a v3 ``zarr.json``, which must
     exist; as a whole v2 document otherwise); returns them as they read back (numpy scalars
     as Python numbers).  Attributes that cannot be stored raise before anything is written."""
-    in_node_document = _holds_node_document(key)
-    raw = _attributes_bytes(attrs, key, not in_node_document)
-    stored = attrs if _plain(attrs) else dict(load_json(raw, key))
-    if in_node_document:
-        doc = read_json(store, key)
-        if not isinstance(doc, dict):
-            raise MetadataError("no zarr.json to hold the attributes", key)
-        doc["attributes"] = stored
-        store.set(key, v3.json_bytes_v3(doc, key))
-        return stored
-    store.set(key, raw)
-    return stored
+    raw = store.get(key) if _holds_node_document(key) else None
+    document = with_attributes(raw, key, attrs)
+    store.set(key, document)
+    return attrs if _plain(attrs) else attributes_in(document, key)
 
 
 def attributes_in(raw: Any, key: str) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 from ..errors import ConflictRetriesExhaustedError, VersionConflictError
 from .base import ABSENT, Store
 
-__all__ = ["KEEP", "ATTEMPTS", "BACKOFF_BASE", "BACKOFF_MAX", "backoff", "until_written", "update", "create"]
+__all__ = ["KEEP", "ATTEMPTS", "BACKOFF_BASE", "BACKOFF_MAX", "backoff", "until_written", "update"]
 
 T = TypeVar("T")
 #: conflicts met before a read-modify-write gives up (each costs a read and a write; with
@@ -135,33 +135,3 @@ def update(
             return new
 
         return until_written(attempt, key)
-
-
-def create(store: Store, key: str, value: Any) -> bool:
-    """Store ``value`` at ``key`` only where there is none, atomically where the store can
-    (elsewhere: when a read finds none just before); whether it was stored.
-
-    Parameters
-    ----------
-    store : Store
-        The store.
-    key : str
-        The key.
-    value : bytes-like
-        The value.
-
-    Returns
-    -------
-    bool
-        False: a value was there already (nothing was written).
-    """
-    if not store.supports_conditional_writes:
-        if store.get(key) is not None:
-            return False
-        store.set(key, value)
-        return True
-    try:
-        store.set_if(key, value, ABSENT)
-    except VersionConflictError:
-        return False
-    return True

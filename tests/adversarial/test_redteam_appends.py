@@ -33,8 +33,6 @@ def _race_appends(store, data_of, threads=8, per=8, chunks=(4,), shards=None, fi
     return zarrkit.open_array(store, mode="r")[:]
 
 
-@pytest.mark.xfail(strict=True, reason="a loser's undo takes the winner's equal-valued rows for its "
-                   "own (byte/value comparison, not a version) and puts back the fill value")
 def test_threads_appending_equal_rows_lose_none(tmp_path):
     # 8 threads x 8 one-row appends of the same value: every trial of 5 lost rows when found
     for trial in range(3):

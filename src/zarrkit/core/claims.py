@@ -12,19 +12,26 @@ of appends that read one shape, one wins.  A loser must not leave its rows in th
   (:class:`RowsClaimed`); one after the write that fails means the write may have landed
   after the winner read its rows back, so it is put back at once -- the value as read, where
   the version written is still there -- and the append stops;
-* the winner reads its rows back once they are shown and writes them again where they
-  differ (see :mod:`~zarrkit.core.resize`); a resize that grows clears what it grew over
+* the winner writes its rows again once they are shown (see :mod:`~zarrkit.core.resize`); a resize that grows clears what it grew over
   once shown (:func:`~zarrkit.core.shard_trim.clear_grown`).
 
 Why no row is lost: a loser's write that a check after it let through landed before the
-winner's shape was written, so before the winner read its rows back: mended then.  One that
+winner's shape was written, so before the winner wrote its rows again: mended then.  One that
 the check caught was merged into a value read before the winner's shape (the check before it
 came after that read); where nobody wrote the value since, putting it back as read undoes
-exactly it.  What is left: a loser's caught write that another writer merged into before the
-loser could put it back stays (the loser leaves a value it did not write last alone), and on
-stores whose versions are contents (SQLite, LMDB, Redis, S3 ETags) a winner writing the same
-bytes over a caught loser's looks like nobody wrote since.  Both need a write to land within
-one request of another's; a synchronizer avoids the race altogether.
+exactly it.  Where somebody did, the loser leaves the value alone: either the winner merged
+its rows over the loser's (the loser wrote first: the rows hold the winner's values, equal
+values included), or the winner wrote its rows again once shown (so the loser's write
+landed before that, and was mended by it), or a third writer merged into it.  A loser's
+write cannot land after the winner wrote its rows again: it is conditioned on a version
+read before, and that write made a new one.
+
+On stores whose versions are contents (SQLite, LMDB, Redis, S3 ETags) writing the same bytes
+again keeps the version, so the winner's second write does not stop a loser's; there a
+value another writer merged into since gets the elements the loser wrote that still hold
+its values put back (:func:`restore_elements`).  What is left there: appends of equal values
+racing within a request of each other can lose rows.  A synchronizer avoids the race
+altogether.
 """
 
 from __future__ import annotations
@@ -91,8 +98,9 @@ class Claim:
         """The check after a write of ``key`` (``version`` stored where ``before``, None for
         none, was read): when it fails, the write is put back before :class:`RowsClaimed` --
         the value as read while the version written is still there, else (another writer
-        merged into it since) ``restore(current, before)``, when given: the elements this
-        operation wrote that still hold its values get those of ``before``."""
+        merged into it since) on a store whose versions are contents, ``restore(current,
+        before)``, when given: the elements this operation wrote that still hold its values
+        get those of ``before`` (elsewhere the value is left alone: see the module's text)."""
         try:
             self.check()
         except RowsClaimed:
@@ -117,7 +125,7 @@ class Claim:
                 return
         except VersionConflictError:
             pass
-        if restore is None:
+        if restore is None or not store.versions_are_contents:
             return
         update(store, key, lambda current: KEEP if current is None else restore(current, before))
 

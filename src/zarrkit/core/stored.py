@@ -54,6 +54,11 @@ class _CurrentDocuments(Store):
         """Whether the store under the snapshot has conditional writes."""
         return self._snapshot.supports_conditional_writes
 
+    @property
+    def versions_are_contents(self) -> bool:  # type: ignore[override]
+        """Whether the versions of the store under this one are contents."""
+        return getattr(self._snapshot, "versions_are_contents", False)
+
     def _get_versioned(self, key: str, limit: int | None) -> tuple[Any, Any]:
         return self._stored.get_versioned(key, limit)
 

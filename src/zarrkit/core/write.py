@@ -88,6 +88,7 @@ def write_selection(
     write_empty_chunks: bool = True,
     synchronizer: Any = None,
     claim: Claim | None = None,
+    conditional: bool = False,
 ) -> None:
     """Write ``value`` into the chunks an indexer touches.
 
@@ -101,6 +102,8 @@ def write_selection(
     stored.  With a ``claim`` (an append's rows,
     written out of sight: see :mod:`~zarrkit.core.claims`) every chunk, whole or not, is such
     a read-modify-write, checked against the claim before it is merged, and recorded in it.
+    With ``conditional`` (on a store with versions) every chunk is a read-modify-write too:
+    each written as a new version, which a write conditioned on one before cannot replace.
     """
     shape = tuple(indexer.shape)
     target_dtype = ctx.dtype if fields is None else ctx.dtype[fields] if isinstance(fields, str) else ctx.dtype[list(fields)]
@@ -119,12 +122,13 @@ def write_selection(
     if ctx.grouped is not None:
         keep = None if write_empty_chunks else lambda chunk: not is_all_fill(chunk, ctx.fill_value)
         whole = arr if fields is None and ctx.codec_at is None else None
-        _write_groups(ctx, ctx.grouped, chunks, merged, whole if claim is None else None, keep, fields,
-                      synchronizer, claim)
+        _write_groups(ctx, ctx.grouped, chunks, merged, whole if claim is None and not conditional else None,
+                      keep, fields, synchronizer, claim, conditional)
         return
     no_lock = contextlib.nullcontext()
     limit = ctx.stored_limit()
     versioned = store.supports_conditional_writes
+    every = versioned and conditional
 
     def write_one(p: ChunkProjection) -> None:
         key = key_of(p.chunk_coords)
@@ -133,7 +137,7 @@ def write_selection(
         if claim is not None:
             _claimed_write(ctx, claim, p, key, c, merged, limit, lock)
             return
-        if not p.is_complete_chunk or fields is not None or (versioned and ctx.is_edge(p.chunk_coords)):
+        if not p.is_complete_chunk or fields is not None or every or (versioned and ctx.is_edge(p.chunk_coords)):
             def change(raw: Any) -> Any:
                 chunk = merged(p, key, {key: raw})
                 return None if chunk is None else c.encode_transient(chunk, key)
@@ -169,7 +173,7 @@ def write_selection(
 
     nbytes = ctx.chunk_nbytes
     threads = threads_for(store, nbytes)
-    if threads == 1 and synchronizer is None and claim is None and len(chunks) > 1:
+    if threads == 1 and synchronizer is None and claim is None and not every and len(chunks) > 1:
         # tiny chunks: the caller encodes them a batch at a time while pool threads store the
         # batches before (per-chunk Python work on one thread, system calls on all of them),
         # or stores them itself when the store's writes contend with each other
@@ -252,6 +256,7 @@ def _write_groups(
     fields: Any,
     synchronizer: Any,
     claim: Claim | None = None,
+    conditional: bool = False,
 ) -> None:
     """A write to a store that writes keys best together (the inner chunks of a shard): a group
     per task, read at most once and written once, its chunks encoded in parallel when it is the
@@ -289,7 +294,7 @@ def _write_groups(
                 # written on the condition of the version read, and recorded with it; the
                 # claim is checked after that read, so what was read predates any other
                 # append's win)
-                old = txn.get_many(partial) if partial or claim is not None else {}
+                old = txn.get_many(partial) if partial or claim is not None or conditional else {}
                 if claim is not None:
                     claim.check()
 

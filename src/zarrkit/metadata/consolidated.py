@@ -347,6 +347,11 @@ class ConsolidatedStore(ConsolidatedMetadataStore):
         """Whether the store under the snapshot has conditional writes."""
         return self.store.supports_conditional_writes
 
+    @property
+    def versions_are_contents(self) -> bool:  # type: ignore[override]
+        """Whether the versions of the store under this one are contents."""
+        return getattr(self.store, "versions_are_contents", False)
+
     def _get_versioned(self, key: str, limit: int | None) -> tuple[Any, Any]:
         return self.store.get_versioned(key, limit)
 

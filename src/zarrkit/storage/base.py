@@ -120,6 +120,9 @@ class Store(StoreConveniences, Zarr3StoreMethods):
     #: :meth:`delete_if`), atomic against every other writer of the same values -- other
     #: threads, processes and, for stores reached over a network, machines.
     supports_conditional_writes: bool = False
+    #: A version is the value's content (a digest, an S3 ETag): the same bytes written again
+    #: have the version they had, so a version unchanged does not tell that nobody wrote.
+    versions_are_contents: bool = False
     #: Separator between chunk indices in the keys of new v2 arrays created in this store
     #: (``'.'`` when None); zarr-python 2's stores took it as ``dimension_separator=``.
     dimension_separator: str | None = None

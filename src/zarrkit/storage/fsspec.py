@@ -198,6 +198,7 @@ class FsspecStore(Store):
         #: other file system of fsspec can compare and write atomically
         self._s3 = fsspec_s3.is_s3(fs_, protocols)
         self.supports_conditional_writes = self._s3
+        self.versions_are_contents = self._s3  # (ETags)
         self.retries = int(retries)
         self.retry_delay = float(retry_delay)
         self.max_retry_delay = float(max_retry_delay)

@@ -309,6 +309,7 @@ class LMDBStore(Store):
 
     # -- versions and conditional writes (see the class's notes) ------------------------------
     supports_conditional_writes = True
+    versions_are_contents = True
 
     def _get_versioned(self, key: str, limit: int | None) -> tuple[bytes | None, Version]:
         try:

@@ -181,6 +181,9 @@ class ObjectStore(Store):
         #: puts conditioned on an ETag or generation, with user metadata (see
         #: :mod:`~zarrkit.storage.obstore_versions`): not local files, nor web servers
         self.supports_conditional_writes = kind in obstore_versions.CONDITIONAL_CLASSES
+        #: S3's ETags are contents (an object version, in a versioned bucket, is not: the
+        #: flag is the cautious answer); GCS generations and Azure ETags change on every write
+        self.versions_are_contents = kind == "S3Store"
 
     @classmethod
     def from_url(

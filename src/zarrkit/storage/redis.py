@@ -307,6 +307,7 @@ class RedisStore(Store):
 
     # -- versions and conditional writes (see the class's text) ------------------------------
     supports_conditional_writes = True
+    versions_are_contents = True
 
     def _whole(self, key: str, limit: int | None) -> bytes | None:
         """The value at ``key`` read whole by one command (one version of it: the server

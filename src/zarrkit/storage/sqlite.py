@@ -326,6 +326,7 @@ class SQLiteStore(Store):
 
     # -- versions and conditional writes (see the class's text) ------------------------------
     supports_conditional_writes = True
+    versions_are_contents = True
 
     def _whole(self, key: str, limit: int | None) -> bytes | None:
         """The value at ``key`` read whole by one statement (one version of it), refused

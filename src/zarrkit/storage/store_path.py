@@ -266,6 +266,11 @@ class PrefixStore(Store):
         """Whether the wrapped store has conditional writes."""
         return self.inner.supports_conditional_writes
 
+    @property
+    def versions_are_contents(self) -> bool:  # type: ignore[override]
+        """Whether the versions of the store under this one are contents."""
+        return getattr(self.inner, "versions_are_contents", False)
+
     def _get_versioned(self, key: str, limit: int | None) -> tuple[bytes | memoryview | None, Any]:
         return self.inner.get_versioned(self._key(key), limit)
 

@@ -183,6 +183,11 @@ class WrapperStore(Store):
         plain = all(getattr(cls, n) is getattr(WrapperStore, n) for n in ("_get", "_set", "_delete"))
         return (plain or cls._passes_versions) and self.inner.supports_conditional_writes
 
+    @property
+    def versions_are_contents(self) -> bool:  # type: ignore[override]
+        """Whether the wrapped store's versions are contents."""
+        return getattr(self.inner, "versions_are_contents", False)
+
     def _get_versioned(self, key: str, limit: int | None) -> tuple[bytes | memoryview | None, Any]:
         return self.inner.get_versioned(key, limit)
 

@@ -8,9 +8,10 @@ operation with a trigger armed that SIGKILLs it just before its ``kill_at``-th c
 prints one JSON line per run: ``{"kill_at", "where", "killed", "changes", "error"}``.
 
 Changes are counted where they leave the process, as tests/adversarial/_kill_worker.py
-counts them -- each file-system event that modifies the directory store, each SQLite call
-that may write -- and, on object storage, each call of obstore that writes (``put``,
-``delete``, ``copy``, ``rename``: one request each).  The driver opens no store and starts no
+counts them -- each file-system event that modifies the directory store, each SQLite or LMDB
+call that may write -- and, on object storage, each call of obstore that writes (``put``,
+``delete``, ``copy``, ``rename``: one request each), each S3 request of s3fs that writes,
+and on Redis each command sent (reads included: the server's scripts write).  The driver opens no store and starts no
 thread before it forks (the writers do).
 """
 
@@ -31,22 +32,37 @@ from _kill_worker import Trigger, kill_points
 from _stores import close_store, open_store
 
 
-class ObjectTrigger(Trigger):
-    """:class:`Trigger` counting the calls of obstore that write an object."""
+#: where each remote kind's requests leave the process
+REMOTE = {"obstore-s3", "fsspec-s3", "redis"}
+_S3_WRITES = {"put_object", "delete_object", "delete_objects", "copy_object", "upload_part",
+              "create_multipart_upload", "complete_multipart_upload"}
 
-    def __init__(self, kill_at: int):
-        import obstore
 
+class RequestTrigger(Trigger):
+    """:class:`Trigger` counting the requests of a remote store that may write: the calls of
+    obstore that write an object, the S3 requests of s3fs that write, Redis commands."""
+
+    def __init__(self, kind: str, kill_at: int):
         self.kill_at, self.changes, self.armed = kill_at, 0, False
-        self.writes = {id(getattr(obstore, n)) for n in ("put", "put_async", "delete", "delete_async",
-                                                     "copy", "copy_async", "rename", "rename_async")}
+        if kind == "obstore-s3":
+            import obstore
+
+            writes = {id(getattr(obstore, n)) for n in ("put", "put_async", "delete", "delete_async",
+                                                        "copy", "copy_async", "rename", "rename_async")}
+            self.writes = lambda callable_, arg0: id(callable_) in writes  # (some are unhashable)
+        elif kind == "fsspec-s3":
+            self.writes = lambda callable_, arg0: (
+                getattr(callable_, "__qualname__", None) == "S3FileSystem._call_s3" and arg0 in _S3_WRITES)
+        else:
+            self.writes = lambda callable_, arg0: (
+                getattr(callable_, "__qualname__", None) == "AbstractConnection.send_packed_command")
         mon = sys.monitoring
         mon.use_tool_id(mon.DEBUGGER_ID, "kill-points")
-        mon.register_callback(mon.DEBUGGER_ID, mon.events.CALL, self._obs_call)
+        mon.register_callback(mon.DEBUGGER_ID, mon.events.CALL, self._request)
         mon.set_events(mon.DEBUGGER_ID, mon.events.CALL)
 
-    def _obs_call(self, code: Any, offset: int, callable_: Any, arg0: Any) -> Any:
-        if self.armed and id(callable_) in self.writes:  # (some callables are unhashable)
+    def _request(self, code: Any, offset: int, callable_: Any, arg0: Any) -> Any:
+        if self.armed and self.writes(callable_, arg0):
             self.change()
         return None
 
@@ -55,8 +71,10 @@ def place(args: dict, kill_at: int) -> dict[str, Any]:
     """The spec of the store of run ``kill_at`` (``pristine`` for the one to copy)."""
     kind = args["kind"]
     name = "pristine" if kill_at < 0 else f"k{kill_at}"
-    if kind == "obstore-s3":
+    if kind in ("obstore-s3", "fsspec-s3"):
         return {"kind": kind, "endpoint": args["endpoint"], "prefix": f"{args['prefix']}/{name}"}
+    if kind == "redis":
+        return {"kind": kind, "url": args["url"], "prefix": f"{args['prefix']}/{name}"}
     file = {"directory": "data.zarr", "sqlite": "data.sqlite", "lmdb": "data.lmdb"}[kind]
     return {"kind": kind, "path": str(Path(args["root"]) / name / file)}
 
@@ -65,13 +83,13 @@ def writer(args: dict, kill_at: int, acks: int) -> None:
     kind, op = args["kind"], OPS[args["op"]]
     spec = place(args, kill_at)
     try:
-        if kind == "obstore-s3":
+        if kind in REMOTE:
             src, dst = open_store(place(args, -1)), open_store(spec)
             for key in src.list_prefix(""):
                 dst.set(key, src.get(key))
             close_store(src)
             close_store(dst)
-            trigger: Trigger = ObjectTrigger(kill_at)
+            trigger: Trigger = RequestTrigger(kind, kill_at)
         else:
             folder = Path(spec["path"]).parent
             shutil.copytree(Path(args["root"]) / "pristine", folder, symlinks=True)

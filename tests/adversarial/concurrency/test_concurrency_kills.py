@@ -1,7 +1,7 @@
 """One writer, SIGKILLed before each change it makes (``_kill_driver.py``), in the middle of
 one operation of the concurrency suite's workloads: a partial write across several chunks or
 shards, an append, an attribute update, a creation with ``overwrite=False``; on a directory,
-SQLite and S3 through obstore (moto).  After every kill:
+SQLite, LMDB, Redis, and S3 (moto) through obstore and through s3fs.  After every kill:
 
 * the store reads as it was before the operation or after it -- chunk by chunk (shard by
   shard) for a write of several values, whole for the others;
@@ -33,7 +33,8 @@ pytestmark = [
 
 HERE = Path(__file__).resolve().parent
 MAX_POINTS = None if os.environ.get("ZARRKIT_KILL_POINTS") == "all" else 10
-KINDS = ["directory", "sqlite", "obstore-s3"]
+KINDS = ["directory", "sqlite", "lmdb", "redis", "obstore-s3", "fsspec-s3"]
+REMOTE = {"redis", "obstore-s3", "fsspec-s3"}
 META = (".zarray", ".zgroup", ".zattrs", "zarr.json")
 
 
@@ -82,14 +83,19 @@ def _difference(spec: dict, op, after_view: dict, after_raw: dict) -> str:
 def test_killed_before_each_change(kind, name, tmp_path, request):
     op = OPS[name]
     args: dict[str, Any] = {"kind": kind, "op": name, "root": str(tmp_path), "max_points": MAX_POINTS}
-    if kind == "obstore-s3":
-        pytest.importorskip("obstore")
-        args |= {"endpoint": request.getfixturevalue("s3").endpoint,
-                 "prefix": f"kill-{uuid.uuid4().hex[:12]}"}
+    if kind in REMOTE:
+        pytest.importorskip({"redis": "redis", "obstore-s3": "obstore", "fsspec-s3": "s3fs"}[kind])
+        args["prefix"] = f"kill-{uuid.uuid4().hex[:12]}"
+        if kind == "redis":
+            args["url"] = request.getfixturevalue("redis_url")
+        else:
+            args["endpoint"] = request.getfixturevalue("s3").endpoint
+    elif kind == "lmdb":
+        pytest.importorskip("lmdb")
     from _kill_driver import place
 
     pristine = place(args, -1)
-    if kind != "obstore-s3":
+    if kind not in REMOTE:
         Path(pristine["path"]).parent.mkdir()
     _with(pristine, op.setup)
     before = _with(pristine, op.view)

@@ -20,9 +20,11 @@ import zarrkit as zarr
 SMALL = "--small" in sys.argv[1:] or os.environ.get("ZARRKIT_EXAMPLES_SMALL") == "1"
 
 
-def heading(title: str) -> None:
-    """Print a section heading, with a blank line before it."""
-    print(f"\n== {title} ==")
+def heading(title: str, first: bool = False) -> None:
+    """Print a section heading, after a blank line unless it is the first."""
+    if not first:
+        print()
+    print(f"== {title} ==")
 
 
 def zarrkit_cli(*args: str, cwd: Path) -> int:
@@ -41,7 +43,7 @@ def main() -> None:
     days, lat, lon = (30, 18, 36) if SMALL else (365, 180, 360)
     chunks = (10, 9, 18) if SMALL else (30, 90, 90)
     try:
-        heading("Writing a hierarchy")
+        heading("Writing a hierarchy", first=True)
         root = zarr.open_group(str(root_dir), mode="w")
         root.attrs["title"] = "zarrkit demo"
 

@@ -79,3 +79,29 @@ def test_example_runs(name):
     assert "Warning" not in proc.stderr, f"{name} warned:\n{proc.stderr}"
     for line in promised:
         assert line in proc.stdout, f"{name} did not print {line!r}:\n{proc.stdout}"
+
+
+@pytest.mark.slow
+def test_cloud_example_uses_the_endpoint_it_is_given(tmp_path):
+    """With ``ZARRKIT_S3_ENDPOINT`` set, the S3 example starts no server of its own and writes
+    to the bucket there."""
+    pytest.importorskip("obstore")
+    boto3 = pytest.importorskip("boto3")
+    moto_server = pytest.importorskip("moto.server")
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        endpoint = f"http://{host}:{port}"
+        client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                              aws_access_key_id="k", aws_secret_access_key="s")
+        client.create_bucket(Bucket="given")
+        proc = run_example("cloud_s3.py", ZARRKIT_S3_ENDPOINT=endpoint, ZARRKIT_S3_BUCKET="given",
+                           AWS_ACCESS_KEY_ID="k", AWS_SECRET_ACCESS_KEY="s")
+        assert proc.returncode == 0, proc.stderr
+        assert "started a local S3 server" not in proc.stdout
+        assert "store: ObjectStore at s3://given/examples/" in proc.stdout
+        keys = [o["Key"] for o in client.list_objects_v2(Bucket="given")["Contents"]]
+        assert any(k.endswith("data.zarr/zarr.json") for k in keys), keys
+    finally:
+        server.stop()

@@ -64,8 +64,11 @@ def run_example(name: str, **env: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=120, check=False)
 
 
-def test_every_example_is_run():
+def test_every_example_is_run_and_listed():
     assert sorted(p.name for p in EXAMPLES.glob("*.py")) == sorted(SCRIPTS)
+    index = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    for name in SCRIPTS:
+        assert f"`{name}`" in index, f"docs/index.md does not list examples/{name}"
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=MARKS.get(n, [])) for n in SCRIPTS])

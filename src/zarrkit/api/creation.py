@@ -163,7 +163,7 @@ def create(
         The codecs that compress each chunk: the spelling to use, in both formats
         (``numcodecs.Zstd(level=3)``, ``zarrkit.codecs.ZstdCodec(level=3)``...; a v2 array
         takes one).  None: no compression; ``'auto'`` (the default): what ``compressor``
-        says, Blosc unless it is given.  Given both, ``compressors`` is used.
+        says, Blosc unless it is given.  Give one of ``compressor`` and ``compressors``.
     **kwargs
         ``data``: values written into the new array (of its shape), as zarr-python 3 takes
         them; ``chunk_shape``: zarr-python 3's other spelling of ``chunks``.  Then

@@ -215,15 +215,18 @@ def _agrees(table: str, zk: str, peer: str, ratio: str, to_zarr_python: str) -> 
             and abs(float(to_zarr_python) - _seconds(zk) / _seconds(zp)) <= 0.01)
 
 
-def check_benchmark_rows(rows: list[list[str]], where: str) -> None:
-    """Rows ``workload (naming W1...W7) | zarrkit time | other library's time (who) | ratio |
-    ratio to zarr-python``: both times are in a results table of that workload, and each ratio is
-    the one the results give (computed there from unrounded times), or, for a zarrkit variant
-    the results do not compare, the quotient of the times shown."""
+def check_benchmark_rows(rows: list[list[str]], where: str, workloads: list[str] | None = None) -> None:
+    """Rows ``workload | zarrkit time | other library's time (who) | ratio | ratio to
+    zarr-python``, the workload named W1...W7 in its cell or, row by row, in ``workloads``:
+    both times are in a results table of that workload, and each ratio is the one the results
+    give (computed there from unrounded times), or, for a zarrkit variant the results do not
+    compare, the quotient of the times shown."""
     results = RESULTS.read_text(encoding="utf-8")
     tables = re.findall(r"^### (W\d) .*?\n\n(.*?)(?:\n\n|\Z)", results, flags=re.DOTALL | re.MULTILINE)
-    for workload, ours, theirs, ratio, to_zarr_python in rows:
-        name = re.search(r"\b(W\d)\b", workload).group(1)
+    if workloads is not None:
+        assert len(workloads) == len(rows), f"{where}: {len(rows)} benchmark rows"
+    for k, (workload, ours, theirs, ratio, to_zarr_python) in enumerate(rows):
+        name = workloads[k] if workloads is not None else re.search(r"\b(W\d)\b", workload).group(1)
         zk, peer = re.search(r"[\d.]+ m?s", ours).group(0), re.search(r"[\d.]+ m?s", theirs).group(0)
         assert any(_agrees(t, zk, peer, ratio, to_zarr_python) for w, t in tables if w == name), (
             f"{where}: row {workload!r} does not give the figures of benchmarks/RESULTS.md")

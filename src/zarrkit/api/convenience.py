@@ -52,7 +52,7 @@ def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: st
 
     Parameters
     ----------
-    store : MutableMapping or str
+    store : str, os.PathLike, MutableMapping or store
         Store or path to a directory (a path ending ``.zip`` gives a zip file).
     arr : ndarray
         The data to save.
@@ -95,7 +95,7 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
 
     Parameters
     ----------
-    store : MutableMapping or str
+    store : str, os.PathLike, MutableMapping or store
         Store or path to a directory (a path ending ``.zip`` gives a zip file).
     *args : ndarray
         Arrays saved as ``arr_0``, ``arr_1``, ...
@@ -143,7 +143,7 @@ def save(store: Any, *args: Any, zarr_format: int | None = None, path: str | Non
 
     Parameters
     ----------
-    store : MutableMapping or str
+    store : str, os.PathLike, MutableMapping or store
         Store or path to a directory (a path ending ``.zip`` gives a zip file).
     *args : ndarray
         One array saved as the node at ``path``; several saved as ``arr_0``, ``arr_1``, ...
@@ -218,7 +218,7 @@ def load(store: Any, zarr_format: int | None = None, path: str | None = None,
 
     Parameters
     ----------
-    store : MutableMapping or str
+    store : str, os.PathLike, MutableMapping or store
         Store or path to a directory or ``.zip`` file.
     zarr_format : int (2 or 3), optional
         Accepted for compatibility: the format is read from the store.

@@ -111,13 +111,16 @@ def create(
     dtype : str or dtype, optional
         NumPy dtype (default float64); ``str``/``bytes`` make variable-length string arrays.
     compressor : Codec, optional
-        Primary compressor (default ``Blosc(cname='lz4', clevel=5, shuffle=1)``; None for none).
+        zarr-python 2's spelling of ``compressors`` (one codec), kept for code written for
+        it; new code passes ``compressors``.  ``'default'``: Blosc (``cname='lz4', clevel=5,
+        shuffle=1``); None: no compression.
     fill_value : object
         Value of uninitialized portions of the array.
     order : {'C', 'F'}, optional
         Memory layout within each chunk.
-    store : MutableMapping or str
-        Store or path to a directory (default: a new in-memory dict).
+    store : str, os.PathLike, MutableMapping or store, optional
+        A zarrkit store, a path to a directory, a URL (``s3://...``) or a mapping (default:
+        a new in-memory store).
     synchronizer : object, optional
         Array synchronizer.
     overwrite : bool, optional
@@ -157,8 +160,10 @@ def create(
     serializer : codec, optional
         The v3 array-to-bytes codec (default: ``bytes``, or ``vlen-utf8`` for strings).
     compressors : codec or list of codecs, optional
-        The v3 bytes-to-bytes codecs, instead of ``compressor`` (None: no compression;
-        ``'auto'``, the default: as ``compressor`` says).
+        The codecs that compress each chunk: the spelling to use, in both formats
+        (``numcodecs.Zstd(level=3)``, ``zarrkit.codecs.ZstdCodec(level=3)``...; a v2 array
+        takes one).  None: no compression; ``'auto'`` (the default): what ``compressor``
+        says, Blosc unless it is given.  Give one of ``compressor`` and ``compressors``.
     **kwargs
         ``data``: values written into the new array (of its shape), as zarr-python 3 takes
         them; ``chunk_shape``: zarr-python 3's other spelling of ``chunks``.  Then
@@ -218,7 +223,7 @@ def empty(
     fill_value : object, optional
         None by default: chunks never written read as whatever is in memory (zeros here).
     compressor : Codec, optional
-        Primary compressor, as in :func:`create` (None: no compression).
+        zarr-python 2's spelling of ``compressors``, as in :func:`create`.
     order : {'C', 'F'}, optional
         Memory layout within each chunk.
     store, synchronizer, path, chunk_store, filters, object_codec, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
@@ -228,7 +233,8 @@ def empty(
     cache_metadata, cache_attrs : bool, optional
         As in :func:`create`.
     compressors : codec or list of codecs, optional
-        The v3 compressors, instead of ``compressor``, as in :func:`create`.
+        The codecs that compress each chunk (the spelling to use), as in :func:`create`
+        (None: no compression).
     **kwargs
         zarr-python 2's and h5py's keywords, forwarded to :func:`create`.
 
@@ -276,7 +282,7 @@ def zeros(
     fill_value : 0, optional
         Always 0 (another value is a ``TypeError``: use :func:`full`).
     compressor : Codec, optional
-        Primary compressor, as in :func:`create` (None: no compression).
+        zarr-python 2's spelling of ``compressors``, as in :func:`create`.
     order : {'C', 'F'}, optional
         Memory layout within each chunk.
     store, synchronizer, path, chunk_store, filters, object_codec, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
@@ -286,7 +292,8 @@ def zeros(
     cache_metadata, cache_attrs : bool, optional
         As in :func:`create`.
     compressors : codec or list of codecs, optional
-        The v3 compressors, instead of ``compressor``, as in :func:`create`.
+        The codecs that compress each chunk (the spelling to use), as in :func:`create`
+        (None: no compression).
     **kwargs
         zarr-python 2's and h5py's keywords, forwarded to :func:`create`.
 
@@ -338,7 +345,7 @@ def ones(
     fill_value : 1, optional
         Always 1 (another value is a ``TypeError``: use :func:`full`).
     compressor : Codec, optional
-        Primary compressor, as in :func:`create` (None: no compression).
+        zarr-python 2's spelling of ``compressors``, as in :func:`create`.
     order : {'C', 'F'}, optional
         Memory layout within each chunk.
     store, synchronizer, path, chunk_store, filters, object_codec, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
@@ -348,7 +355,8 @@ def ones(
     cache_metadata, cache_attrs : bool, optional
         As in :func:`create`.
     compressors : codec or list of codecs, optional
-        The v3 compressors, instead of ``compressor``, as in :func:`create`.
+        The codecs that compress each chunk (the spelling to use), as in :func:`create`
+        (None: no compression).
     **kwargs
         zarr-python 2's and h5py's keywords, forwarded to :func:`create`.
 
@@ -399,7 +407,7 @@ def full(
     dtype : str or dtype, optional
         Data type (default float64).
     compressor : Codec, optional
-        Primary compressor, as in :func:`create` (None: no compression).
+        zarr-python 2's spelling of ``compressors``, as in :func:`create`.
     order : {'C', 'F'}, optional
         Memory layout within each chunk.
     store, synchronizer, path, chunk_store, filters, object_codec, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
@@ -409,7 +417,8 @@ def full(
     cache_metadata, cache_attrs : bool, optional
         As in :func:`create`.
     compressors : codec or list of codecs, optional
-        The v3 compressors, instead of ``compressor``, as in :func:`create`.
+        The codecs that compress each chunk (the spelling to use), as in :func:`create`
+        (None: no compression).
     **kwargs
         zarr-python 2's and h5py's keywords, forwarded to :func:`create`.
 
@@ -459,7 +468,7 @@ def array(
     read_only : bool, optional
         If True, the returned array refuses writes (the data is written first).
     compressor : Codec, optional
-        Primary compressor, as in :func:`create` (None: no compression).
+        zarr-python 2's spelling of ``compressors``, as in :func:`create`.
     fill_value : optional
         As in :func:`create`.
     order : {'C', 'F'}, optional
@@ -471,7 +480,8 @@ def array(
     cache_metadata, cache_attrs : bool, optional
         As in :func:`create`.
     compressors : codec or list of codecs, optional
-        The v3 compressors, instead of ``compressor``, as in :func:`create`.
+        The codecs that compress each chunk (the spelling to use), as in :func:`create`
+        (None: no compression).
     **kwargs
         zarr-python 2's and h5py's keywords, forwarded to :func:`create`.
 
@@ -543,8 +553,10 @@ def create_array(
         descriptions; ``'auto'`` (the default): the data type's (none; a v2 string array's
         object codec).
     compressors, serializer : optional
-        The array→array, bytes→bytes and array→bytes codecs, as zarrkit codecs, numcodecs
-        codecs or JSON descriptions. ``compressors='auto'`` is the default compressor.
+        The bytes→bytes and array→bytes codecs, as zarrkit codecs, numcodecs codecs or JSON
+        descriptions; ``'auto'`` (the default): zstd for v3 arrays, Blosc for v2 ones, and
+        the data type's serializer.  (zarr-python 2's ``compressor=`` is not taken here:
+        ``compressors`` is the one spelling.)
     codecs : list, optional
         The whole v3 codec chain exactly as in ``zarr.json`` (instead of filters, serializer,
         compressors and shards).

@@ -44,7 +44,8 @@ def empty_like(
     cache_metadata, cache_attrs : bool, optional
         As in :func:`create`.
     compressors : codec or list of codecs, optional
-        The v3 compressors, instead of ``compressor``, as in :func:`create`.
+        The codecs that compress each chunk (the spelling to use; ``compressor`` is
+        zarr-python 2's), as in :func:`create`.
     **kwargs
         zarr-python 2's and h5py's keywords, forwarded to :func:`empty`.
 
@@ -100,7 +101,8 @@ def zeros_like(
     cache_metadata, cache_attrs : bool, optional
         As in :func:`create`.
     compressors : codec or list of codecs, optional
-        The v3 compressors, instead of ``compressor``, as in :func:`create`.
+        The codecs that compress each chunk (the spelling to use; ``compressor`` is
+        zarr-python 2's), as in :func:`create`.
     **kwargs
         zarr-python 2's and h5py's keywords, forwarded to :func:`zeros`.
 
@@ -153,7 +155,8 @@ def ones_like(
     cache_metadata, cache_attrs : bool, optional
         As in :func:`create`.
     compressors : codec or list of codecs, optional
-        The v3 compressors, instead of ``compressor``, as in :func:`create`.
+        The codecs that compress each chunk (the spelling to use; ``compressor`` is
+        zarr-python 2's), as in :func:`create`.
     **kwargs
         zarr-python 2's and h5py's keywords, forwarded to :func:`ones`.
 
@@ -207,7 +210,8 @@ def full_like(
     cache_metadata, cache_attrs : bool, optional
         As in :func:`create`.
     compressors : codec or list of codecs, optional
-        The v3 compressors, instead of ``compressor``, as in :func:`create`.
+        The codecs that compress each chunk (the spelling to use; ``compressor`` is
+        zarr-python 2's), as in :func:`create`.
     **kwargs
         zarr-python 2's and h5py's keywords, forwarded to :func:`full`.
 

@@ -54,8 +54,9 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
 
     Parameters
     ----------
-    store : MutableMapping or str
-        Array store, already initialized (see :func:`zarrkit.create`).
+    store : str, os.PathLike, MutableMapping or store
+        Where the array already is (see :func:`zarrkit.create`): a zarrkit store, a path to
+        a directory, a URL (``s3://...``) or a mapping.
     path : str, optional
         Path of the array within the store.
     read_only : bool, optional

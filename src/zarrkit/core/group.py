@@ -70,8 +70,9 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
 
     Parameters
     ----------
-    store : MutableMapping or str
-        Group store, already initialized (see :func:`zarrkit.group`).
+    store : str, os.PathLike, MutableMapping or store
+        Where the group already is (see :func:`zarrkit.group`): a zarrkit store, a path to
+        a directory, a URL (``s3://...``) or a mapping.
     path : str, optional
         Group path within the store.
     read_only : bool, optional

@@ -1,0 +1,55 @@
+"""dask.distributed with zarrkit: a local cluster of 2 worker processes writes one array
+through ``zarrkit.dask.to_zarr``, block by block and without locks, then reads it back.
+
+Needs the ``dask`` extra (``pip install 'zarrkit[dask]'``).  ``--small`` (or
+``ZARRKIT_EXAMPLES_SMALL=1``) uses a small array.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import dask.array as da
+import numpy as np
+from dask.distributed import Client, LocalCluster
+
+import zarrkit as zarr
+import zarrkit.dask
+
+SMALL = "--small" in sys.argv[1:] or os.environ.get("ZARRKIT_EXAMPLES_SMALL") == "1"
+N = 400 if SMALL else 4000
+
+
+def run(path: Path) -> None:
+    # two processes of one thread each; no dashboard (it would need a free port and bokeh)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        print("workers:", len(client.scheduler_info()["workers"]))
+
+        # dask blocks of N/4 x 3N/8, Zarr chunks of N/4 x N/4: the blocks are regrouped so
+        # that no two tasks write one chunk (no lock is needed)
+        x = da.random.default_rng(42).random((N, N), chunks=(N // 4, 3 * N // 8)).astype("f4")
+        zarrkit.dask.to_zarr(x, str(path), component="field", chunks=(N // 4, N // 4),
+                             mode="w")
+        z = zarr.open_array(str(path), path="field", mode="r")
+        print("stored:", z.shape, z.chunks, z.nchunks_initialized, "chunks")
+
+        # read back: one task per Zarr chunk, computed on the cluster
+        y = zarrkit.dask.from_zarr(str(path), component="field")
+        print("read back:", y.chunksize, y.npartitions, "tasks")
+        total, expected = client.compute([y.sum(), x.sum()], sync=True)
+        print(f"sum {float(total):.3f} (written: {float(expected):.3f})")
+        assert np.isclose(total, expected, rtol=1e-5)
+        assert np.array_equal(z[:], x.compute())
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="zarrkit-dask-") as tmp:
+        run(Path(tmp) / "field.zarr")
+
+
+if __name__ == "__main__":  # the worker processes import this module: keep the work here
+    main()

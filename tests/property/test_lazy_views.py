@@ -160,7 +160,7 @@ def compositions(draw):
 @SETTINGS
 @given(compositions())
 def test_a_composed_view_reads_what_numpy_selects(case):
-    z, data, view, positions = case
+    _, data, view, positions = case
     assert view.shape == positions.shape
     got = view.read()
     np.testing.assert_array_equal(got, data.reshape(-1)[positions])

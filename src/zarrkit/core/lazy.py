@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -42,6 +42,9 @@ else:
     _MISSING = None
 
 __all__ = ["LazyView", "lazy_view", "VIEWS_EXTRA"]
+
+#: the selection dialects of zarr-indexing's transforms
+Mode = Literal["basic", "orthogonal", "vectorized"]
 
 #: what to install for lazy views
 VIEWS_EXTRA = "zarrkit[views]"
@@ -169,7 +172,7 @@ class LazyView:
         return (type(self).__name__, id(self._array), hash(self._transform), self._dtype.str)
 
     # -- composing ----------------------------------------------------------------------
-    def _select(self, selection: Any, mode: str) -> LazyView:
+    def _select(self, selection: Any, mode: Mode) -> LazyView:
         transform = self._transform
         if mode != "basic":
             # integers first: the orthogonal and vectorized transforms would keep their axes
@@ -313,7 +316,7 @@ class _Accessor:
 
     __slots__ = ("_mode", "_view")
 
-    def __init__(self, view: LazyView, mode: str):
+    def __init__(self, view: LazyView, mode: Mode):
         self._view = view
         self._mode = mode
 
@@ -448,6 +451,7 @@ def _coordinates(transform: IndexTransform) -> tuple[np.ndarray, ...]:
     domain = transform.domain
     shape = tuple(domain.shape)
     coords: list[np.ndarray] = []
+    c: np.ndarray
     for m in transform.output:
         if isinstance(m, ConstantMap):
             c = np.full(shape, m.offset, dtype=np.intp)

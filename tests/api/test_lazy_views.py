@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import zarrkit
-from zarrkit.errors import ReadOnlyError, SelectionError
+from zarrkit.errors import BoundsCheckError, ReadOnlyError, SelectionError
 from zarrkit.storage import CountingStore
 
 pytest.importorskip("zarr_indexing")
@@ -110,6 +110,22 @@ def test_astype_reads_and_writes_through_the_new_type():
     np.testing.assert_array_equal(got, DATA[:2, :3].astype("f4"))
     v[...] = 2.75  # cast to f4, then to the array's i4
     assert (z[:2, :3] == 2).all() and z[2, 0] == DATA[2, 0]
+
+
+@pytest.mark.parametrize(("select", "error", "message"), [
+    (lambda v: v[40], BoundsCheckError, "index 40 is out of bounds for axis 0 with size 40"),
+    (lambda v: v[::-1].oindex[:, [30]], BoundsCheckError, "out of bounds for axis 1"),
+    (lambda v: v.T.vindex[[0], [-41]], BoundsCheckError, "out of bounds for axis 1 with size 40"),
+    (lambda v: v[1, 2, 3], SelectionError, "too many indices"),
+    (lambda v: v.vindex[np.ones((3, 3), bool)], SelectionError, r"boolean index has shape \(3, 3\)"),
+])
+def test_a_bad_selection_is_an_index_error_naming_what_is_wrong(select, error, message):
+    z = zarrkit.array(DATA, chunks=(7, 9), zarr_format=3)
+    with pytest.raises(error, match=message) as caught:
+        select(z.lazy)
+    assert isinstance(caught.value, IndexError)
+    with pytest.raises(ValueError, match="step cannot be zero"):
+        z.lazy[::0]
 
 
 def test_read_into_out_and_its_checks():

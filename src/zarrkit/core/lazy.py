@@ -30,7 +30,7 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from ..errors import SelectionError
+from ..errors import BoundsCheckError, SelectionError
 from .indexing import classify_selection
 
 try:
@@ -173,16 +173,13 @@ class LazyView:
 
     # -- composing ----------------------------------------------------------------------
     def _select(self, selection: Any, mode: Mode) -> LazyView:
-        transform = self._transform
-        if mode != "basic":
-            # integers first: the orthogonal and vectorized transforms would keep their axes
-            scalars, selection = split_scalar_axes(selection, transform.domain, mode)
-            if scalars is not None:
-                transform = transform[scalars]
-        literal = normalize_positional_selection(selection, transform.domain, mode)
-        if mode == "basic":
-            return self._derive(transform[literal])
-        return self._derive(transform.select(literal, mode))
+        try:
+            return self._derive(_compose(self._transform, selection, mode))
+        except SelectionError:
+            raise
+        except IndexError as err:  # zarr-indexing's, as zarrkit's typed errors (still IndexErrors)
+            kind = BoundsCheckError if "out of bounds" in str(err) or "outside" in str(err) else SelectionError
+            raise kind(f"{err} (a view of shape {self.shape})") from None
 
     def __getitem__(self, selection: Any) -> LazyView:
         """Another view: ``selection`` composed with this one (nothing is read)."""
@@ -394,6 +391,19 @@ class _Blocks:
 
     def __setitem__(self, selection: Any, value: Any) -> None:
         self[selection].write(value)
+
+
+def _compose(transform: IndexTransform, selection: Any, mode: Mode) -> IndexTransform:
+    """``transform`` followed by a NumPy-style (positional) ``selection`` of ``mode``."""
+    if mode != "basic":
+        # integers first: the orthogonal and vectorized transforms would keep their axes
+        scalars, selection = split_scalar_axes(selection, transform.domain, mode)
+        if scalars is not None:
+            transform = transform[scalars]
+    literal = normalize_positional_selection(selection, transform.domain, mode)
+    if mode == "basic":
+        return transform[literal]
+    return transform.select(literal, mode)
 
 
 # -- from a transform to one selection of the array -------------------------------------

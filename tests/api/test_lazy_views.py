@@ -179,20 +179,22 @@ def test_a_sharded_read_asks_only_for_the_shards_in_the_view():
 
 # -- writing ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("sharded", [False, True])
-def test_a_write_stores_each_shard_it_touches_once(sharded):
+@pytest.mark.parametrize(("build", "reference"), [
+    (lambda a: a[2:31:2, ::-1].T[3:17], None),
+    (lambda a: a.T[::-1].vindex[[0, 29, 3, 3], [39, 0, 17, 18]],
+     lambda a: a.T[::-1][[0, 29, 3, 3], [39, 0, 17, 18]]),
+], ids=["strided-transposed", "points"])
+def test_a_write_stores_each_shard_it_touches_once(sharded, build, reference):
+    reference = reference or build
     z, store = counted(sharded=sharded)
-
-    def build(a):
-        return a[2:31:2, ::-1].T[3:17]
-
     view = build(z.lazy)
-    values = -np.arange(view.size, dtype="i4").reshape(view.shape)
+    values = -np.arange(view.size, dtype="i4").reshape(view.shape) - 1
     view[...] = values
     expected = DATA.copy()
-    build(expected)[...] = values
+    expected.reshape(-1)[positions_of(reference)] = values
     np.testing.assert_array_equal(z[...], expected)
     grid = (8, 10) if sharded else (4, 5)
-    assert store.counts["set"] == len(touched(positions_of(build), grid))
+    assert store.counts["set"] == len(touched(positions_of(reference), grid))
 
 
 def test_writes_of_points_masks_and_accessors():

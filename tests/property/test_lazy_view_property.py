@@ -1,9 +1,9 @@
 """Property tests: any composition of selections on a lazy view reads and writes what NumPy's
 same composition does, for Zarr v2, v3 and sharded v3 arrays.
 
-A composition is a random chain of basic selections (ints, slices of any step, new axes),
-orthogonal selections (ints, slices, index arrays with repeats, masks), point selections
-(index arrays, masks) and transposes.  The reference applies the same chain to the array of
+A composition is a random chain of basic selections (ints, slices of any step, new axes), an
+index array among slices in ``[]``, orthogonal selections (ints, slices, index arrays with
+repeats, masks), point selections (index arrays, masks) and transposes.  The reference applies the same chain to the array of
 flat positions ``np.arange(size).reshape(shape)``: its result says which cell of the array each
 cell of the view shows, so a read must give ``data.flat[positions]`` and a write must change
 exactly those cells.  Written values are a function of the cell written, so a cell a view
@@ -68,7 +68,7 @@ def operation(draw, shape):
     """One step of a composition, for a view of ``shape``: (kind, argument)."""
     kinds = ["transpose", "transpose"] if len(shape) > 1 else []
     if any(n > 0 for n in shape):
-        kinds += ["basic", "oindex", "vindex", "mask"]
+        kinds += ["basic", "oindex", "vindex", "mask", "getitem"]
     if not kinds:
         return ("basic", (Ellipsis,))
     kind = draw(st.sampled_from(kinds))
@@ -97,6 +97,11 @@ def operation(draw, shape):
             else:
                 sel.append(np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool))
         return kind, tuple(sel)
+    if kind == "getitem":  # one index array among slices: orthogonal, as NumPy reads it too
+        axis = draw(st.sampled_from([d for d, n in enumerate(shape) if n > 0]))
+        return kind, tuple(
+            _index_array(draw, n) if d == axis else _slices(draw, n) for d, n in enumerate(shape)
+        )
     if kind == "vindex":
         if any(n == 0 for n in shape):
             return ("basic", (Ellipsis,))
@@ -115,7 +120,7 @@ def apply_numpy(positions, kind, arg):
     ``vindex`` applied first)."""
     if kind == "transpose":
         return positions.transpose(arg)
-    if kind == "basic":
+    if kind in ("basic", "getitem"):
         return positions[arg]
     if kind == "mask":
         return positions[arg]
@@ -138,7 +143,7 @@ def apply_numpy(positions, kind, arg):
 def apply_view(view, kind, arg):
     if kind == "transpose":
         return view.transpose(*arg)
-    if kind == "basic":
+    if kind in ("basic", "getitem"):
         return view[arg]
     if kind == "oindex":
         return view.oindex[arg]

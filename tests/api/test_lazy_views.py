@@ -95,8 +95,16 @@ def test_blocks_are_the_chunks_as_the_view_sees_them():
     # cut by the view: its first block ends where the array's first chunk does
     np.testing.assert_array_equal(z.lazy[3:].blocks[0].read(), DATA[3:7])
     np.testing.assert_array_equal(z.lazy.T[2:].blocks[0, 1].read(), DATA.T[2:9, 7:14])
-    with pytest.raises(SelectionError, match="steps of 1"):
-        z.lazy[::2].blocks[0]
+    # any step: runs of the view's positions in one chunk; 3 columns of the reversed last chunk
+    strided = z.lazy[::2, ::-1]
+    assert strided.chunks == ((4, 3, 4, 3, 4, 2), (3, 9, 9, 9))
+    np.testing.assert_array_equal(strided.blocks[1, 0].read(), DATA[::2, ::-1][4:7, 0:3])
+    assert z.lazy.oindex[[0, 1, 20, 8, 9], 5].chunks == ((2, 1, 2),)
+    assert z.lazy.T.chunks == ((9, 9, 9, 3), (7, 7, 7, 7, 7, 5))
+    points = z.lazy.vindex[[0, 1], [1, 0]]
+    assert points.chunks is None
+    with pytest.raises(SelectionError, match="points or of a mask"):
+        points.blocks[0]
     with pytest.raises(IndexError, match="out of range"):
         z.lazy.blocks[6]
 
@@ -234,6 +242,7 @@ def test_dask_takes_a_view_as_an_array():
     view = z.lazy[::-1, 3:].T
     d = da.from_array(view, chunks=(9, 16))
     assert d.shape == view.shape and d.dtype == view.dtype
+    assert da.from_array(view, chunks=view.chunks).chunks == ((2, 5, 5, 5, 5, 5), (4,) * 10)
     assert store.counts["get"] == 0
     np.testing.assert_array_equal(d.compute(scheduler="sync"), DATA[::-1, 3:].T)
     np.testing.assert_array_equal(da.from_array(view).sum().compute(scheduler="sync"), DATA[::-1, 3:].sum())

@@ -25,6 +25,7 @@ zarr-indexing needs Python >= 3.12 and NumPy >= 2: it is the ``zarrkit[views]`` 
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterator
 from typing import Any, Literal, Protocol
 
@@ -154,6 +155,16 @@ class LazyView:
     def size(self) -> int:
         """The number of elements of the view."""
         return math.prod(self.shape)
+
+    @property
+    def chunks(self) -> tuple[tuple[int, ...], ...] | None:
+        """The sizes of the view's blocks along each dimension (see :attr:`blocks`), as dask
+        spells chunks: a dask array made from the view follows the array's chunks.  None for a
+        view of points or of a mask."""
+        edges = _block_edges(self)
+        if edges is None:
+            return None
+        return tuple(tuple(b - a for a, b in zip(e[:-1], e[1:])) or (0,) for e in edges)
 
     def __len__(self) -> int:
         if not self.shape:
@@ -325,42 +336,25 @@ class _Accessor:
 
 
 class _Blocks:
-    """``view.blocks[...]``: the view's blocks are the array's chunks (the inner chunks of a
-    sharded array) cut by the view, in the view's order of dimensions.  Each dimension of the
-    view must show a dimension of the array in steps of 1 (slices, transposes); ints and
-    slices of blocks (step 1) select them."""
+    """``view.blocks[...]``: a view's blocks are the array's chunks (the inner chunks of a
+    sharded array) as the view sees them: along each dimension, the runs of positions whose
+    cells lie in one chunk of the array, in the view's order.  Views whose dimensions each
+    follow one dimension of the array (slices of any step, ints, orthogonal arrays,
+    transposes) have blocks; points and masks do not.  Ints and slices of blocks (step 1)
+    select them."""
 
     __slots__ = ("_view",)
 
     def __init__(self, view: LazyView):
         self._view = view
 
-    def _boundaries(self) -> list[list[int]]:
-        view = self._view
-        domain = view.transform.domain
-        sizes = view.array.read_chunk_sizes
-        edges: list[list[int] | None] = [None] * view.ndim
-        for j, m in enumerate(view.transform.output):
-            if isinstance(m, ConstantMap):
-                continue
-            if not isinstance(m, DimensionMap) or m.stride != 1:
-                raise SelectionError(
-                    f"blocks of a view need every dimension to show the array in steps of 1; "
-                    f"dimension {j} of the array is shown through {m!r}"
-                )
-            d = m.input_dimension
-            lo, n = domain.inclusive_min[d], domain.shape[d]
-            first = m.offset + lo  # the array coordinate of the view's position 0
-            cuts = np.cumsum((0, *sizes[j])) - first
-            inner = [int(c) for c in cuts if 0 < c < n]
-            edges[d] = [0, *inner, n] if n else [0]
-        for d, e in enumerate(edges):
-            if e is None:  # a dimension the array does not vary over (a new axis): one block
-                edges[d] = [0, domain.shape[d]]
-        return [e for e in edges if e is not None]
-
     def __getitem__(self, selection: Any) -> LazyView:
-        edges = self._boundaries()
+        edges = _block_edges(self._view)
+        if edges is None:
+            raise SelectionError(
+                "blocks of a view need each of its dimensions to follow one dimension of the array; "
+                "a view of points or of a mask has none"
+            )
         sel = selection if isinstance(selection, tuple) else (selection,)
         if any(s is Ellipsis for s in sel):
             i = sel.index(Ellipsis)
@@ -378,7 +372,7 @@ class _Blocks:
                 basic.append(slice(edges[d][start], edges[d][stop]))
             else:
                 try:
-                    k = int(s)
+                    k = operator.index(s)
                 except TypeError:
                     raise SelectionError(
                         f"blocks are selected with ints and slices, got {type(s).__name__} (dimension {d})"
@@ -391,6 +385,31 @@ class _Blocks:
 
     def __setitem__(self, selection: Any, value: Any) -> None:
         self[selection].write(value)
+
+
+def _block_edges(view: LazyView) -> list[list[int]] | None:
+    """Where the view's blocks start and end along each of its dimensions (None for a view
+    with no blocks: see :class:`_Blocks`)."""
+    plan = _orthogonal_plan(view.transform)
+    if plan is None:
+        return None
+    selection, axes, _ = plan
+    shape = view.shape
+    edges = [[0, n] if n else [0] for n in shape]  # a new axis: one block
+    sizes = view.array.read_chunk_sizes
+    along = iter(axes)
+    for j, s in enumerate(selection):
+        if isinstance(s, int):
+            continue
+        d = next(along)
+        if isinstance(s, slice):
+            coords = np.arange(s.start, -1 if s.stop is None else s.stop, s.step)
+        else:
+            coords = np.asarray(s)
+        chunk = np.searchsorted(np.cumsum(sizes[j]), coords, side="right")
+        cuts = np.flatnonzero(np.diff(chunk)) + 1
+        edges[d] = [0, *cuts.tolist(), shape[d]] if shape[d] else [0]
+    return edges
 
 
 def _compose(transform: IndexTransform, selection: Any, mode: Mode) -> IndexTransform:

@@ -24,6 +24,7 @@ zarr-indexing needs Python >= 3.12 and NumPy >= 2: it is the ``zarrkit[views]`` 
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 from collections.abc import Iterator
@@ -164,7 +165,7 @@ class LazyView:
         edges = _block_edges(self)
         if edges is None:
             return None
-        return tuple(tuple(b - a for a, b in zip(e[:-1], e[1:])) or (0,) for e in edges)
+        return tuple(tuple(b - a for a, b in itertools.pairwise(e)) or (0,) for e in edges)
 
     def __len__(self) -> int:
         if not self.shape:

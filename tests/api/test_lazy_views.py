@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import zarrkit
-from zarrkit.errors import BoundsCheckError, ReadOnlyError, SelectionError
+from zarrkit.errors import BoundsCheckError, ReadOnlyError, SelectionError, ShapeMismatchError
 from zarrkit.storage import CountingStore
 
 pytest.importorskip("zarr_indexing")
@@ -141,7 +141,7 @@ def test_read_into_out_and_its_checks():
     out = np.zeros((5, 3), dtype="i4")
     assert z.lazy[::-8, 2:5].read(out=out) is out
     np.testing.assert_array_equal(out, DATA[::-8, 2:5])
-    with pytest.raises(ValueError, match="expected"):
+    with pytest.raises(ShapeMismatchError, match=r"expected \(5, 30\) and int32"):
         z.lazy[:5].read(out=out)
     with pytest.raises(ValueError, match="copy=False"):
         np.asarray(z.lazy, copy=False)
@@ -222,7 +222,7 @@ def test_writes_of_points_masks_and_accessors():
 
 def test_a_value_that_does_not_fit_is_refused_before_anything_is_written():
     z, store = counted()
-    with pytest.raises(ValueError, match=r"broadcast to the view's shape \(3, 10\)"):
+    with pytest.raises(ShapeMismatchError, match=r"broadcast to the selection's shape \(3, 10\)"):
         z.lazy[:3, :10].write(np.ones((3, 9)))
     assert store.counts["set"] == 0
 

@@ -32,8 +32,9 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from ..errors import BoundsCheckError, SelectionError
+from ..errors import BoundsCheckError, SelectionError, ShapeMismatchError
 from .indexing import classify_selection
+from .write import prepare_value
 
 try:
     from zarr_indexing import ArrayMap, ConstantMap, DimensionMap, IndexDomain, IndexTransform
@@ -264,7 +265,7 @@ class LazyView:
             if not isinstance(out, np.ndarray):
                 raise TypeError(f"out must be a numpy array, got {type(out).__name__}")
             if out.shape != shape or out.dtype != self._dtype:
-                raise ValueError(
+                raise ShapeMismatchError(
                     f"out has shape {out.shape} and dtype {out.dtype}, expected {shape} and {self._dtype}"
                 )
         stored = np.dtype(self._array.dtype)
@@ -292,18 +293,13 @@ class LazyView:
         the view shows one cell of the array more than once, that cell gets one of the
         values written to it."""
         shape = self.shape
-        values = np.asarray(value, dtype=self._dtype) if self._dtype.kind != "O" else np.asarray(value, dtype=object)
-        try:
-            values = np.broadcast_to(values, shape)
-        except ValueError:
-            raise ValueError(
-                f"shape mismatch: value of shape {values.shape} cannot be broadcast to the view's shape {shape}"
-            ) from None
+        # cast and broadcast as the array's own writes do, refused before anything is stored
+        values, _ = prepare_value(value, shape, self._dtype)
         if values.size == 0:
             return
         stored = np.dtype(self._array.dtype)
         if stored != self._dtype:
-            values = values.astype(stored)
+            values, _ = prepare_value(values, shape, stored)
         _write_from(self._array, self._transform, values)
 
     # -- what array consumers call ------------------------------------------------------

@@ -266,3 +266,16 @@ def test_xarray_takes_a_view_as_data_and_through_its_lazy_indexing():
     np.testing.assert_array_equal(part.values, DATA[::2, ::-1][3:6][:, [0, 4]])
     assert {k for k, _ in store.keys_read} == {key_of(z)[c] for c in touched(
         positions_of(lambda a: a[::2, ::-1][3:6][:, [0, 4]]), (4, 5))}
+
+
+def test_a_view_pickles_with_its_array(tmp_path):
+    """(dask's distributed scheduler ships views to other processes)"""
+    import pickle
+
+    z = zarrkit.open_array(str(tmp_path / "a.zarr"), mode="w", shape=SHAPE, chunks=(4, 5), dtype="i4",
+                           zarr_format=3)
+    z[...] = DATA
+    view = z.lazy[::-3].T.oindex[[2, 0], :]
+    back = pickle.loads(pickle.dumps(view))
+    assert back.shape == view.shape
+    np.testing.assert_array_equal(back.read(), DATA[::-3].T[[2, 0], :])

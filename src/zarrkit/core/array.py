@@ -40,6 +40,7 @@ from .info import (
     render_html,
     tokenize_array,
 )
+from .lazy import LazyView, lazy_view
 from .node import Node
 from .resize import ResizeMethods
 from .selection import SelectionMethods, get_selection, set_selection
@@ -438,6 +439,12 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
         """The lengths of what is stored (shards of a sharded array, else chunks) along each
         dimension, the last ones cut at the array's edge."""
         return edge_lengths(self._meta.storage_grid)
+
+    @property
+    def lazy(self) -> LazyView:
+        """A lazy view of the array: indexing it reads nothing (see :mod:`zarrkit.core.lazy`;
+        needs the ``zarrkit[views]`` extra)."""
+        return lazy_view(self)
 
     @property
     def ndim(self) -> int:

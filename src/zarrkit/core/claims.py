@@ -10,10 +10,11 @@ of appends that read one shape, one wins.  A loser must not leave its rows in th
   written on the condition of the version read, then the document checked again;
 * a check before the write that fails stops the append before it writes
   (:class:`RowsClaimed`); one after the write that fails means the write may have landed
-  after the winner read its rows back, so it is put back at once -- the value as read, where
+  after the winner wrote its rows again, so it is put back at once -- the value as read, where
   the version written is still there -- and the append stops;
-* the winner writes its rows again once they are shown (see :mod:`~zarrkit.core.resize`); a resize that grows clears what it grew over
-  once shown (:func:`~zarrkit.core.shard_trim.clear_grown`).
+* the winner writes its rows again once they are shown (see :mod:`~zarrkit.core.resize`);
+  a resize that grows clears what it grew over once shown
+  (:func:`~zarrkit.core.shard_trim.clear_grown`).
 
 Why no row is lost: a loser's write that a check after it let through landed before the
 winner's shape was written, so before the winner wrote its rows again: mended then.  One that

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import math
 import re
 from collections.abc import Sequence
@@ -150,8 +151,11 @@ def compressor(text: str) -> Compressor:
     if name == "none" and not rest:
         return Compressor(text, None)
     if name not in _LEVELS:
+        close = difflib.get_close_matches(name, [*_LEVELS, "none"], n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
         raise argparse.ArgumentTypeError(
-            f"expected one of zstd, blosc, gzip, lz4, none (optionally :LEVEL), got {text!r}")
+            f"invalid choice: {name!r}: expected one of zstd, blosc, gzip, lz4, none "
+            f"(optionally :LEVEL){hint}")
     cname = "zstd"
     if name == "blosc" and rest and not _is_int(rest[0]):
         cname = rest.pop(0)

@@ -59,6 +59,9 @@ class ByteProgress:
                 self.bar.initial += nbytes
 
     def close(self) -> None:
+        """Draw the last state (the counts may have moved since the last frame), then clear."""
         if self.bar is not None:
             with self._lock:
+                if not self.bar.disable:
+                    self.bar.refresh()
                 self.bar.close()

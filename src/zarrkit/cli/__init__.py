@@ -171,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("convert", "convert a hierarchy between Zarr v2 and v3 in place (metadata only)", cmd_convert)
     path_args(p)
-    zarr_format(p, "the format to convert to (required; --to is an older name)", alias=True)
+    zarr_format(p, "the format to convert to (required)", alias=True)
 
     p = add("verify", "decode every stored chunk; report missing and corrupt ones (exit 1 if corrupt)", cmd_verify)
     path_args(p)

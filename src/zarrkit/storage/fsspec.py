@@ -248,7 +248,7 @@ class FsspecStore(Store):
                 extra, package = FSSPEC_PROTOCOL_EXTRAS.get(protocol, ("remote", None))
                 if package is None:
                     raise ImportError(f"{url!r}: {exc} (zarrkit's URL stores: pip install zarrkit[remote])") from exc
-                raise missing_extra(f"a {protocol}:// URL ({url!r})", package, extra) from exc
+                raise missing_extra(f"the URL {url!r}", package, extra) from exc
             except TypeError as exc:
                 raise StorageOptionsError(f"storage options {sorted(options)} for {url!r}: {exc}") from None
         else:

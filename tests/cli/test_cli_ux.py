@@ -274,7 +274,7 @@ def test_info_is_one_layout_for_both_formats(tmp_path, capsys):
         assert (root["Name"], root["Type"]) == ("/", "group")
     rows = {fmt: dict((k.strip(), v) for k, v in t) for fmt, t in tables.items()}
     assert [k for k, _ in tables[2]] == [k for k, _ in tables[3]]  # the same rows, in the same order
-    for key in ("Name", "Type", "Data type", "Shape", "Chunk shape", "Compressors", "Chunks initialized"):
+    for key in ("Name", "Type", "Data type", "Shape", "Chunk shape", "Fill value", "Chunks initialized"):
         assert rows[2][key] == rows[3][key], key
     assert (rows[3]["Name"], rows[3]["Type"], rows[3]["Chunks initialized"]) == ("/vol", "array", "4/4")
     assert rows[3]["Compressors"].startswith("zstd(level=1")

@@ -11,6 +11,8 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 from ..api.conversion import mixed_documents
 from ..core.array import Array
 from ..core.group import Group
@@ -144,9 +146,10 @@ def _shape_text(shape: Any) -> str:
     return str(tuple(shape)) if all(isinstance(n, int) for n in shape) else str(shape)
 
 
-def array_info_text(info: dict[str, Any]) -> str:
-    """An array's ``info`` table (``info`` is :func:`_array_info`'s): one layout whatever the
-    format, unlike ``Array.info``, which mirrors the zarr-python of the array's format."""
+def array_info_text(info: dict[str, Any], fill_value: Any) -> str:
+    """An array's ``info`` table (``info`` is :func:`_array_info`'s, ``fill_value`` the
+    array's): one layout whatever the format, unlike ``Array.info``, which mirrors the
+    zarr-python of the array's format."""
     items = [
         ("Name", "/" + info["path"]),
         ("Type", "array"),
@@ -157,7 +160,8 @@ def array_info_text(info: dict[str, Any]) -> str:
     ]
     if info["shards"]:
         items.append(("Shard shape", _shape_text(info["shards"])))
-    items += [("Order", str(info["order"])), ("Fill value", str(info["fill_value"]))]
+    fill = fill_value.item() if isinstance(fill_value, np.generic) else fill_value
+    items += [("Order", str(info["order"])), ("Fill value", str(fill))]
     if info["dimension_names"] is not None:
         items.append(("Dimension names", str(tuple(info["dimension_names"]))))
     items += [
@@ -222,7 +226,7 @@ def cmd_info(args: argparse.Namespace) -> int:
             if args.json:
                 say(json.dumps(_array_info(node, loc), indent=2, sort_keys=False, allow_nan=True))
             else:
-                say(array_info_text(_array_info(node, loc)))
+                say(array_info_text(_array_info(node, loc), node.fill_value))
             return EXIT_OK
         info = _group_info(node, loc)
         if args.json:

@@ -143,7 +143,8 @@ def _codecs_text(configs: list[Any]) -> str:
 
 
 def _shape_text(shape: Any) -> str:
-    return str(tuple(shape)) if all(isinstance(n, int) for n in shape) else str(shape)
+    """A shape; a rectilinear grid's edges (run-length, as stored) as ``variable [...]``."""
+    return str(tuple(shape)) if all(isinstance(n, int) for n in shape) else f"variable {shape}"
 
 
 def array_info_text(info: dict[str, Any], fill_value: Any) -> str:
@@ -327,9 +328,11 @@ def _reason(exc: BaseException) -> str:
 
 
 def _verify_array(store: Store, path: str, max_missing: int | None,
-                  progress: ByteProgress) -> tuple[int, int, int, int, list[str]]:
+                  progress: ByteProgress | None = None) -> tuple[int, int, int, int, list[str]]:
     """``(stored objects, decoded chunks, corrupt, missing, report lines)`` of one array; the
     bar advances by the bytes of the chunks decoded, then of the rest (missing, corrupt)."""
+    if progress is None:
+        progress = ByteProgress(0, False, desc="")
     arr = Array(store, path=path, read_only=True)
     chunk_bytes = arr.nbytes / max(1, arr.nchunks)
     meta = arr.metadata

@@ -213,23 +213,22 @@ def test_completion_is_generated_from_the_parser(capsys, shell):
         assert word in out, word
 
 
-def _without(modules, *argv):
-    """Run the command line in a child with ``modules`` not importable."""
-    code = (f"import sys; sys.modules.update(dict.fromkeys({modules!r})); "
-            f"from zarrkit.cli import main; sys.exit(main({list(argv)!r}))")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ZARRKIT_")}
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                          timeout=60, check=False)
-
-
+@pytest.mark.slow
 def test_missing_extras_say_which_to_install():
-    proc = _without(["shtab"], "completion", "bash")
-    assert proc.returncode == 6 and "pip install zarrkit[cli]" in proc.stderr, proc.stderr
-    proc = _without(["obstore", "s3fs"], "info", "s3://bucket/x.zarr")
-    assert proc.returncode == 6 and proc.stderr.count("\n") == 1, proc.stderr
-    assert "'s3fs'" in proc.stderr and "pip install zarrkit[remote]" in proc.stderr, proc.stderr
-    proc = _without(["obstore", "aiohttp"], "ls", "https://example.invalid/x.zarr")
-    assert proc.returncode == 6 and "pip install zarrkit[remote]" in proc.stderr, proc.stderr
+    """One child without shtab, obstore, s3fs and aiohttp runs three commands needing them."""
+    code = ("import sys; sys.modules.update(dict.fromkeys(['shtab', 'obstore', 's3fs', 'aiohttp'])); "
+            "from zarrkit.cli import main\n"
+            "for argv in (['completion', 'bash'], ['info', 's3://bucket/x.zarr'], "
+            "['ls', 'https://example.invalid/x.zarr']):\n"
+            "    print(main(argv)); sys.stderr.write('--\\n')")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZARRKIT_")}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          timeout=60, check=False)
+    assert proc.stdout.split() == ["6", "6", "6"], proc.stderr
+    shtab, s3, https, _ = proc.stderr.split("--\n")
+    assert "needs the 'shtab' package: pip install zarrkit[cli]" in shtab, shtab
+    assert "'s3fs'" in s3 and "pip install zarrkit[remote]" in s3 and s3.count("\n") == 1, s3
+    assert "aiohttp" in https and "pip install zarrkit[remote]" in https, https
 
 
 # -- paths -----------------------------------------------------------------------------------------
@@ -272,9 +271,29 @@ def test_info_is_one_layout_for_both_formats(tmp_path, capsys):
         tables[fmt] = [line.split(" : ", 1) for line in cli(capsys, "info", path / "vol")[0].splitlines()]
         root = {k.strip(): v for k, v in (line.split(" : ", 1) for line in cli(capsys, "info", path)[0].splitlines())}
         assert (root["Name"], root["Type"]) == ("/", "group")
-    rows = {fmt: dict((k.strip(), v) for k, v in t) for fmt, t in tables.items()}
+    rows = {fmt: {k.strip(): v for k, v in t} for fmt, t in tables.items()}
     assert [k for k, _ in tables[2]] == [k for k, _ in tables[3]]  # the same rows, in the same order
     for key in ("Name", "Type", "Data type", "Shape", "Chunk shape", "Fill value", "Chunks initialized"):
         assert rows[2][key] == rows[3][key], key
     assert (rows[3]["Name"], rows[3]["Type"], rows[3]["Chunks initialized"]) == ("/vol", "array", "4/4")
     assert rows[3]["Compressors"].startswith("zstd(level=1")
+
+
+@pytest.mark.slow
+def test_rm_asks_on_a_terminal_saying_how_much_would_go(mixed):
+    """stdin a terminal (a pseudo-terminal here): the question names the arrays, groups and
+    bytes; any answer but yes removes nothing."""
+    total = sum(p.stat().st_size for p in mixed.rglob("*") if p.is_file())
+    primary, secondary = os.openpty()
+    try:
+        os.write(primary, b"n\n")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ZARRKIT_")}
+        proc = subprocess.run([sys.executable, "-m", "zarrkit", "rm", str(mixed)], stdin=secondary,
+                              capture_output=True, text=True, env=env, timeout=60, check=False)
+    finally:
+        os.close(primary)
+        os.close(secondary)
+    assert proc.returncode == 0, proc.stderr
+    question = f"remove the group / of {mixed} (2 arrays, 0 groups, {total / 1024:.1f}K stored)? [y/N] "
+    assert proc.stdout == question + "nothing removed\n", proc.stdout
+    assert (mixed / "vol" / ".zarray").exists()

@@ -5,8 +5,8 @@ Run ``zarrkit --help`` (or ``python -m zarrkit --help``) for the list of command
     zarrkit info data.zarr/group/array          # the info table (--json: machine-readable)
     zarrkit tree data.zarr                       # the hierarchy as a tree
     zarrkit ls data.zarr/group                   # the members of a group
-    zarrkit cp data.zarr out.zip --zarr-format 3 --chunks 100,100 --compressor zstd
-    zarrkit convert data.zarr --to 3             # metadata only, in place
+    zarrkit cp data.zarr out.zip --zarr-format 3 --chunks 100,100 --shards auto --compressor zstd:5
+    zarrkit convert data.zarr --zarr-format 3    # metadata only, in place
     zarrkit verify data.zarr                     # decode every stored chunk
     zarrkit consolidate data.zarr
     zarrkit rm data.zarr/group/array --yes
@@ -23,9 +23,9 @@ an interruption skips the chunks already written.  A destination holding an inte
 never looks complete: ``zarrkit verify`` reports it and ``cp`` refuses to overwrite anything
 else without ``--overwrite``.
 
-Exit codes: 0 success; 1 ``verify`` found corrupt chunks (or an incomplete copy); 2 an error
-(one line ``zarrkit: error: ...`` on stderr); 3 a copy stopped by ``ZARRKIT_CP_FAIL_AFTER``;
-130 interrupted.
+Exit codes: see :data:`EPILOG` (``zarrkit --help`` prints them): 0 success, 1 ``verify`` found
+damage, 2 a usage error, 3 a copy stopped by ``ZARRKIT_CP_FAIL_AFTER``, 4 not found, 5 a data
+error, 6 any other failure, 130 interrupted; every error is one line ``zarrkit: error: ...``.
 
 Testing hooks of ``cp``: ``ZARRKIT_CP_FAIL_AFTER=N`` stops the copy (exit 3) after writing N
 chunks; ``ZARRKIT_CP_THROTTLE=SECONDS`` waits that long after each chunk written.  Both make
@@ -37,8 +37,8 @@ Examples
 >>> from zarrkit.cli import main
 >>> d = tempfile.mkdtemp()
 >>> z = zarrkit.zeros((4, 4), chunks=(2, 2), store=os.path.join(d, 'a.zarr'), zarr_format=2)
->>> main(['ls', os.path.join(d, 'a.zarr')])
-/  array  (4, 4) float64  chunks (2, 2)
+>>> main(['ls', os.path.join(d, 'a.zarr')])  # nothing written: its metadata alone is stored
+/  array  (4, 4) float64  chunks (2, 2)  ... bytes stored
 0
 """
 

@@ -412,7 +412,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 _say_above(progress,
                     f"half-converted: node {shown(path or '/')} holds both Zarr v3 (zarr.json) and Zarr v2 "
                     f"({', '.join(names)}) metadata{'' if agree else ', which disagree'}; readers use "
-                    "zarr.json; run 'zarrkit convert' with --to 3 or --to 2 again to finish"
+                    "zarr.json; run 'zarrkit convert' with --zarr-format 3 or 2 again to finish"
                 )
             try:
                 kind = io.node_kind(store, path)

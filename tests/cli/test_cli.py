@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import zarrkit
-from zarrkit.cli.copy import _Progress
+from zarrkit.cli.progress import ByteProgress
 
 MARKER = ".zarrkit-copy-in-progress"
 
@@ -35,8 +35,8 @@ def run(*args, cwd=None, env=None, expect=0, input=None):
     return proc
 
 
-def assert_one_line_error(proc, *fragments):
-    assert proc.returncode == 2
+def assert_one_line_error(proc, *fragments, code=2):
+    assert proc.returncode == code, (proc.returncode, proc.stderr)
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
     assert lines[0].startswith("zarrkit: error: "), lines[0]
@@ -106,8 +106,8 @@ def test_info_array_json(v2):
 
 def test_info_group_text_and_json(v2):
     out = run("info", v2).stdout
-    # zarr-python 2's group report (a v2 group), then what the hierarchy below holds
-    assert "Type             : zarrkit.Group" in out and "No. arrays       : 2" in out
+    # the command's own group table (one layout for both formats), with the hierarchy below
+    assert "Name             : /\n" in out and "Type             : group" in out
     assert "Arrays           : b, s" in out and "Groups           : grp" in out and "Arrays below     : 3" in out
     info = json.loads(run("info", v2, "--json").stdout)
     assert info["node_type"] == "group" and info["attributes"] == {"title": "test"}
@@ -130,8 +130,11 @@ def test_tree_and_ls(v2):
     ls = run("ls", v2).stdout.splitlines()
     assert [line.split()[0] for line in ls] == ["b", "grp/", "s"]
     assert "array" in ls[0] and "(50,) int64" in ls[0] and "group" in ls[1]
+    stored = sum(p.stat().st_size for p in (v2 / "grp" / "a").iterdir())
+    assert ls[0].endswith(" stored") and f"  {stored // 1024}." in run("ls", v2 / "grp").stdout
     entries = json.loads(run("ls", v2 / "grp", "--json").stdout)
-    assert entries == [{"name": "a", "node_type": "array", "shape": [100, 80], "dtype": "float32", "chunks": [10, 10]}]
+    assert entries == [{"name": "a", "node_type": "array", "shape": [100, 80], "dtype": "float32", "chunks": [10, 10],
+                        "nbytes": 32000, "nbytes_stored": stored}]
 
 
 def test_zip_store_info_tree_ls(v2, tmp_path):
@@ -204,7 +207,7 @@ def test_cp_to_and_from_url(v2, tmp_path, capsys):
     assert main(["cp", url, str(tmp_path / "back.zarr"), "--path", "grp"]) == 0
     np.testing.assert_array_equal(open_array(tmp_path / "back.zarr", "a")[:], A)
     assert main(["rm", url, "--yes"]) == 0
-    assert main(["ls", url]) == 2
+    assert main(["ls", url]) == 4  # not found
     assert capsys.readouterr().err.startswith("zarrkit: error: no Zarr array or group")
 
 
@@ -216,30 +219,34 @@ def frames(stderr):
 def test_cp_progress_bar_on_request(v2, tmp_path):
     proc = run("cp", v2 / "grp" / "a", tmp_path / "p.zarr", "--progress")
     drawn = frames(proc.stderr)  # tqdm's bar (stderr is not a terminal here: forced)
-    assert drawn and all("chunk" in f for f in drawn)
-    assert all(f.startswith("/grp/a: ") for f in drawn), drawn  # labelled from the first frame
+    assert drawn and all(f.startswith("a: ") for f in drawn), drawn  # labelled from the first frame
+    # bytes of the array (100 × 80 float32), scaled, and a rate in bytes per second
+    assert all("/32.0k" in f and "B/s" in f for f in drawn), drawn
+    assert "32.0k/32.0k" in drawn[-1], drawn
 
 
-def test_cp_progress_bar_of_a_hierarchy_names_each_array(v2, tmp_path):
+def test_cp_progress_bar_of_a_hierarchy_is_one_bar_over_all_its_bytes(v2, tmp_path):
     proc = run("cp", v2, tmp_path / "p.zarr", "--progress")
     drawn = frames(proc.stderr)
-    labels = [f.split(":", 1)[0] for f in drawn]
-    assert {"/grp/a", "/b", "/s"} <= set(labels), drawn
-    assert all(":" in f and "chunk" in f for f in drawn)
+    # one label, the source, whatever array is copied; the total is the hierarchy's bytes
+    # (100 × 80 float32 + 50 int64 + 3 objects); the array being copied follows the counts
+    assert drawn and all(f.startswith("src.zarr: ") and "/32.4k" in f for f in drawn), drawn
+    assert "32.4k/32.4k" in drawn[-1] and drawn[-1].endswith(", /s]"), drawn  # the last array
 
 
-def test_cp_progress_counts_chunks_already_there_as_initial_not_in_the_rate(tmp_path):
+def test_progress_counts_bytes_already_there_as_initial_not_in_the_rate():
     out = io.StringIO()
-    bar = _Progress(20, True, "chunk", desc="temperature", file=out)
+    bar = ByteProgress(20_000, True, desc="temperature", file=out)
     assert out.getvalue().strip("\r").startswith("temperature: ")  # drawn labelled at once
-    bar.skip(7)  # written by the interrupted run
-    bar.update(3)
+    bar.skip(7_000)  # written by the interrupted run
+    bar.update(3_000)
     state = bar.bar.format_dict
-    assert (state["n"], state["initial"], state["total"]) == (10, 7, 20)  # rate: (n - initial) / time
+    assert (state["n"], state["initial"], state["total"]) == (10_000, 7_000, 20_000)  # rate: (n - initial) / time
+    assert state["unit"] == "B" and state["unit_scale"]
     bar.close()
-    disabled = _Progress(20, False)
+    disabled = ByteProgress(20, False, desc="x")
     disabled.skip(3)
-    disabled.update()
+    disabled.update(1)
     disabled.close()
     assert disabled.bar is None
 
@@ -426,27 +433,27 @@ def test_rm(v2, tmp_path):
     assert not (v2 / "b").exists()
     run("rm", v2, "--yes")
     assert not v2.exists()
-    assert_one_line_error(run("rm", v2, "--yes", expect=2), "no such file")
+    assert_one_line_error(run("rm", v2, "--yes", expect=4), "no such file", code=4)
 
 
 # -- errors --------------------------------------------------------------------------------------
-def test_errors_are_one_line_with_exit_code_2(v2, tmp_path):
-    assert_one_line_error(run("info", tmp_path / "missing.zarr", expect=2), "missing.zarr", "no such file")
-    assert_one_line_error(run("tree", tmp_path, expect=2), "no Zarr array or group")
-    assert_one_line_error(run("info", v2 / "grp" / "nope", expect=2), "no Zarr array or group")
-    assert_one_line_error(run("ls", v2, "--path", "grp/zzz", expect=2), "no Zarr array or group")
+def test_errors_are_one_line_with_their_exit_code(v2, tmp_path):
+    assert_one_line_error(run("info", tmp_path / "missing.zarr", expect=4), "missing.zarr", "no such file", code=4)
+    assert_one_line_error(run("tree", tmp_path, expect=4), "no Zarr array or group", code=4)
+    assert_one_line_error(run("info", v2 / "grp" / "nope", expect=4), "no Zarr array or group", code=4)
+    assert_one_line_error(run("ls", v2, "--path", "grp/zzz", expect=4), "no Zarr array or group", code=4)
     assert_one_line_error(run("bogus", expect=2), "invalid choice")
     assert_one_line_error(run("cp", v2, expect=2), "required")
-    assert_one_line_error(run("convert", v2, "--to", "4", expect=2), "--to")
+    assert_one_line_error(run("convert", v2, "--zarr-format", "4", expect=2), "--zarr-format")
     assert_one_line_error(run("cp", v2 / "grp" / "a", tmp_path / "x.zarr", "--chunks", "a,b", expect=2), "--chunks")
     assert_one_line_error(run("cp", v2 / "grp" / "a", tmp_path / "x.zarr", "--chunks", "10", expect=2), "dimensions")
     assert_one_line_error(run("cp", v2 / "grp" / "a", tmp_path / "x.zarr", "--shards", "20,20", expect=2), "v3")
     assert_one_line_error(run("cp", v2 / "grp" / "a", tmp_path / "x.zarr", "--dtype", "nonsense", expect=2), "--dtype")
     assert not (tmp_path / "x.zarr").exists()  # bad arguments write nothing
     (tmp_path / "plain.txt").write_text("hello")
-    assert_one_line_error(run("info", tmp_path / "plain.txt", expect=2), "not a Zarr store")
+    assert_one_line_error(run("info", tmp_path / "plain.txt", expect=4), "not a Zarr store", code=4)
     (v2 / "grp" / "a" / ".zarray").write_text("{broken")
-    assert_one_line_error(run("info", v2 / "grp" / "a", expect=2), ".zarray")
+    assert_one_line_error(run("info", v2 / "grp" / "a", expect=5), ".zarray", code=5)
     assert run("--version").stdout.startswith("zarrkit ")
     assert "cp" in run("--help").stdout
 
@@ -504,7 +511,7 @@ def test_import_and_cp_progress_raise_no_warning(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "100 chunks written" in proc.stdout
     drawn = frames(proc.stderr)
-    assert drawn and all(f.startswith("big.zarr: ") and "/100" in f for f in drawn), drawn
+    assert drawn and all(f.startswith("big.zarr: ") and "/16.0M" in f for f in drawn), drawn
     assert "Warning" not in proc.stderr
     np.testing.assert_array_equal(open_array(tmp_path / "copy.zarr")[:], z[:])
 

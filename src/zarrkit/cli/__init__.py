@@ -5,8 +5,8 @@ Run ``zarrkit --help`` (or ``python -m zarrkit --help``) for the list of command
     zarrkit info data.zarr/group/array          # the info table (--json: machine-readable)
     zarrkit tree data.zarr                       # the hierarchy as a tree
     zarrkit ls data.zarr/group                   # the members of a group
-    zarrkit cp data.zarr out.zip --zarr-format 3 --chunks 100,100 --compressor zstd
-    zarrkit convert data.zarr --to 3             # metadata only, in place
+    zarrkit cp data.zarr out.zip --zarr-format 3 --chunks 100,100 --shards auto --compressor zstd:5
+    zarrkit convert data.zarr --zarr-format 3    # metadata only, in place
     zarrkit verify data.zarr                     # decode every stored chunk
     zarrkit consolidate data.zarr
     zarrkit rm data.zarr/group/array --yes
@@ -23,9 +23,9 @@ an interruption skips the chunks already written.  A destination holding an inte
 never looks complete: ``zarrkit verify`` reports it and ``cp`` refuses to overwrite anything
 else without ``--overwrite``.
 
-Exit codes: 0 success; 1 ``verify`` found corrupt chunks (or an incomplete copy); 2 an error
-(one line ``zarrkit: error: ...`` on stderr); 3 a copy stopped by ``ZARRKIT_CP_FAIL_AFTER``;
-130 interrupted.
+Exit codes: see :data:`EPILOG` (``zarrkit --help`` prints them): 0 success, 1 ``verify`` found
+damage, 2 a usage error, 3 a copy stopped by ``ZARRKIT_CP_FAIL_AFTER``, 4 not found, 5 a data
+error, 6 any other failure, 130 interrupted; every error is one line ``zarrkit: error: ...``.
 
 Testing hooks of ``cp``: ``ZARRKIT_CP_FAIL_AFTER=N`` stops the copy (exit 3) after writing N
 chunks; ``ZARRKIT_CP_THROTTLE=SECONDS`` waits that long after each chunk written.  Both make
@@ -37,8 +37,8 @@ Examples
 >>> from zarrkit.cli import main
 >>> d = tempfile.mkdtemp()
 >>> z = zarrkit.zeros((4, 4), chunks=(2, 2), store=os.path.join(d, 'a.zarr'), zarr_format=2)
->>> main(['ls', os.path.join(d, 'a.zarr')])
-/  array  (4, 4) float64  chunks (2, 2)
+>>> main(['ls', os.path.join(d, 'a.zarr')])  # nothing written: its metadata alone is stored
+/  array  (4, 4) float64  chunks (2, 2)  ... bytes stored
 0
 """
 
@@ -54,9 +54,9 @@ from typing import Any, TextIO
 
 from .. import __version__
 from ..errors import ZarrkitError
+from ..storage.extras import missing_extra
 from .common import (
     COPY_MARKER,
-    EXIT_ERROR,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_STOPPED,
@@ -65,6 +65,7 @@ from .common import (
     Location,
     _parse_storage_options,
     _Parser,
+    exit_code_of,
     int_at_least,
     locate,
     say,
@@ -73,16 +74,35 @@ from .common import (
 from .copy import cmd_cp
 from .edit import cmd_consolidate, cmd_convert, cmd_rm
 from .inspect import cmd_info, cmd_ls, cmd_tree, cmd_verify
+from .options import COMPRESSOR_HELP, compressor, layout_rule
+from .progress import add_progress_options
 
 __all__ = ["main", "build_parser", "locate", "Location", "COPY_MARKER"]
 
 
 # -- the parser ------------------------------------------------------------------------------------
+EPILOG = """\
+PATH may name a node inside a store: data.zarr/group/array, or the store and --path group/array
+(one or the other, not both).
+
+exit codes:
+  0  success (also: zarrkit with no arguments, which prints this help)
+  1  verify found damage: a corrupt chunk or metadata document, an unfinished cp, a
+     half-converted node
+  2  usage error: bad arguments, or a command refused (a destination that exists, rm without --yes)
+  3  cp stopped by ZARRKIT_CP_FAIL_AFTER (a testing hook; run the command again to resume)
+  4  not found: no such file, store, array or group
+  5  data error: a metadata document or chunk that cannot be read or decoded
+  6  any other failure (input/output, permissions, a missing optional dependency)
+  130 interrupted"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="zarrkit",
         description="Inspect, copy, convert and check Zarr v2/v3 stores (directories, .zip files, URLs).",
-        epilog="PATH may name a node inside a store: data.zarr/group/array (or use --path).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"zarrkit {__version__}")
     parser.add_argument(
@@ -92,16 +112,22 @@ def build_parser() -> argparse.ArgumentParser:
              "(default: $ZARRKIT_STORAGE_OPTIONS)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    sub.required = True
 
     def add(name: str, help: str, func: Any) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help, description=help)
         p.set_defaults(func=func)
         return p
 
-    def path_args(p: argparse.ArgumentParser) -> None:
-        p.add_argument("path_arg", metavar="PATH", help="store (directory, .zip, URL), optionally /node/path")
-        p.add_argument("--path", default=None, help="node path inside the store")
+    def path_args(p: argparse.ArgumentParser, node: str = "node path inside the store") -> None:
+        p.add_argument("path_arg", metavar="PATH", help="store (directory, .zip, URL), optionally /node/path"
+                       ).complete = FILE_COMPLETION  # type: ignore[attr-defined]
+        p.add_argument("--path", default=None, help=f"{node} (when PATH is the store itself)")
+
+    def zarr_format(p: argparse.ArgumentParser, help: str, alias: bool = False) -> None:
+        p.add_argument("--zarr-format", type=int, choices=(2, 3), default=None, help=help)
+        if alias:
+            # the old name, for scripts written before the option was named as cp's is
+            p.add_argument("--to", dest="zarr_format", type=int, choices=(2, 3), help=argparse.SUPPRESS)
 
     p = add("info", "show the info table of an array, or a summary of a group", cmd_info)
     path_args(p)
@@ -112,39 +138,47 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--level", type=int_at_least(0), default=None,
                    help="levels below the node to show (0: the node alone; default: all)")
 
-    p = add("ls", "list the members of a group", cmd_ls)
+    p = add("ls", "list the members of a group, with their stored sizes", cmd_ls)
     path_args(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
     p = add("cp", "copy an array or a hierarchy to another store, chunk by chunk (resumable)", cmd_cp)
-    p.add_argument("src", metavar="SRC", help="source store, optionally /node/path")
-    p.add_argument("dst", metavar="DST", help="destination (directory, .zip, URL), optionally /node/path")
-    p.add_argument("--path", default=None, help="node path inside the source store")
-    p.add_argument("--dest-path", default=None, help="node path inside the destination store")
-    p.add_argument("--zarr-format", type=int, choices=(2, 3), default=None, help="format of the copy (default: the source's)")
-    p.add_argument("--chunks", default=None, help="chunk shape of the copy, e.g. 100,100")
-    p.add_argument("--shards", default=None, help="shard shape of the copy (v3), e.g. 1000,1000, or 'none'")
-    p.add_argument("--compressor", choices=("zstd", "blosc", "gzip", "lz4", "none"), default=None,
-                   help="compressor of the copy (default: the source's)")
+    p.add_argument("src", metavar="SRC", help="source store, optionally /node/path"
+                   ).complete = FILE_COMPLETION  # type: ignore[attr-defined]
+    p.add_argument("dst", metavar="DST", help="destination (directory, .zip, URL), optionally /node/path"
+                   ).complete = FILE_COMPLETION  # type: ignore[attr-defined]
+    p.add_argument("--path", default=None, help="node path inside the source store (when SRC is the store)")
+    p.add_argument("--dest-path", default=None,
+                   help="node path inside the destination store (when DST is the store)")
+    zarr_format(p, "format of the copy (default: the source's)")
+    p.add_argument("--chunks", action="append", type=layout_rule("--chunks", shards=False), default=None,
+                   metavar="SHAPE",
+                   help="chunk shape of the arrays of that rank, e.g. 100,100 (repeat for other ranks; "
+                        "arrays of other ranks keep their chunks)")
+    p.add_argument("--shards", action="append", type=layout_rule("--shards", shards=True), default=None,
+                   metavar="RULE",
+                   help="shards of the copy (v3): a shape for the arrays of its rank (e.g. 256,256,256), "
+                        "'auto' (shards of about 64 MiB made of each array's chunks), a target size "
+                        "per shard (e.g. 16MiB), or 'none'; repeat to give a shape per rank plus one of "
+                        "the others for the remaining arrays (default: arrays of other ranks keep "
+                        "the source's sharding)")
+    p.add_argument("--compressor", type=compressor, default=None, metavar="NAME[:LEVEL]", help=COMPRESSOR_HELP)
     p.add_argument("--dtype", default=None, help="data type of the copy (values are cast)")
     p.add_argument("--overwrite", action="store_true", help="replace whatever is at DST")
     p.add_argument("--buffer", type=int_at_least(1), default=64, metavar="MIB",
                    help="memory for chunks in flight, in MiB (default 64; at least one chunk)")
-    bar = p.add_mutually_exclusive_group()
-    bar.add_argument("--progress", dest="progress", action="store_true", default=None,
-                     help="show a progress bar (default: when stderr is a terminal)")
-    bar.add_argument("--no-progress", dest="progress", action="store_false")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    add_progress_options(p)
 
     p = add("convert", "convert a hierarchy between Zarr v2 and v3 in place (metadata only)", cmd_convert)
     path_args(p)
-    p.add_argument("--to", type=int, choices=(2, 3), required=True, help="target format")
+    zarr_format(p, "the format to convert to (required)", alias=True)
 
     p = add("verify", "decode every stored chunk; report missing and corrupt ones (exit 1 if corrupt)", cmd_verify)
     path_args(p)
-    p.add_argument("--max-missing", type=int_at_least(0), default=20,
+    p.add_argument("--max-missing", type=int_at_least(0), default=20, metavar="N",
                    help="missing chunks listed per array (default 20)")
     p.add_argument("--all", action="store_true", help="list every missing chunk")
+    add_progress_options(p)
 
     p = add("consolidate", "consolidate the metadata of a hierarchy", cmd_consolidate)
     path_args(p)
@@ -152,7 +186,27 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("rm", "remove an array or group (and everything below it)", cmd_rm)
     path_args(p)
     p.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+    add_progress_options(p)
+
+    p = add("completion", "print a shell completion script (needs shtab: pip install zarrkit[cli])",
+            lambda args: cmd_completion(args, parser))
+    p.add_argument("shell", choices=("bash", "zsh", "tcsh"),
+                   help="the shell; e.g. zarrkit completion bash > ~/.local/share/bash-completion/completions/zarrkit")
     return parser
+
+
+#: what shtab completes a store argument with: files and directories
+FILE_COMPLETION = {"bash": "_shtab_compgen_files", "zsh": "_files", "tcsh": "f"}
+
+
+def cmd_completion(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``zarrkit completion SHELL``: the completion script shtab generates from the parser."""
+    try:
+        import shtab
+    except ImportError:
+        raise missing_extra("zarrkit completion", "shtab", "cli") from None
+    say(shtab.complete(parser, shell=args.shell).rstrip("\n"))
+    return EXIT_OK
 
 
 def _one_line(exc: BaseException) -> str:
@@ -200,13 +254,16 @@ def main(argv: list[str] | None = None) -> int:
 def _run(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
     try:
         args = parser.parse_args(argv)
+        if args.command is None:  # no command: the help, which is what was asked for
+            parser.print_help()
+            return EXIT_OK
         # the options every store opened by this command gets
         storage_options.clear()
         storage_options.update(_parse_storage_options(args.storage_options))
-        return args.func(args)
+        return int(args.func(args))
     except CLIError as exc:
         _error(_one_line(exc))
-        return EXIT_ERROR
+        return exc.exit_code
     except CopyStopped as exc:
         _error(_one_line(exc))
         return EXIT_STOPPED
@@ -221,9 +278,9 @@ def _run(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
     except Exception as exc:  # one line, no traceback, for every failure
         if os.environ.get("ZARRKIT_DEBUG"):
             raise
-        known = isinstance(exc, (ZarrkitError, OSError, ValueError, TypeError, KeyError))
+        known = isinstance(exc, (ZarrkitError, OSError, ValueError, TypeError, KeyError, ImportError))
         _error(_one_line(exc) if known else f"{type(exc).__name__}: {_one_line(exc)} (set ZARRKIT_DEBUG=1 for a traceback)")
-        return EXIT_ERROR
+        return exit_code_of(exc)
 
 
 def _terminate(signum: int, frame: Any) -> None:

@@ -17,8 +17,9 @@ from urllib.parse import unquote, urlparse
 from ..codecs.registry import codec_config
 from ..core.array import Array
 from ..core.group import Group
+from ..core.info import human_readable_size
 from ..core.printable import printable
-from ..errors import MetadataError
+from ..errors import ChunkDecodeError, MetadataError, NodeNotFoundError, StorageOptionsError
 from ..metadata import io
 from ..metadata.consolidated import load_consolidated
 from ..metadata.normalize import normalize_path
@@ -36,15 +37,45 @@ PARTIAL_SUFFIX = ".partial"
 
 _META_NAMES = ("zarr.json", ".zgroup", ".zarray")
 
+#: The exit codes (``zarrkit --help`` lists them): success; ``verify`` found damage; a usage
+#: error (bad arguments, a command refused); a copy stopped by its testing hook; not found; a
+#: data error (a document or chunk that cannot be read or decoded); any other failure.
 EXIT_OK = 0
 EXIT_FAILED = 1
-EXIT_ERROR = 2
+EXIT_USAGE = 2
 EXIT_STOPPED = 3
+EXIT_NOT_FOUND = 4
+EXIT_DATA = 5
+EXIT_ERROR = 6
 EXIT_INTERRUPTED = 130
 
 
 class CLIError(Exception):
-    """An error reported as one line ``zarrkit: error: ...`` with exit code 2."""
+    """An error reported as one line ``zarrkit: error: ...``; a usage error (exit code 2)
+    unless it says otherwise."""
+
+    exit_code = EXIT_USAGE
+
+
+class NotFoundError(CLIError):
+    """No such file, store, array or group (exit code 4)."""
+
+    exit_code = EXIT_NOT_FOUND
+
+
+def exit_code_of(exc: BaseException) -> int:
+    """The exit code of a failure that is not a :class:`CLIError`: not found (4) for a missing
+    node or file, a data error (5) for what the store holds that cannot be read or decoded,
+    a usage error (2) for bad storage options, else 6."""
+    if isinstance(exc, CLIError):
+        return exc.exit_code
+    if isinstance(exc, (NodeNotFoundError, FileNotFoundError)):
+        return EXIT_NOT_FOUND
+    if isinstance(exc, (MetadataError, ChunkDecodeError, zipfile.BadZipFile, UnicodeDecodeError)):
+        return EXIT_DATA
+    if isinstance(exc, StorageOptionsError):
+        return EXIT_USAGE
+    return EXIT_ERROR
 
 
 class CopyStopped(Exception):
@@ -68,6 +99,11 @@ def shown(text: object) -> str:
 def plural(n: int, noun: str, nouns: str | None = None) -> str:
     """A count and its noun, agreeing: ``"1 chunk"``, ``"2 chunks"``, ``"0 chunks"``."""
     return f"{n} {noun if n == 1 else nouns or noun + 's'}"
+
+
+def size_text(nbytes: int) -> str:
+    """``"0 bytes"``, ``"1 byte"``, ``"512 bytes"``, then ``"1.5K"``, ``"2.0M"``... as ``info`` does."""
+    return plural(nbytes, "byte") if nbytes < 1024 else human_readable_size(nbytes)
 
 
 def int_at_least(minimum: int) -> Callable[[str], int]:
@@ -134,8 +170,12 @@ def _walk_up(d: str) -> tuple[str, str]:
     return root, "" if rel == "." else rel.replace(os.sep, "/")
 
 
-def locate(arg: str, node_path: str | None = None) -> Location:
+def locate(arg: str, node_path: str | None = None, option: str = "--path") -> Location:
     """Resolve a ``PATH`` argument (plus an optional ``--path``) to a :class:`Location`.
+
+    The node is named either by ``arg`` going on below the store root or by ``node_path``
+    (the option ``option``), not by both: a ``PATH`` that names a node inside its store and a
+    ``--path`` as well are refused (a usage error), as they could mean two different nodes.
 
     Examples
     --------
@@ -149,8 +189,21 @@ def locate(arg: str, node_path: str | None = None) -> Location:
     ('x.zarr', 'a/b', 'dir')
     """
     extra = normalize_path(node_path)
+    loc = _locate(arg)
+    if extra:
+        if loc.path:
+            raise CLIError(
+                f"{arg} names the node {loc.path!r} of the store {loc.root} already, and {option} "
+                f"{node_path} another: give the node in the path or with {option}, not both"
+            )
+        loc.path = extra
+    return loc
+
+
+def _locate(arg: str) -> Location:
+    """:func:`locate` of ``arg`` alone."""
     if "://" in arg and not arg.startswith("file://"):
-        return Location(arg, arg.rstrip("/"), extra, "url", True)
+        return Location(arg, arg.rstrip("/"), "", "url", True)
     local = arg
     if arg.startswith("file://"):
         local = unquote(urlparse(arg).path)
@@ -165,26 +218,25 @@ def locate(arg: str, node_path: str | None = None) -> Location:
         cur = parent
     if os.path.isfile(cur):
         if not (cur.endswith(".zip") or zipfile.is_zipfile(cur)):
-            raise CLIError(f"{arg}: not a Zarr store (a file that is not a zip file)")
-        return Location(arg, cur, join_path("/".join(rest), extra), "zip", not rest)
+            raise NotFoundError(f"{arg}: not a Zarr store (a file that is not a zip file)")
+        return Location(arg, cur, "/".join(rest), "zip", not rest)
     if rest:
         # a path that does not exist yet: a new zip file, a node below an existing store, or
         # a new directory store
         for i, part in enumerate(rest):
             if part.endswith(".zip"):
                 root = os.path.join(cur, *rest[: i + 1])
-                return Location(arg, root, join_path("/".join(rest[i + 1 :]), extra), "zip", False)
+                return Location(arg, root, "/".join(rest[i + 1 :]), "zip", False)
         if _has_meta(cur):
             root, inner = _walk_up(cur)
-            return Location(arg, root, join_path(inner, "/".join(rest), extra), "dir", False)
-        return Location(arg, p, extra, "dir", False)
+            return Location(arg, root, join_path(inner, *rest), "dir", False)
+        return Location(arg, p, "", "dir", False)
     if _has_meta(p):
         root, inner = _walk_up(p)
-        return Location(arg, root, join_path(inner, extra), "dir", True)
-    return Location(arg, p, extra, "dir", True)
+        return Location(arg, root, inner, "dir", True)
+    return Location(arg, p, "", "dir", True)
 
 
-#: fsspec options for URL stores (``--storage-options``), set by :func:`main`
 #: the ``--storage-options`` of the running command (set by :func:`zarrkit.cli.main`)
 storage_options: dict[str, Any] = {}
 
@@ -207,7 +259,7 @@ def _open_store(loc: Location, write: bool = False) -> Store:
     if loc.kind == "url":
         return open_store(loc.root, read_only=not write, storage_options=storage_options or None)
     if not write and not os.path.exists(loc.root):
-        raise CLIError(f"{loc.arg}: no such file or directory")
+        raise NotFoundError(f"{loc.arg}: no such file or directory")
     if loc.kind == "zip":
         return ZipStore(loc.root, mode="a" if write else "r")
     return DirectoryStore(loc.root, read_only=not write)
@@ -216,10 +268,11 @@ def _open_store(loc: Location, write: bool = False) -> Store:
 def _node_kind(store: Store, path: str, loc: Location) -> str:
     kind = io.node_kind(store, path)
     if kind is None:
-        where = loc.arg if not path or path == loc.path else f"{loc.arg} (path {path!r})"
         if loc.kind != "url" and not os.path.exists(loc.root):
-            raise CLIError(f"{loc.arg}: no such file or directory")
-        raise CLIError(f"no Zarr array or group at {where}")
+            raise NotFoundError(f"{loc.arg}: no such file or directory")
+        # what was looked for: the node path inside the store, and the store
+        where = f"{path!r} in the store {loc.root}" if path else f"the root of the store {loc.root}"
+        raise NotFoundError(f"no Zarr array or group at {where}")
     return kind
 
 

@@ -18,16 +18,13 @@ import zipfile
 from collections.abc import Iterator
 from typing import Any
 
-import numcodecs
 import numpy as np
-from tqdm import tqdm
 
 from .. import __version__
 from ..api.creation import create
 from ..api.streaming import creation_kwargs, iter_blocks, stream_copy
 from ..core.array import Array
 from ..core.chunks import filled, is_all_fill
-from ..core.info import human_readable_size
 from ..errors import MetadataError, ZarrkitError
 from ..metadata import io
 from ..metadata.consolidated import consolidate
@@ -51,44 +48,66 @@ from .common import (
     plural,
     say,
     shown,
+    size_text,
 )
+from .options import auto_shards, check_rules, rule_for, unmatched_shapes
+from .progress import ByteProgress, wanted
 
 
 # -- cp --------------------------------------------------------------------------------------------
-def _parse_shape(text: str, option: str) -> tuple[int, ...]:
-    try:
-        values = tuple(int(v) for v in text.replace(" ", "").split(",") if v != "")
-    except ValueError:
-        raise CLIError(f"{option} expects comma-separated integers like 10,10, got {text!r}") from None
-    if not values or any(v <= 0 for v in values):
-        raise CLIError(f"{option} expects positive integers like 10,10, got {text!r}")
-    return values
-
-
-def _compressor(name: str) -> Any:
-    return {
-        "zstd": lambda: numcodecs.Zstd(level=3),
-        "blosc": lambda: numcodecs.Blosc(cname="zstd", clevel=5, shuffle=numcodecs.Blosc.SHUFFLE),
-        "gzip": lambda: numcodecs.GZip(level=5),
-        "lz4": lambda: numcodecs.LZ4(),
-        "none": lambda: None,
-    }[name]()
-
-
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The creation arguments every array of the copy gets (``--chunks`` and ``--shards``
+    are per array: :func:`_layout`)."""
     ov: dict[str, Any] = {}
-    if args.chunks is not None:
-        ov["chunks"] = _parse_shape(args.chunks, "--chunks")
-    if args.shards is not None:
-        ov["shards"] = None if args.shards.lower() == "none" else _parse_shape(args.shards, "--shards")
     if args.compressor is not None:
-        ov["compressor"] = _compressor(args.compressor)
+        ov["compressor"] = args.compressor.codec
     if args.dtype is not None:
         try:
             ov["dtype"] = np.dtype(args.dtype)
         except TypeError:
             raise CLIError(f"--dtype: {args.dtype!r} is not a data type") from None
     return ov
+
+
+def _layout(args: argparse.Namespace, src: Array, fmt: int, name: str, ov: dict[str, Any]) -> dict[str, Any]:
+    """``ov`` with the chunks and shards the rules of ``--chunks`` and ``--shards`` give
+    ``src``: the shape of its rank, else ``auto``/a size/``none``, else what the source has."""
+    ov = dict(ov)
+    chunk_rule = rule_for(args.chunks, src.ndim)
+    if chunk_rule is not None:
+        ov["chunks"] = chunk_rule.shape
+    shard_rule = rule_for(args.shards, src.ndim)
+    if shard_rule is None:
+        return ov
+    if shard_rule.kind == "none":
+        ov["shards"] = None
+        return ov
+    if fmt != 3:
+        raise CLIError("--shards needs Zarr v3 (add --zarr-format 3)")
+    if shard_rule.kind == "shape":
+        ov["shards"] = shard_rule.shape
+        return ov
+    chunks = ov.get("chunks") or src.metadata.chunks
+    if not all(isinstance(c, int) for c in chunks):  # a rectilinear grid: left unsharded
+        return ov
+    dtype = np.dtype(ov.get("dtype", src.dtype))
+    ov["shards"] = auto_shards(src.shape, chunks, dtype.itemsize, shard_rule.nbytes)
+    if ov["shards"] is None and not src.shards:
+        del ov["shards"]  # chunks already as big as a shard would be: no sharding added
+    return ov
+
+
+def _check_ranks(args: argparse.Namespace, ranks: dict[int, str]) -> None:
+    """Refuse an explicit shape no array of the copy has the rank of (a typo, most likely)."""
+    for option, rules in (("--chunks", args.chunks), ("--shards", args.shards)):
+        for rule in unmatched_shapes(rules, set(ranks)):
+            if len(ranks) == 1:
+                (ndim, name), = ranks.items()
+                raise CLIError(f"{option} {rule.text} has {plural(len(rule.shape), 'value')} "
+                               f"but array {name} has {plural(ndim, 'dimension')}")
+            have = ", ".join(str(n) for n in sorted(ranks)) or "none"
+            raise CLIError(f"{option} {rule.text} has {plural(len(rule.shape), 'value')} but no array "
+                           f"of the copy has {plural(len(rule.shape), 'dimension')} (their ranks: {have})")
 
 
 @dataclasses.dataclass
@@ -116,6 +135,9 @@ def _node_docs(store: Store, path: str, zarr_format: int) -> dict[str, Any]:
 
 def _plan_copy(store: Store, path: str, args: argparse.Namespace) -> list[_Node]:
     ov = _overrides(args)
+    check_rules(args.chunks, "--chunks")
+    check_rules(args.shards, "--shards")
+    ranks: dict[int, str] = {}  # the ranks of the arrays copied, and an array of each
     plan: list[_Node] = []
     base = len(path) + 1 if path else 0
     for node_path, kind in _walk(store, path):
@@ -129,16 +151,8 @@ def _plan_copy(store: Store, path: str, args: argparse.Namespace) -> list[_Node]
             continue
         src = Array(store, path=node_path, read_only=True)
         name = src.name or "/"
-        node_ov = dict(ov)
-        if "chunks" in node_ov and len(node_ov["chunks"]) != src.ndim:
-            raise CLIError(f"--chunks {args.chunks} has {plural(len(node_ov['chunks']), 'value')} "
-                           f"but array {name} has {plural(src.ndim, 'dimension')}")
-        if node_ov.get("shards") is not None:
-            if fmt != 3:
-                raise CLIError("--shards needs Zarr v3 (add --zarr-format 3)")
-            if len(node_ov["shards"]) != src.ndim:
-                raise CLIError(f"--shards {args.shards} has {plural(len(node_ov['shards']), 'value')} "
-                               f"but array {name} has {plural(src.ndim, 'dimension')}")
+        ranks.setdefault(src.ndim, name)
+        node_ov = _layout(args, src, fmt, name, ov)
         try:
             kw = creation_kwargs(src, fmt, node_ov)
         except (ZarrkitError, ValueError, TypeError) as exc:
@@ -159,6 +173,7 @@ def _plan_copy(store: Store, path: str, args: argparse.Namespace) -> list[_Node]
         except (ZarrkitError, ValueError, TypeError) as exc:
             raise CLIError(f"array {name}: {exc}") from None
         plan.append(_Node(rel, kind, fmt, src, attrs, kw, _node_docs(mem, "", fmt)))
+    _check_ranks(args, ranks)
     return plan
 
 
@@ -245,38 +260,6 @@ def _same_fill(src: Array, dst: Array) -> bool:
         return is_all_fill(a, fill)
     except Exception:  # noqa: BLE001 (when in doubt, copy)
         return False
-
-
-class _Progress:
-    """The ``cp --progress`` bar: labelled from its first frame; chunks an interrupted copy
-    already wrote, or that need no writing, advance it without counting in its rate."""
-
-    def __init__(self, total: int, enabled: bool, unit: str = "chunk", desc: str | None = None,
-                 file: Any = None):
-        self.bar = None
-        if enabled:
-            self.bar = tqdm(total=total, unit=unit, desc=desc, file=file or sys.stderr, dynamic_ncols=True,
-                            leave=False)
-
-    def describe(self, text: str) -> None:
-        if self.bar is not None and self.bar.desc not in (text, f"{text}: "):
-            self.bar.set_description(text)
-
-    def update(self, n: int = 1) -> None:
-        if self.bar is not None:
-            self.bar.update(n)
-
-    def skip(self, n: int = 1) -> None:
-        """Advance by ``n`` chunks not copied by this run: tqdm's ``initial``, so its rate (and
-        time left) is that of the chunks copied."""
-        if self.bar is not None:
-            self.bar.n += n
-            self.bar.last_print_n += n  # not a step of the smoothed rate either
-            self.bar.initial += n
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
 
 
 def _env_number(name: str, kind: type) -> Any:
@@ -399,15 +382,17 @@ class _CopyRun:
         self.changed = changed or {}
         sharded = [bool(d.shards) for _, d in arrays]
         self.unit = "shards" if sharded and all(sharded) else "chunks/shards" if any(sharded) else "chunks"
-        total = sum(math.prod(d.metadata.storage_grid.grid_shape) for _, d in arrays)
-        show = not args.quiet and (args.progress or (args.progress is None and sys.stderr.isatty()))
-        first = self.label(arrays[0][0]) if arrays else None
-        self.progress = _Progress(total, bool(show), self.unit.split("/")[0][:-1], desc=first)
+        # the bar counts the bytes of the arrays (as read, before compression) over the whole
+        # copy; its label is the copy's source, what it works on follows the counts
+        total = sum(d.nbytes for _, d in arrays)
+        source = os.path.basename(str(args.src).rstrip("/\\")) or str(args.src)
+        self.progress = ByteProgress(total, wanted(args), desc=shown(source))
+        self.itemsize = 1
         self.counts = {"written": 0, "present": 0, "empty": 0, "bytes": 0}
 
     def label(self, node: _Node) -> str:
-        """The bar's label while ``node`` is copied: its path in the source hierarchy, or for
-        a lone array the name the command gave it."""
+        """What the bar shows while ``node`` is copied: its path in the source hierarchy, or
+        for a lone array the name the command gave it."""
         name = node.src.name
         if name in (None, "", "/"):
             return shown(os.path.basename(str(self.args.src).rstrip("/\\")) or str(self.args.src))
@@ -417,10 +402,13 @@ class _CopyRun:
         """``n`` with the unit copied: ``"1 chunk"``, ``"2 shards"``, ``"3 chunks/shards"``."""
         return plural(n, self.unit.replace("chunks", "chunk").replace("shards", "shard"), self.unit)
 
+    def region_bytes(self, region: Any) -> int:
+        return math.prod(r.stop - r.start for r in region) * self.itemsize
+
     def on_written(self, coords: Any, region: Any, nbytes: int) -> None:
         self.counts["written"] += 1
         self.counts["bytes"] += nbytes
-        self.progress.update()
+        self.progress.update(self.region_bytes(region))
         if self.throttle:
             time.sleep(self.throttle)
         if self.fail_after is not None and self.counts["written"] >= self.fail_after:
@@ -446,24 +434,25 @@ class _CopyRun:
                     yield coords, region
                     continue
                 self.counts["present"] += 1
-                self.progress.skip()
+                self.progress.skip(self.region_bytes(region))
                 continue
             if src_stored is not None and not any(tuple(c) in src_stored for c in _product(ranges)):
                 self.counts["empty"] += 1
-                self.progress.skip()
+                self.progress.skip(self.region_bytes(region))
                 continue
             yield coords, region
 
     def run(self) -> None:
         for node, dst in self.arrays:
-            self.progress.describe(self.label(node))
+            self.progress.show(self.label(node))
+            self.itemsize = dst.dtype.itemsize
             stream_copy(node.src, dst, units=self.units(node, node.src, dst), threads=self.threads,
                         on_written=self.on_written, window_bytes=self.args.buffer * 2**20)
 
 
 def cmd_cp(args: argparse.Namespace) -> int:
     src_loc = locate(args.src, args.path)
-    dst_loc = locate(args.dst, args.dest_path)
+    dst_loc = locate(args.dst, args.dest_path, "--dest-path")
     start = time.monotonic()
     with contextlib.ExitStack() as stack:
         src_store = stack.enter_context(contextlib.closing(_open_store(src_loc)))
@@ -506,7 +495,7 @@ def cmd_cp(args: argparse.Namespace) -> int:
         f"{'resumed' if resume else 'copied'} {args.src} -> {args.dst}: {n_arrays} array{'s' if n_arrays != 1 else ''}, "
         f"{n_groups} group{'s' if n_groups != 1 else ''}; {run.counted(counts['written'])} written, "
         f"{counts['present']} already present, {counts['empty']} empty; "
-        f"{_size(counts['bytes'])} in {time.monotonic() - start:.1f}s"
+        f"{size_text(counts['bytes'])} in {time.monotonic() - start:.1f}s"
     )
     return EXIT_OK
 
@@ -527,11 +516,6 @@ def _place(loc: Location) -> Place:
     # the holders the stores' location() names (a zip file's, a directory's, a URL's)
     holder = {"dir": "file", "zip": "zip"}.get(loc.kind, loc.kind)
     return place_of((holder, loc.root), loc.path)
-
-
-def _size(nbytes: int) -> str:
-    """``"0 bytes"``, ``"1 byte"``, ``"512 bytes"``, then ``"1.5K"``, ``"2.0M"``... as ``info`` does."""
-    return plural(nbytes, "byte") if nbytes < 1024 else human_readable_size(nbytes)
 
 
 def _product(ranges: list[range]) -> Iterator[tuple[int, ...]]:

@@ -11,17 +11,13 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 from ..api.conversion import mixed_documents
 from ..core.array import Array
 from ..core.group import Group
 from ..core.info import (
-    array_items,
     bytes_text,
-    describe_array,
-    describe_group,
-    group_items,
-    render_text,
-    report_width,
 )
 from ..core.pool import run_tasks, threads_for
 from ..core.tree import TreeView
@@ -41,12 +37,15 @@ from .common import (
     _note_interrupted,
     _open_node,
     _open_store,
+    _table,
     _walk,
     locate,
     plural,
     say,
     shown,
+    size_text,
 )
+from .progress import ByteProgress, wanted
 
 # -- info ------------------------------------------------------------------------------------------
 
@@ -127,43 +126,83 @@ def _group_info(grp: Group, loc: Location) -> dict[str, Any]:
     }
 
 
-def _after(items: list[tuple[str, str]], name: str, extra: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    at = next(i for i, (k, _) in enumerate(items) if k == name) + 1
-    return items[:at] + extra + items[at:]
+def _codec_text(config: Any) -> str:
+    """A codec as the ``info`` table shows it, the same way in both formats:
+    ``zstd(level=3, checksum=False)`` from a v2 ``{"id": ...}`` or a v3 ``{"name": ...}``."""
+    if not isinstance(config, dict):
+        return str(config)
+    config = dict(config)
+    name = config.pop("id", None) or config.pop("name", "?")
+    params = config.pop("configuration", None)
+    params = {**config, **params} if isinstance(params, dict) else config
+    return f"{name}({', '.join(f'{k}={v!r}' for k, v in params.items())})"
 
 
-def array_info_text(arr: Array, loc: Location) -> str:
-    """An array's report as ``.info_complete()`` shows it (zarr-python 3's style for a v3
-    array, 2's for a v2 one), with where it is and what it holds beside the store type."""
-    d = describe_array(arr, stored=True)
-    items = array_items(d)
-    extra = [("Store path", loc.root)]
-    if d.zarr_format == 2:  # zarr-python 3's report has the fill value already
-        extra.append(("Fill value", str(d.fill_value)))
-    if d.dimension_names is not None:
-        extra.append(("Dimension names", str(d.dimension_names)))
-    extra.append(("Attributes", str(len(arr.attrs.asdict()))))
-    items = _after(items, "Store type", extra)
-    if d.zarr_format == 3:  # zarr-python 3 names a group, not an array: the path says which
-        items.insert(0, ("Name", d.path))
-    return render_text(_shown_items(items), report_width(d.zarr_format, "array"))
+def _codecs_text(configs: list[Any]) -> str:
+    return ", ".join(_codec_text(c) for c in configs) or "none"
 
 
-def group_info_text(grp: Group, loc: Location, info: dict[str, Any]) -> str:
-    """A group's report as ``.info_complete()`` shows it, in its format's style, with where it
-    is, and what the whole hierarchy below holds (``info`` is :func:`_group_info`'s)."""
-    zarr3 = grp.zarr_format == 3
-    d = describe_group(grp, members=not zarr3, descendants=zarr3)
-    items = _after(group_items(d), "Store type", [("Store path", loc.root)])
+def _shape_text(shape: Any) -> str:
+    """A shape; a rectilinear grid's edges (run-length, as stored) as ``variable [...]``."""
+    return str(tuple(shape)) if all(isinstance(n, int) for n in shape) else f"variable {shape}"
+
+
+def array_info_text(info: dict[str, Any], fill_value: Any) -> str:
+    """An array's ``info`` table (``info`` is :func:`_array_info`'s, ``fill_value`` the
+    array's): one layout whatever the format, unlike ``Array.info``, which mirrors the
+    zarr-python of the array's format."""
+    items = [
+        ("Name", "/" + info["path"]),
+        ("Type", "array"),
+        ("Zarr format", str(info["zarr_format"])),
+        ("Data type", info["dtype"]),
+        ("Shape", _shape_text(info["shape"])),
+        ("Chunk shape", _shape_text(info["chunks"])),
+    ]
+    if info["shards"]:
+        items.append(("Shard shape", _shape_text(info["shards"])))
+    fill = fill_value.item() if isinstance(fill_value, np.generic) else fill_value
+    items += [("Order", str(info["order"])), ("Fill value", str(fill))]
+    if info["dimension_names"] is not None:
+        items.append(("Dimension names", str(tuple(info["dimension_names"]))))
     items += [
+        ("Filters", _codecs_text(info["filters"])),
+        ("Compressors", _codecs_text(info["compressors"])),
+        ("Store type", info["store_type"]),
+        ("Store path", info["store"]),
         ("Attributes", str(len(info["attributes"]))),
-        ("Consolidated", str(info["consolidated"])),
-        # zarr-python 3's report counts them already
-        *([] if zarr3 else [("Arrays below", str(info["n_arrays"])), ("Groups below", str(info["n_groups"]))]),
         ("No. bytes", bytes_text(info["nbytes"])),
         ("No. bytes stored", bytes_text(info["nbytes_stored"])),
     ]
-    return render_text(_shown_items(items), report_width(d.zarr_format, "group"))
+    if info["nbytes_stored"]:
+        items.append(("Storage ratio", f"{info['nbytes'] / info['nbytes_stored']:.1f}"))
+    items.append(("Chunks initialized", f"{info['nchunks_initialized']}/{info['nchunks']}"))
+    if info["shards"]:
+        items.append(("Shards initialized", f"{info['nshards_initialized']}/{info['nshards']}"))
+    return _table(_shown_items(items))
+
+
+def group_info_text(info: dict[str, Any]) -> str:
+    """A group's ``info`` table (``info`` is :func:`_group_info`'s), in the layout of
+    :func:`array_info_text`, with what the whole hierarchy below holds."""
+    arrays = [m["name"] for m in info["members"] if m["node_type"] == "array"]
+    groups = [m["name"] for m in info["members"] if m["node_type"] == "group"]
+    items = [
+        ("Name", "/" + info["path"]),
+        ("Type", "group"),
+        ("Zarr format", str(info["zarr_format"])),
+        ("Store type", info["store_type"]),
+        ("Store path", info["store"]),
+        ("Attributes", str(len(info["attributes"]))),
+        ("Consolidated", str(info["consolidated"])),
+        ("Arrays", ", ".join(arrays) or "none"),
+        ("Groups", ", ".join(groups) or "none"),
+        ("Arrays below", str(info["n_arrays"])),
+        ("Groups below", str(info["n_groups"])),
+        ("No. bytes", bytes_text(info["nbytes"])),
+        ("No. bytes stored", bytes_text(info["nbytes_stored"])),
+    ]
+    return _table(_shown_items(items))
 
 
 def _shown_items(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -188,13 +227,13 @@ def cmd_info(args: argparse.Namespace) -> int:
             if args.json:
                 say(json.dumps(_array_info(node, loc), indent=2, sort_keys=False, allow_nan=True))
             else:
-                say(array_info_text(node, loc))
+                say(array_info_text(_array_info(node, loc), node.fill_value))
             return EXIT_OK
         info = _group_info(node, loc)
         if args.json:
             say(json.dumps(info, indent=2, allow_nan=True))
         else:
-            say(group_info_text(node, loc, info))
+            say(group_info_text(info))
     return EXIT_OK
 
 
@@ -213,7 +252,7 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
 def _array_entry(name: str, arr: Array) -> dict[str, Any]:
     return {"name": name, "node_type": "array", "shape": list(arr.shape), "dtype": str(arr.dtype),
-            "chunks": chunks_json(arr)}
+            "chunks": chunks_json(arr), "nbytes": arr.nbytes, "nbytes_stored": arr.nbytes_stored}
 
 
 def cmd_ls(args: argparse.Namespace) -> int:
@@ -233,14 +272,24 @@ def cmd_ls(args: argparse.Namespace) -> int:
         rows = []
         for e in entries:
             if e["node_type"] == "array":
-                rows.append((shown(e["name"]), "array",
-                             f"{tuple(e['shape'])} {e['dtype']}  chunks {tuple(e['chunks'])}"))
+                desc = (f"{tuple(e['shape'])} {e['dtype']}  chunks {tuple(e['chunks'])}  "
+                        f"{size_text(e['nbytes_stored'])} stored")
+                rows.append((shown(e["name"]), "array", desc))
             else:
                 rows.append((shown(e["name"]) + "/", "group", plural(e["members"], "member")))
         width = max((len(r[0]) for r in rows), default=0)
         for name, kind, desc in rows:
             say(f"{name:<{width}}  {kind}  {desc}")
     return EXIT_OK
+
+
+def _say_above(progress: ByteProgress, line: str) -> None:
+    """A line of the report while the bar runs (above it, which stays at the bottom)."""
+    if progress.bar is None:
+        say(line)
+    else:
+        with progress.bar.external_write_mode():
+            say(line)
 
 
 # -- verify ----------------------------------------------------------------------------------------
@@ -278,9 +327,14 @@ def _reason(exc: BaseException) -> str:
     return text if isinstance(exc, ZarrkitError) else f"{type(exc).__name__}: {text}"
 
 
-def _verify_array(store: Store, path: str, max_missing: int | None) -> tuple[int, int, int, int, list[str]]:
-    """``(stored objects, decoded chunks, corrupt, missing, report lines)`` of one array."""
+def _verify_array(store: Store, path: str, max_missing: int | None,
+                  progress: ByteProgress | None = None) -> tuple[int, int, int, int, list[str]]:
+    """``(stored objects, decoded chunks, corrupt, missing, report lines)`` of one array; the
+    bar advances by the bytes of the chunks decoded, then of the rest (missing, corrupt)."""
+    if progress is None:
+        progress = ByteProgress(0, False, desc="")
     arr = Array(store, path=path, read_only=True)
+    chunk_bytes = arr.nbytes / max(1, arr.nchunks)
     meta = arr.metadata
     stored = sorted(arr.iter_stored())
     prefix = f"{path}/" if path else ""
@@ -289,6 +343,7 @@ def _verify_array(store: Store, path: str, max_missing: int | None) -> tuple[int
         key = item[1]
         try:
             n = arr.check_stored(key)
+            progress.update(round(n * chunk_bytes))
             return key, n, (None if n else "disappeared while verifying")
         except Exception as exc:  # noqa: BLE001 - anything that fails to decode is corrupt
             return key, 0, _reason(exc)
@@ -301,6 +356,7 @@ def _verify_array(store: Store, path: str, max_missing: int | None) -> tuple[int
         if reason is not None:
             corrupt += 1
             lines.append(f"corrupt: {shown(key)}: {shown(reason)}")
+    progress.skip(max(0, arr.nbytes - round(decoded * chunk_bytes)))
     grid = meta.storage_grid.grid_shape
     stored_set = {coords for coords, _ in stored}
     # counted, not enumerated: the grid may hold more chunks than could ever be listed; only
@@ -316,9 +372,21 @@ def _verify_array(store: Store, path: str, max_missing: int | None) -> tuple[int
     return len(stored), decoded, corrupt, missing, lines
 
 
+def _total_bytes(store: Store, path: str) -> int:
+    """The bytes of the arrays at and below ``path`` (what the bar of ``verify`` counts);
+    those whose metadata does not read count nothing."""
+    total = 0
+    with contextlib.suppress(ZarrkitError, ValueError, OSError):
+        for node_path, kind in _walk(store, path):
+            if kind == "array":
+                with contextlib.suppress(ZarrkitError, ValueError, OSError):
+                    total += Array(store, path=node_path, read_only=True).nbytes
+    return total
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     loc = locate(args.path_arg, args.path)
-    with contextlib.closing(_open_store(loc)) as store:
+    with contextlib.closing(_open_store(loc)) as store, contextlib.ExitStack() as stack:
         incomplete = _interrupted_copy(store, loc)
         try:
             _node_kind(store, loc.path, loc)
@@ -326,6 +394,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
             say(f"corrupt: {shown(exc)}")
             say("1 corrupt metadata document")
             return EXIT_FAILED
+        progress = ByteProgress(_total_bytes(store, loc.path) if wanted(args) else 0, wanted(args),
+                                desc=f"verify {shown(loc.arg)}")
+        stack.callback(progress.close)
         n_arrays = n_objects = n_chunks = n_corrupt = n_missing = n_mixed = 0
         pending = collections.deque([loc.path])
         seen: set[str] = set()
@@ -338,10 +409,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
             if mixed is not None:
                 n_mixed += 1
                 names, agree = mixed
-                say(
+                _say_above(progress,
                     f"half-converted: node {shown(path or '/')} holds both Zarr v3 (zarr.json) and Zarr v2 "
                     f"({', '.join(names)}) metadata{'' if agree else ', which disagree'}; readers use "
-                    "zarr.json; run 'zarrkit convert' with --to 3 or --to 2 again to finish"
+                    "zarr.json; run 'zarrkit convert' with --zarr-format 3 or 2 again to finish"
                 )
             try:
                 kind = io.node_kind(store, path)
@@ -351,7 +422,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                     io.check_group(store, path)
             except MetadataError as exc:
                 n_corrupt += 1
-                say(f"corrupt: {shown(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)}")
+                _say_above(progress, f"corrupt: {shown(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)}")
                 continue
             if kind == "group":
                 prefix = f"{path}/" if path else ""
@@ -359,15 +430,17 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 pending.extend(prefix + name for name in names)
             elif kind == "array":
                 n_arrays += 1
+                progress.show(shown(path or "/"))
                 objects, chunks, corrupt, missing, lines = _verify_array(
-                    store, path, None if args.all else args.max_missing
+                    store, path, None if args.all else args.max_missing, progress
                 )
                 n_objects += objects
                 n_chunks += chunks
                 n_corrupt += corrupt
                 n_missing += missing
                 for line in lines:
-                    say(line)
+                    _say_above(progress, line)
+        progress.close()
         if incomplete:
             say(f"incomplete: {loc.arg} holds an interrupted 'zarrkit cp'; run the same cp command again to finish it")
         say(

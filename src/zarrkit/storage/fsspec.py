@@ -41,6 +41,7 @@ from ..config import config
 from ..errors import StorageOptionsError, StoreError
 from . import fileio, fsspec_s3
 from .base import ByteRange, Store, Version, oversized, validate_key, validate_prefix
+from .extras import FSSPEC_PROTOCOL_EXTRAS, missing_extra
 from .fileio import TEMP_MARKER  # DirectoryStore's: each hides the other's files in flight
 from .fsspec_errors import _MISSING, _RANGE, _TRANSIENT, classify_error
 
@@ -52,10 +53,7 @@ def _import_fsspec() -> Any:
     try:
         import fsspec
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "FsspecStore needs fsspec: pip install 'zarrkit[remote]' (or pip install fsspec "
-            "plus s3fs / gcsfs / adlfs / aiohttp for the protocol you use)"
-        ) from exc
+        raise missing_extra("FsspecStore", "fsspec", "remote") from exc
     return fsspec
 
 
@@ -246,6 +244,12 @@ class FsspecStore(Store):
                 url = f"{url.rstrip('/')}/{path.strip('/')}"
             try:
                 fs_, root = fsspec.core.url_to_fs(url, **_pool_options(url, options))
+            except ImportError as exc:  # the protocol's implementation is not installed
+                protocol = url.split("://", 1)[0].lower() if "://" in url else "file"
+                extra, package = FSSPEC_PROTOCOL_EXTRAS.get(protocol, ("remote", None))
+                if package is None:
+                    raise ImportError(f"{url!r}: {exc} (zarrkit's URL stores: pip install zarrkit[remote])") from exc
+                raise missing_extra(f"the URL {url!r}", package, extra) from exc
             except TypeError as exc:
                 raise StorageOptionsError(f"storage options {sorted(options)} for {url!r}: {exc}") from None
         else:

@@ -26,6 +26,7 @@ from .base import (
     validate_key,
     validate_prefix,
 )
+from .extras import missing_extra
 
 __all__ = ["LMDBStore"]
 
@@ -37,9 +38,7 @@ def _import_lmdb() -> Any:
     try:
         import lmdb
     except ImportError as exc:
-        raise ImportError(
-            "LMDBStore needs the 'lmdb' package: pip install zarrkit[lmdb] (or pip install lmdb)"
-        ) from exc
+        raise missing_extra("LMDBStore", "lmdb", "lmdb") from exc
     return lmdb
 
 

@@ -1,10 +1,10 @@
 """Red-team attacks on appends racing each other without a synchronizer (core/claims.py).
 
-A loser's undo (``Claim._undo``) decides "nobody wrote it since" by comparing the chunk's
-bytes with what it wrote, and ``restore_elements`` picks the elements to put back by comparing
-values.  Appenders writing *equal* values (a constant, a flag, a repeated row) defeat both
-comparisons: the winner's rows look like the loser's own, and are put back to what the loser
-read before (the fill value) after the winner has confirmed them.
+Appenders writing *equal* values (a constant, a flag, a repeated row) defeat any undo that
+tells a loser's write from the winner's by bytes or values: the winner's rows look like the
+loser's own.  On stores whose versions change with every write, a loser puts back only a
+value nobody wrote since (by version), and the winner writes its rows again once shown --
+a new version that a loser's write still on its way cannot replace.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 
 import numpy as np
+import pytest
 
 import zarrkit
 
@@ -32,11 +33,15 @@ def _race_appends(store, data_of, threads=8, per=8, chunks=(4,), shards=None, fi
     return zarrkit.open_array(store, mode="r")[:]
 
 
-def test_threads_appending_equal_rows_lose_none(tmp_path):
-    # 8 threads x 8 one-row appends of the same value: every trial of 5 lost rows when found
+@pytest.mark.parametrize("kind", ["directory", "memory", "directory-sharded"])
+def test_threads_appending_equal_rows_lose_none(tmp_path, kind):
+    # 8 threads x 8 one-row appends of the same value: before the winner wrote its rows again,
+    # and while a loser put back element by element, every trial lost rows to the fill value
     for trial in range(3):
-        store = zarrkit.DirectoryStore(tmp_path / f"a{trial}.zarr")
-        got = _race_appends(store, lambda w, k: np.ones(1, dtype="i4"))
+        store = zarrkit.MemoryStore() if kind == "memory" else zarrkit.DirectoryStore(tmp_path / f"a{trial}.zarr")
+        got = _race_appends(store, lambda w, k: np.ones(1, dtype="i4"),
+                            chunks=(2,) if kind.endswith("sharded") else (4,),
+                            shards=(8,) if kind.endswith("sharded") else None)
         assert got.size == 64
         assert (got == 1).all(), f"rows lost to the fill value: {np.flatnonzero(got != 1).tolist()}"
 

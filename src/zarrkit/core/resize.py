@@ -20,6 +20,7 @@ from .chunks import ChunkContext
 from .claims import Claim, RowsClaimed
 from .indexing import make_indexer
 from .indexing_tools import lazy_product
+from .read import read_selection
 from .shard_trim import clear_grown, clear_inner_outside
 from .stored import current_documents, iter_stored
 from .write import write_selection
@@ -189,14 +190,25 @@ def claimed(array: Resizable, meta: Any, version: Any, change: Any) -> Claim | N
 
 
 def _confirm_rows(array: Resizable, region: Any, data: Any) -> None:
-    """Write the rows an append has just shown again: an appender that lost the race for
-    these rows may have written its own into them, out of sight, after this one wrote them
-    and before its shape lost (it then appends again, after these) -- this mends them, and
-    being a new version of each value it stops such a write still on its way, conditioned
-    on the version before (see :mod:`~zarrkit.core.claims`)."""
+    """Mend the rows an append has just shown: an appender that lost the race for these rows
+    may have written its own into them, out of sight, after this one wrote them and before
+    its shape lost (it then appends again, after these).  Where versions change with every
+    write the rows are written again, each chunk as a new version, which also stops such a
+    write still on its way (conditioned on the version before); where versions are contents
+    that would not stop it (see :mod:`~zarrkit.core.claims`): the rows are read back and
+    written again where they differ."""
     ctx = ChunkContext.build(array._chunk_store, array._path, array._meta)
     indexer = make_indexer(region, array._meta.shape, ctx.grid, "basic")
-    write_selection(ctx, indexer, data, write_empty_chunks=array._write_empty_chunks, conditional=True)
+    if not ctx.store.versions_are_contents:
+        write_selection(ctx, indexer, data, write_empty_chunks=array._write_empty_chunks, conditional=True)
+        return
+    got = read_selection(ctx, indexer)
+    expected = np.broadcast_to(np.asarray(data, dtype=got.dtype), got.shape)
+    same = got == expected
+    if array._meta.dtype.kind in "fc":
+        same |= np.isnan(got) & np.isnan(expected)
+    if not np.all(same):
+        write_selection(ctx, indexer, data, write_empty_chunks=array._write_empty_chunks)
 
 
 def resize_locked(array: Resizable, current: Document, new_shape: tuple[int, ...], appended: Any = None,

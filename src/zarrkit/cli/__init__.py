@@ -73,6 +73,7 @@ from .common import (
 from .copy import cmd_cp
 from .edit import cmd_consolidate, cmd_convert, cmd_rm
 from .inspect import cmd_info, cmd_ls, cmd_tree, cmd_verify
+from .rechunk import add_rechunk_command
 
 __all__ = ["main", "build_parser", "locate", "Location", "COPY_MARKER"]
 
@@ -152,6 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("rm", "remove an array or group (and everything below it)", cmd_rm)
     path_args(p)
     p.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+
+    add_rechunk_command(add)
     return parser
 
 

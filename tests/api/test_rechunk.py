@@ -119,7 +119,7 @@ def test_group_with_chunks_by_name_by_rank_and_auto(tmp_path):
 
 
 def test_temp_store_given_holds_the_intermediate_and_is_emptied(tmp_path):
-    a, data = source(tmp_path)
+    a, _ = source(tmp_path)
     temp = zarrkit.MemoryStore()
     seen = []
     zarrkit.rechunk(a, tmp_path / "dst.zarr", chunks=(24, 5, 5), max_mem="150KB", temp_store=temp,

@@ -179,7 +179,7 @@ def plan_rechunk(
     write = _grow(shape, dst, itemsize, budget, shape)
     # read blocks grow along the axes where the write blocks are longer than the source
     # chunks, up to the write blocks' length (longer reads would only be cut again)
-    caps = tuple(w if w > s else s for s, w in zip(src, write))
+    caps = tuple(max(s, w) for s, w in zip(src, write))
     read = _grow(shape, src, itemsize, budget, caps)
     inter = tuple(_common_chunk(r, w, n) for r, w, n in zip(read, write, shape))
     stages = (Stage(src, inter, read), Stage(inter, dst, write))

@@ -251,7 +251,7 @@ class _Runner:
         from distributed import as_completed  # an optional dependency, used only with a client
 
         futures = {self.client.submit(_copy_block, src, dst, region, 1, pure=False): i for i, region in todo}
-        for future in as_completed(futures):
+        for future in as_completed(futures):  # type: ignore[no-untyped-call]
             finished(futures[future], int(future.result()))
 
 

@@ -34,7 +34,7 @@ def add_rechunk_command(add: Callable[[str, str, Any], argparse.ArgumentParser])
     p.add_argument("--path", default=None, help="node path inside the source store")
     p.add_argument("--dest-path", default=None, help="node path inside the target store")
     p.add_argument("--chunks", action="append", default=None, metavar="SHAPE",
-                   help="chunk shape of the copy, e.g. 100,100 (-1: the whole dimension) or 'auto'; "
+                   help="chunk shape of the copy, e.g. 100,100 (--chunks=-1,100: -1 spans the dimension) or 'auto'; "
                         "NAME=SHAPE for one array of a group (repeatable)")
     p.add_argument("--shards", action="append", default=None, metavar="SHAPE",
                    help="shard shape of the copy (v3), given as --chunks is")

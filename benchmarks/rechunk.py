@@ -34,7 +34,7 @@ TARGET_CHUNKS = (2048, 16, 16)
 
 
 def shape_for(gib: float) -> tuple[int, int, int]:
-    return (max(64, int(round(gib * 512))), 1024, 512)
+    return (max(64, round(gib * 512)), 1024, 512)
 
 
 def make_source(path: Path, gib: float, zarr_format: int = 3) -> None:
@@ -114,7 +114,43 @@ def measure(python: str, tool: str, src: Path, dst: Path, max_mem: str, temp: Pa
     return result
 
 
+def report(jsonl: str, png: str) -> None:
+    """A markdown table of the results and, with matplotlib, a plot of zarrkit's time and peak
+    memory against the array's size and max_mem."""
+    rows = [json.loads(line) for line in Path(jsonl).read_text().splitlines() if line.strip()]
+    print("| tool | size | max_mem | wall time | throughput | peak RSS |")
+    print("|---|---|---|---|---|---|")
+    for r in sorted(rows, key=lambda r: (r["size_gib"], r["max_mem"], r["tool"])):
+        if not r["ok"]:
+            continue
+        print(f"| {r['tool']} | {r['size_gib']:g} GiB | {r['max_mem']} | {r['wall_s']:.1f} s | "
+              f"{r['mb_per_s']:.0f} MiB/s | {r['peak_rss_mib']:.0f} MiB |")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    mine = [r for r in rows if r["tool"] == "zarrkit" and r["ok"]]
+    fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(10, 4))
+    for mem in sorted({r["max_mem"] for r in mine}, key=lambda m: int(m.rstrip("MiB"))):
+        pts = sorted((r["size_gib"], r["wall_s"], r["peak_rss_mib"]) for r in mine if r["max_mem"] == mem)
+        ax_t.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=f"max_mem {mem}")
+        ax_m.plot([p[0] for p in pts], [p[2] for p in pts], "o-", label=f"max_mem {mem}")
+        ax_m.axhline(int(mem.rstrip("MiB")) + 100, ls=":", lw=0.8, color=ax_m.lines[-1].get_color())
+    ax_t.set(xlabel="array size (GiB)", ylabel="wall time (s)", title="zarrkit.rechunk time")
+    ax_m.set(xlabel="array size (GiB)", ylabel="peak RSS (MiB)", title="peak RSS (dotted: max_mem + 100 MiB)")
+    ax_t.legend()
+    ax_m.legend()
+    fig.tight_layout()
+    fig.savefig(png, dpi=100)
+
+
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--report":
+        report(sys.argv[2], sys.argv[3])
+        return
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         child(*sys.argv[2:7])
         return

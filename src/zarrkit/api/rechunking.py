@@ -52,7 +52,6 @@ TEMP_SUFFIX = ".rechunk-tmp"
 #: The path, in a store holding other things, below which the intermediate arrays live.
 _TEMP_DIR = ".zarrkit-rechunk-tmp"
 
-_UNSET: Any = object()
 _CODEC_KEYS = ("compressor", "compressors", "filters", "serializer", "codecs", "dtype", "fill_value")
 
 
@@ -304,13 +303,13 @@ def rechunk(
     shards: Any = None,
     max_mem: int | str = "256MiB",
     zarr_format: int | None = None,
-    dtype: Any = _UNSET,
-    compressor: Any = _UNSET,
-    compressors: Any = _UNSET,
-    filters: Any = _UNSET,
-    serializer: Any = _UNSET,
-    codecs: Any = _UNSET,
-    fill_value: Any = _UNSET,
+    dtype: Any = None,
+    compressor: Any = None,
+    compressors: Any = None,
+    filters: Any = None,
+    serializer: Any = None,
+    codecs: Any = None,
+    fill_value: Any = None,
     source_path: str | None = None,
     target_path: str | None = None,
     temp_store: StoreLike = None,
@@ -346,7 +345,9 @@ def rechunk(
     zarr_format : {2, 3}, optional
         The format of the copy (default: the source's).
     dtype, compressor, compressors, filters, serializer, codecs, fill_value : optional
-        Creation arguments of the copy (values are cast to a new ``dtype``).
+        Creation arguments of the copy (values are cast to a new ``dtype``); None keeps the
+        source's (translated between formats).  ``compressor="none"``, ``compressors=()``
+        and ``filters=()`` store the copy without them.
     source_path, target_path : str, optional
         The node inside the source and target stores.
     temp_store : StoreLike, optional
@@ -393,7 +394,9 @@ def rechunk(
         raise ValueError(f"zarr_format: expected 2 or 3, got {zarr_format!r}")
     given = dict(dtype=dtype, compressor=compressor, compressors=compressors, filters=filters,
                  serializer=serializer, codecs=codecs, fill_value=fill_value)
-    overrides = {k: v for k, v in given.items() if v is not _UNSET}
+    overrides = {k: v for k, v in given.items() if v is not None}
+    if isinstance(overrides.get("compressor"), str) and overrides["compressor"] == "none":
+        overrides["compressor"] = None
     if "dtype" in overrides:
         overrides["dtype"] = np.dtype(overrides["dtype"])
     run_client = _client_of(executor, client)

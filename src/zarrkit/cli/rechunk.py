@@ -90,7 +90,7 @@ def cmd_rechunk(args: argparse.Namespace) -> int:
                        "(rechunk to a directory, then 'zarrkit cp' it to the zip file)")
     kwargs: dict[str, Any] = {}
     if args.compressor is not None:
-        kwargs["compressor"] = _compressor(args.compressor)
+        kwargs["compressor"] = "none" if args.compressor == "none" else _compressor(args.compressor)
     if args.dtype is not None:
         try:
             kwargs["dtype"] = np.dtype(args.dtype)

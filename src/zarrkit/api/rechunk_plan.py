@@ -55,11 +55,19 @@ def parse_memory(value: Any, name: str = "max_mem") -> int:
 @dataclasses.dataclass(frozen=True)
 class Stage:
     """One pass over an array: ``block``-shaped regions read from one array and written to
-    another, ``block`` a multiple of the chunks (write units) it writes."""
+    another, ``block`` a multiple of the chunks (write units) it writes.  Within a block,
+    ``threads`` tasks read ``read_piece``-shaped pieces into the block's buffer, then write
+    ``write_piece``-shaped ones (multiples of the chunks): a task holds no more than a piece's
+    encoded bytes and its buffers, whatever the size of the block."""
 
     read_chunks: tuple[int, ...]
     write_chunks: tuple[int, ...]
     block: tuple[int, ...]
+    read_piece: tuple[int, ...] = ()
+    write_piece: tuple[int, ...] = ()
+    threads: int = 1
+    #: what one task holds at most: a piece, its encoded bytes (and its converted copy)
+    task_bytes: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {"read_chunks": list(self.read_chunks), "write_chunks": list(self.write_chunks),
@@ -69,14 +77,12 @@ class Stage:
 @dataclasses.dataclass(frozen=True)
 class RechunkPlan:
     """The stages of the rechunk of one array: one (source to target) or two (source to an
-    intermediate array of chunks ``intermediate``, then to the target); ``threads`` run the
-    chunk tasks of a block, their buffers included in the memory."""
+    intermediate array of chunks ``intermediate``, then to the target)."""
 
     shape: tuple[int, ...]
     itemsize: int
     stages: tuple[Stage, ...]
     intermediate: tuple[int, ...] | None
-    threads: int
 
     def to_json(self) -> dict[str, Any]:
         return {"shape": list(self.shape), "stages": [s.to_json() for s in self.stages],
@@ -86,6 +92,15 @@ class RechunkPlan:
     def block_bytes(self) -> int:
         """The largest block a stage holds, in bytes."""
         return max(_nbytes(s.block, self.shape, self.itemsize) for s in self.stages)
+
+    @property
+    def threads(self) -> int:
+        return max(s.threads for s in self.stages)
+
+    def peak_bytes(self) -> int:
+        """The most the plan holds at once: a block and the tasks' buffers of its stage."""
+        return max(_nbytes(s.block, self.shape, self.itemsize) + s.threads * s.task_bytes
+                   for s in self.stages)
 
 
 def _nbytes(block: Sequence[int], shape: Sequence[int], itemsize: int) -> int:
@@ -132,6 +147,11 @@ def _common_chunk(read: int, write: int, length: int) -> int:
     return best
 
 
+#: the size of the pieces a block is read and written in when chunks are smaller (a task per
+#: piece: fewer calls for small chunks, little memory held per task)
+PIECE_BYTES = 4 * 2**20
+
+
 def plan_rechunk(
     shape: Sequence[int],
     itemsize: int,
@@ -145,45 +165,62 @@ def plan_rechunk(
     """Plan the rechunk of an array of ``shape`` from ``source_chunks`` to the write unit
     ``target_unit`` (the target's shards, else its chunks) within ``max_mem`` bytes.
 
-    The memory holds one block and, for each of ``threads`` chunk tasks, the chunk it decodes
-    or encodes with its encoded bytes (fewer threads are used when they would take more than
-    half of it); a ``cast`` (dtype change) holds a second, converted copy of the block.
-    Raises ``ValueError`` naming ``max_mem`` when not even one chunk fits.
+    The memory holds one block and, for each of ``threads`` tasks, the piece it reads or
+    writes (at least one chunk, :data:`PIECE_BYTES` when chunks are smaller) with its encoded
+    bytes, and a converted copy of it for a ``cast`` (dtype change).  Fewer threads are used
+    when their buffers would take more than half of the memory.  Raises ``ValueError`` naming
+    ``max_mem`` when not even one chunk fits.
     """
     shape = tuple(int(s) for s in shape)
     src = tuple(min(int(c), max(s, 1)) for c, s in zip(source_chunks, shape))
     dst = tuple(min(int(c), max(s, 1)) for c, s in zip(target_unit, shape))
     ndim = len(shape)
+    threads_given = threads
     largest_chunk = max(_nbytes(src, shape, itemsize), _nbytes(dst, shape, itemsize))
-    per_thread = 2 * largest_chunk
+    piece = max(largest_chunk, min(PIECE_BYTES, max_mem // 32))
+    per_thread = (3 if cast else 2) * piece
     threads = max(1, min(threads, (max_mem // 2) // max(per_thread, 1)))
     budget = max_mem - threads * per_thread
-    if cast:
-        budget //= 2
     if budget < largest_chunk:
-        need = largest_chunk * (2 if cast else 1) + per_thread
+        need = largest_chunk + (3 if cast else 2) * largest_chunk
         raise ValueError(
             f"max_mem: expected at least {need} bytes to rechunk array {name} (a block of one "
             f"{'source chunk' if _nbytes(src, shape, itemsize) >= _nbytes(dst, shape, itemsize) else 'target chunk or shard'} "
-            f"of {largest_chunk} bytes and the buffers of one chunk task), got {max_mem}"
+            f"of {largest_chunk} bytes and the buffers of one task), got {max_mem}"
         )
+
+    def stage(read_chunks: tuple[int, ...], write_chunks: tuple[int, ...], block: tuple[int, ...]) -> Stage:
+        # the pieces of this stage: its own chunks decide them (and how many tasks fit)
+        cut = tuple(min(b, max(n, 1)) for b, n in zip(block, shape))
+        chunk = max(_nbytes(read_chunks, shape, itemsize), _nbytes(write_chunks, shape, itemsize))
+        own_piece = max(chunk, min(PIECE_BYTES, max_mem // 32))
+        task = (3 if cast else 2) * own_piece
+        free = max_mem - _nbytes(cut, shape, itemsize)
+        return Stage(
+            read_chunks, write_chunks, block,
+            read_piece=_grow(cut, read_chunks, itemsize, own_piece, cut),
+            write_piece=_grow(cut, write_chunks, itemsize, own_piece, cut),
+            threads=max(1, min(threads_wanted, free // max(task, 1))),
+            task_bytes=task,
+        )
+
+    threads_wanted = max(1, threads_given)
     if ndim == 0:
-        stage = Stage((), (), ())
-        return RechunkPlan(shape, itemsize, (stage,), None, 1)
+        return RechunkPlan(shape, itemsize, (Stage((), (), (), (), (), 1, itemsize * 3),), None)
     # one stage when a block aligned to both grids fits: every source chunk is read once and
     # every target unit written once
     aligned = tuple(math.lcm(a, b) for a, b in zip(src, dst))
     if _fits(aligned, shape, itemsize, budget):
         block = _grow(shape, aligned, itemsize, budget, shape)
-        return RechunkPlan(shape, itemsize, (Stage(src, dst, block),), None, threads)
+        return RechunkPlan(shape, itemsize, (stage(src, dst, block),), None)
     write = _grow(shape, dst, itemsize, budget, shape)
     # read blocks grow along the axes where the write blocks are longer than the source
     # chunks, up to the write blocks' length (longer reads would only be cut again)
     caps = tuple(max(s, w) for s, w in zip(src, write))
     read = _grow(shape, src, itemsize, budget, caps)
     inter = tuple(_common_chunk(r, w, n) for r, w, n in zip(read, write, shape))
-    stages = (Stage(src, inter, read), Stage(inter, dst, write))
-    return RechunkPlan(shape, itemsize, stages, inter, threads)
+    stages = (stage(src, inter, read), stage(inter, dst, write))
+    return RechunkPlan(shape, itemsize, stages, inter)
 
 
 def iter_block_regions(shape: Sequence[int], block: Sequence[int]) -> Iterator[tuple[slice, ...]]:

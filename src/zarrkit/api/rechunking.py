@@ -31,6 +31,7 @@ from tqdm import tqdm
 from ..config import config
 from ..core.array import Array
 from ..core.group import Group
+from ..core.pool import run_tasks
 from ..errors import ContainsArrayError, NodeNotFoundError, NodesOverlapError
 from ..metadata import io
 from ..metadata.normalize import normalize_chunks
@@ -40,7 +41,14 @@ from ..storage.coerce import StoreLike, open_store
 from ..storage.local import DirectoryStore
 from ..storage.memory import MemoryStore
 from .creation import create
-from .rechunk_plan import RechunkPlan, count_blocks, iter_block_regions, parse_memory, plan_rechunk
+from .rechunk_plan import (
+    RechunkPlan,
+    Stage,
+    count_blocks,
+    iter_block_regions,
+    parse_memory,
+    plan_rechunk,
+)
 from .streaming import creation_kwargs
 
 __all__ = ["rechunk", "RechunkEvent", "PROGRESS_KEY", "TEMP_SUFFIX"]
@@ -209,12 +217,29 @@ class _Progress:
 
 
 # -- running the blocks -------------------------------------------------------------------------------
-def _copy_block(source: Array, target: Array, region: tuple[slice, ...], threads: int) -> int:
-    """Read one block of ``source`` and write it to ``target`` on ``threads`` chunk tasks."""
-    with config.set(threads=threads):
-        data = source[region] if region else source[()]
-        target[region if region else ()] = data
-    return int(data.nbytes)
+def _copy_block(source: Array, target: Array, region: tuple[slice, ...], stage: Stage) -> int:
+    """Copy one block of ``source`` into ``target``: pieces read into the block's buffer, then
+    pieces of whole target chunks written from it, ``stage.threads`` tasks at a time (each
+    piece's chunks on its task's thread, so a task holds one piece's encoded bytes)."""
+    if not region:
+        target[()] = source[()]
+        return int(np.dtype(source.dtype).itemsize)
+    block_shape = tuple(r.stop - r.start for r in region)
+    buffer = np.empty(block_shape, dtype=source.dtype)
+
+    def placed(local: tuple[slice, ...]) -> tuple[slice, ...]:
+        return tuple(slice(r.start + sl.start, r.start + sl.stop) for r, sl in zip(region, local))
+
+    def read(local: tuple[slice, ...]) -> None:
+        source.get_basic_selection(placed(local), out=buffer[local])
+
+    def write(local: tuple[slice, ...]) -> None:
+        target[placed(local)] = buffer[local]
+
+    with config.set(threads=1):  # the pieces are the tasks: one thread each
+        run_tasks(read, list(iter_block_regions(block_shape, stage.read_piece)), stage.threads)
+        run_tasks(write, list(iter_block_regions(block_shape, stage.write_piece)), stage.threads)
+    return int(buffer.nbytes)
 
 
 class _Runner:
@@ -242,14 +267,14 @@ class _Runner:
             if self.callback is not None:
                 self.callback(RechunkEvent(job.rel, index + 1, n_stages, i, n, nbytes, self.done, self.total))
 
-        threads = job.plan.threads
         if self.client is None:
             for i, region in todo:
-                finished(i, _copy_block(src, dst, region, threads))
+                finished(i, _copy_block(src, dst, region, stage))
             return
         from distributed import as_completed  # an optional dependency, used only with a client
 
-        futures = {self.client.submit(_copy_block, src, dst, region, 1, pure=False): i for i, region in todo}
+        one = dataclasses.replace(stage, threads=1)  # a task per block, on a worker's thread
+        futures = {self.client.submit(_copy_block, src, dst, region, one, pure=False): i for i, region in todo}
         for future in as_completed(futures):  # type: ignore[no-untyped-call]
             finished(futures[future], int(future.result()))
 

@@ -365,8 +365,10 @@ def rechunk(
         The shard shape of the copy (Zarr v3), given as ``chunks`` is.
     max_mem : int or str, default "256MiB"
         The memory for blocks of array data and the buffers of their chunk tasks, in bytes
-        or as a size (``"1GiB"``, ``"500MB"``).  It must hold at least one source chunk and
-        one target chunk (or shard).  With a dask client, each task holds one block.
+        or as a size (``"1GiB"``, ``"500MB"``).  It must hold about three times the
+        largest chunk (or shard) of the source and the target: one in a block, one being
+        decoded or encoded with its compressed bytes.  With a dask client, each task holds
+        one block.
     zarr_format : {2, 3}, optional
         The format of the copy (default: the source's).
     dtype, compressor, compressors, filters, serializer, codecs, fill_value : optional

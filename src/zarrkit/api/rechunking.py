@@ -137,7 +137,8 @@ def _chunks_for(rel: str, src: Array, chunks: Any) -> Any:
     """The chunks the target of ``src`` gets: from a dict by array path, a shape for arrays of
     its rank, ``"auto"``, or None (the source's)."""
     if isinstance(chunks, Mapping):
-        for key in (rel, "/" + rel, src.basename or ""):
+        # a lone array (rel "") may also be named by its own name
+        for key in (rel, "/" + rel) if rel else ("", "/", src.basename or ""):
             if key in chunks:
                 return chunks[key]
         return None

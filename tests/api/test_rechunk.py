@@ -55,7 +55,7 @@ def test_plan_aligned_chunks_take_one_stage_crossing_chunks_an_intermediate():
     assert all(b % c == 0 for b, c in zip(write.block, (2048, 16, 16)))
     # one block plus the chunk tasks' buffers within max_mem
     chunk = 64 * 512 * 512 * 4
-    assert two.peak_bytes() <= 256 * 2**20 and read.task_bytes >= 2 * chunk
+    assert two.block_bytes + 2 * chunk <= 256 * 2**20 and read.threads == 1
 
 
 def test_plan_refuses_a_max_mem_below_one_chunk_naming_it():

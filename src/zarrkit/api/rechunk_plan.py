@@ -192,14 +192,19 @@ def plan_rechunk(
     def stage(read_chunks: tuple[int, ...], write_chunks: tuple[int, ...], block: tuple[int, ...]) -> Stage:
         # the pieces of this stage: its own chunks decide them (and how many tasks fit)
         cut = tuple(min(b, max(n, 1)) for b, n in zip(block, shape))
-        chunk = max(_nbytes(read_chunks, shape, itemsize), _nbytes(write_chunks, shape, itemsize))
-        own_piece = max(chunk, min(PIECE_BYTES, max_mem // 32))
-        task = (3 if cast else 2) * own_piece
+        # (reads and writes each by their own chunks: a write of many small chunks holds them
+        # all encoded, and a copy of its piece, until they are stored)
+        small = min(PIECE_BYTES, max_mem // 32)
+        read_bytes = max(_nbytes(read_chunks, shape, itemsize), small)
+        write_bytes = max(_nbytes(write_chunks, shape, itemsize), small)
+        # a task holds its piece's encoded bytes (and a converted copy), and the engine keeps
+        # a decoded chunk's scratch buffer per thread: more threads only when all that fits
+        task = (4 if cast else 3) * max(read_bytes, write_bytes)
         free = max_mem - _nbytes(cut, shape, itemsize)
         return Stage(
             read_chunks, write_chunks, block,
-            read_piece=_grow(cut, read_chunks, itemsize, own_piece, cut),
-            write_piece=_grow(cut, write_chunks, itemsize, own_piece, cut),
+            read_piece=_grow(cut, read_chunks, itemsize, read_bytes, cut),
+            write_piece=_grow(cut, write_chunks, itemsize, write_bytes, cut),
             threads=max(1, min(threads_wanted, free // max(task, 1))),
             task_bytes=task,
         )

@@ -152,6 +152,26 @@ def _common_chunk(read: int, write: int, length: int) -> int:
 PIECE_BYTES = 4 * 2**20
 
 
+def _smallest_factor(n: int) -> int:
+    for p in range(2, math.isqrt(n) + 1):
+        if n % p == 0:
+            return p
+    return n
+
+
+def _no_larger(chunks: tuple[int, ...], shape: Sequence[int], itemsize: int, limit: int) -> tuple[int, ...]:
+    """``chunks`` divided along their longest axes until a chunk is no larger than ``limit``
+    bytes (the tasks' buffers are sized for the source's and the target's chunks); each length
+    is divided by one of its factors, so it still divides the read blocks."""
+    out = list(chunks)
+    while _nbytes(out, shape, itemsize) > limit:
+        ax = max((a for a in range(len(out)) if out[a] > 1), key=lambda a: out[a], default=None)
+        if ax is None:
+            break
+        out[ax] //= _smallest_factor(out[ax])
+    return tuple(out)
+
+
 def plan_rechunk(
     shape: Sequence[int],
     itemsize: int,
@@ -223,7 +243,8 @@ def plan_rechunk(
     # chunks, up to the write blocks' length (longer reads would only be cut again)
     caps = tuple(max(s, w) for s, w in zip(src, write))
     read = _grow(shape, src, itemsize, budget, caps)
-    inter = tuple(_common_chunk(r, w, n) for r, w, n in zip(read, write, shape))
+    inter = _no_larger(tuple(_common_chunk(r, w, n) for r, w, n in zip(read, write, shape)),
+                       shape, itemsize, largest_chunk)
     stages = (stage(src, inter, read), stage(inter, dst, write))
     return RechunkPlan(shape, itemsize, stages, inter)
 

@@ -120,11 +120,15 @@ def report(jsonl: str, png: str) -> None:
     rows = [json.loads(line) for line in Path(jsonl).read_text().splitlines() if line.strip()]
     print("| tool | size | max_mem | wall time | throughput | peak RSS |")
     print("|---|---|---|---|---|---|")
-    for r in sorted(rows, key=lambda r: (r["size_gib"], r["max_mem"], r["tool"])):
+    from zarrkit.api.rechunk_plan import parse_memory as size
+
+    for r in sorted(rows, key=lambda r: (r["size_gib"], size(r["max_mem"]), r["tool"])):
         if not r["ok"]:
             continue
         print(f"| {r['tool']} | {r['size_gib']:g} GiB | {r['max_mem']} | {r['wall_s']:.1f} s | "
               f"{r['mb_per_s']:.0f} MiB/s | {r['peak_rss_mib']:.0f} MiB |")
+    from zarrkit.api.rechunk_plan import parse_memory
+
     try:
         import matplotlib
 
@@ -133,12 +137,13 @@ def report(jsonl: str, png: str) -> None:
     except ImportError:
         return
     mine = [r for r in rows if r["tool"] == "zarrkit" and r["ok"]]
+    mib = {m: parse_memory(m) // 2**20 for m in {r["max_mem"] for r in mine}}
     fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(10, 4))
-    for mem in sorted({r["max_mem"] for r in mine}, key=lambda m: int(m.rstrip("MiB"))):
+    for mem in sorted({r["max_mem"] for r in mine}, key=mib.__getitem__):
         pts = sorted((r["size_gib"], r["wall_s"], r["peak_rss_mib"]) for r in mine if r["max_mem"] == mem)
         ax_t.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=f"max_mem {mem}")
         ax_m.plot([p[0] for p in pts], [p[2] for p in pts], "o-", label=f"max_mem {mem}")
-        ax_m.axhline(int(mem.rstrip("MiB")) + 100, ls=":", lw=0.8, color=ax_m.lines[-1].get_color())
+        ax_m.axhline(mib[mem] + 100, ls=":", lw=0.8, color=ax_m.lines[-1].get_color())
     ax_t.set(xlabel="array size (GiB)", ylabel="wall time (s)", title="zarrkit.rechunk time")
     ax_m.set(xlabel="array size (GiB)", ylabel="peak RSS (MiB)", title="peak RSS (dotted: max_mem + 100 MiB)")
     ax_t.legend()

@@ -24,8 +24,6 @@ TILE = 8 if SMALL else 32
 
 
 def main() -> None:
-    if not hasattr(zarr, "rechunk"):
-        raise SystemExit("zarrkit.rechunk is not available in this version of zarrkit")
     with tempfile.TemporaryDirectory(prefix="zarrkit-rechunk-") as tmp:
         source = zarr.create_array(os.path.join(tmp, "by-time.zarr"), shape=(T, Y, X),
                                    chunks=(1, Y, X), dtype="f4")

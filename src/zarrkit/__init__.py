@@ -18,6 +18,7 @@ from .api import asynchronous as _asynchronous  # noqa: F401  (zarr.api.asynchro
 from .api.async_nodes import AsyncArray, AsyncGroup
 from .api.convenience import copy, copy_all, copy_store, load, save, save_array, save_group, tree
 from .api.conversion import convert
+from .api.rechunking import rechunk
 from .api.creation import array, create, create_array, empty, full, ones, zeros
 from .api.creation_like import empty_like, full_like, ones_like, zeros_like
 from .api.hierarchy import create_group, create_hierarchy, from_array
@@ -107,6 +108,7 @@ __all__ = [
     "consolidate_metadata",
     "open_consolidated",
     "convert",
+    "rechunk",
     "copy",
     "copy_all",
     "copy_store",

@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-import zarrkit
-
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 
@@ -50,8 +48,6 @@ MARKS = {
     "concurrent_writers.py": [pytest.mark.slow],  # three writer processes
     "dask_distributed.py": [pytest.mark.slow],   # a cluster of 2 worker processes
     "cloud_s3.py": [pytest.mark.slow],           # a local S3 server
-    "rechunking.py": [pytest.mark.xfail(not hasattr(zarrkit, "rechunk"), strict=False,
-                                        reason="rechunk not merged yet")],
 }
 
 

@@ -76,6 +76,7 @@ from .edit import cmd_consolidate, cmd_convert, cmd_rm
 from .inspect import cmd_info, cmd_ls, cmd_tree, cmd_verify
 from .options import COMPRESSOR_HELP, compressor, layout_rule
 from .progress import add_progress_options
+from .rechunk import add_rechunk_command
 
 __all__ = ["main", "build_parser", "locate", "Location", "COPY_MARKER"]
 
@@ -187,6 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
     path_args(p)
     p.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
     add_progress_options(p)
+
+    add_rechunk_command(add)
 
     p = add("completion", "print a shell completion script (needs shtab: pip install zarrkit[cli])",
             lambda args: cmd_completion(args, parser))

@@ -51,7 +51,7 @@ from .rechunk_plan import (
 )
 from .streaming import creation_kwargs
 
-__all__ = ["rechunk", "RechunkEvent", "PROGRESS_KEY", "TEMP_SUFFIX"]
+__all__ = ["rechunk", "RechunkEvent", "RechunkVerifyError", "PROGRESS_KEY", "TEMP_SUFFIX"]
 
 #: The key (below the target node) of the progress document of a rechunk.
 PROGRESS_KEY = ".zarrkit-rechunk.json"
@@ -61,6 +61,10 @@ TEMP_SUFFIX = ".rechunk-tmp"
 _TEMP_DIR = ".zarrkit-rechunk-tmp"
 
 _CODEC_KEYS = ("compressor", "compressors", "filters", "serializer", "codecs", "dtype", "fill_value")
+
+
+class RechunkVerifyError(ValueError):
+    """``verify=True`` found a target array whose values differ from the source's."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -317,7 +321,7 @@ def _verify(job: _Job, max_mem: int) -> None:
         equal_nan = b.dtype.kind in "fc"
         if not np.array_equal(a, b, equal_nan=equal_nan):
             where = ", ".join(f"{r.start}:{r.stop}" for r in region)
-            raise ValueError(f"verify: the target array {dst.name or '/'} differs from the source in [{where}]")
+            raise RechunkVerifyError(f"verify: the target array {dst.name or '/'} differs from the source in [{where}]")
 
 
 # -- the entry point ---------------------------------------------------------------------------------------

@@ -19,9 +19,22 @@ from typing import Any
 
 import numpy as np
 
-from ..api.rechunking import RechunkEvent, rechunk
-from .common import EXIT_OK, CLIError, _node_kind, _open_store, locate, plural, say
-from .copy import _compressor, _parse_shape, _size
+from ..api.rechunking import RechunkEvent, RechunkVerifyError, rechunk
+from .common import (
+    EXIT_ERROR,
+    EXIT_FAILED,
+    EXIT_OK,
+    CLIError,
+    _node_kind,
+    _open_store,
+    exit_code_of,
+    locate,
+    plural,
+    say,
+    size_text,
+)
+from .options import COMPRESSOR_HELP, compressor
+from .progress import add_progress_options, wanted
 
 __all__ = ["add_rechunk_command", "cmd_rechunk"]
 
@@ -44,12 +57,11 @@ def add_rechunk_command(add: Callable[[str, str, Any], argparse.ArgumentParser])
                    help="memory for the data in flight, e.g. 256MiB or 2GB (default 256MiB)")
     p.add_argument("--temp-store", default=None, metavar="PATH",
                    help="where the intermediate arrays live (default: DST.rechunk-tmp beside DST)")
-    p.add_argument("--compressor", choices=("zstd", "blosc", "gzip", "lz4", "none"), default=None,
-                   help="compressor of the copy (default: the source's)")
+    p.add_argument("--compressor", type=compressor, default=None, metavar="NAME[:LEVEL]", help=COMPRESSOR_HELP)
     p.add_argument("--dtype", default=None, help="data type of the copy (values are cast)")
     p.add_argument("--overwrite", action="store_true", help="replace whatever is at DST")
     p.add_argument("--verify", action="store_true", help="compare the copy with the source at the end")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
+    add_progress_options(p)
 
 
 def _shape_option(values: list[str] | None, option: str) -> Any:
@@ -73,13 +85,14 @@ def _shape_option(values: list[str] | None, option: str) -> Any:
 
 
 def _parse_dims(text: str, option: str) -> tuple[int, ...]:
-    # -1 spans the dimension; _parse_shape checks the rest
-    parts = [p.strip() for p in text.split(",") if p.strip()]
+    """``"100,100"`` -> ``(100, 100)``; -1 spans the dimension."""
+    parts = [p.strip() for p in text.split(",")]
     if parts and all(p == "-1" or p.isdigit() for p in parts):
         values = tuple(int(p) for p in parts)
         if all(v == -1 or v > 0 for v in values):
             return values
-    return _parse_shape(text, option)
+    raise CLIError(f"{option}: expected a shape of positive integers (or -1) separated by commas, "
+                   f"such as 100,100, or 'auto', got {text!r}")
 
 
 def cmd_rechunk(args: argparse.Namespace) -> int:
@@ -90,7 +103,7 @@ def cmd_rechunk(args: argparse.Namespace) -> int:
                        "(rechunk to a directory, then 'zarrkit cp' it to the zip file)")
     kwargs: dict[str, Any] = {}
     if args.compressor is not None:
-        kwargs["compressor"] = "none" if args.compressor == "none" else _compressor(args.compressor)
+        kwargs["compressor"] = "none" if args.compressor.codec is None else args.compressor.codec
     if args.dtype is not None:
         try:
             kwargs["dtype"] = np.dtype(args.dtype)
@@ -98,7 +111,7 @@ def cmd_rechunk(args: argparse.Namespace) -> int:
             raise CLIError(f"--dtype: {args.dtype!r} is not a data type") from None
     chunks = _shape_option(args.chunks, "--chunks")
     shards = _shape_option(args.shards, "--shards")
-    show = not args.quiet and sys.stderr.isatty()
+    show = wanted(args)
     counts = {"blocks": 0, "bytes": 0}
     arrays: set[str] = set()
 
@@ -115,15 +128,22 @@ def cmd_rechunk(args: argparse.Namespace) -> int:
         temp = None
         if args.temp_store is not None:
             temp = stack.enter_context(contextlib.closing(_open_store(locate(args.temp_store), write=True)))
-        rechunk(
-            src_store, dst_store, chunks, shards=shards, max_mem=args.max_mem, zarr_format=args.zarr_format,
-            source_path=src_loc.path, target_path=dst_loc.path, temp_store=temp, overwrite=args.overwrite,
-            progress=show, callback=counted, verify=args.verify, **kwargs,
-        )
-    if not args.quiet:
-        say(
-            f"rechunked {args.src} -> {args.dst}: "
-            f"{plural(counts['blocks'], 'block')} written ({_size(counts['bytes'])}) "
-            f"in {time.monotonic() - start:.1f}s{'; verified' if args.verify else ''}"
-        )
+        try:
+            rechunk(
+                src_store, dst_store, chunks, shards=shards, max_mem=args.max_mem, zarr_format=args.zarr_format,
+                source_path=src_loc.path, target_path=dst_loc.path, temp_store=temp, overwrite=args.overwrite,
+                progress=show, callback=counted, verify=args.verify, **kwargs,
+            )
+        except RechunkVerifyError as exc:
+            say(f"zarrkit: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+        except (ValueError, TypeError) as exc:
+            if exit_code_of(exc) != EXIT_ERROR:  # (a data error: the stored values)
+                raise
+            raise CLIError(str(exc)) from None  # an argument refused before anything is written
+    say(
+        f"rechunked {args.src} -> {args.dst}: "
+        f"{plural(counts['blocks'], 'block')} written ({size_text(counts['bytes'])}) "
+        f"in {time.monotonic() - start:.1f}s{'; verified' if args.verify else ''}"
+    )
     return EXIT_OK

@@ -10,9 +10,9 @@ written, so a bad call leaves the store as it was.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
+from .._warnings import warn
 from ..config import config
 from ..core.array import Array
 from ..core.creation import ArrayOptions, open_array_node, write_group_node
@@ -514,7 +514,7 @@ def consolidate_metadata(
     s = open_store(store, storage_options=storage_options)
     zarr_format_found, below = consolidate(s, normalize_path(path))
     if zarr_format_found == 3 and below:
-        warnings.warn(V3_CONSOLIDATED_WARNING, ZarrUserWarning, stacklevel=2)
+        warn(V3_CONSOLIDATED_WARNING, ZarrUserWarning)
     return open_consolidated(s, mode="r" if s.read_only else "r+", path=path, zarr_format=zarr_format)
 
 

@@ -16,6 +16,7 @@ import zlib
 from collections.abc import Callable, Hashable, Iterator
 from typing import Any, Literal, cast
 
+from .._warnings import warn
 from ..errors import NodeExistsError, ReadOnlyError, StoreError
 from . import cancel
 from .base import ByteRange, Store, oversized, validate_key, validate_prefix
@@ -514,11 +515,10 @@ class ZipStore(Store):
             self._check_open()
             zf = self._writer()
             if key in zf.NameToInfo:
-                warnings.warn(
+                warn(
                     f"ZipStore {self.path!r}: key {key!r} is written again; the older member "
                     "is no longer listed, but its bytes stay in the file",
                     UserWarning,
-                    stacklevel=4,
                 )
             info = zipfile.ZipInfo(filename=key, date_time=time.localtime(time.time())[:6])
             info.compress_type = self.compression

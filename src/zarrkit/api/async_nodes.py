@@ -376,7 +376,7 @@ class AsyncOIndex:
     __slots__ = ("array",)
 
     def __init__(self, array: AsyncArray) -> None:
-        self.array = array
+        self.array: AsyncArray = array
 
     async def getitem(self, selection: Any) -> Any:
         """``array.oindex[selection]`` of the synchronous array, awaited."""
@@ -389,7 +389,7 @@ class AsyncVIndex:
     __slots__ = ("array",)
 
     def __init__(self, array: AsyncArray) -> None:
-        self.array = array
+        self.array: AsyncArray = array
 
     async def getitem(self, selection: Any) -> Any:
         """``array.vindex[selection]`` of the synchronous array, awaited."""

@@ -371,7 +371,7 @@ class ZstdCodec(BytesBytesCodec):
         return decode_bounded(self.codec, data, limit)
 
     decodes_into = True
-    decodes_frames = _ZSTD_DCTX is not None
+    decodes_frames: bool = _ZSTD_DCTX is not None
 
     def decode_frames_into(self, data: Any, out: np.ndarray) -> None:
         decode_frames_into(data, out)

@@ -42,9 +42,9 @@ class OutOfSight:
 
     def __init__(self, array: Any, shape: tuple[int, ...]):
         self.array = array
-        self.shape = tuple(shape)
+        self.shape: tuple[int, ...] = tuple(shape)
         self.dtype = array.dtype
-        self.ndim = len(self.shape)
+        self.ndim: int = len(self.shape)
 
     def __setitem__(self, region: Any, value: Any) -> None:
         region = region if isinstance(region, tuple) else (region,)

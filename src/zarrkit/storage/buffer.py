@@ -254,7 +254,7 @@ class BufferPrototype(NamedTuple):
 
 
 #: host memory's prototype, the only one here
-buffer_prototype = BufferPrototype(buffer=Buffer, nd_buffer=NDBuffer)
+buffer_prototype: BufferPrototype = BufferPrototype(buffer=Buffer, nd_buffer=NDBuffer)
 
 
 def default_buffer_prototype() -> BufferPrototype:

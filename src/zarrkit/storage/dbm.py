@@ -110,9 +110,9 @@ class DBMStore(Store):
         # zarr-python 2's attribute: the dbm module's open (on the class, open is zarr-python 3's
         # classmethod making a store)
         self.open = opener  # type: ignore[method-assign]
-        self.write_lock = bool(write_lock)
-        self.open_kwargs = dict(open_kwargs)
-        self.read_only = flag[0] == "r"
+        self.write_lock: bool = bool(write_lock)
+        self.open_kwargs: dict[str, Any] = dict(open_kwargs)
+        self.read_only: bool = flag[0] == "r"
         self._lock: Any = threading.RLock() if write_lock else nullcontext()
         self._closed = False
         # the backends add their own suffixes to the path

@@ -137,8 +137,8 @@ class OpenFile:
 
     def __init__(self, fd: int, st: os.stat_result):
         self.fd = fd
-        self.size = st.st_size
-        self.token = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        self.size: int = st.st_size
+        self.token: tuple[int, int, int, int] = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
     def read(self, offset: int, length: int | None = None, transient: bool = False) -> bytes | memoryview:
         """``length`` bytes from ``offset`` (a suffix for a negative offset, to the end for
@@ -154,7 +154,7 @@ class OpenFile:
     def close(self) -> None:
         if self.fd >= 0:
             os.close(self.fd)
-            self.fd = -1
+            self.fd: int = -1
 
 
 #: buffers handed to one writev call (the system's IOV_MAX is at least 1024 on Linux)

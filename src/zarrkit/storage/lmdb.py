@@ -180,14 +180,14 @@ class LMDBStore(Store):
         lmdb = _import_lmdb()
         self._lmdb = lmdb
         self.path = os.path.abspath(os.fspath(path))
-        self.buffers = bool(buffers)
-        self.map_size = int(map_size)
+        self.buffers: bool = bool(buffers)
+        self.map_size: int = int(map_size)
         if "readonly" in kwargs:  # lmdb's own spelling
             read_only = bool(read_only or kwargs.pop("readonly"))
-        self.read_only = bool(read_only)
-        self.kwargs = dict(kwargs)
+        self.read_only: bool = bool(read_only)
+        self.kwargs: dict[str, Any] = dict(kwargs)
         # without LMDB's locks, nothing keeps another process's write transaction out
-        self.supports_conditional_writes = bool(kwargs.get("lock", True))
+        self.supports_conditional_writes: bool = bool(kwargs.get("lock", True))
         self._lock = threading.Lock()  # serializes this store's write transactions
         self._closed = False
         fileio.check_regular_files(

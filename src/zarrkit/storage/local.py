@@ -149,10 +149,10 @@ class DirectoryStore(local_versions.VersionedFiles, Store):
             raise StoreError(f"DirectoryStore path {self.path!r} exists and is not a directory")
         if self._check_dimension_separator(dimension_separator) is not None:
             self.dimension_separator = dimension_separator
-        self.normalize_keys = bool(normalize_keys)
+        self.normalize_keys: bool = bool(normalize_keys)
         self.read_only = read_only
         self.fsync = fsync
-        self.atomic = bool(atomic)
+        self.atomic: bool = bool(atomic)
         self._dirs: set[str] = set()  # directories known to exist (saves a stat per write)
         self._real_root = os.path.realpath(self.path)
         self._root_sep: str = self.path if self.path.endswith(os.sep) else self.path + os.sep

@@ -35,7 +35,7 @@ class MappingStore(Store):
 
     def __init__(self, mapping: Any) -> None:
         self.mapping = mapping
-        self.read_only = not isinstance(mapping, MutableMapping) and not hasattr(
+        self.read_only: bool = not isinstance(mapping, MutableMapping) and not hasattr(
             mapping, "__setitem__"
         )
 

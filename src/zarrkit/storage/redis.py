@@ -193,8 +193,8 @@ class RedisStore(Store):
         self._redis = redis
         self.prefix = prefix
         self.url = url
-        self.read_only = bool(read_only)
-        self.redis_kwargs = dict(redis_kwargs)
+        self.read_only: bool = bool(read_only)
+        self.redis_kwargs: dict[str, Any] = dict(redis_kwargs)
         self._closed = False
         self._lock = threading.Lock()
         try:

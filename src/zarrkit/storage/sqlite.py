@@ -127,8 +127,8 @@ class SQLiteStore(Store):
         if self._check_dimension_separator(dimension_separator) is not None:
             self.dimension_separator = dimension_separator
         self._memory = isinstance(path, str) and path == ":memory:"
-        self.path = path if self._memory else os.path.abspath(os.fspath(path))
-        self.read_only = bool(read_only)
+        self.path: str = path if self._memory else os.path.abspath(os.fspath(path))
+        self.read_only: bool = bool(read_only)
         self._kwargs = dict(kwargs)
         self._lock = threading.RLock()  # serializes writes (and everything for ':memory:')
         self._local = threading.local()

@@ -40,7 +40,7 @@ class StorePath:
 
     def __init__(self, store: Store, path: str = "") -> None:
         self.store = store
-        self.path = normalize_storage_path(path)
+        self.path: str = normalize_storage_path(path)
 
     @property
     def read_only(self) -> bool:
@@ -181,12 +181,12 @@ class PrefixStore(Store):
         # ``inner`` is a Store already (coerce_store made it): this module sits below the
         # wrappers, which coerce what they are given
         self.inner = inner
-        self.prefix = normalize_storage_path(prefix)
-        self.read_only = inner.read_only
-        self.supports_writes = inner.supports_writes
-        self.supports_partial_reads = inner.supports_partial_reads
-        self.supports_deletes = inner.supports_deletes
-        self.supports_listing = inner.supports_listing
+        self.prefix: str = normalize_storage_path(prefix)
+        self.read_only: bool = inner.read_only
+        self.supports_writes: bool = inner.supports_writes
+        self.supports_partial_reads: bool = inner.supports_partial_reads
+        self.supports_deletes: bool = inner.supports_deletes
+        self.supports_listing: bool = inner.supports_listing
 
     @property
     def dimension_separator(self) -> str | None:  # type: ignore[override]  # the inner store's

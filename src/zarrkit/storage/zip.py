@@ -214,12 +214,12 @@ class ZipStore(Store):
                 raise ValueError(f"a ZipStore over an open file is read-only; mode {mode!r} needs a path")
             mode = "r"
             path = getattr(self._file, "name", "<file>")
-        self.path = os.path.abspath(os.fsdecode(path)) if isinstance(path, (str, bytes, os.PathLike)) else str(path)
+        self.path: str = os.path.abspath(os.fsdecode(path)) if isinstance(path, (str, bytes, os.PathLike)) else str(path)
         self._given = os.fsdecode(path) if isinstance(path, (str, bytes, os.PathLike)) else str(path)
         self.compression = compression
         self.allowZip64 = allowZip64
         self.mode = mode
-        self.read_only = mode == "r"
+        self.read_only: bool = mode == "r"
         self._lock = threading.RLock()
         self._closed = True  # until the file is open
         #: the zip file as this store opened it for reading (modes 'r' and 'a'), or None

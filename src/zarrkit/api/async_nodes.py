@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import AsyncIterator, Callable
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from ..core.array import Array
 from ..core.group import Group
@@ -367,7 +367,7 @@ class AsyncArray:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, AsyncArray) and self._array == other._array
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
 
 class AsyncOIndex:
@@ -652,7 +652,7 @@ class AsyncGroup:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, AsyncGroup) and self._group == other._group
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
 
 def _async_repr(kind: str, node: Any) -> str:

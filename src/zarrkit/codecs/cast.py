@@ -301,10 +301,10 @@ class CastValueCodec(ArrayArrayCodec):
                 f"cast_value: out_of_range 'wrap' needs an integer data_type (it is only valid for integer "
                 f"targets), got {data_type!r}"
             )
-        self.data_type = dtype_json(self.target)
+        self.data_type: Any = dtype_json(self.target)
         self.rounding = rounding
         self.out_of_range = out_of_range
-        self.scalar_map = scalar_map
+        self.scalar_map: Any = scalar_map
         self._encode_map = _scalar_map((scalar_map or {}).get("encode"), "encode")
         self._decode_map = _scalar_map((scalar_map or {}).get("decode"), "decode")
         self._parse_scalar = parse_scalar

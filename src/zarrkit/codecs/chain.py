@@ -98,7 +98,7 @@ class CodecChain:
     def __init__(self, codecs: Sequence[V3Codec], spec: ChunkSpec, key: str | None = None):
         aa, ab, bb = split_codecs(codecs, key)
         specs = [spec]
-        resolved_aa = []
+        resolved_aa: list[ArrayArrayCodec] = []
         try:
             for c in aa:
                 c.validate(specs[-1])
@@ -114,7 +114,7 @@ class CodecChain:
         self.spec = spec
         self.chunk_shape: tuple[int, ...] = spec.shape
         self.dtype: np.dtype[Any] = spec.dtype
-        self.codecs = tuple(self.aa) + (self.ab,) + tuple(self.bb)
+        self.codecs: tuple[V3Codec, ...] = (*self.aa, self.ab, *self.bb)
         self.nbytes: int = math.prod(self.chunk_shape) * self.dtype.itemsize
         #: whether a whole chunk is copied into a larger array by runs (asked once, not per chunk)
         self._by_runs = runs_pay(self.chunk_shape, self.dtype.itemsize)

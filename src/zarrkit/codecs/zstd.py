@@ -349,7 +349,7 @@ class ZstdCodec(BytesBytesCodec):
             raise MetadataError(f"zstd: checksum must be a bool, got {checksum!r}")
         self.level = level
         self.checksum = checksum
-        self.codec = numcodecs.Zstd(level=level, checksum=checksum)
+        self.codec: Any = numcodecs.Zstd(level=level, checksum=checksum)
 
     def configuration(self) -> dict[str, Any]:
         return {"level": self.level, "checksum": self.checksum}

@@ -160,7 +160,7 @@ class Node:
             and other._comparable()
         )
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     def _node_state(self) -> dict[str, Any]:
         """What a pickle of the node holds in common (what the user gave, not the stores

@@ -391,7 +391,8 @@ class ConsolidatedStore(ConsolidatedMetadataStore):
         # the same store, its metadata read from the consolidated document or not
         return bool(other.store == self.store) if isinstance(other, ConsolidatedStore) else bool(other == self.store)
 
-    __hash__ = Store.__hash__
+    def __hash__(self) -> int:
+        return Store.__hash__(self)
 
     def __repr__(self) -> str:
         return f"ConsolidatedStore({self.store!r})"

@@ -205,7 +205,8 @@ class StoreConveniences(MutableMapping[str, Any]):
     def __eq__(self, other: object) -> bool:
         return self is other
 
-    __hash__ = object.__hash__
+    def __hash__(self) -> int:
+        return object.__hash__(self)
 
     def __enter__(self) -> Self:
         return self

@@ -694,7 +694,8 @@ class FsspecStore(Store):
             and other.root == self.root
         )
 
-    __hash__ = object.__hash__
+    def __hash__(self) -> int:
+        return object.__hash__(self)
 
     def with_read_only(self, read_only: bool = False) -> FsspecStore:
         """A new store over the same file system and path, with its own ``read_only`` setting

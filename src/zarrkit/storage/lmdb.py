@@ -179,7 +179,7 @@ class LMDBStore(Store):
             self.dimension_separator = dimension_separator
         lmdb = _import_lmdb()
         self._lmdb = lmdb
-        self.path = os.path.abspath(os.fspath(path))
+        self.path: str = os.path.abspath(os.fspath(path))
         self.buffers: bool = bool(buffers)
         self.map_size: int = int(map_size)
         if "readonly" in kwargs:  # lmdb's own spelling
@@ -520,7 +520,8 @@ class LMDBStore(Store):
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.path == self.path
 
-    __hash__ = object.__hash__
+    def __hash__(self) -> int:
+        return object.__hash__(self)
 
     def __repr__(self) -> str:
         mode = ", read_only=True" if self.read_only else ""

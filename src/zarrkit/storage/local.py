@@ -143,7 +143,7 @@ class DirectoryStore(local_versions.VersionedFiles, Store):
             raise TypeError("DirectoryStore needs the directory (path, or root=)")
         if isinstance(normalize_keys, str):  # DirectoryStore(path, '/') before normalize_keys
             normalize_keys, dimension_separator = False, normalize_keys
-        self.path = os.path.abspath(os.fspath(path))
+        self.path: str = os.path.abspath(os.fspath(path))
         self._given = os.fspath(path)  # as given (for :meth:`__str__`)
         if os.path.exists(self.path) and not os.path.isdir(self.path):
             raise StoreError(f"DirectoryStore path {self.path!r} exists and is not a directory")
@@ -782,7 +782,8 @@ class DirectoryStore(local_versions.VersionedFiles, Store):
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.path == self.path
 
-    __hash__ = object.__hash__
+    def __hash__(self) -> int:
+        return object.__hash__(self)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.path!r})"

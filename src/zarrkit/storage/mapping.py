@@ -115,7 +115,8 @@ class MappingStore(Store):
     def __eq__(self, other: object) -> bool:
         return isinstance(other, MappingStore) and other.mapping is self.mapping
 
-    __hash__ = object.__hash__
+    def __hash__(self) -> int:
+        return object.__hash__(self)
 
 
 class KVStore(MappingStore):

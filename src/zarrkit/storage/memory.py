@@ -242,7 +242,8 @@ class MemoryStore(Store):
         return self.read_only == other.read_only and self._data == other._data
 
     # kept by identity: the engine keys per-store caches on the store object
-    __hash__ = Store.__hash__
+    def __hash__(self) -> int:
+        return Store.__hash__(self)
 
     def __getstate__(self) -> dict[str, Any]:
         return {"data": dict(self._data), "read_only": self.read_only,

@@ -577,7 +577,8 @@ class ObjectStore(Store):
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.store == self.store
 
-    __hash__ = object.__hash__
+    def __hash__(self) -> int:
+        return object.__hash__(self)
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()

@@ -457,7 +457,8 @@ class RedisStore(Store):
             and other._where() == self._where()
         )
 
-    __hash__ = object.__hash__
+    def __hash__(self) -> int:
+        return object.__hash__(self)
 
     def __repr__(self) -> str:
         mode = ", read_only=True" if self.read_only else ""

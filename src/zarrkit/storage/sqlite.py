@@ -506,7 +506,8 @@ class SQLiteStore(Store):
             and other.path == self.path
         )
 
-    __hash__ = object.__hash__
+    def __hash__(self) -> int:
+        return object.__hash__(self)
 
     def __repr__(self) -> str:
         mode = ", read_only=True" if self.read_only else ""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import pathlib
 from collections.abc import Callable, Hashable, Iterable, Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import InvalidPathError
 from .base import ByteRange, Store
@@ -116,7 +116,7 @@ class StorePath:
             return NotImplemented
         return self.store == other.store and self.path == other.path
 
-    __hash__ = None  # type: ignore[assignment]  # zarr-python 3's StorePath is not hashable either
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]  # zarr-python 3's StorePath is not hashable either
 
 
 def _join(a: str, b: str) -> str:
@@ -297,7 +297,8 @@ class PrefixStore(Store):
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.inner == self.inner and other.prefix == self.prefix
 
-    __hash__ = Store.__hash__
+    def __hash__(self) -> int:
+        return Store.__hash__(self)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.inner!r}, {self.prefix!r})"

@@ -718,7 +718,8 @@ class ZipStore(Store):
         # zarr-python 3: the same zip file
         return type(other) is type(self) and other.path == self.path
 
-    __hash__ = Store.__hash__
+    def __hash__(self) -> int:
+        return Store.__hash__(self)
 
     def __repr__(self) -> str:
         return f"ZipStore({self.path!r}, mode={self.mode!r})"

@@ -265,7 +265,7 @@ def load(store: Any, zarr_format: int | None = None, path: str | None = None,
     raise NodeNotFoundError(f"nothing to load at path {path!r} of {store!r}", path)
 
 
-def tree(grp: Group, expand: bool = False, level: int | None = None) -> Any:
+def tree(grp: Group | Any, expand: bool = False, level: int | None = None) -> Any:
     """A printable tree of the hierarchy below ``grp`` (``str()`` gives the text).
 
     Parameters

@@ -17,7 +17,7 @@ from ..config import config
 from ..core.array import Array
 from ..core.creation import ArrayOptions, open_array_node, write_group_node
 from ..core.creation_like import AS_SOURCE, given_args, like_args
-from ..core.group import Group
+from ..core.group import Group, Member
 from ..errors import (
     ContainsArrayError,
     GroupNotFoundError,
@@ -409,8 +409,9 @@ def open_group(
 def open(
     store: StoreLike = None, mode: str = "a", *, path: str | None = None,
     storage_options: dict[str, Any] | None = None, **kwargs: Any,
-) -> Array | Group:
-    """Open whatever node is at ``path``: an array or a group.
+) -> Member:
+    """Open whatever node is at ``path``: an array or a group (``Member``: typed ``Any``, as
+    only the store knows which; :func:`open_array` and :func:`open_group` are typed precisely).
 
     With nothing there, ``mode='r'``/``'r+'`` raise :class:`~zarrkit.errors.NodeNotFoundError`;
     other modes create an array if ``shape=`` is given, else a group.

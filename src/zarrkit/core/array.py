@@ -13,7 +13,7 @@ import dataclasses
 import math
 from collections.abc import Iterator, Sequence
 from types import GenericAlias
-from typing import Any, ClassVar
+from typing import Any, ClassVar, overload
 
 import numpy as np
 
@@ -28,7 +28,13 @@ from ..metadata.zdtypes import ZDType, data_type_of
 from ..storage.coerce import NodeStores
 from ..storage.optimistic import until_written
 from .chunks import ChunkContext
-from .indexing import classify_selection, pop_fields
+from .indexing import (
+    IntSelection,
+    KeepingSelection,
+    NDArrayOrScalar,
+    classify_selection,
+    pop_fields,
+)
 from .indexing_tools import iter_grid
 from .info import (
     InfoReporter,
@@ -333,8 +339,9 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
         self.resize(value)
 
     @property
-    def chunks(self) -> tuple[int, ...]:
-        """The chunk shape."""
+    def chunks(self) -> tuple[Any, ...]:
+        """The chunk shape: an int per dimension (for a rectilinear chunk grid, a tuple of the
+        chunk lengths per dimension)."""
         self._refresh_metadata()
         return self._meta.chunks
 
@@ -344,7 +351,7 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
         return getattr(self._meta, "shards", None)
 
     @property
-    def dtype(self) -> np.dtype:
+    def dtype(self) -> np.dtype[Any]:
         """The NumPy data type of the elements."""
         self._refresh_metadata()
         return self._meta.dtype
@@ -588,8 +595,16 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
         return self._is_view
 
     # -- reading and writing ---------------------------------------------------------------
-    def __getitem__(self, selection: Any) -> Any:
-        """Retrieve data for some portion of the array (NumPy indexing semantics)."""
+    @overload
+    def __getitem__(self, selection: IntSelection) -> NDArrayOrScalar: ...
+    @overload
+    def __getitem__(self, selection: KeepingSelection) -> np.ndarray[Any, Any]: ...
+    @overload
+    def __getitem__(self, selection: Any) -> NDArrayOrScalar: ...
+
+    def __getitem__(self, selection: Any) -> NDArrayOrScalar:
+        """Retrieve data for some portion of the array (NumPy indexing semantics): an array, or
+        a scalar where every dimension is indexed by an int."""
         fields, selection = pop_fields(selection)
         return get_selection(self, selection, classify_selection(selection, self.ndim), fields=fields)
 
@@ -602,7 +617,7 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
         """A cheap deterministic token (store, path, metadata) instead of pickling the data."""
         return tokenize_array(self)
 
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
         a = self[...]
         if not isinstance(a, np.ndarray):
             a = np.asarray(a)
@@ -659,6 +674,7 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
             yield block[i - c0]  # type: ignore[index]
 
     def __iter__(self) -> Iterator[Any]:
+        # (an item is an array, or a scalar for a 1-d array: Any, as NumPy's own iteration is)
         return self.islice()
 
     # -- information ------------------------------------------------------------------------

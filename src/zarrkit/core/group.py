@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import keyword
 from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, TypeAlias
 
 import numpy as np
 
@@ -46,7 +46,13 @@ from .navigation import NavigationMethods, member_names, member_page
 from .node import Node
 from .tree import members_html
 
-__all__ = ["GROUP_METADATA_KEYS", "ConsolidatedMetadata", "Group", "GroupMetadata"]
+__all__ = ["GROUP_METADATA_KEYS", "ConsolidatedMetadata", "Group", "GroupMetadata", "Member"]
+
+#: what a lookup by name gives: an :class:`~zarrkit.core.array.Array` or a :class:`Group`,
+#: which only the store knows.  Typed ``Any`` so that ``g["x"][:]`` and ``g["sub"]["x"]`` need
+#: no narrowing first; ``isinstance`` narrows it, and ``open_array``, ``open_group``,
+#: :meth:`Group.arrays` and :meth:`Group.groups` are typed precisely.
+Member: TypeAlias = Any
 
 # The lock a group's synchronizer gives for changes to the hierarchy (creating, requiring,
 # moving and deleting members): one lock for the whole store, so that two processes requiring
@@ -343,7 +349,7 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
             return False
         return io.node_kind(self._store, path) is not None
 
-    def __getitem__(self, item: str) -> Array | Group:
+    def __getitem__(self, item: str) -> Member:
         """Obtain a member by name or path ('a/b/c'; '/a/b' from the root of the store).
 
         Examples
@@ -415,7 +421,7 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
         """
         return _MembersItemsView(self)
 
-    def __getattr__(self, item: str) -> Array | Group:
+    def __getattr__(self, item: str) -> Member:
         # Dot access to members (g.foo); private and special names are never members (IPython
         # probes such names, and a lookup would cost store requests).
         if item.startswith("_"):

@@ -392,7 +392,7 @@ class ConsolidatedStore(ConsolidatedMetadataStore):
         return bool(other.store == self.store) if isinstance(other, ConsolidatedStore) else bool(other == self.store)
 
     def __hash__(self) -> int:
-        return Store.__hash__(self)
+        return object.__hash__(self)  # identity, as for every store
 
     def __repr__(self) -> str:
         return f"ConsolidatedStore({self.store!r})"

@@ -102,7 +102,7 @@ class CacheStore(WrapperStore):
             self._forget_locked(key)
 
     #: reads go through the cache
-    value_version: None = None  # type: ignore[assignment]
+    value_version = None
 
     # -- the store contract ---------------------------------------------------------------
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:

@@ -205,8 +205,7 @@ class StoreConveniences(MutableMapping[str, Any]):
     def __eq__(self, other: object) -> bool:
         return self is other
 
-    def __hash__(self) -> int:
-        return object.__hash__(self)
+    __hash__ = object.__hash__
 
     def __enter__(self) -> Self:
         return self

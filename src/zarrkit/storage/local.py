@@ -782,8 +782,7 @@ class DirectoryStore(local_versions.VersionedFiles, Store):
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.path == self.path
 
-    def __hash__(self) -> int:
-        return object.__hash__(self)
+    __hash__ = object.__hash__
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.path!r})"

@@ -243,7 +243,7 @@ class MemoryStore(Store):
 
     # kept by identity: the engine keys per-store caches on the store object
     def __hash__(self) -> int:
-        return Store.__hash__(self)
+        return object.__hash__(self)  # identity, as for every store
 
     def __getstate__(self) -> dict[str, Any]:
         return {"data": dict(self._data), "read_only": self.read_only,

@@ -298,7 +298,7 @@ class PrefixStore(Store):
         return type(other) is type(self) and other.inner == self.inner and other.prefix == self.prefix
 
     def __hash__(self) -> int:
-        return Store.__hash__(self)
+        return object.__hash__(self)  # identity, as for every store
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.inner!r}, {self.prefix!r})"

@@ -434,7 +434,7 @@ class LatencyStore(WrapperStore):
         return self.inner.get(key, byte_range)
 
     #: reads go through :meth:`get`, which adds the delay
-    value_version: None = None  # type: ignore[assignment]
+    value_version = None
 
     def get_upto(self, key: str, limit: int) -> bytes | memoryview | None:
         time.sleep(self.get_latency)
@@ -557,7 +557,7 @@ class LRUStoreCache(WrapperStore):
                 self._current_size -= len(old)
 
     #: reads go through the cache
-    value_version: None = None  # type: ignore[assignment]
+    value_version = None
 
     # -- reads ------------------------------------------------------------------------------
     def get_upto(self, key: str, limit: int) -> bytes | memoryview | None:

@@ -719,7 +719,7 @@ class ZipStore(Store):
         return type(other) is type(self) and other.path == self.path
 
     def __hash__(self) -> int:
-        return Store.__hash__(self)
+        return object.__hash__(self)  # identity, as for every store
 
     def __repr__(self) -> str:
         return f"ZipStore({self.path!r}, mode={self.mode!r})"

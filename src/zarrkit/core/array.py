@@ -28,6 +28,7 @@ from ..metadata.zdtypes import ZDType, data_type_of
 from ..storage.coerce import NodeStores
 from ..storage.optimistic import until_written
 from .chunks import ChunkContext
+from .grid_picture import array_html
 from .indexing import (
     IntSelection,
     KeepingSelection,
@@ -747,9 +748,10 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
         return array_repr(self)
 
     def _repr_html_(self) -> str:
-        """What Jupyter shows: the rows of :attr:`info` that the metadata gives (the stored
-        sizes would cost listings of the store: ``info_complete()`` has them)."""
-        return render_html(array_items(describe_array(self)))
+        """What Jupyter shows: the path and store, a picture of the chunk and shard grids, the
+        rows of :attr:`info` that the metadata gives (no store request: the stored sizes would
+        cost listings, ``info_complete()`` has them)."""
+        return array_html(self, render_html(array_items(describe_array(self))))
 
     # -- identity and pickling ----------------------------------------------------------------
     def _comparable(self) -> bool:

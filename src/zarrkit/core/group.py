@@ -40,6 +40,7 @@ from ..storage.coerce import NodeStores, open_stores
 from ..storage.store_path import StorePath
 from .array import Array
 from .creation import ArrayOptions, create_array_node, write_group_node
+from .grid_picture import node_header
 from .group_create import MemberCreationMethods
 from .info import InfoReporter, describe_group, group_items, group_report, group_repr
 from .navigation import NavigationMethods, member_names, member_page
@@ -692,7 +693,7 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
             # group is shown by name, without opening it
             nodes = [(name, self._open_member(join_path(self._path, name), kind) if kind == "array" else None)
                      for name, kind in shown]
-        return members_html(self.basename or "/", nodes, more)
+        return node_header("Group", self._path, self._store_arg) + members_html(self.basename or "/", nodes, more)
 
     def _repr_markdown_(self) -> None:
         return None

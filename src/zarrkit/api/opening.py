@@ -386,8 +386,7 @@ def open_group(
         if kind == "array":
             raise ContainsArrayError(f"path {path!r} holds an array, not a group", path=path)
         if kind is None:
-            raise GroupNotFoundError(f"No group found in store {describe_store(stores.store_arg)} at path {path!r}",
-                                     path=path)
+            raise GroupNotFoundError(io.not_found_message("group", stores.store_arg, path), path=path)
     elif mode == "a":
         if kind == "array":
             raise ContainsArrayError(f"path {path!r} holds an array, not a group", path=path)
@@ -457,7 +456,7 @@ def open(
     kind = io.node_kind(stores.store, norm)
     store_arg = stores.store_arg
     if mode in ("r", "r+") and kind is None:
-        raise NodeNotFoundError(f"nothing found at {describe_location(store_arg, norm)}", norm)
+        raise NodeNotFoundError(io.not_found_message("array or group", store_arg, norm), norm)
     if mode == "w" or mode in ("w-", "x") or kind is None:
         if "shape" in kwargs:
             return open_array(store_arg, mode=mode, path=norm, **kwargs)

@@ -193,7 +193,8 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
             meta = io.load_array_metadata(self._store, self._path)
         if wanted is not None and wanted != meta.zarr_format:
             raise ArrayNotFoundError(
-                f"no Zarr v{wanted} array at path {self._path!r} (the array there is v{meta.zarr_format})",
+                io.not_found_message(f"Zarr v{wanted} array", self._store_arg, self._path,
+                                     f"(the array there is v{meta.zarr_format})"),
                 path=self._path,
             )
         self._set_meta(meta)

@@ -264,12 +264,12 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
                 raise ContainsArrayError(
                     f"{describe_location(self._store_arg, self._path)} holds an array, not a group", path=self._path
                 ) from None
-            raise GroupNotFoundError(f"No group found in store {describe_store(self._store_arg)} at path {self._path!r}",
+            raise GroupNotFoundError(io.not_found_message("group", self._store_arg, self._path),
                                      path=self._path) from None
         if wanted is not None and wanted != zarr_format:
             raise GroupNotFoundError(
-                f"no Zarr v{wanted} group found at {describe_location(self._store_arg, self._path)} "
-                f"(there is a v{zarr_format} group)",
+                io.not_found_message(f"Zarr v{wanted} group", self._store_arg, self._path,
+                                     f"(the group there is v{zarr_format})"),
                 path=self._path,
             )
         return zarr_format
@@ -330,7 +330,7 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
 
     def _not_found(self, item: Any, path: str) -> NodeNotFoundError:
         return NodeNotFoundError(
-            f"no array or group {item!r} in group {self.name!r} of {describe_store(self._store_arg)}", path
+            io.not_found_message("array or group", self._store_arg, path), path
         )
 
     def __len__(self) -> int:

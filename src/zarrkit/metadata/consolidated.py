@@ -87,7 +87,7 @@ def consolidate(store: Store, path: str = "") -> tuple[int, int]:
     """
     kind, fmt, _root_doc = io.node_info(store, path)
     if kind != "group":
-        raise NodeNotFoundError(f"no group found at path {path!r} to consolidate", path)
+        raise NodeNotFoundError(io.not_found_message("group", store, path, "to consolidate"), path)
     if fmt == 3:
         key = join_path(path, v3.ZARR_JSON)
 
@@ -96,7 +96,7 @@ def consolidate(store: Store, path: str = "") -> tuple[int, int]:
             # the hierarchy was walked, are kept: the write is conditioned on its version)
             doc = io.parse_json(raw, key)
             if not isinstance(doc, dict) or doc.get("node_type") != "group":
-                raise NodeNotFoundError(f"no group found at path {path!r} to consolidate", path)
+                raise NodeNotFoundError(io.not_found_message("group", store, path, "to consolidate"), path)
             return consolidated_document_v3(store, path, doc)
 
         document = update(store, key, change)

@@ -16,7 +16,6 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..metadata.v3 import edge_lengths
 from ..storage.keys import describe_store
 
 __all__ = ["MAX_LINES", "array_html", "array_picture", "grid_svg", "node_header"]
@@ -34,18 +33,30 @@ def node_header(kind: str, path: str, store: object) -> str:
             f"in {html.escape(describe_store(store))}</div>")
 
 
-def _boundaries(lengths: Sequence[int], pixels: float) -> list[float]:
-    """The inner boundaries between ``lengths`` scaled to ``pixels``, at most MAX_LINES."""
-    total = sum(lengths)
-    if total == 0 or len(lengths) < 2:
+class _Lengths:
+    """Chunk lengths along a dimension, with a grid dimension's ``n``, ``size`` and ``start``."""
+
+    def __init__(self, lengths: Sequence[int]):
+        self.n, self.size = len(lengths), sum(lengths)
+        self._starts = [0]
+        for n in lengths:
+            self._starts.append(self._starts[-1] + n)
+
+    def start(self, c: int) -> int:
+        return self._starts[c]
+
+
+def _dim(d: Any) -> Any:
+    return d if hasattr(d, "start") else _Lengths(d)
+
+
+def _boundaries(dim: Any, pixels: float) -> list[float]:
+    """The inner chunk boundaries of a grid dimension scaled to ``pixels``: at most MAX_LINES,
+    evenly spaced ones where there are more (so a grid of 2**40 chunks costs 24 look-ups)."""
+    if dim.size == 0 or dim.n < 2:
         return []
-    step = math.ceil((len(lengths) - 1) / MAX_LINES)
-    out, at = [], 0
-    for i, n in enumerate(lengths[:-1]):
-        at += n
-        if (i + 1) % step == 0:
-            out.append(at / total * pixels)
-    return out
+    step = math.ceil((dim.n - 1) / MAX_LINES)
+    return [dim.start(c) / dim.size * pixels for c in range(step, dim.n, step)]
 
 
 def _sides(shape: Sequence[int]) -> list[float]:
@@ -66,20 +77,19 @@ def _text(x: float, y: float, text: str, anchor: str = "middle", rotate: bool = 
     return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" {_STYLE}{turn}>{text}</text>'
 
 
-def grid_svg(shape: Sequence[int], chunk_lengths: Sequence[Sequence[int]],
-             shard_lengths: Sequence[Sequence[int]] | None = None) -> str:
-    """An SVG picture of a grid over ``shape``: thin lines between the chunks
-    (``chunk_lengths``: the lengths of the chunks along each dimension), thick ones between the
-    shards (``shard_lengths``; None: not sharded).  Empty for a 0-d array."""
+def grid_svg(shape: Sequence[int], chunk_dims: Sequence[Any], shard_dims: Sequence[Any] | None = None) -> str:
+    """An SVG picture of a grid over ``shape``: thin lines between the chunks, thick ones
+    between the shards (None: not sharded); each dimension given as a grid's dimension object
+    (``n``, ``size``, ``start(c)``) or as the list of its chunk lengths.  Empty for a 0-d array."""
     if not shape:
         return ""
     leading, shape = list(shape[:-3]), list(shape[-3:])
-    chunks = [list(c) for c in chunk_lengths[-3:]]
-    shards = [list(s) for s in shard_lengths[-3:]] if shard_lengths is not None else None
+    chunks = [_dim(c) for c in chunk_dims[-3:]]
+    shards = [_dim(s) for s in shard_dims[-3:]] if shard_dims is not None else None
     bar = len(shape) == 1
     if bar:  # a bar: its length across
-        shape, chunks = [1, *shape], [[1], *chunks]
-        shards = [[1], *shards] if shards is not None else None
+        shape, chunks = [1, *shape], [_Lengths([1]), *chunks]
+        shards = [_Lengths([1]), *shards] if shards is not None else None
     sides = _sides(shape)
     if len(shape) == 2:
         depth, (h, w) = 0.0, sides
@@ -90,7 +100,7 @@ def grid_svg(shape: Sequence[int], chunk_lengths: Sequence[Sequence[int]],
         depth = d * 0.5
     ox, oy = (40.0 if depth else 10.0), 10.0 + depth  # the front face's top left corner (room for a label)
     parts = []
-    grids: list[tuple[list[list[int]], float]] = [(chunks, 0.6)]
+    grids: list[tuple[list[Any], float]] = [(chunks, 0.6)]
     if shards is not None:
         grids.append((shards, 2.0))
     for lengths, width in grids:
@@ -132,15 +142,15 @@ def array_picture(array: Any) -> str:
     caption giving the chunk and shard counts."""
     meta = array._meta
     sharded = getattr(meta, "shards", None) is not None
-    chunk_lengths = edge_lengths(meta.grid)
-    shard_lengths = edge_lengths(meta.storage_grid) if sharded else None
-    svg = grid_svg(meta.shape, chunk_lengths, shard_lengths)
+    chunk_dims = meta.grid.dims
+    shard_dims = meta.storage_grid.dims if sharded else None
+    svg = grid_svg(meta.shape, chunk_dims, shard_dims)
     if not svg:
         return ""
-    n_chunks = math.prod(len(c) for c in chunk_lengths)
+    n_chunks = math.prod(d.n for d in chunk_dims)
     caption = f"{n_chunks} chunk{'s' * (n_chunks != 1)}"
-    if shard_lengths is not None:
-        n_shards = math.prod(len(s) for s in shard_lengths)
+    if shard_dims is not None:
+        n_shards = math.prod(d.n for d in shard_dims)
         caption += f" in {n_shards} shard{'s' * (n_shards != 1)} (thick lines)"
     return f'<figure class="zarrkit-grid">{svg}<figcaption>{caption}</figcaption></figure>'
 

@@ -304,7 +304,7 @@ class AsyncArray:
 
     # -- selections ----------------------------------------------------------------------------
     @overload
-    async def getitem(self, selection: IntSelection, *, prototype: Any = None) -> NDArrayOrScalar: ...
+    async def getitem(self, selection: IntSelection, *, prototype: Any = None) -> NDArrayOrScalar: ...  # type: ignore[overload-overlap]
     @overload
     async def getitem(self, selection: KeepingSelection, *, prototype: Any = None) -> np.ndarray[Any, Any]: ...
     @overload

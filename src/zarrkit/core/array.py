@@ -598,7 +598,7 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
 
     # -- reading and writing ---------------------------------------------------------------
     @overload
-    def __getitem__(self, selection: IntSelection) -> NDArrayOrScalar: ...
+    def __getitem__(self, selection: IntSelection) -> NDArrayOrScalar: ...  # type: ignore[overload-overlap]
     @overload
     def __getitem__(self, selection: KeepingSelection) -> np.ndarray[Any, Any]: ...
     @overload

@@ -236,7 +236,7 @@ class ViewMethods:
         filters = [numcodecs.AsType(encode_dtype=spelled(self.dtype), decode_dtype=spelled(dtype))]
         filters.extend(self._meta.filters or ())
         # (the view method is this class's, called on the array as its self)
-        return ViewMethods.view(self, filters=filters, dtype=dtype, read_only=True)  # type: ignore[misc]
+        return ViewMethods.view(self, filters=filters, dtype=dtype, read_only=True)  # type: ignore[misc, unused-ignore]
 
     @property
     def config(self: Viewable) -> ArrayConfig:

@@ -154,7 +154,7 @@ class OpenFile:
     def close(self) -> None:
         if self.fd >= 0:
             os.close(self.fd)
-            self.fd: int = -1
+            self.fd = -1
 
 
 #: buffers handed to one writev call (the system's IOV_MAX is at least 1024 on Linux)

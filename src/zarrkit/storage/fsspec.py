@@ -208,7 +208,7 @@ class FsspecStore(Store):
         try:
             self.url = fs_.unstrip_protocol(self.root or getattr(fs_, "root_marker", ""))
         except Exception:  # noqa: BLE001 - only used in messages
-            self.url: str = f"{protocols[0]}://{self.root}"
+            self.url = f"{protocols[0]}://{self.root}"
         # the form paths below the root take in listings (each file system normalizes its own)
         self._prefix = self._path("x")[:-1]
         if create and not self.read_only and self._has_dirs:

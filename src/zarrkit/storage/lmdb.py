@@ -187,7 +187,7 @@ class LMDBStore(Store):
         self.read_only: bool = bool(read_only)
         self.kwargs: dict[str, Any] = dict(kwargs)
         # without LMDB's locks, nothing keeps another process's write transaction out
-        self.supports_conditional_writes: bool = bool(kwargs.get("lock", True))
+        self.supports_conditional_writes = bool(kwargs.get("lock", True))
         self._lock = threading.Lock()  # serializes this store's write transactions
         self._closed = False
         fileio.check_regular_files(

@@ -163,7 +163,7 @@ class Growth:
             "arrays": {name: [list(old), list(new)] for name, (_, old, new) in self.arrays.items()},
         }
         self.grp.store.set(_record_key(self.grp), json.dumps(doc, sort_keys=True).encode())
-        self.phase: str = phase
+        self.phase = phase
 
     def begin(self) -> None:
         """Record the append before its first row is written."""

@@ -18,7 +18,6 @@ from .api import asynchronous as _asynchronous  # noqa: F401  (zarr.api.asynchro
 from .api.async_nodes import AsyncArray, AsyncGroup
 from .api.convenience import copy, copy_all, copy_store, load, save, save_array, save_group, tree
 from .api.conversion import convert
-from .api.rechunking import rechunk
 from .api.creation import array, create, create_array, empty, full, ones, zeros
 from .api.creation_like import empty_like, full_like, ones_like, zeros_like
 from .api.hierarchy import create_group, create_hierarchy, from_array
@@ -31,6 +30,7 @@ from .api.opening import (
     open_group,
     open_like,
 )
+from .api.rechunking import rechunk
 from .codecs import (
     BZ2,
     CRC32,

@@ -216,12 +216,12 @@ def _module(key: str) -> ModuleType:
 
 _made = {key: _module(key) for key in TABLE if key not in _NOT_MADE}
 
-attrs = _made["attrs"]
-blosc = _made["blosc"]
-convenience = _made["convenience"]
-creation = _made["creation"]
-dtype = _made["dtype"]
-hierarchy = _made["hierarchy"]
-meta = _made["meta"]
-sync = _made["sync"]
-experimental = _made["experimental"]
+attrs: ModuleType = _made["attrs"]
+blosc: ModuleType = _made["blosc"]
+convenience: ModuleType = _made["convenience"]
+creation: ModuleType = _made["creation"]
+dtype: ModuleType = _made["dtype"]
+hierarchy: ModuleType = _made["hierarchy"]
+meta: ModuleType = _made["meta"]
+sync: ModuleType = _made["sync"]
+experimental: ModuleType = _made["experimental"]

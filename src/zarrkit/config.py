@@ -616,4 +616,4 @@ class _Scope:
             self._config._gone.append((self._token, tuple(self._changes)))
 
 
-config = Config()
+config: Config = Config()

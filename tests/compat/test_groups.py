@@ -123,7 +123,7 @@ def test_group_zarr_format_is_honoured(tmp_path):
     store = DirectoryStore(str(tmp_path / "f.zarr"))
     init_group(store, zarr_format=2)
     assert Group(store, zarr_format=2).zarr_format == 2
-    with pytest.raises(errors.GroupNotFoundError, match="no Zarr v3 group"):
+    with pytest.raises(errors.GroupNotFoundError, match="No Zarr v3 group found in store"):
         Group(store, zarr_format=3)
     with pytest.raises(errors.GroupNotFoundError):
         Group(store, zarr_version=3)

@@ -30,10 +30,16 @@ from __future__ import annotations
 
 import operator
 from collections.abc import AsyncIterator, Callable
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar, overload
+
+import numpy as np
 
 from ..core.array import Array
 from ..core.group import Group
+from ..core.indexing import IntSelection, KeepingSelection, NDArrayOrScalar
+from ..core.info import InfoReporter
+from ..metadata.zdtypes import ZDType
+from ..storage.store_path import StorePath
 from .async_run import run_in_thread, sync
 from .hierarchy import create_group
 from .opening import open_array
@@ -198,11 +204,11 @@ class AsyncArray:
         return self._array.write_chunk_sizes
 
     @property
-    def dtype(self) -> Any:
+    def dtype(self) -> np.dtype[Any]:
         return self._array.dtype
 
     @property
-    def _zdtype(self) -> Any:
+    def _zdtype(self) -> ZDType[Any, Any]:
         return self._array._zdtype
 
     @property
@@ -242,7 +248,7 @@ class AsyncArray:
         return self._array.path
 
     @property
-    def store_path(self) -> Any:
+    def store_path(self) -> StorePath:
         """The store and the array's path in it (a :class:`~zarrkit.storage.StorePath`)."""
         return self._array.store_path
 
@@ -267,7 +273,7 @@ class AsyncArray:
         return self._array.nbytes
 
     @property
-    def info(self) -> Any:
+    def info(self) -> InfoReporter:
         """What the metadata says of the array (:meth:`info_complete` adds what is stored)."""
         return self._array.info
 
@@ -292,12 +298,19 @@ class AsyncArray:
         """How many bytes the array's keys take in the store."""
         return await run(operator.attrgetter("nbytes_stored"), self._array)
 
-    async def info_complete(self) -> Any:
+    async def info_complete(self) -> InfoReporter:
         """:attr:`info` with what is stored (chunks initialized, bytes stored)."""
         return await run(self._array.info_complete)
 
     # -- selections ----------------------------------------------------------------------------
-    async def getitem(self, selection: Any, *, prototype: Any = None) -> Any:
+    @overload
+    async def getitem(self, selection: IntSelection, *, prototype: Any = None) -> NDArrayOrScalar: ...  # type: ignore[overload-overlap]
+    @overload
+    async def getitem(self, selection: KeepingSelection, *, prototype: Any = None) -> np.ndarray[Any, Any]: ...
+    @overload
+    async def getitem(self, selection: Any, *, prototype: Any = None) -> NDArrayOrScalar: ...
+
+    async def getitem(self, selection: Any, *, prototype: Any = None) -> NDArrayOrScalar:
         """Read a basic selection (integers, slices, ``...``): ``await arr.getitem((0, slice(2)))``.
 
         ``prototype`` (zarr-python's buffer choice) is accepted; zarrkit returns NumPy arrays.
@@ -309,17 +322,17 @@ class AsyncArray:
         await run(self._array.set_basic_selection, selection, value)
 
     async def get_orthogonal_selection(self, selection: Any, *, out: Any = None, fields: Any = None,
-                                       prototype: Any = None) -> Any:
+                                       prototype: Any = None) -> NDArrayOrScalar:
         """Read an orthogonal (outer) selection, one index per dimension."""
         return await run(self._array.get_orthogonal_selection, selection, out=out, fields=fields)
 
     async def get_coordinate_selection(self, selection: Any, *, out: Any = None, fields: Any = None,
-                                       prototype: Any = None) -> Any:
+                                       prototype: Any = None) -> NDArrayOrScalar:
         """Read the points of integer coordinate arrays."""
         return await run(self._array.get_coordinate_selection, selection, out=out, fields=fields)
 
     async def get_mask_selection(self, mask: Any, *, out: Any = None, fields: Any = None,
-                                 prototype: Any = None) -> Any:
+                                 prototype: Any = None) -> NDArrayOrScalar:
         """Read the elements where a Boolean mask of the array's shape is true."""
         return await run(self._array.get_mask_selection, mask, out=out, fields=fields)
 
@@ -367,7 +380,7 @@ class AsyncArray:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, AsyncArray) and self._array == other._array
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
 
 class AsyncOIndex:
@@ -376,9 +389,9 @@ class AsyncOIndex:
     __slots__ = ("array",)
 
     def __init__(self, array: AsyncArray) -> None:
-        self.array = array
+        self.array: AsyncArray = array
 
-    async def getitem(self, selection: Any) -> Any:
+    async def getitem(self, selection: Any) -> NDArrayOrScalar:
         """``array.oindex[selection]`` of the synchronous array, awaited."""
         return await run(operator.getitem, self.array._array.oindex, selection)
 
@@ -389,9 +402,9 @@ class AsyncVIndex:
     __slots__ = ("array",)
 
     def __init__(self, array: AsyncArray) -> None:
-        self.array = array
+        self.array: AsyncArray = array
 
-    async def getitem(self, selection: Any) -> Any:
+    async def getitem(self, selection: Any) -> NDArrayOrScalar:
         """``array.vindex[selection]`` of the synchronous array, awaited."""
         return await run(operator.getitem, self.array._array.vindex, selection)
 
@@ -460,7 +473,7 @@ class AsyncGroup:
         return self._group.store
 
     @property
-    def store_path(self) -> Any:
+    def store_path(self) -> StorePath:
         """The store and the group's path in it (a :class:`~zarrkit.storage.StorePath`)."""
         return self._group.store_path
 
@@ -490,11 +503,11 @@ class AsyncGroup:
         return self._group.synchronizer
 
     @property
-    def info(self) -> Any:
+    def info(self) -> InfoReporter:
         """What the metadata says of the group (:meth:`info_complete` counts its members)."""
         return self._group.info
 
-    async def info_complete(self) -> Any:
+    async def info_complete(self) -> InfoReporter:
         """:attr:`info` with the members counted."""
         return await run(self._group.info_complete)
 
@@ -652,7 +665,7 @@ class AsyncGroup:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, AsyncGroup) and self._group == other._group
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
 
 def _async_repr(kind: str, node: Any) -> str:

@@ -262,10 +262,10 @@ def load(store: Any, zarr_format: int | None = None, path: str | None = None,
         return LazyLoader(Group(s, path=path, read_only=True))
     if close:
         s.close()
-    raise NodeNotFoundError(f"nothing to load at path {path!r} of {store!r}", path)
+    raise NodeNotFoundError(io.not_found_message("array or group", store, path, "to load"), path)
 
 
-def tree(grp: Group, expand: bool = False, level: int | None = None) -> Any:
+def tree(grp: Group | Any, expand: bool = False, level: int | None = None) -> Any:
     """A printable tree of the hierarchy below ``grp`` (``str()`` gives the text).
 
     Parameters

@@ -224,7 +224,7 @@ def convert(store: StoreLike, zarr_format: int, path: str | None = None) -> None
     path = normalize_path(path)
     infos = [(p, kind, fmt, doc) for p, kind, fmt, doc in iter_nodes(s, path)]
     if not infos:
-        raise NodeNotFoundError(f"nothing to convert at path {path!r}", path)
+        raise NodeNotFoundError(io.not_found_message("array or group", store, path, "to convert"), path)
     names = _old_names(zarr_format)
     old = {p: [n for n in names if s.exists(join_path(p, n))] for p, _, _, _ in infos}
     if not any(old.values()):

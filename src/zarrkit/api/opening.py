@@ -10,14 +10,14 @@ written, so a bad call leaves the store as it was.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
+from .._warnings import warn
 from ..config import config
 from ..core.array import Array
 from ..core.creation import ArrayOptions, open_array_node, write_group_node
 from ..core.creation_like import AS_SOURCE, given_args, like_args
-from ..core.group import Group
+from ..core.group import Group, Member
 from ..errors import (
     ContainsArrayError,
     GroupNotFoundError,
@@ -386,8 +386,7 @@ def open_group(
         if kind == "array":
             raise ContainsArrayError(f"path {path!r} holds an array, not a group", path=path)
         if kind is None:
-            raise GroupNotFoundError(f"No group found in store {describe_store(stores.store_arg)} at path {path!r}",
-                                     path=path)
+            raise GroupNotFoundError(io.not_found_message("group", stores.store_arg, path), path=path)
     elif mode == "a":
         if kind == "array":
             raise ContainsArrayError(f"path {path!r} holds an array, not a group", path=path)
@@ -409,8 +408,9 @@ def open_group(
 def open(
     store: StoreLike = None, mode: str = "a", *, path: str | None = None,
     storage_options: dict[str, Any] | None = None, **kwargs: Any,
-) -> Array | Group:
-    """Open whatever node is at ``path``: an array or a group.
+) -> Member:
+    """Open whatever node is at ``path``: an array or a group (``Member``: typed ``Any``, as
+    only the store knows which; :func:`open_array` and :func:`open_group` are typed precisely).
 
     With nothing there, ``mode='r'``/``'r+'`` raise :class:`~zarrkit.errors.NodeNotFoundError`;
     other modes create an array if ``shape=`` is given, else a group.
@@ -456,7 +456,7 @@ def open(
     kind = io.node_kind(stores.store, norm)
     store_arg = stores.store_arg
     if mode in ("r", "r+") and kind is None:
-        raise NodeNotFoundError(f"nothing found at {describe_location(store_arg, norm)}", norm)
+        raise NodeNotFoundError(io.not_found_message("array or group", store_arg, norm), norm)
     if mode == "w" or mode in ("w-", "x") or kind is None:
         if "shape" in kwargs:
             return open_array(store_arg, mode=mode, path=norm, **kwargs)
@@ -514,7 +514,7 @@ def consolidate_metadata(
     s = open_store(store, storage_options=storage_options)
     zarr_format_found, below = consolidate(s, normalize_path(path))
     if zarr_format_found == 3 and below:
-        warnings.warn(V3_CONSOLIDATED_WARNING, ZarrUserWarning, stacklevel=2)
+        warn(V3_CONSOLIDATED_WARNING, ZarrUserWarning)
     return open_consolidated(s, mode="r" if s.read_only else "r+", path=path, zarr_format=zarr_format)
 
 

@@ -21,9 +21,9 @@ Examples
 from __future__ import annotations
 
 import os
-import warnings
 from typing import Any
 
+from .._warnings import warn
 from ..metadata import io, v1
 from ..metadata.normalize import normalize_path
 from ..storage.base import Store, StoreLike
@@ -134,10 +134,9 @@ def listdir(store: Any, path: str | None = None) -> list[str]:
     ['x', 'y']
     """
     if not isinstance(store, Store) and not hasattr(store, "listdir"):
-        warnings.warn(
+        warn(
             f"{type(store).__name__} has no `listdir`: its names are found by listing every key",
             UserWarning,
-            stacklevel=2,
         )
     if hasattr(store, "listdir") and not isinstance(store, Store):
         return sorted(store.listdir(normalize_path(path)))

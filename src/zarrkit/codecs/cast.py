@@ -291,7 +291,7 @@ class CastValueCodec(ArrayArrayCodec):
             raise MetadataError(f"cast_value: out_of_range must be 'clamp' or 'wrap', got {out_of_range!r}")
         if scalar_map is not None and (not isinstance(scalar_map, dict) or set(scalar_map) - {"encode", "decode"}):
             raise MetadataError(f"cast_value: scalar_map must be an object with 'encode' and/or 'decode', got {scalar_map!r}")
-        self.target = parse_dtype(data_type)
+        self.target: np.dtype[Any] = parse_dtype(data_type)
         if numeric_kind(self.target) is None:
             raise MetadataError(
                 f"cast_value: Invalid target data type {data_type!r}: not an integer or floating-point type"
@@ -301,10 +301,10 @@ class CastValueCodec(ArrayArrayCodec):
                 f"cast_value: out_of_range 'wrap' needs an integer data_type (it is only valid for integer "
                 f"targets), got {data_type!r}"
             )
-        self.data_type = dtype_json(self.target)
+        self.data_type: Any = dtype_json(self.target)
         self.rounding = rounding
         self.out_of_range = out_of_range
-        self.scalar_map = scalar_map
+        self.scalar_map: Any = scalar_map
         self._encode_map = _scalar_map((scalar_map or {}).get("encode"), "encode")
         self._decode_map = _scalar_map((scalar_map or {}).get("decode"), "decode")
         self._parse_scalar = parse_scalar

@@ -33,8 +33,8 @@ class Categorize(numcodecs.Categorize):  # type: ignore[misc]  # numcodecs is un
             super().__init__(labels, dtype, astype)
             return
         self.dtype = dtype
-        self.labels = [lab if isinstance(lab, bytes) else str(lab).encode("ascii") for lab in labels]
-        self.astype = np.dtype(astype)
+        self.labels: list[bytes] = [lab if isinstance(lab, bytes) else str(lab).encode("ascii") for lab in labels]
+        self.astype: np.dtype[Any] = np.dtype(astype)
 
     def encode(self, buf: Any) -> np.ndarray:
         if self.dtype.kind != "S":

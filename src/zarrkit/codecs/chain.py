@@ -98,7 +98,7 @@ class CodecChain:
     def __init__(self, codecs: Sequence[V3Codec], spec: ChunkSpec, key: str | None = None):
         aa, ab, bb = split_codecs(codecs, key)
         specs = [spec]
-        resolved_aa = []
+        resolved_aa: list[ArrayArrayCodec] = []
         try:
             for c in aa:
                 c.validate(specs[-1])
@@ -108,14 +108,14 @@ class CodecChain:
         except MetadataError as exc:
             raise MetadataError(str(exc), key) from None
         self.aa = resolved_aa
-        self.ab = ab.evolve(specs[-1])
-        self.bb = [c.evolve(specs[-1]) for c in bb]
+        self.ab: ArrayBytesCodec = ab.evolve(specs[-1])
+        self.bb: list[BytesBytesCodec] = [c.evolve(specs[-1]) for c in bb]
         self.specs = specs
         self.spec = spec
-        self.chunk_shape = spec.shape
-        self.dtype = spec.dtype
-        self.codecs = tuple(self.aa) + (self.ab,) + tuple(self.bb)
-        self.nbytes = math.prod(self.chunk_shape) * self.dtype.itemsize
+        self.chunk_shape: tuple[int, ...] = spec.shape
+        self.dtype: np.dtype[Any] = spec.dtype
+        self.codecs: tuple[V3Codec, ...] = (*self.aa, self.ab, *self.bb)
+        self.nbytes: int = math.prod(self.chunk_shape) * self.dtype.itemsize
         #: whether a whole chunk is copied into a larger array by runs (asked once, not per chunk)
         self._by_runs = runs_pay(self.chunk_shape, self.dtype.itemsize)
         order = _memory_order(self.aa, len(spec.shape))
@@ -129,8 +129,8 @@ class CodecChain:
         comp = self.bb[0] if len(self.bb) == 1 else None
         #: the dtype of a buffer chunks decode straight into (None: they never do)
         self._into_dtype = raw if raw is not None and (not self.bb or (comp and comp.decodes_into)) else None
-        self.decodes_into = self._into_dtype is not None
-        self.stored_raw = self.decodes_into and not self.bb
+        self.decodes_into: bool = self._into_dtype is not None
+        self.stored_raw: bool = self.decodes_into and not self.bb
         self._comp = comp if self.decodes_into else None
         # compression of a whole chunk of raw memory in one call when written
         # (``raw is not None`` first: numpy takes ``None == dtype`` for float64)
@@ -145,7 +145,7 @@ class CodecChain:
         self._decode_limit = self.ab.max_encoded_size(specs[-1])
         #: array→array codecs that may refuse values (``cast_value``, ``scale_offset``): a
         #: write checks all its values with :meth:`check_values` before storing any chunk
-        self.refuses_values = any(c.elementwise for c in self.aa)
+        self.refuses_values: bool = any(c.elementwise for c in self.aa)
 
     def fixed_encoded_size(self) -> int | None:
         """The size every chunk encodes to, when the chain fixes it (a serializer of raw

@@ -21,7 +21,7 @@ class GzipCodec(NumcodecsBytes):
         if not isinstance(level, int) or isinstance(level, bool) or not 0 <= level <= 9:
             raise MetadataError(f"gzip: level must be an int in 0..9, got {level!r}")
         self.level = level
-        self.codec = numcodecs.GZip(level)
+        self.codec: Any = numcodecs.GZip(level)
 
     def configuration(self) -> dict[str, Any]:
         return {"level": self.level}

@@ -19,8 +19,9 @@ Examples
 from __future__ import annotations
 
 import enum
-import warnings
 from typing import Any
+
+from .._warnings import warn
 
 __all__ = ["LegacyStrEnum", "legacy_enum_value"]
 
@@ -35,10 +36,9 @@ class LegacyStrEnum(type):
     def __getattr__(cls, name: str) -> str:
         members: dict[str, str] = type.__getattribute__(cls, "_members")
         if name in members:
-            warnings.warn(
+            warn(
                 f"{cls.__name__}.{name} is deprecated; pass the string {members[name]!r} instead.",
                 DeprecationWarning,
-                stacklevel=2,
             )
             return members[name]
         raise AttributeError(f"type object {cls.__name__!r} has no attribute {name!r}")
@@ -48,11 +48,10 @@ def legacy_enum_value(value: Any, argument: str, codec: str) -> Any:
     """``value.value`` with a ``DeprecationWarning`` when ``value`` is an ``Enum`` member (a
     setting given the old way to ``codec``'s ``argument``); ``value`` itself otherwise."""
     if isinstance(value, enum.Enum):
-        warnings.warn(
+        warn(
             f"Passing an enum to {codec}(..., {argument}=...) is deprecated; pass the string "
             f"{value.value!r} instead.",
             DeprecationWarning,
-            stacklevel=3,
         )
         return value.value
     return value

@@ -21,10 +21,10 @@ class TransposeCodec(ArrayArrayCodec):
     def __init__(self, order: Any):
         if isinstance(order, str):
             raise MetadataError(f"transpose: order must be a permutation list, got {order!r}")
-        self.order = tuple(int(i) for i in order)
+        self.order: tuple[int, ...] = tuple(int(i) for i in order)
         if sorted(self.order) != list(range(len(self.order))):
             raise MetadataError(f"transpose: order {list(self.order)} is not a permutation")
-        self.inverse = tuple(int(i) for i in np.argsort(self.order))
+        self.inverse: tuple[int, ...] = tuple(int(i) for i in np.argsort(self.order))
 
     def configuration(self) -> dict[str, Any]:
         return {"order": list(self.order)}

@@ -72,7 +72,7 @@ class V2Filters(ArrayBytesCodec):
 
     def __init__(self, filters: Sequence[Codec] = ()):
         check_codecs_allowed(filters, "filters")
-        self.filters = tuple(filters)
+        self.filters: tuple[Any, ...] = tuple(filters)
         self._decoders = tuple(
             _unpickle if getattr(f, "codec_id", None) == "pickle" else f.decode for f in self.filters
         )
@@ -155,7 +155,7 @@ class V2Compressor(BytesBytesCodec):
         self._decode = (
             _unpickle if self._id == "pickle" else self._blosc.decode if self._blosc is not None else codec.decode
         )
-        self.decodes_into = self._id in ("blosc", "lz4")
+        self.decodes_into: bool = self._id in ("blosc", "lz4")
         if self._blosc is not None:
             # c-blosc straight into ``out`` (checking the frame first), no call in between
             self.decode_into = self._blosc.decode_into  # type: ignore[assignment]

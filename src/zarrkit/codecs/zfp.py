@@ -112,7 +112,7 @@ class ZfpCodec(ArrayBytesCodec):
                 bound = "" if name == "minexp" else f" from 0 to {top}" if top is not None else " of at least 0"
                 raise MetadataError(f"zfp: {name} must be {kind}{bound}, got {value!r}")
         self.mode = mode
-        self.parameters = dict(parameters)
+        self.parameters: dict[str, Any] = dict(parameters)
 
     def configuration(self) -> dict[str, Any]:
         return {"mode": self.mode, **self.parameters}

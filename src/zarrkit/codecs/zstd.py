@@ -349,7 +349,7 @@ class ZstdCodec(BytesBytesCodec):
             raise MetadataError(f"zstd: checksum must be a bool, got {checksum!r}")
         self.level = level
         self.checksum = checksum
-        self.codec = numcodecs.Zstd(level=level, checksum=checksum)
+        self.codec: Any = numcodecs.Zstd(level=level, checksum=checksum)
 
     def configuration(self) -> dict[str, Any]:
         return {"level": self.level, "checksum": self.checksum}
@@ -371,7 +371,7 @@ class ZstdCodec(BytesBytesCodec):
         return decode_bounded(self.codec, data, limit)
 
     decodes_into = True
-    decodes_frames = _ZSTD_DCTX is not None
+    decodes_frames: bool = _ZSTD_DCTX is not None
 
     def decode_frames_into(self, data: Any, out: np.ndarray) -> None:
         decode_frames_into(data, out)

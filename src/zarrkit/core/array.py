@@ -13,7 +13,7 @@ import dataclasses
 import math
 from collections.abc import Iterator, Sequence
 from types import GenericAlias
-from typing import Any, ClassVar
+from typing import Any, ClassVar, overload
 
 import numpy as np
 
@@ -28,7 +28,14 @@ from ..metadata.zdtypes import ZDType, data_type_of
 from ..storage.coerce import NodeStores
 from ..storage.optimistic import until_written
 from .chunks import ChunkContext
-from .indexing import classify_selection, pop_fields
+from .grid_picture import array_html
+from .indexing import (
+    IntSelection,
+    KeepingSelection,
+    NDArrayOrScalar,
+    classify_selection,
+    pop_fields,
+)
 from .indexing_tools import iter_grid
 from .info import (
     InfoReporter,
@@ -40,7 +47,6 @@ from .info import (
     render_html,
     tokenize_array,
 )
-from .lazy import LazyView, lazy_view
 from .node import Node
 from .resize import ResizeMethods
 from .selection import SelectionMethods, get_selection, set_selection
@@ -188,7 +194,8 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
             meta = io.load_array_metadata(self._store, self._path)
         if wanted is not None and wanted != meta.zarr_format:
             raise ArrayNotFoundError(
-                f"no Zarr v{wanted} array at path {self._path!r} (the array there is v{meta.zarr_format})",
+                io.not_found_message(f"Zarr v{wanted} array", self._store_arg, self._path,
+                                     f"(the array there is v{meta.zarr_format})"),
                 path=self._path,
             )
         self._set_meta(meta)
@@ -335,8 +342,9 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
         self.resize(value)
 
     @property
-    def chunks(self) -> tuple[int, ...]:
-        """The chunk shape."""
+    def chunks(self) -> tuple[Any, ...]:
+        """The chunk shape: an int per dimension (for a rectilinear chunk grid, a tuple of the
+        chunk lengths per dimension)."""
         self._refresh_metadata()
         return self._meta.chunks
 
@@ -346,7 +354,7 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
         return getattr(self._meta, "shards", None)
 
     @property
-    def dtype(self) -> np.dtype:
+    def dtype(self) -> np.dtype[Any]:
         """The NumPy data type of the elements."""
         self._refresh_metadata()
         return self._meta.dtype
@@ -439,12 +447,6 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
         """The lengths of what is stored (shards of a sharded array, else chunks) along each
         dimension, the last ones cut at the array's edge."""
         return edge_lengths(self._meta.storage_grid)
-
-    @property
-    def lazy(self) -> LazyView:
-        """A lazy view of the array: indexing it reads nothing (see :mod:`zarrkit.core.lazy`;
-        needs the ``zarrkit[views]`` extra)."""
-        return lazy_view(self)
 
     @property
     def ndim(self) -> int:
@@ -596,8 +598,16 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
         return self._is_view
 
     # -- reading and writing ---------------------------------------------------------------
-    def __getitem__(self, selection: Any) -> Any:
-        """Retrieve data for some portion of the array (NumPy indexing semantics)."""
+    @overload
+    def __getitem__(self, selection: IntSelection) -> NDArrayOrScalar: ...  # type: ignore[overload-overlap]
+    @overload
+    def __getitem__(self, selection: KeepingSelection) -> np.ndarray[Any, Any]: ...
+    @overload
+    def __getitem__(self, selection: Any) -> NDArrayOrScalar: ...
+
+    def __getitem__(self, selection: Any) -> NDArrayOrScalar:
+        """Retrieve data for some portion of the array (NumPy indexing semantics): an array, or
+        a scalar where every dimension is indexed by an int."""
         fields, selection = pop_fields(selection)
         return get_selection(self, selection, classify_selection(selection, self.ndim), fields=fields)
 
@@ -610,7 +620,7 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
         """A cheap deterministic token (store, path, metadata) instead of pickling the data."""
         return tokenize_array(self)
 
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
         a = self[...]
         if not isinstance(a, np.ndarray):
             a = np.asarray(a)
@@ -667,6 +677,7 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
             yield block[i - c0]  # type: ignore[index]
 
     def __iter__(self) -> Iterator[Any]:
+        # (an item is an array, or a scalar for a 1-d array: Any, as NumPy's own iteration is)
         return self.islice()
 
     # -- information ------------------------------------------------------------------------
@@ -739,9 +750,10 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
         return array_repr(self)
 
     def _repr_html_(self) -> str:
-        """What Jupyter shows: the rows of :attr:`info` that the metadata gives (the stored
-        sizes would cost listings of the store: ``info_complete()`` has them)."""
-        return render_html(array_items(describe_array(self)))
+        """What Jupyter shows: the path and store, a picture of the chunk and shard grids, the
+        rows of :attr:`info` that the metadata gives (no store request: the stored sizes would
+        cost listings, ``info_complete()`` has them)."""
+        return array_html(self, render_html(array_items(describe_array(self))))
 
     # -- identity and pickling ----------------------------------------------------------------
     def _comparable(self) -> bool:

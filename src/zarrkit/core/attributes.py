@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-import warnings
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any
 
+from .._warnings import warn
 from ..errors import ReadOnlyError
 from ..metadata import io
 from ..storage.base import Store
@@ -194,11 +194,10 @@ def _string_keys(d: dict[Any, Any]) -> dict[str, Any]:
     for k, v in d.items():
         if not isinstance(k, str):
             spelled = _json_key(k)
-            warnings.warn(
+            warn(
                 f"only attribute keys of type 'string' will be allowed in the future; "
                 f"key {k!r} is stored as {spelled!r}",
                 DeprecationWarning,
-                stacklevel=3,
             )
             k = spelled
         out[k] = v

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import keyword
 from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, TypeAlias
 
 import numpy as np
 
@@ -40,13 +40,20 @@ from ..storage.coerce import NodeStores, open_stores
 from ..storage.store_path import StorePath
 from .array import Array
 from .creation import ArrayOptions, create_array_node, write_group_node
+from .grid_picture import node_header
 from .group_create import MemberCreationMethods
 from .info import InfoReporter, describe_group, group_items, group_report, group_repr
 from .navigation import NavigationMethods, member_names, member_page
 from .node import Node
 from .tree import members_html
 
-__all__ = ["GROUP_METADATA_KEYS", "ConsolidatedMetadata", "Group", "GroupMetadata"]
+__all__ = ["GROUP_METADATA_KEYS", "ConsolidatedMetadata", "Group", "GroupMetadata", "Member"]
+
+#: what a lookup by name gives: an :class:`~zarrkit.core.array.Array` or a :class:`Group`,
+#: which only the store knows.  Typed ``Any`` so that ``g["x"][:]`` and ``g["sub"]["x"]`` need
+#: no narrowing first; ``isinstance`` narrows it, and ``open_array``, ``open_group``,
+#: :meth:`Group.arrays` and :meth:`Group.groups` are typed precisely.
+Member: TypeAlias = Any
 
 # The lock a group's synchronizer gives for changes to the hierarchy (creating, requiring,
 # moving and deleting members): one lock for the whole store, so that two processes requiring
@@ -258,12 +265,12 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
                 raise ContainsArrayError(
                     f"{describe_location(self._store_arg, self._path)} holds an array, not a group", path=self._path
                 ) from None
-            raise GroupNotFoundError(f"No group found in store {describe_store(self._store_arg)} at path {self._path!r}",
+            raise GroupNotFoundError(io.not_found_message("group", self._store_arg, self._path),
                                      path=self._path) from None
         if wanted is not None and wanted != zarr_format:
             raise GroupNotFoundError(
-                f"no Zarr v{wanted} group found at {describe_location(self._store_arg, self._path)} "
-                f"(there is a v{zarr_format} group)",
+                io.not_found_message(f"Zarr v{wanted} group", self._store_arg, self._path,
+                                     f"(the group there is v{zarr_format})"),
                 path=self._path,
             )
         return zarr_format
@@ -324,7 +331,7 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
 
     def _not_found(self, item: Any, path: str) -> NodeNotFoundError:
         return NodeNotFoundError(
-            f"no array or group {item!r} in group {self.name!r} of {describe_store(self._store_arg)}", path
+            io.not_found_message("array or group", self._store_arg, path), path
         )
 
     def __len__(self) -> int:
@@ -344,7 +351,7 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
             return False
         return io.node_kind(self._store, path) is not None
 
-    def __getitem__(self, item: str) -> Array | Group:
+    def __getitem__(self, item: str) -> Member:
         """Obtain a member by name or path ('a/b/c'; '/a/b' from the root of the store).
 
         Examples
@@ -416,7 +423,7 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
         """
         return _MembersItemsView(self)
 
-    def __getattr__(self, item: str) -> Array | Group:
+    def __getattr__(self, item: str) -> Member:
         # Dot access to members (g.foo); private and special names are never members (IPython
         # probes such names, and a lookup would cost store requests).
         if item.startswith("_"):
@@ -687,7 +694,7 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
             # group is shown by name, without opening it
             nodes = [(name, self._open_member(join_path(self._path, name), kind) if kind == "array" else None)
                      for name, kind in shown]
-        return members_html(self.basename or "/", nodes, more)
+        return node_header("Group", self._path, self._store_arg) + members_html(self.basename or "/", nodes, more)
 
     def _repr_markdown_(self) -> None:
         return None

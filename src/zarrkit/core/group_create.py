@@ -8,7 +8,7 @@ defaults."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, Self, cast
 
 import numpy as np
 
@@ -52,7 +52,7 @@ class MemberCreationMethods:
         write_group_node(self._stores, path, self._zarr_format, attributes, overwrite)
         return self._open_member(path, "group")
 
-    def create_group(self, name: str, overwrite: bool = False, attributes: dict[str, Any] | None = None) -> Any:
+    def create_group(self, name: str, overwrite: bool = False, attributes: dict[str, Any] | None = None) -> Self:
         """Create a sub-group (and any missing intermediate groups).
 
         Parameters
@@ -86,7 +86,7 @@ class MemberCreationMethods:
             # the attributes go into the group's first document: a group never appears without them
             return self._create_group_nosync(name, overwrite, attributes)
 
-    def require_group(self, name: str, overwrite: bool = False) -> Any:
+    def require_group(self, name: str, overwrite: bool = False) -> Self:
         """Obtain a sub-group, creating it if it doesn't exist.
 
         The check and the creation are one step under the synchronizer's hierarchy lock, so

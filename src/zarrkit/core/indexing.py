@@ -21,7 +21,8 @@ import itertools
 import math
 import numbers
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, NamedTuple, SupportsInt
+from types import EllipsisType
+from typing import Any, NamedTuple, SupportsIndex, SupportsInt, TypeAlias
 
 import numpy as np
 
@@ -29,6 +30,9 @@ from ..errors import BoundsCheckError, SelectionError
 from ..metadata.grid import ChunkGrid, RegularGrid
 
 __all__ = [
+    "NDArrayOrScalar",
+    "IntSelection",
+    "KeepingSelection",
     "ChunkProjection",
     "make_indexer",
     "classify_selection",
@@ -39,6 +43,17 @@ __all__ = [
     "CoordinateIndexer",
     "MaskIndexer",
 ]
+
+#: what reading a selection gives: an array, or a scalar where every dimension is indexed by an int
+NDArrayOrScalar: TypeAlias = np.ndarray[Any, Any] | np.generic
+#: a selection of ints only: a scalar where it indexes every dimension, else an array
+IntSelection: TypeAlias = SupportsIndex | tuple[SupportsIndex, ...]
+#: a selection that keeps a dimension (a slice, ``...``, a list or array of indices, a field
+#: name, or a tuple with any of them): what it reads is always an array
+KeepingSelection: TypeAlias = (
+    slice | EllipsisType | str | list[Any] | np.ndarray[Any, Any]
+    | tuple[SupportsIndex | slice | EllipsisType | list[Any] | np.ndarray[Any, Any], ...]
+)
 
 
 class ChunkProjection(NamedTuple):
@@ -659,7 +674,7 @@ class _VIndex:
             return "mask"
         return "coordinate"
 
-    def __getitem__(self, selection: Any) -> Any:
+    def __getitem__(self, selection: Any) -> NDArrayOrScalar:
         fields, selection = pop_fields(selection)
         return self.array._get(selection, self._kind(selection), fields=fields)
 
@@ -672,7 +687,7 @@ class _OIndex:
     def __init__(self, array: Any):
         self.array = array
 
-    def __getitem__(self, selection: Any) -> Any:
+    def __getitem__(self, selection: Any) -> NDArrayOrScalar:
         fields, selection = pop_fields(selection)
         return self.array._get(selection, "orthogonal", fields=fields)
 
@@ -685,7 +700,7 @@ class _BlockIndex:
     def __init__(self, array: Any):
         self.array = array
 
-    def __getitem__(self, selection: Any) -> Any:
+    def __getitem__(self, selection: Any) -> NDArrayOrScalar:
         return self.array._get(selection, "block")
 
     def __setitem__(self, selection: Any, value: Any) -> None:

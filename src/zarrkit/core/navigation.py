@@ -10,10 +10,10 @@ high-latency store the groups of one level are listed together (:func:`list_leve
 from __future__ import annotations
 
 import functools
-import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
+from .._warnings import warn
 from ..errors import ArrayNotFoundError, ContainsArrayError, ContainsGroupError, GroupNotFoundError
 from ..metadata import io
 from ..metadata.walk import walk
@@ -54,8 +54,7 @@ def listed_names(group: Navigable, path: str) -> list[str]:
         if n in _METADATA_NAMES:
             continue
         if not is_node_name(n):
-            warnings.warn(f"{describe_store(group._store_arg)}: skipping {prefix + n!r}, which no node can be named",
-                          stacklevel=4)
+            warn(f"{describe_store(group._store_arg)}: skipping {prefix + n!r}, which no node can be named")
             continue
         names.append(n)
     return sorted(names)

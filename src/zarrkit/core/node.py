@@ -10,7 +10,7 @@ handles are the same node.  :class:`~zarrkit.core.array.Array` and
 from __future__ import annotations
 
 import contextlib
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from ..errors import ReadOnlyError
 from ..metadata import io
@@ -108,7 +108,7 @@ class Node:
         """User-defined attributes (a MutableMapping stored as JSON)."""
         return self._attrs
 
-    def update_attributes(self, new_attributes: dict[str, Any]) -> Any:
+    def update_attributes(self, new_attributes: dict[str, Any]) -> Self:
         """Merge ``new_attributes`` into the attributes (one write; zarr-python 3's method).
 
         Parameters
@@ -160,7 +160,7 @@ class Node:
             and other._comparable()
         )
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
     def _node_state(self) -> dict[str, Any]:
         """What a pickle of the node holds in common (what the user gave, not the stores

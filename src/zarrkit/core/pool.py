@@ -1,5 +1,6 @@
 """The engine's entry to the thread pool (:mod:`zarrkit.storage.pool`): per-chunk tasks, their
 thread count per store, and Blosc's own threads turned off while the caller takes its share.
+A warning raised by a task on a pool thread is attributed to the user's call that started it.
 """
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TypeVar
 
+from .._warnings import user_call
 from ..codecs.blosc import no_blosc_threads
 from ..config import config
 from ..storage import pool
@@ -30,7 +32,8 @@ def threads_for(store: object, chunk_nbytes: int | None = None) -> int | None:
 def run_tasks(fn: Callable[[T], R], items: Sequence[T] | Iterable[T], threads: int | None = None) -> list[R]:
     """:func:`zarrkit.storage.pool.run_tasks` of per-chunk tasks (``threads``: see
     :func:`threads_for`), the caller's share run with Blosc's own threads off."""
-    return pool.run_tasks(fn, items, threads, no_blosc_threads)
+    with user_call():
+        return pool.run_tasks(fn, items, threads, no_blosc_threads)
 
 
 def run_pipelined(
@@ -38,4 +41,5 @@ def run_pipelined(
 ) -> None:
     """:func:`zarrkit.storage.pool.run_pipelined` of per-chunk work, the caller's share run
     with Blosc's own threads off."""
-    pool.run_pipelined(produced, consume, threads, no_blosc_threads)
+    with user_call():
+        pool.run_pipelined(produced, consume, threads, no_blosc_threads)

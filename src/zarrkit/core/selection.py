@@ -16,7 +16,14 @@ import numpy as np
 from ..metadata.v2 import ArrayMetadataV2
 from ..metadata.v3 import ArrayMetadataV3
 from .chunks import ChunkContext
-from .indexing import _BlockIndex, _is_scalar_selection, _OIndex, _VIndex, make_indexer
+from .indexing import (
+    NDArrayOrScalar,
+    _BlockIndex,
+    _is_scalar_selection,
+    _OIndex,
+    _VIndex,
+    make_indexer,
+)
 from .indexing_tools import grid_regions
 from .read import read_selection
 from .write import write_selection
@@ -40,7 +47,7 @@ class Selectable(Protocol):
     def _check_writable(self) -> None: ...
 
 
-def get_selection(array: Selectable, selection: Any, kind: str, out: Any = None, fields: Any = None) -> Any:
+def get_selection(array: Selectable, selection: Any, kind: str, out: Any = None, fields: Any = None) -> NDArrayOrScalar:
     """Read the ``kind`` selection (``'basic'``, ``'orthogonal'``, ``'coordinate'``,
     ``'mask'``, ``'block'``) of ``array``."""
     array._refresh_metadata()
@@ -81,7 +88,7 @@ def set_selection(array: Selectable, selection: Any, value: Any, kind: str, fiel
 class SelectionMethods:
     """The selection methods of :class:`~zarrkit.core.array.Array`."""
 
-    def _get(self: Selectable, selection: Any, kind: str, out: Any = None, fields: Any = None) -> Any:
+    def _get(self: Selectable, selection: Any, kind: str, out: Any = None, fields: Any = None) -> NDArrayOrScalar:
         return get_selection(self, selection, kind, out=out, fields=fields)
 
     def _set(self: Selectable, selection: Any, value: Any, kind: str, fields: Any = None) -> None:
@@ -124,7 +131,7 @@ class SelectionMethods:
         """Selection by chunk (block) indices: ``z.blocks[1, 0]``."""
         return _BlockIndex(self)
 
-    def get_basic_selection(self: Selectable, selection: Any = Ellipsis, out: Any = None, fields: Any = None) -> Any:
+    def get_basic_selection(self: Selectable, selection: Any = Ellipsis, out: Any = None, fields: Any = None) -> NDArrayOrScalar:
         """Retrieve data using ints, slices (any step) and Ellipsis (what ``z[...]`` does).
 
         Parameters
@@ -182,7 +189,7 @@ class SelectionMethods:
         """
         set_selection(self, selection, value, "basic", fields=fields)
 
-    def get_orthogonal_selection(self: Selectable, selection: Any, out: Any = None, fields: Any = None) -> Any:
+    def get_orthogonal_selection(self: Selectable, selection: Any, out: Any = None, fields: Any = None) -> NDArrayOrScalar:
         """Retrieve data selecting each dimension independently (``z.oindex[...]``).
 
         Parameters
@@ -231,7 +238,7 @@ class SelectionMethods:
         """
         set_selection(self, selection, value, "orthogonal", fields=fields)
 
-    def get_coordinate_selection(self: Selectable, selection: Any, out: Any = None, fields: Any = None) -> Any:
+    def get_coordinate_selection(self: Selectable, selection: Any, out: Any = None, fields: Any = None) -> NDArrayOrScalar:
         """Retrieve points given by their coordinates (``z.vindex[...]`` with integer arrays).
 
         Parameters
@@ -279,7 +286,7 @@ class SelectionMethods:
         """
         set_selection(self, selection, value, "coordinate", fields=fields)
 
-    def get_mask_selection(self: Selectable, selection: Any, out: Any = None, fields: Any = None) -> Any:
+    def get_mask_selection(self: Selectable, selection: Any, out: Any = None, fields: Any = None) -> NDArrayOrScalar:
         """Retrieve the items where a boolean array of the array's shape is True.
 
         Parameters
@@ -327,7 +334,7 @@ class SelectionMethods:
         """
         set_selection(self, selection, value, "mask", fields=fields)
 
-    def get_block_selection(self: Selectable, selection: Any, out: Any = None, fields: Any = None) -> Any:
+    def get_block_selection(self: Selectable, selection: Any, out: Any = None, fields: Any = None) -> NDArrayOrScalar:
         """Retrieve whole chunks by their grid indices (``z.blocks[...]``).
 
         Parameters

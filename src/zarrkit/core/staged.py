@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..errors import ShapeMismatchError
 from ..metadata.normalize import normalize_shape
 from .chunks import ChunkContext
@@ -42,9 +44,9 @@ class OutOfSight:
 
     def __init__(self, array: Any, shape: tuple[int, ...]):
         self.array = array
-        self.shape = tuple(shape)
-        self.dtype = array.dtype
-        self.ndim = len(self.shape)
+        self.shape: tuple[int, ...] = tuple(shape)
+        self.dtype: np.dtype[Any] = array.dtype
+        self.ndim: int = len(self.shape)
 
     def __setitem__(self, region: Any, value: Any) -> None:
         region = region if isinstance(region, tuple) else (region,)

@@ -80,7 +80,7 @@ class ProcessSynchronizer:
     """
 
     def __init__(self, path: str | os.PathLike[str]):
-        self.path = os.fspath(path)
+        self.path: str = os.fspath(path)
         self._root = os.path.abspath(self.path)
 
     def __getitem__(self, key: str) -> _ProcessKeyLock:

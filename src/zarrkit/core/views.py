@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any, Literal, Protocol, TypedDict
+from typing import Any, Literal, Protocol, TypedDict, TypeVar
 
 import numcodecs
 import numpy as np
@@ -18,6 +18,7 @@ from ..metadata.normalize import normalize_chunks, normalize_shape
 from ..metadata.spec import array_config_arg
 from ..metadata.v2 import ArrayMetadataV2
 from ..metadata.v3 import ArrayMetadataV3
+from .lazy import LazyView, lazy_view
 
 __all__ = ["ArrayConfig", "ArrayConfigLike", "ArrayConfigParams", "ViewMethods", "Viewable"]
 
@@ -137,11 +138,21 @@ class Viewable(Protocol):
                 order: str | None = None, write_empty_chunks: bool | None = None) -> Any: ...
 
 
+#: the array a view method is called on, and the type of what it gives
+_V = TypeVar("_V", bound=Viewable)
+
+
 class ViewMethods:
     """The methods of :class:`~zarrkit.core.array.Array` that give other handles on its data."""
 
-    def view(
-        self: Viewable,
+    @property
+    def lazy(self) -> LazyView:
+        """A lazy view of the array: indexing it reads nothing (see :mod:`zarrkit.core.lazy`;
+        needs the ``zarrkit[views]`` extra)."""
+        return lazy_view(self)
+
+    def view(  # noqa: PYI019 - self is typed as what the method needs of an array
+        self: _V,
         shape: Any = None,
         chunks: Any = None,
         dtype: Any = None,
@@ -149,7 +160,7 @@ class ViewMethods:
         filters: Any = None,
         read_only: bool | None = None,
         synchronizer: Any = None,
-    ) -> Any:
+    ) -> _V:
         """Return an array sharing this array's stored data, read with other metadata.
 
         Nothing is written to the store: the new shape, dtype, chunks, fill value or filters only
@@ -204,7 +215,7 @@ class ViewMethods:
             settings["synchronizer"] = synchronizer
         return self._reopen(meta.evolve(**changes) if changes else meta, **settings)
 
-    def astype(self: Viewable, dtype: Any) -> Any:
+    def astype(self: _V, dtype: Any) -> _V:  # noqa: PYI019
         """A read-only view converting the data to ``dtype`` on the fly.
 
         Parameters
@@ -231,7 +242,8 @@ class ViewMethods:
 
         filters = [numcodecs.AsType(encode_dtype=spelled(self.dtype), decode_dtype=spelled(dtype))]
         filters.extend(self._meta.filters or ())
-        return ViewMethods.view(self, filters=filters, dtype=dtype, read_only=True)
+        # (the view method is this class's, called on the array as its self)
+        return ViewMethods.view(self, filters=filters, dtype=dtype, read_only=True)  # type: ignore[misc, unused-ignore]
 
     @property
     def config(self: Viewable) -> ArrayConfig:
@@ -243,7 +255,7 @@ class ViewMethods:
             "read_missing_chunks": True,
         })
 
-    def with_config(self: Viewable, config: Any) -> Any:
+    def with_config(self: _V, config: Any) -> _V:  # noqa: PYI019
         """The same array with other runtime settings; nothing stored changes.
 
         Parameters

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-import warnings
 from typing import Any
 
 import numcodecs
 import numpy as np
 
+from .._warnings import warn
 from ..codecs import BytesCodec, TransposeCodec, VLenBytesCodec, VLenUTF8Codec
 from ..codecs.base import (
     ArrayArrayCodec,
@@ -120,21 +120,19 @@ def _normalize_dtype(dtype: Any, object_codec: Any, filters: Any = None) -> tupl
                 "an object array needs an object_codec, e.g. numcodecs.VLenUTF8() for strings, "
                 "numcodecs.VLenBytes() or numcodecs.JSON()"
             )
-        warnings.warn(
+        warn(
             f"the object codec of an object array is given as object_codec=, not as the first "
             f"of filters ({first!r} taken as the object codec)",
             FutureWarning,
-            stacklevel=4,
         )
     return dt, object_codec
 
 
 def _unneeded(object_codec: Any) -> None:
     if object_codec is not None:
-        warnings.warn(
+        warn(
             f"object_codec {object_codec!r} is only needed for object arrays: ignored",
             UserWarning,
-            stacklevel=4,
         )
 
 

@@ -87,7 +87,7 @@ def consolidate(store: Store, path: str = "") -> tuple[int, int]:
     """
     kind, fmt, _root_doc = io.node_info(store, path)
     if kind != "group":
-        raise NodeNotFoundError(f"no group found at path {path!r} to consolidate", path)
+        raise NodeNotFoundError(io.not_found_message("group", store, path, "to consolidate"), path)
     if fmt == 3:
         key = join_path(path, v3.ZARR_JSON)
 
@@ -96,7 +96,7 @@ def consolidate(store: Store, path: str = "") -> tuple[int, int]:
             # the hierarchy was walked, are kept: the write is conditioned on its version)
             doc = io.parse_json(raw, key)
             if not isinstance(doc, dict) or doc.get("node_type") != "group":
-                raise NodeNotFoundError(f"no group found at path {path!r} to consolidate", path)
+                raise NodeNotFoundError(io.not_found_message("group", store, path, "to consolidate"), path)
             return consolidated_document_v3(store, path, doc)
 
         document = update(store, key, change)
@@ -178,7 +178,7 @@ class ConsolidatedMetadataStore(Store):
     supports_writes = False
 
     def __init__(self, store: Store | Mapping[str, Any], metadata_key: str = ZMETADATA):
-        self.store = as_store(store)
+        self.store: Store = as_store(store)
         self.metadata_key = metadata_key
         doc = io.read_json(self.store, metadata_key)
         if doc is None:
@@ -237,12 +237,12 @@ class ConsolidatedStore(ConsolidatedMetadataStore):
         # this store (then the bytes written); each form is made from the other on demand
         self._parsed: dict[str, Any] = {k: v for k, v in docs.items() if not _is_bytes(v)}
         self._bytes: dict[str, bytes] = {k: bytes(v) for k, v in docs.items() if _is_bytes(v)}
-        self.read_only = store.read_only
-        self.supports_writes = store.supports_writes
-        self.supports_partial_reads = store.supports_partial_reads
-        self.supports_deletes = getattr(store, "supports_deletes", True)
-        self.high_latency = getattr(store, "high_latency", False)
-        self.dimension_separator = getattr(store, "dimension_separator", None)
+        self.read_only: bool = store.read_only
+        self.supports_writes: bool = store.supports_writes
+        self.supports_partial_reads: bool = store.supports_partial_reads
+        self.supports_deletes: bool = getattr(store, "supports_deletes", True)
+        self.high_latency: bool = getattr(store, "high_latency", False)
+        self.dimension_separator: str | None = getattr(store, "dimension_separator", None)
         self._children: dict[str, set[str]] | None = None  # list_dir's index, built on demand
 
     @property
@@ -396,7 +396,8 @@ class ConsolidatedStore(ConsolidatedMetadataStore):
         # the same store, its metadata read from the consolidated document or not
         return bool(other.store == self.store) if isinstance(other, ConsolidatedStore) else bool(other == self.store)
 
-    __hash__ = Store.__hash__
+    def __hash__(self) -> int:
+        return object.__hash__(self)  # identity, as for every store
 
     def __repr__(self) -> str:
         return f"ConsolidatedStore({self.store!r})"

@@ -158,10 +158,10 @@ class RegularDim:
     __slots__ = ("chunk", "n", "size")
 
     def __init__(self, size: int, chunk: int):
-        self.size = int(size)
-        self.chunk = int(chunk)
+        self.size: int = int(size)
+        self.chunk: int = int(chunk)
         #: the number of chunks along the dimension
-        self.n = -(-self.size // self.chunk)
+        self.n: int = -(-self.size // self.chunk)
 
     def index(self, i: int) -> int:
         """The chunk holding index ``i`` (``0 <= i < size``)."""
@@ -200,7 +200,7 @@ class RectilinearDim:
     __slots__ = ("_arrays", "_first", "_lengths", "_offset", "n", "runs", "size", "total")
 
     def __init__(self, size: int, runs: Sequence[tuple[int, int]]):
-        self.size = int(size)
+        self.size: int = int(size)
         self.runs = runs = as_runs(runs)
         lengths, counts = runs.lengths, runs.counts
         first: Any
@@ -225,11 +225,11 @@ class RectilinearDim:
             self._lengths = lengths
             self._arrays = (offset[:-1], lengths, np.arange(len(runs)) if first is None else first[:-1])
         #: the sum of the edge lengths (at least ``size``)
-        self.total = int(offset[-1])
+        self.total: int = int(offset[-1])
         self._first = first
         self._offset = offset
         #: the number of chunks along the dimension that hold part of the array
-        self.n = self.index(self.size - 1) + 1 if self.size else 0
+        self.n: int = self.index(self.size - 1) + 1 if self.size else 0
 
     @staticmethod
     def _find(seq: Any, x: int) -> int:
@@ -311,9 +311,9 @@ class RegularGrid(ChunkGrid):
     """The ``regular`` grid: every chunk has the shape ``chunks``."""
 
     def __init__(self, shape: Sequence[int], chunks: Sequence[int]):
-        self.shape = tuple(int(s) for s in shape)
-        self.chunks = tuple(int(c) for c in chunks)
-        self.dims = tuple(RegularDim(s, c) for s, c in zip(self.shape, self.chunks))
+        self.shape: tuple[int, ...] = tuple(int(s) for s in shape)
+        self.chunks: tuple[int, ...] = tuple(int(c) for c in chunks)
+        self.dims: tuple[RegularDim | RectilinearDim, ...] = tuple(RegularDim(s, c) for s, c in zip(self.shape, self.chunks))
 
     def __repr__(self) -> str:
         return f"RegularGrid(shape={self.shape}, chunks={self.chunks})"
@@ -326,9 +326,9 @@ class RectilinearGrid(ChunkGrid):
     regular = False
 
     def __init__(self, shape: Sequence[int], chunk_shapes: Sequence[int | Runs]):
-        self.shape = tuple(int(s) for s in shape)
-        self.chunk_shapes = tuple(chunk_shapes)
-        self.dims = tuple(
+        self.shape: tuple[int, ...] = tuple(int(s) for s in shape)
+        self.chunk_shapes: tuple[int | Runs, ...] = tuple(chunk_shapes)
+        self.dims: tuple[RegularDim | RectilinearDim, ...] = tuple(
             RegularDim(s, e) if isinstance(e, int) else RectilinearDim(s, e)
             for s, e in zip(self.shape, self.chunk_shapes)
         )

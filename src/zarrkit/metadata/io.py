@@ -20,13 +20,14 @@ from ..errors import (
     MetadataError,
     VersionConflictError,
 )
-from ..storage.base import ABSENT, Store, describe_location, join_path
+from ..storage.base import ABSENT, Store, describe_location, describe_store, join_path
 from ..storage.optimistic import KEEP, update
 from . import v2, v3
 from .common import parse_document
 from .json_text import dump_json, json_number, load_json
 
 __all__ = [
+    "not_found_message",
     "meta_key",
     "read_json",
     "node_info",
@@ -52,6 +53,13 @@ __all__ = [
 ]
 
 json_bytes = v2.json_bytes
+
+
+def not_found_message(what: str, store: object, path: str, reason: str = "") -> str:
+    """The one form of a "not found" message: ``No array found in store DirectoryStore('/x') at
+    path 'a/b'`` (zarr-python's form, which its tests and xarray's match), ``what`` being
+    ``'array'``, ``'group'``, ``'array or group'``..., then ``reason`` if given."""
+    return f"No {what} found in store {describe_store(store)} at path {path!r}" + (f" {reason}" if reason else "")
 
 
 def meta_key(path: str, name: str) -> str:
@@ -165,7 +173,7 @@ def load_array_metadata(store: Store, path: str) -> Any:
     """Parse the array metadata at ``path`` (v2 or v3); ArrayNotFoundError when there is none."""
     kind, fmt, doc = node_info(store, path)
     if kind != "array":
-        raise ArrayNotFoundError(f"no array found at {describe_location(store, path)}", path=path)
+        raise ArrayNotFoundError(not_found_message("array", store, path), path=path)
     if fmt == 3:
         return v3.ArrayMetadataV3.from_json(doc, meta_key(path, v3.ZARR_JSON))
     key = meta_key(path, v2.ARRAY_KEY)
@@ -180,7 +188,7 @@ def read_array_document(store: Store, path: str, zarr_format: int) -> tuple[Any,
     key = meta_key(path, name)
     doc = read_json(store, key)
     if doc is None:
-        raise ArrayNotFoundError(f"no array found at {describe_location(store, path)}", path=path)
+        raise ArrayNotFoundError(not_found_message("array", store, path), path=path)
     if zarr_format == 3:
         return v3.ArrayMetadataV3.from_json(doc, key), doc.get("attributes", {})
     return v2.ArrayMetadataV2.from_json(doc, key), None
@@ -198,7 +206,7 @@ def read_array_document_versioned(
     raw, version = store.get_versioned(key)
     doc = parse_json(raw, key)
     if doc is None:
-        raise ArrayNotFoundError(f"no array found at {describe_location(store, path)}", path=path)
+        raise ArrayNotFoundError(not_found_message("array", store, path), path=path)
     if zarr_format == 3:
         return v3.ArrayMetadataV3.from_json(doc, key), doc.get("attributes", {}), version
     return v2.ArrayMetadataV2.from_json(doc, key), None, version
@@ -222,7 +230,7 @@ def check_group(store: Store, path: str) -> int:
     """Validate the group document at ``path`` and return its format."""
     kind, fmt, doc = node_info(store, path)
     if kind != "group":
-        raise GroupNotFoundError(f"no group found at {describe_location(store, path)}", path=path)
+        raise GroupNotFoundError(not_found_message("group", store, path), path=path)
     if fmt == 3:
         v3.parse_group_v3(doc, meta_key(path, v3.ZARR_JSON))
         return 3
@@ -482,7 +490,7 @@ def open_or_place_array(
     if kind == "group" and mode in ("r", "r+", "a"):
         raise ContainsGroupError(f"path {path!r} holds a group, not an array", path=path)
     if kind is None and mode in ("r", "r+"):
-        raise ArrayNotFoundError(f"no array found at {describe_location(store if shown is None else shown, path)}", path=path)
+        raise ArrayNotFoundError(not_found_message("array", store if shown is None else shown, path), path=path)
     if kind is not None and mode in ("r", "r+", "a"):
         return None
     if mode in ("w-", "x"):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 import operator
-import warnings
 from typing import Any
 
 import numpy as np
 
+from .._warnings import warn
 from ..errors import InvalidPathError
 from .common import MAX_DIM_LENGTH, MAX_NDIM
 from .grid import merge_run, runs_total
@@ -41,7 +41,7 @@ def _as_index(value: Any, argument: str, whole: Any = None, forms: str = _SHAPE_
         pass
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
         # zarr-python 2 took whole floats (1.0) with a warning; other floats are errors
-        warnings.warn(f"{argument}: {value!r} is a float, taken as {int(value)}", UserWarning, stacklevel=4)
+        warn(f"{argument}: {value!r} is a float, taken as {int(value)}", UserWarning)
         return int(value)
     shown = value if whole is None else whole
     raise TypeError(f"{argument}: expected {forms}, got {shown!r}") from None

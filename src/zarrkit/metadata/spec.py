@@ -10,7 +10,6 @@ makes the metadata object from it.  Nothing here touches a store.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import numcodecs
 import numpy as np
 
+from .._warnings import warn
 from ..codecs.registry import get_codec
 from ..codecs.zstd import ZstdCodec
 from ..config import config
@@ -221,11 +221,10 @@ def pop_h5py_compression(compressor: Any, kwargs: dict[str, Any]) -> Any:
         compression = kwargs.pop("compression", "default")
         opts = kwargs.pop("compression_opts", None)
         if not (isinstance(compressor, str) and compressor == "default"):
-            warnings.warn(
+            warn(
                 f"compressor={compressor!r} is given: compression={compression!r} and "
                 f"compression_opts={opts!r} are ignored",
                 UserWarning,
-                stacklevel=4,
             )
             return compressor
         return h5py_compressor(compression, opts)
@@ -278,10 +277,9 @@ def reject_unknown(kwargs: dict[str, Any], fn: str) -> None:
     kwargs.pop("storage_options", None)
     for key in sorted(_H5PY_IGNORED & kwargs.keys()):
         kwargs.pop(key)
-        warnings.warn(
+        warn(
             f"{fn}(): ignoring keyword argument {key!r} (an h5py option with no Zarr equivalent)",
             UserWarning,
-            stacklevel=4,
         )
     if len(kwargs) == 1:
         raise TypeError(f"{fn}() got an unexpected keyword argument {next(iter(kwargs))!r}")

@@ -289,7 +289,7 @@ class VariableLengthUTF8(ZDType[Any, Any], HasObjectCodec):
     ``zarrkit.config.string_dtype`` chooses)."""
 
     _kind, _zarr_v3_name, object_codec_id = STRING, "string", "vlen-utf8"
-    dtype_cls = type(string_dtype())
+    dtype_cls: ClassVar[type] = type(string_dtype())
 
     @classmethod
     def _matches(cls, dtype: np.dtype) -> bool:
@@ -304,7 +304,7 @@ class VariableLengthBytes(ZDType[Any, Any], HasObjectCodec):
     """Byte strings of any length (``object`` arrays of ``bytes``)."""
 
     _kind, _zarr_v3_name, object_codec_id = VLEN_BYTES, "variable_length_bytes", "vlen-bytes"
-    dtype_cls = type(BYTES_DTYPE)
+    dtype_cls: ClassVar[type] = type(BYTES_DTYPE)
 
     @classmethod
     def _matches(cls, dtype: np.dtype) -> bool:
@@ -531,7 +531,7 @@ AnyDType = (
 )
 
 #: the registry of the data types zarrkit knows (the ``ml_dtypes`` types are matched apart)
-data_type_registry = DataTypeRegistry()
+data_type_registry: DataTypeRegistry = DataTypeRegistry()
 for _cls in (
     Bool, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64, Float16, Float32, Float64,
     Complex64, Complex128, FixedLengthUTF32, VariableLengthUTF8, RawBytes, NullTerminatedBytes,

@@ -102,7 +102,8 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *ZARR2_FUNCTIONS})
+    # the public names only (not what the module imports for itself, nor its submodules)
+    return sorted(__all__)
 
 
 sys.modules[__name__].__class__ = _StorageModule

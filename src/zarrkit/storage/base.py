@@ -148,7 +148,7 @@ class Store(StoreConveniences, Zarr3StoreMethods):
         if cls.__iter__ is not Store.__iter__ and cls.list_prefix is Store.list_prefix:
             cls.list_prefix = _list_through_iter  # type: ignore[method-assign]
         if "getsize" in cls.__dict__:
-            cls.getsize = _getsize_of_root_too(cls.__dict__["getsize"])  # type: ignore[method-assign]
+            setattr(cls, "getsize", _getsize_of_root_too(cls.__dict__["getsize"]))  # noqa: B010 - not a declaration
 
     def _checked(self, key: str) -> str:
         """``key`` validated (and lower-cased for a store that normalizes keys)."""

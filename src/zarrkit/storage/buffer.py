@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, ClassVar, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -146,7 +146,7 @@ class Buffer:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Buffer) and np.array_equal(self._data, other._data)
 
-    __hash__ = None  # type: ignore[assignment]  # mutable, like the array it wraps
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]  # mutable, like the array it wraps
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.to_bytes()!r})"
@@ -254,7 +254,7 @@ class BufferPrototype(NamedTuple):
 
 
 #: host memory's prototype, the only one here
-buffer_prototype = BufferPrototype(buffer=Buffer, nd_buffer=NDBuffer)
+buffer_prototype: BufferPrototype = BufferPrototype(buffer=Buffer, nd_buffer=NDBuffer)
 
 
 def default_buffer_prototype() -> BufferPrototype:

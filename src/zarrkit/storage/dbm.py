@@ -104,15 +104,15 @@ class DBMStore(Store):
         self.mode = mode
         if not isinstance(flag, str) or not flag or flag[0] not in "cwrn":
             raise ValueError(f"DBMStore flag must start with 'c', 'w', 'r' or 'n', got {flag!r}")
-        self.path = os.path.abspath(os.fspath(path))
+        self.path: str = os.path.abspath(os.fspath(path))
         self.flag = flag
         opener: Callable[..., Any] = _dbm.open if open is None else open  # any dbm flag string
         # zarr-python 2's attribute: the dbm module's open (on the class, open is zarr-python 3's
         # classmethod making a store)
         self.open = opener  # type: ignore[method-assign]
-        self.write_lock = bool(write_lock)
-        self.open_kwargs = dict(open_kwargs)
-        self.read_only = flag[0] == "r"
+        self.write_lock: bool = bool(write_lock)
+        self.open_kwargs: dict[str, Any] = dict(open_kwargs)
+        self.read_only: bool = flag[0] == "r"
         self._lock: Any = threading.RLock() if write_lock else nullcontext()
         self._closed = False
         # the backends add their own suffixes to the path
@@ -250,7 +250,8 @@ class DBMStore(Store):
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.path == self.path
 
-    __hash__ = object.__hash__
+    def __hash__(self) -> int:
+        return object.__hash__(self)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.path!r}, flag={self.flag!r})"

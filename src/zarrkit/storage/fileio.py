@@ -137,8 +137,8 @@ class OpenFile:
 
     def __init__(self, fd: int, st: os.stat_result):
         self.fd = fd
-        self.size = st.st_size
-        self.token = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        self.size: int = st.st_size
+        self.token: tuple[int, int, int, int] = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
     def read(self, offset: int, length: int | None = None, transient: bool = False) -> bytes | memoryview:
         """``length`` bytes from ``offset`` (a suffix for a negative offset, to the end for

@@ -161,7 +161,7 @@ class FsspecStore(Store):
                     f"key_separator={key_separator!r} contradicts dimension_separator={dimension_separator!r}"
                 )
             dimension_separator = key_separator
-        self.exceptions = tuple(kwargs.pop("exceptions", (KeyError, PermissionError, OSError)))
+        self.exceptions: tuple[Any, ...] = tuple(kwargs.pop("exceptions", (KeyError, PermissionError, OSError)))
         self.missing_exceptions = kwargs.pop("missing_exceptions", None)
         check = bool(kwargs.pop("check", False))
         create = bool(kwargs.pop("create", False))
@@ -177,7 +177,7 @@ class FsspecStore(Store):
 
         self.fs = fs_
         protocols = fs_.protocol if isinstance(fs_.protocol, (tuple, list)) else (fs_.protocol,)
-        self.protocols = tuple(protocols)
+        self.protocols: tuple[Any, ...] = tuple(protocols)
         self._is_http = bool({"http", "https"} & set(protocols))
         self._is_local = bool({"file", "local"} & set(protocols))
         self._has_dirs = self._is_local or "memory" in protocols  # real (pseudo) directories
@@ -188,18 +188,18 @@ class FsspecStore(Store):
         self.dimension_separator = dimension_separator
         self.normalize_keys = normalize_keys
         self.mode = mode or ("r" if read_only else "w")
-        self.read_only = bool(read_only or mode == "r" or self._is_http)
-        self.supports_writes = not self._is_http
+        self.read_only: bool = bool(read_only or mode == "r" or self._is_http)
+        self.supports_writes: bool = not self._is_http
         # object stores and web servers: keep config.io_threads requests in flight
-        self.high_latency = not self._has_dirs
+        self.high_latency: bool = not self._has_dirs
         #: S3 through s3fs: conditional PUTs, versions and pinned reads (see fsspec_s3); no
         #: other file system of fsspec can compare and write atomically
         self._s3 = fsspec_s3.is_s3(fs_, protocols)
-        self.supports_conditional_writes = self._s3
-        self.versions_are_contents = self._s3  # (ETags)
-        self.retries = int(retries)
-        self.retry_delay = float(retry_delay)
-        self.max_retry_delay = float(max_retry_delay)
+        self.supports_conditional_writes: bool = self._s3
+        self.versions_are_contents: bool = self._s3  # (ETags)
+        self.retries: int = int(retries)
+        self.retry_delay: float = float(retry_delay)
+        self.max_retry_delay: float = float(max_retry_delay)
         # s3fs reads whole objects after a HEAD (for parallel ranged GETs) unless told not to
         self._whole_kw: dict[str, Any] = (
             {"max_concurrency": 1} if hasattr(fs_, "max_concurrency") and "s3" in protocols else {}
@@ -699,7 +699,8 @@ class FsspecStore(Store):
             and other.root == self.root
         )
 
-    __hash__ = object.__hash__
+    def __hash__(self) -> int:
+        return object.__hash__(self)
 
     def with_read_only(self, read_only: bool = False) -> FsspecStore:
         """A new store over the same file system and path, with its own ``read_only`` setting

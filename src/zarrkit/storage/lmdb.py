@@ -178,13 +178,13 @@ class LMDBStore(Store):
             self.dimension_separator = dimension_separator
         lmdb = _import_lmdb()
         self._lmdb = lmdb
-        self.path = os.path.abspath(os.fspath(path))
-        self.buffers = bool(buffers)
-        self.map_size = int(map_size)
+        self.path: str = os.path.abspath(os.fspath(path))
+        self.buffers: bool = bool(buffers)
+        self.map_size: int = int(map_size)
         if "readonly" in kwargs:  # lmdb's own spelling
             read_only = bool(read_only or kwargs.pop("readonly"))
-        self.read_only = bool(read_only)
-        self.kwargs = dict(kwargs)
+        self.read_only: bool = bool(read_only)
+        self.kwargs: dict[str, Any] = dict(kwargs)
         # without LMDB's locks, nothing keeps another process's write transaction out
         self.supports_conditional_writes = bool(kwargs.get("lock", True))
         self._lock = threading.Lock()  # serializes this store's write transactions
@@ -520,7 +520,8 @@ class LMDBStore(Store):
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.path == self.path
 
-    __hash__ = object.__hash__
+    def __hash__(self) -> int:
+        return object.__hash__(self)
 
     def __repr__(self) -> str:
         mode = ", read_only=True" if self.read_only else ""

@@ -143,16 +143,16 @@ class DirectoryStore(local_versions.VersionedFiles, Store):
             raise TypeError("DirectoryStore needs the directory (path, or root=)")
         if isinstance(normalize_keys, str):  # DirectoryStore(path, '/') before normalize_keys
             normalize_keys, dimension_separator = False, normalize_keys
-        self.path = os.path.abspath(os.fspath(path))
+        self.path: str = os.path.abspath(os.fspath(path))
         self._given = os.fspath(path)  # as given (for :meth:`__str__`)
         if os.path.exists(self.path) and not os.path.isdir(self.path):
             raise StoreError(f"DirectoryStore path {self.path!r} exists and is not a directory")
         if self._check_dimension_separator(dimension_separator) is not None:
             self.dimension_separator = dimension_separator
-        self.normalize_keys = bool(normalize_keys)
+        self.normalize_keys: bool = bool(normalize_keys)
         self.read_only = read_only
         self.fsync = fsync
-        self.atomic = bool(atomic)
+        self.atomic: bool = bool(atomic)
         self._dirs: set[str] = set()  # directories known to exist (saves a stat per write)
         self._real_root = os.path.realpath(self.path)
         self._root_sep: str = self.path if self.path.endswith(os.sep) else self.path + os.sep

@@ -35,8 +35,8 @@ class LocalConfinement:
     """The keys of the directory ``root`` (named ``where`` in messages) kept inside it."""
 
     def __init__(self, root: str, where: str):
-        self.root = os.path.abspath(root)
-        self.real_root = os.path.realpath(self.root)
+        self.root: str = os.path.abspath(root)
+        self.real_root: str = os.path.realpath(self.root)
         real = self.real_root
         self._inside_prefix = real if real.endswith(os.sep) else real + os.sep
         self.where = where

@@ -42,7 +42,7 @@ class NestedDirectoryStore(DirectoryStore):
     True
     """
 
-    dimension_separator = "/"
+    dimension_separator: str | None = "/"
 
     def __init__(
         self, path: Any, normalize_keys: bool = False, dimension_separator: str | None = "/",

@@ -48,7 +48,7 @@ class LoggingStore(CountingStore):
         super().__init__(store)
         self.log_level = log_level
         self.log_handler = log_handler
-        self.logger = logging.getLogger(f"LoggingStore({self.inner})")
+        self.logger: logging.Logger = logging.getLogger(f"LoggingStore({self.inner})")
         self.logger.setLevel(log_level)
         if log_handler is not None and log_handler not in self.logger.handlers:
             self.logger.addHandler(log_handler)

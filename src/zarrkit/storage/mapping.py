@@ -35,7 +35,7 @@ class MappingStore(Store):
 
     def __init__(self, mapping: Any) -> None:
         self.mapping = mapping
-        self.read_only = not isinstance(mapping, MutableMapping) and not hasattr(
+        self.read_only: bool = not isinstance(mapping, MutableMapping) and not hasattr(
             mapping, "__setitem__"
         )
 
@@ -115,7 +115,8 @@ class MappingStore(Store):
     def __eq__(self, other: object) -> bool:
         return isinstance(other, MappingStore) and other.mapping is self.mapping
 
-    __hash__ = object.__hash__
+    def __hash__(self) -> int:
+        return object.__hash__(self)
 
 
 class KVStore(MappingStore):

@@ -20,8 +20,8 @@ class HeldValue:
     token = None  # no index of it is kept: nothing tells cheaply that the key changed since
 
     def __init__(self, value: Any):
-        self.view = memoryview(value) if isinstance(value, bytes) else memoryview(value).cast("B")
-        self.size = len(self.view)
+        self.view: memoryview[int] = memoryview(value) if isinstance(value, bytes) else memoryview(value).cast("B")
+        self.size: int = len(self.view)
 
     def read(self, offset: int, length: int | None = None, transient: bool = False) -> memoryview:
         if offset < 0:
@@ -59,7 +59,7 @@ class StoredObject:
     __slots__ = ("value",)
 
     def __init__(self, value: object):
-        self.value = value
+        self.value: object = value
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, StoredObject) and other.value is self.value
@@ -242,7 +242,8 @@ class MemoryStore(Store):
         return self.read_only == other.read_only and self._data == other._data
 
     # kept by identity: the engine keys per-store caches on the store object
-    __hash__ = Store.__hash__
+    def __hash__(self) -> int:
+        return object.__hash__(self)  # identity, as for every store
 
     def __getstate__(self) -> dict[str, Any]:
         return {"data": dict(self._data), "read_only": self.read_only,
@@ -250,7 +251,7 @@ class MemoryStore(Store):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._data = state["data"]
-        self.read_only = state["read_only"]
+        self.read_only: bool = state["read_only"]
         self.dimension_separator = state.get("dimension_separator")
         self._lock = threading.Lock()
 

@@ -168,22 +168,22 @@ class ObjectStore(Store):
         kind = type(store).__name__
         # a web server: read-only, and not listed (obstore would need WebDAV for that)
         self.supports_writes = self.supports_listing = kind != "HTTPStore"
-        self.read_only = bool(read_only) or not self.supports_writes
-        self.high_latency = kind not in _LOCAL_CLASSES
+        self.read_only: bool = bool(read_only) or not self.supports_writes
+        self.high_latency: bool = kind not in _LOCAL_CLASSES
         # a MemoryStore keeps the buffer it is given: values it stores are copied first
         self._keeps_buffers = kind == "MemoryStore"
         # local files: directories left empty by deletes are removed (object stores have none)
         self._root_dir = str(store.prefix) if kind == "LocalStore" and store.prefix else None
-        self.coalesce = int(coalesce)
-        self.url = _url_of(store)
+        self.coalesce: int = int(coalesce)
+        self.url: str = _url_of(store)
         # local files: keys leading out through a symbolic link refused, as DirectoryStore does
         self._confined = confinement_of(self._root_dir, repr(self))
         #: puts conditioned on an ETag or generation, with user metadata (see
         #: :mod:`~zarrkit.storage.obstore_versions`): not local files, nor web servers
-        self.supports_conditional_writes = kind in obstore_versions.CONDITIONAL_CLASSES
+        self.supports_conditional_writes: bool = kind in obstore_versions.CONDITIONAL_CLASSES
         #: S3's ETags are contents (an object version, in a versioned bucket, is not: the
         #: flag is the cautious answer); GCS generations and Azure ETags change on every write
-        self.versions_are_contents = kind == "S3Store"
+        self.versions_are_contents: bool = kind == "S3Store"
 
     @classmethod
     def from_url(
@@ -580,7 +580,8 @@ class ObjectStore(Store):
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.store == self.store
 
-    __hash__ = object.__hash__
+    def __hash__(self) -> int:
+        return object.__hash__(self)
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()

@@ -30,7 +30,7 @@ from ..config import config
 
 __all__ = ["is_busy", "is_worker", "run_pipelined", "run_tasks", "state"]
 
-state = threading.local()
+state: threading.local = threading.local()
 
 
 def is_worker() -> bool:

@@ -193,8 +193,8 @@ class RedisStore(Store):
         self._redis = redis
         self.prefix = prefix
         self.url = url
-        self.read_only = bool(read_only)
-        self.redis_kwargs = dict(redis_kwargs)
+        self.read_only: bool = bool(read_only)
+        self.redis_kwargs: dict[str, Any] = dict(redis_kwargs)
         self._closed = False
         self._lock = threading.Lock()
         try:
@@ -458,7 +458,8 @@ class RedisStore(Store):
             and other._where() == self._where()
         )
 
-    __hash__ = object.__hash__
+    def __hash__(self) -> int:
+        return object.__hash__(self)
 
     def __repr__(self) -> str:
         mode = ", read_only=True" if self.read_only else ""

@@ -127,8 +127,8 @@ class SQLiteStore(Store):
         if self._check_dimension_separator(dimension_separator) is not None:
             self.dimension_separator = dimension_separator
         self._memory = isinstance(path, str) and path == ":memory:"
-        self.path = path if self._memory else os.path.abspath(os.fspath(path))
-        self.read_only = bool(read_only)
+        self.path: str = path if self._memory else os.path.abspath(os.fspath(path))
+        self.read_only: bool = bool(read_only)
         self._kwargs = dict(kwargs)
         self._lock = threading.RLock()  # serializes writes (and everything for ':memory:')
         self._local = threading.local()
@@ -507,7 +507,8 @@ class SQLiteStore(Store):
             and other.path == self.path
         )
 
-    __hash__ = object.__hash__
+    def __hash__(self) -> int:
+        return object.__hash__(self)
 
     def __repr__(self) -> str:
         mode = ", read_only=True" if self.read_only else ""

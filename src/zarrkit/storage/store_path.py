@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import pathlib
 from collections.abc import Callable, Hashable, Iterable, Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import InvalidPathError
 from .base import ByteRange, Store
@@ -40,7 +40,7 @@ class StorePath:
 
     def __init__(self, store: Store, path: str = "") -> None:
         self.store = store
-        self.path = normalize_storage_path(path)
+        self.path: str = normalize_storage_path(path)
 
     @property
     def read_only(self) -> bool:
@@ -116,7 +116,7 @@ class StorePath:
             return NotImplemented
         return self.store == other.store and self.path == other.path
 
-    __hash__ = None  # type: ignore[assignment]  # zarr-python 3's StorePath is not hashable either
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]  # zarr-python 3's StorePath is not hashable either
 
 
 def _join(a: str, b: str) -> str:
@@ -181,12 +181,12 @@ class PrefixStore(Store):
         # ``inner`` is a Store already (coerce_store made it): this module sits below the
         # wrappers, which coerce what they are given
         self.inner = inner
-        self.prefix = normalize_storage_path(prefix)
-        self.read_only = inner.read_only
-        self.supports_writes = inner.supports_writes
-        self.supports_partial_reads = inner.supports_partial_reads
-        self.supports_deletes = inner.supports_deletes
-        self.supports_listing = inner.supports_listing
+        self.prefix: str = normalize_storage_path(prefix)
+        self.read_only: bool = inner.read_only
+        self.supports_writes: bool = inner.supports_writes
+        self.supports_partial_reads: bool = inner.supports_partial_reads
+        self.supports_deletes: bool = inner.supports_deletes
+        self.supports_listing: bool = inner.supports_listing
 
     @property
     def dimension_separator(self) -> str | None:  # type: ignore[override]  # the inner store's
@@ -302,7 +302,8 @@ class PrefixStore(Store):
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.inner == self.inner and other.prefix == self.prefix
 
-    __hash__ = Store.__hash__
+    def __hash__(self) -> int:
+        return object.__hash__(self)  # identity, as for every store
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.inner!r}, {self.prefix!r})"

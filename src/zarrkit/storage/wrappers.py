@@ -431,8 +431,8 @@ class LatencyStore(WrapperStore):
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
                 raise ValueError(f"{name} must be a number of seconds >= 0, got {value!r}")
         self.seconds = seconds
-        self.get_latency = seconds if get_latency is None else get_latency
-        self.set_latency = seconds if set_latency is None else set_latency
+        self.get_latency: float = seconds if get_latency is None else get_latency
+        self.set_latency: float = seconds if set_latency is None else set_latency
 
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         time.sleep(self.get_latency)

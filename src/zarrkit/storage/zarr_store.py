@@ -124,11 +124,11 @@ class ZarrStoreAdapter(Store):
             )
         self.zarr_store = store
         self._read_only = bool(read_only)
-        self.supports_writes = bool(store.supports_writes)
-        self.supports_deletes = bool(store.supports_deletes)
-        self.supports_listing = bool(store.supports_listing)
-        self.high_latency = type(store).__name__ not in _LOW_LATENCY
-        self.transactional = type(store).__name__ == "IcechunkStore"
+        self.supports_writes: bool = bool(store.supports_writes)
+        self.supports_deletes: bool = bool(store.supports_deletes)
+        self.supports_listing: bool = bool(store.supports_listing)
+        self.high_latency: bool = type(store).__name__ not in _LOW_LATENCY
+        self.transactional: bool = type(store).__name__ == "IcechunkStore"
         #: the store reads and writes as well without the loop (zarr-python's LocalStore and
         #: MemoryStore): single requests run on the calling thread
         self._sync_io = _synchronous(store)

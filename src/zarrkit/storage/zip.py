@@ -16,6 +16,7 @@ import zlib
 from collections.abc import Callable, Hashable, Iterator
 from typing import Any, Literal, cast
 
+from .._warnings import warn
 from ..errors import NodeExistsError, ReadOnlyError, StoreError
 from . import cancel
 from .base import ByteRange, Store, oversized, validate_key, validate_prefix
@@ -213,12 +214,12 @@ class ZipStore(Store):
                 raise ValueError(f"a ZipStore over an open file is read-only; mode {mode!r} needs a path")
             mode = "r"
             path = getattr(self._file, "name", "<file>")
-        self.path = os.path.abspath(os.fsdecode(path)) if isinstance(path, (str, bytes, os.PathLike)) else str(path)
+        self.path: str = os.path.abspath(os.fsdecode(path)) if isinstance(path, (str, bytes, os.PathLike)) else str(path)
         self._given = os.fsdecode(path) if isinstance(path, (str, bytes, os.PathLike)) else str(path)
         self.compression = compression
         self.allowZip64 = allowZip64
         self.mode = mode
-        self.read_only = mode == "r"
+        self.read_only: bool = mode == "r"
         self._lock = threading.RLock()
         self._closed = True  # until the file is open
         #: the zip file as this store opened it for reading (modes 'r' and 'a'), or None
@@ -514,11 +515,10 @@ class ZipStore(Store):
             self._check_open()
             zf = self._writer()
             if key in zf.NameToInfo:
-                warnings.warn(
+                warn(
                     f"ZipStore {self.path!r}: key {key!r} is written again; the older member "
                     "is no longer listed, but its bytes stay in the file",
                     UserWarning,
-                    stacklevel=4,
                 )
             info = zipfile.ZipInfo(filename=key, date_time=time.localtime(time.time())[:6])
             info.compress_type = self.compression
@@ -718,7 +718,8 @@ class ZipStore(Store):
         # zarr-python 3: the same zip file
         return type(other) is type(self) and other.path == self.path
 
-    __hash__ = Store.__hash__
+    def __hash__(self) -> int:
+        return object.__hash__(self)  # identity, as for every store
 
     def __repr__(self) -> str:
         return f"ZipStore({self.path!r}, mode={self.mode!r})"

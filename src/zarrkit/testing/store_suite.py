@@ -6,10 +6,10 @@ pytest collects it) and implement :meth:`StoreSuite.make_store`::
     from zarrkit.testing.store_suite import StoreSuite
 
     class TestMyStore(StoreSuite):
-        def make_store(self, tmp_path):
+        def make_store(self, tmp_path: Path):
             return MyStore(tmp_path / "data")
 
-        def make_read_only_store(self, tmp_path, source):
+        def make_read_only_store(self, tmp_path: Path, source: Store):
             return MyStore(source.path, read_only=True)
 
 Every ``test_*`` method checks one part of the contract of :class:`zarrkit.storage.base.Store`:
@@ -24,7 +24,7 @@ both to a store that can be written::
     from zarrkit.testing import PublicAPISuite, StoreSuite
 
     class TestMyStore(StoreSuite, PublicAPISuite):
-        def make_store(self, tmp_path):
+        def make_store(self, tmp_path: Path):
             return MyStore(tmp_path / "data")
 
 Hooks and switches a subclass may set:
@@ -53,6 +53,8 @@ Hooks and switches a subclass may set:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
@@ -98,23 +100,23 @@ class StoreSuite(ValueTests, KeyTests, AccessTests, VersionTests):
                 raise TypeError(f"{cls.__name__}.xfail_tests names no test method: {name!r}")
 
     # -- hooks ------------------------------------------------------------------------------------
-    def make_store(self, tmp_path) -> Store:
+    def make_store(self, tmp_path: Path) -> Store:
         """Return a new, empty, writable store (``tmp_path``: a fresh per-test directory)."""
         raise NotImplementedError(f"{type(self).__name__} must implement make_store(tmp_path)")
 
-    def make_read_only_store(self, tmp_path, source: Store) -> Store | None:
+    def make_read_only_store(self, tmp_path: Path, source: Store) -> Store | None:
         """Return a read-only store over the data of ``source``, or ``None`` to skip."""
         return None
 
     # -- fixtures ---------------------------------------------------------------------------------
     @pytest.fixture(autouse=True)
-    def _known_failures(self, request):
+    def _known_failures(self, request: pytest.FixtureRequest) -> None:
         reason = self.xfail_tests.get(getattr(request.node, "originalname", request.node.name))
         if reason:
             request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
 
     @pytest.fixture
-    def store(self, tmp_path):
+    def store(self, tmp_path: Path) -> Iterator[Store]:
         s = self.make_store(tmp_path)
         try:
             yield s
@@ -122,13 +124,13 @@ class StoreSuite(ValueTests, KeyTests, AccessTests, VersionTests):
             s.close()
 
     @pytest.fixture
-    def filled(self, store):
+    def filled(self, store: Store) -> Store:
         """The store with a few nested keys written."""
         for i, key in enumerate(NESTED_KEYS):
             store.set(key, _payload(i, 10 + i))
         return store
 
-    def _read_only(self, tmp_path, source: Store) -> Store:
+    def _read_only(self, tmp_path: Path, source: Store) -> Store:
         ro = self.make_read_only_store(tmp_path, source)
         if ro is None:
             pytest.skip(f"{type(self).__name__} provides no make_read_only_store")

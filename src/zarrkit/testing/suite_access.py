@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import pickle
 import threading
+from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import zarrkit
 from zarrkit.errors import ReadOnlyError
-from zarrkit.storage.base import ByteRange
+from zarrkit.storage.base import ByteRange, Store
 
 from .suite_common import _payload
 
@@ -21,13 +23,13 @@ class AccessTests:
     """Read-only enforcement, concurrent writers and readers, pickling, arrays through the store."""
 
     # -- read-only --------------------------------------------------------------------------------
-    def _fill_source(self, store):
+    def _fill_source(self, store: Store) -> dict[str, bytes]:
         store.set("k", b"value")
         store.set("d/x", b"x")
         store.set("d/sub/y", b"yy")
         return {"k": b"value", "d/x": b"x", "d/sub/y": b"yy"}
 
-    def test_read_only_reads(self, store, tmp_path):
+    def test_read_only_reads(self, store: Store, tmp_path: Path) -> None:
         data = self._fill_source(store)
         ro = self._read_only(tmp_path, store)
         assert ro.read_only
@@ -54,7 +56,7 @@ class AccessTests:
             "delete_prefix_all", "rmdir", "rmdir_all", "clear", "update", "pop",
         ],
     )
-    def test_read_only_refuses_writes(self, store, tmp_path, op):
+    def test_read_only_refuses_writes(self, store: Store, tmp_path: Path, op: str) -> None:
         data = self._fill_source(store)
         ro = self._read_only(tmp_path, store)
         action = {
@@ -80,7 +82,7 @@ class AccessTests:
         for s in (store, ro):
             assert {k: s.get(k) for k in sorted(s)} == data
 
-    def test_read_only_array(self, store, tmp_path):
+    def test_read_only_array(self, store: Store, tmp_path: Path) -> None:
         data = np.arange(400, dtype="i4").reshape(20, 20) + 1
         z = zarrkit.create(shape=(20, 20), chunks=(7, 7), dtype="i4", store=store, zarr_format=2,
                            path="arr")
@@ -100,7 +102,7 @@ class AccessTests:
         assert {k: store.get(k) for k in sorted(store)} == before
 
     # -- concurrency ------------------------------------------------------------------------------
-    def _run_threads(self, target, n):
+    def _run_threads(self, target: Callable[[int], object], n: int) -> None:
         barrier = threading.Barrier(n)
         errors: list[BaseException] = []
 
@@ -120,7 +122,7 @@ class AccessTests:
         if errors:
             raise errors[0]
 
-    def test_concurrent_writes_distinct_keys(self, store):
+    def test_concurrent_writes_distinct_keys(self, store: Store) -> None:
         n = self.concurrent_writers
         values = {f"t{i}/sub/k{j}": _payload(100 * i + j, 20_000 + j) for i in range(n)
                   for j in range(10)}
@@ -135,7 +137,7 @@ class AccessTests:
         for k, v in values.items():
             assert store.get(k) == v, k
 
-    def test_concurrent_writes_same_key(self, store):
+    def test_concurrent_writes_same_key(self, store: Store) -> None:
         n = self.concurrent_writers
         values = [_payload(i, 200_000) for i in range(n)]
         initial = b"initial" * 1000
@@ -157,7 +159,7 @@ class AccessTests:
         assert sorted(store) == ["shared/key"]
         assert store.getsize("shared/key") == 200_000
 
-    def test_concurrent_readers_and_listers_see_complete_values(self, store):
+    def test_concurrent_readers_and_listers_see_complete_values(self, store: Store) -> None:
         n = self.concurrent_writers
         values = [_payload(i, 100_000) for i in range(4)]
         store.set("hot", values[0])
@@ -180,7 +182,7 @@ class AccessTests:
         assert store.get("hot") in allowed
 
     # -- pickling ---------------------------------------------------------------------------------
-    def test_pickle(self, store):
+    def test_pickle(self, store: Store) -> None:
         if not self.picklable:
             with pytest.raises(TypeError):
                 pickle.dumps(store)
@@ -202,7 +204,7 @@ class AccessTests:
 
     # -- a zarrkit array through the store --------------------------------------------------------
     @pytest.mark.parametrize("zarr_format", [2, 3])
-    def test_array_roundtrip(self, store, zarr_format):
+    def test_array_roundtrip(self, store: Store, zarr_format: int) -> None:
         data = np.arange(400, dtype="i4").reshape(20, 20) * 3 - 7
         z = zarrkit.create(
             shape=(20, 20), chunks=(7, 7), dtype="i4", store=store, zarr_format=zarr_format
@@ -226,7 +228,7 @@ class AccessTests:
         np.testing.assert_array_equal(z2[19, :], data[19, :])
 
     @pytest.mark.parametrize("zarr_format", [2, 3])
-    def test_array_in_subpath(self, store, zarr_format):
+    def test_array_in_subpath(self, store: Store, zarr_format: int) -> None:
         data = np.arange(400, dtype="i4").reshape(20, 20)
         z = zarrkit.create(
             shape=(20, 20), chunks=(7, 7), dtype="i4", store=store, zarr_format=zarr_format,

@@ -3,6 +3,9 @@ attributes and consolidated metadata."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -49,17 +52,17 @@ class PublicAPISuite:
     """
 
     # -- hooks ------------------------------------------------------------------------------------
-    def make_store(self, tmp_path) -> Store:
+    def make_store(self, tmp_path: Path) -> Store:
         """Return a new, empty, writable store (``tmp_path``: a fresh per-test directory)."""
         raise NotImplementedError(f"{type(self).__name__} must implement make_store(tmp_path)")
 
-    def reopen_store(self, tmp_path, store: Store, mode: str) -> Store:
+    def reopen_store(self, tmp_path: Path, store: Store, mode: str) -> Store:
         """Return a store over the data of ``store`` for reading (``'r'``) or updating (``'r+'``)."""
         return store
 
     # -- fixtures and helpers ---------------------------------------------------------------------
     @pytest.fixture
-    def api_store(self, tmp_path):
+    def api_store(self, tmp_path: Path) -> Iterator[Store]:
         """A new store made by ``make_store``; it and every reopened store are closed after."""
         s = self.make_store(tmp_path)
         self._api_stores = [s]
@@ -69,7 +72,7 @@ class PublicAPISuite:
             for opened in reversed(self._api_stores):
                 opened.close()
 
-    def _reopen(self, tmp_path, store: Store, mode: str) -> Store:
+    def _reopen(self, tmp_path: Path, store: Store, mode: str) -> Store:
         s = self.reopen_store(tmp_path, store, mode)
         if s is not store:
             self._api_stores.append(s)
@@ -79,7 +82,7 @@ class PublicAPISuite:
 
     # -- tests ------------------------------------------------------------------------------------
     @pytest.mark.parametrize("zarr_format", [2, 3])
-    def test_api_array_roundtrip(self, api_store, tmp_path, zarr_format):
+    def test_api_array_roundtrip(self, api_store: Store, tmp_path: Path, zarr_format: int) -> None:
         store = api_store
         data = np.arange(30 * 25, dtype="f8").reshape(30, 25) / 7
         z = zarrkit.create(shape=data.shape, chunks=(8, 10), dtype="f8", fill_value=-1.5,
@@ -101,7 +104,7 @@ class PublicAPISuite:
         assert back.attrs["units"] == "m"
         assert back.nchunks_initialized == 3 * 3
 
-    def test_api_sharded_v3(self, api_store, tmp_path):
+    def test_api_sharded_v3(self, api_store: Store, tmp_path: Path) -> None:
         store = api_store
         data = np.arange(1600, dtype="i4").reshape(40, 40) - 800
         z = zarrkit.create_array(store, shape=(40, 40), chunks=(10, 10), shards=(20, 20),
@@ -135,7 +138,7 @@ class PublicAPISuite:
         np.testing.assert_array_equal(zarrkit.open_array(rs2, mode="r")[:], data)
 
     @pytest.mark.parametrize("zarr_format", [2, 3])
-    def test_api_group_attrs_consolidated(self, api_store, tmp_path, zarr_format):
+    def test_api_group_attrs_consolidated(self, api_store: Store, tmp_path: Path, zarr_format: int) -> None:
         store = api_store
         root = zarrkit.group(store, zarr_format=zarr_format)
         root.attrs.update({"title": "api", "version": 3})

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from zarrkit.errors import InvalidPathError, StoreError
-from zarrkit.storage.base import ByteRange
+from zarrkit.storage.base import ByteRange, Store
 
 from .suite_common import INVALID_KEYS, NESTED_KEYS, _payload
 
@@ -16,7 +18,7 @@ class KeyTests:
     """Deletion, listing, delete_prefix/rmdir, getsize, nested keys and key validation."""
 
     # -- delete -----------------------------------------------------------------------------------
-    def test_delete(self, store):
+    def test_delete(self, store: Store) -> None:
         store.set("a/b", b"1")
         store.set("a/c", b"2")
         store.delete("a/b")
@@ -25,7 +27,7 @@ class KeyTests:
         assert store.get("a/c") == b"2"
         assert sorted(store) == ["a/c"]
 
-    def test_delete_missing_is_not_an_error(self, store):
+    def test_delete_missing_is_not_an_error(self, store: Store) -> None:
         store.delete("missing")
         store.delete("missing/nested/key")
         store.set("leaf", b"1")
@@ -35,7 +37,7 @@ class KeyTests:
         assert store.get("leaf") == b"1"
         assert store.get("d/x") == b"1"
 
-    def test_delitem(self, store):
+    def test_delitem(self, store: Store) -> None:
         store["k"] = b"v"
         del store["k"]
         assert "k" not in store
@@ -44,7 +46,7 @@ class KeyTests:
         with pytest.raises(KeyError):
             del store["missing/nested"]
 
-    def test_mutable_mapping_helpers(self, store):
+    def test_mutable_mapping_helpers(self, store: Store) -> None:
         store.update({"a": b"1", "b/c": b"2"})
         assert store.setdefault("b/c", b"zzz") == b"2"
         assert store.setdefault("d", b"4") == b"4"
@@ -60,7 +62,7 @@ class KeyTests:
         store.clear()
         assert len(store) == 0
 
-    def test_deletes_match_the_declared_capability(self, store):
+    def test_deletes_match_the_declared_capability(self, store: Store) -> None:
         data = {"k": b"1", "d/x": b"2", "d/sub/y": b"3"}
         store.update(data)
         assert store.supports_deletes == self.deletes
@@ -103,13 +105,13 @@ class KeyTests:
         assert store.get("new") == b"n"
 
     # -- listing ----------------------------------------------------------------------------------
-    def test_iteration_and_len(self, filled):
+    def test_iteration_and_len(self, filled: Store) -> None:
         assert sorted(filled) == sorted(NESTED_KEYS)
         assert sorted(filled.keys()) == sorted(NESTED_KEYS)
         assert len(filled) == len(NESTED_KEYS)
         assert sorted(filled.list_prefix("")) == sorted(NESTED_KEYS)
 
-    def test_list_prefix(self, filled):
+    def test_list_prefix(self, filled: Store) -> None:
         def lp(prefix):
             return sorted(filled.list_prefix(prefix))
 
@@ -124,7 +126,7 @@ class KeyTests:
         assert lp("foo/bar/") == []
         assert lp("zzz") == []
 
-    def test_list_dir(self, filled):
+    def test_list_dir(self, filled: Store) -> None:
         assert filled.list_dir("") == sorted(
             [".zarray", "a", "a.b", "c", "deep", "foo", "unicode-\u00fcn\u00ef", "with space"]
         )
@@ -137,20 +139,20 @@ class KeyTests:
         assert filled.list_dir("foo/bar/") == []  # a key, not a directory
         assert filled.list_dir("fo/") == []
 
-    def test_listdir_zarr2_spelling(self, filled):
+    def test_listdir_zarr2_spelling(self, filled: Store) -> None:
         assert filled.listdir() == filled.list_dir("")
         assert filled.listdir("foo") == ["bar", "baz"]
         assert filled.listdir("foo/") == ["bar", "baz"]
         assert filled.listdir("/foo/baz/") == [".zattrs", "qux"]
 
-    def test_list_dir_is_sorted(self, store):
+    def test_list_dir_is_sorted(self, store: Store) -> None:
         names = ["b", "a", "C", "10", "2", "_x", ".z", "a.b"]
         for name in names:
             store.set(f"p/{name}", b"1")
         store.set("p/dir/x", b"1")
         assert store.list_dir("p/") == sorted(names + ["dir"])
 
-    def test_list_dir_forgets_deleted_children(self, store):
+    def test_list_dir_forgets_deleted_children(self, store: Store) -> None:
         store.set("a/b/c", b"1")
         store.set("x", b"1")
         store.delete("a/b/c")
@@ -158,7 +160,7 @@ class KeyTests:
         assert store.list_dir("a/") == []
         assert sorted(store) == ["x"]
 
-    def test_listing_does_not_escape_root(self, store):
+    def test_listing_does_not_escape_root(self, store: Store) -> None:
         store.set("inside/k", b"1")
         for prefix in ("../", "..", "inside/../../", "/"):
             try:
@@ -173,7 +175,7 @@ class KeyTests:
                 continue
             assert keys == [], (prefix, keys)
 
-    def test_delete_prefix_does_not_escape_root(self, store, tmp_path):
+    def test_delete_prefix_does_not_escape_root(self, store: Store, tmp_path: Path) -> None:
         outside = tmp_path / "outside-secret.txt"
         outside.write_bytes(b"not the store's")
         store.set("inside/k", b"1")
@@ -192,19 +194,19 @@ class KeyTests:
         assert store.get("inside/k") == b"1"
 
     # -- delete_prefix / rmdir --------------------------------------------------------------------
-    def test_delete_prefix(self, filled):
+    def test_delete_prefix(self, filled: Store) -> None:
         filled.delete_prefix("foo/")
         assert sorted(filled.list_prefix("foo/")) == []
         assert "foo" not in filled.list_dir("")
         assert sorted(filled) == sorted(k for k in NESTED_KEYS if not k.startswith("foo/"))
 
-    def test_delete_prefix_without_slash_is_a_string_prefix(self, store):
+    def test_delete_prefix_without_slash_is_a_string_prefix(self, store: Store) -> None:
         for k in ("ab/c", "abc", "abd/e", "b"):
             store.set(k, b"1")
         store.delete_prefix("ab")
         assert sorted(store) == ["b"]
 
-    def test_delete_prefix_missing_and_everything(self, filled):
+    def test_delete_prefix_missing_and_everything(self, filled: Store) -> None:
         filled.delete_prefix("missing/")
         assert len(filled) == len(NESTED_KEYS)
         filled.delete_prefix("")
@@ -213,7 +215,7 @@ class KeyTests:
         filled.set("again/k", b"1")  # still usable
         assert filled.get("again/k") == b"1"
 
-    def test_rmdir(self, store):
+    def test_rmdir(self, store: Store) -> None:
         for k in ("g/a", "g/sub/b", "gx/c", "g.d", "h"):
             store.set(k, b"1")
         store.rmdir("g")
@@ -225,7 +227,7 @@ class KeyTests:
         assert len(store) == 0
 
     # -- getsize ----------------------------------------------------------------------------------
-    def test_getsize(self, store):
+    def test_getsize(self, store: Store) -> None:
         store.set("k", b"12345")
         store.set("n/e/s/t", b"x" * 1234)
         store.set("e", b"")
@@ -237,7 +239,7 @@ class KeyTests:
         assert store.getsize("k") == 1
 
     # -- nested keys ------------------------------------------------------------------------------
-    def test_nested_keys_roundtrip(self, filled):
+    def test_nested_keys_roundtrip(self, filled: Store) -> None:
         for i, key in enumerate(NESTED_KEYS):
             assert filled.get(key) == _payload(i, 10 + i), key
             assert filled.exists(key)
@@ -245,7 +247,7 @@ class KeyTests:
 
     # -- invalid keys -----------------------------------------------------------------------------
     @pytest.mark.parametrize("key", INVALID_KEYS, ids=repr)
-    def test_invalid_key_set(self, store, key):
+    def test_invalid_key_set(self, store: Store, key: str) -> None:
         with pytest.raises(InvalidPathError):
             store.set(key, b"x")
         with pytest.raises(InvalidPathError):
@@ -253,7 +255,7 @@ class KeyTests:
         assert len(store) == 0
 
     @pytest.mark.parametrize("key", INVALID_KEYS, ids=repr)
-    def test_invalid_key_get(self, store, key):
+    def test_invalid_key_get(self, store: Store, key: str) -> None:
         store.set("a/b", b"1")
         with pytest.raises(InvalidPathError):
             store.get(key)
@@ -263,25 +265,25 @@ class KeyTests:
             store[key]
 
     @pytest.mark.parametrize("key", ["../a", "/a", "a\\b", ""], ids=repr)
-    def test_invalid_key_delete(self, store, key):
+    def test_invalid_key_delete(self, store: Store, key: str) -> None:
         with pytest.raises(InvalidPathError):
             store.delete(key)
         with pytest.raises(InvalidPathError):
             del store[key]
 
     @pytest.mark.parametrize("key", ["../a", "/a", "a\\b", "a//b"], ids=repr)
-    def test_invalid_key_get_many(self, store, key):
+    def test_invalid_key_get_many(self, store: Store, key: str) -> None:
         store.set("a/b", b"1")
         with pytest.raises(InvalidPathError):
             store.get_many(["a/b", key])
 
-    def test_invalid_key_error_is_a_value_error(self, store):
+    def test_invalid_key_error_is_a_value_error(self, store: Store) -> None:
         with pytest.raises(ValueError):
             store.set("../escape", b"x")
         with pytest.raises(InvalidPathError):
             store.set(1, b"x")
 
-    def test_invalid_key_does_not_escape(self, store, tmp_path):
+    def test_invalid_key_does_not_escape(self, store: Store, tmp_path: Path) -> None:
         before = sorted(p.name for p in tmp_path.parent.iterdir())
         for key in ("../escape", "../../escape", "/tmp/escape"):
             with pytest.raises(InvalidPathError):

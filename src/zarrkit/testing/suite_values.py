@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
 
-from zarrkit.storage.base import ByteRange
+from zarrkit.storage.base import ByteRange, Store
 
 from .suite_common import NESTED_KEYS, _payload
 
@@ -18,7 +19,7 @@ class ValueTests:
     """Values round-trip as bytes; missing keys read as None; byte ranges and batches."""
 
     # -- set / get --------------------------------------------------------------------------------
-    def test_new_store_is_empty(self, store):
+    def test_new_store_is_empty(self, store: Store) -> None:
         assert len(store) == 0
         assert list(store) == []
         assert list(store.list_prefix("")) == []
@@ -27,7 +28,7 @@ class ValueTests:
     @pytest.mark.parametrize(
         "kind", ["bytes", "bytearray", "memoryview", "empty", "large"]
     )
-    def test_set_get_roundtrip_bytes_like(self, store, kind):
+    def test_set_get_roundtrip_bytes_like(self, store: Store, kind: str) -> None:
         raw = _payload(1, 1000)
         value: Any = {
             "bytes": raw,
@@ -57,7 +58,7 @@ class ValueTests:
             pytest.param(lambda: np.zeros(0, dtype="i4"), id="empty"),
         ],
     )
-    def test_set_get_roundtrip_numpy(self, store, make):
+    def test_set_get_roundtrip_numpy(self, store: Store, make: Callable[[], Any]) -> None:
         arr = make()
         store.set("arr", arr)
         got = store.get("arr")
@@ -66,13 +67,13 @@ class ValueTests:
         back = np.frombuffer(got, dtype=arr.dtype).reshape(arr.shape)
         np.testing.assert_array_equal(back, arr)
 
-    def test_setitem_getitem(self, store):
+    def test_setitem_getitem(self, store: Store) -> None:
         store["x/y"] = b"value"
         assert store["x/y"] == b"value"
         store["x/z"] = bytearray(b"other")
         assert store["x/z"] == b"other"
 
-    def test_stored_value_is_a_copy(self, store):
+    def test_stored_value_is_a_copy(self, store: Store) -> None:
         buf = bytearray(b"abcdef")
         store.set("k", buf)
         buf[:] = b"XXXXXX"
@@ -82,7 +83,7 @@ class ValueTests:
         arr[:] = -1
         assert store.get("a") == np.arange(4, dtype="i4").tobytes()
 
-    def test_set_parts_stores_the_concatenation(self, store):
+    def test_set_parts_stores_the_concatenation(self, store: Store) -> None:
         parts: list[Any] = [
             _payload(3, 1000), b"", bytearray(b"xyz"), memoryview(_payload(4, 5000)),
             np.arange(7, dtype="<i4"),
@@ -100,7 +101,7 @@ class ValueTests:
             store.set_parts("bad", [b"a", "not bytes"])
         assert store.get("bad") is None
 
-    def test_get_transient_reads_the_value(self, store):
+    def test_get_transient_reads_the_value(self, store: Store) -> None:
         store.set("t/a", _payload(5, 3000))
         store.set("t/b", b"short")
         assert bytes(store.get_transient("t/a")) == _payload(5, 3000)
@@ -110,13 +111,13 @@ class ValueTests:
         assert bytes(store.get_transient("t/a", ByteRange(-7))) == _payload(5, 3000)[-7:]
         assert store.get("t/a") == _payload(5, 3000)
 
-    def test_set_rejects_non_bytes(self, store):
+    def test_set_rejects_non_bytes(self, store: Store) -> None:
         for bad in ("a string", 12, 1.5, None, object(), [1, 2]):
             with pytest.raises(TypeError):
                 store.set("k", bad)
         assert store.get("k") is None
 
-    def test_overwrite_replaces(self, store):
+    def test_overwrite_replaces(self, store: Store) -> None:
         store.set("k", b"a much longer first value")
         store.set("k", b"short")
         assert store.get("k") == b"short"
@@ -129,7 +130,7 @@ class ValueTests:
         assert len(store) == 1
 
     # -- missing keys -----------------------------------------------------------------------------
-    def test_get_missing_is_none(self, store):
+    def test_get_missing_is_none(self, store: Store) -> None:
         assert store.get("missing") is None
         assert store.get("missing/nested/key") is None
         assert store.get("missing", ByteRange(0, 4)) is None
@@ -137,13 +138,13 @@ class ValueTests:
         assert not store.exists("missing")
         assert "missing" not in store
 
-    def test_getitem_missing_raises_keyerror(self, store):
+    def test_getitem_missing_raises_keyerror(self, store: Store) -> None:
         with pytest.raises(KeyError):
             store["missing"]
         with pytest.raises(KeyError):
             store["missing/nested"]
 
-    def test_empty_value_is_present(self, store):
+    def test_empty_value_is_present(self, store: Store) -> None:
         store.set("empty", b"")
         assert store.get("empty") == b""
         assert store.exists("empty")
@@ -152,7 +153,7 @@ class ValueTests:
         assert store.getsize("empty") == 0
         assert list(store) == ["empty"]
 
-    def test_prefix_of_a_key_is_not_a_key(self, store):
+    def test_prefix_of_a_key_is_not_a_key(self, store: Store) -> None:
         store.set("dir/sub/key", b"1")
         for k in ("dir", "dir/sub"):
             assert store.get(k) is None
@@ -167,19 +168,19 @@ class ValueTests:
         assert store.getsize("dir") == 3
         assert store.getsize() == 0  # nothing stored at the root itself
 
-    def test_key_below_a_value_is_missing(self, store):
+    def test_key_below_a_value_is_missing(self, store: Store) -> None:
         store.set("leaf", b"1")
         assert store.get("leaf/child") is None
         assert not store.exists("leaf/child")
         assert "leaf/child" not in store
         assert store.getsize("leaf/child") == 0
 
-    def test_keys_no_store_can_hold_are_not_in_it(self, store):
+    def test_keys_no_store_can_hold_are_not_in_it(self, store: Store) -> None:
         store.set("c/0", b"1")
         for k in ("c/", "", "../c/0", "c//0", "/c/0"):
             assert k not in store  # not an error: such a key is simply not there
 
-    def test_contains_non_str(self, store):
+    def test_contains_non_str(self, store: Store) -> None:
         store.set("1", b"x")
         assert 1 not in store
         assert None not in store
@@ -207,30 +208,30 @@ class ValueTests:
         ],
         ids=repr,
     )
-    def test_byte_range(self, store, rng, expected):
+    def test_byte_range(self, store: Store, rng: Any, expected: Any) -> None:
         value = _payload(7, 100)
         store.set("nested/k", value)
         got = store.get("nested/k", rng)
         assert type(got) is bytes
         assert got == value[expected]
 
-    def test_byte_range_of_empty_value(self, store):
+    def test_byte_range_of_empty_value(self, store: Store) -> None:
         store.set("e", b"")
         for rng in (ByteRange(0), ByteRange(0, 5), ByteRange(3), ByteRange(-4)):
             assert store.get("e", rng) == b""
 
-    def test_byte_range_none_is_whole_value(self, store):
+    def test_byte_range_none_is_whole_value(self, store: Store) -> None:
         store.set("k", b"0123456789")
         assert store.get("k", None) == b"0123456789"
 
-    def test_byte_range_validation(self):
+    def test_byte_range_validation(self) -> None:
         with pytest.raises(ValueError):
             ByteRange(0, -1)
         with pytest.raises(ValueError):
             ByteRange(-4, 2)
 
     # -- get_many ---------------------------------------------------------------------------------
-    def test_get_many(self, filled):
+    def test_get_many(self, filled: Store) -> None:
         keys = [NESTED_KEYS[0], "missing", NESTED_KEYS[3], "also/missing", NESTED_KEYS[-1]]
         got = filled.get_many(keys)
         assert set(got) == set(keys)
@@ -239,13 +240,13 @@ class ValueTests:
             assert type(got[k]) is bytes
             assert got[k] == filled.get(k)
 
-    def test_get_many_generator_and_empty(self, filled):
+    def test_get_many_generator_and_empty(self, filled: Store) -> None:
         assert filled.get_many([]) == {}
         got = filled.get_many(k for k in NESTED_KEYS[:3])
         assert got == {k: filled.get(k) for k in NESTED_KEYS[:3]}
 
     # -- get_many_upto ----------------------------------------------------------------------------
-    def test_get_many_upto_is_get_upto_of_each(self, filled):
+    def test_get_many_upto_is_get_upto_of_each(self, filled: Store) -> None:
         keys = [NESTED_KEYS[0], "missing", NESTED_KEYS[3], NESTED_KEYS[0], "also/missing", NESTED_KEYS[-1]]
         limit = max(len(filled.get(k)) for k in NESTED_KEYS)
 
@@ -257,7 +258,7 @@ class ValueTests:
         assert filled.get_many_upto([], limit) == []
 
     # -- prefetch ---------------------------------------------------------------------------------
-    def test_prefetch_is_only_a_hint(self, filled):
+    def test_prefetch_is_only_a_hint(self, filled: Store) -> None:
         before = {k: filled.get(k) for k in filled.list_prefix("")}
         # present, missing, repeated and invalid keys: nothing raised, nothing changed
         filled.prefetch([NESTED_KEYS[0], "missing", NESTED_KEYS[0], "../outside", "/abs", "a//b", ""])

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from zarrkit.errors import ConditionalWritesUnsupportedError, VersionConflictError
-from zarrkit.storage.base import ABSENT
+from zarrkit.storage.base import ABSENT, Store
 
 __all__ = ["VersionTests"]
 
@@ -21,7 +21,7 @@ class VersionTests:
     conditional: bool | None = None
 
     @pytest.fixture
-    def cas_store(self, store):
+    def cas_store(self, store: Store) -> Store:
         if self.conditional is not None:
             assert store.supports_conditional_writes is self.conditional
         if not store.supports_conditional_writes:
@@ -33,12 +33,12 @@ class VersionTests:
             return None
         return store
 
-    def test_versioned_read_of_a_missing_key(self, cas_store):
+    def test_versioned_read_of_a_missing_key(self, cas_store: Store) -> None:
         if cas_store is None:
             return
         assert cas_store.get_versioned("a/k") == (None, ABSENT)
 
-    def test_create_only_where_there_is_none(self, cas_store):
+    def test_create_only_where_there_is_none(self, cas_store: Store) -> None:
         if cas_store is None:
             return
         version = cas_store.set_if("a/k", b"first", ABSENT)
@@ -48,7 +48,7 @@ class VersionTests:
         value, now = cas_store.get_versioned("a/k")
         assert bytes(value) == b"first" and now == version
 
-    def test_replace_only_the_version_read(self, cas_store):
+    def test_replace_only_the_version_read(self, cas_store: Store) -> None:
         if cas_store is None:
             return
         first = cas_store.set_if("k", b"1", ABSENT)
@@ -66,7 +66,7 @@ class VersionTests:
             cas_store.set_if("k", b"6", second)  # gone meanwhile
         assert cas_store.get("k") is None
 
-    def test_delete_only_the_version_read(self, cas_store):
+    def test_delete_only_the_version_read(self, cas_store: Store) -> None:
         if cas_store is None:
             return
         first = cas_store.set_if("d/k", b"1", ABSENT)
@@ -81,14 +81,14 @@ class VersionTests:
         with pytest.raises(VersionConflictError):
             cas_store.delete_if("d/k", now)
 
-    def test_versioned_read_refuses_an_oversized_value(self, cas_store):
+    def test_versioned_read_refuses_an_oversized_value(self, cas_store: Store) -> None:
         if cas_store is None:
             return
         cas_store.set("big", b"x" * 100)
         with pytest.raises(Exception, match="100|more than"):
             cas_store.get_versioned("big", limit=10)
 
-    def test_concurrent_increments_are_never_lost(self, cas_store):
+    def test_concurrent_increments_are_never_lost(self, cas_store: Store) -> None:
         # the read-modify-write every partial chunk write is: threads each add one, retrying
         # on a conflict; the count comes out exact
         if cas_store is None:
@@ -113,7 +113,7 @@ class VersionTests:
             w.join()
         assert int(cas_store.get("n")) == threads * rounds
 
-    def test_read_only_refuses_conditional_writes(self, cas_store):
+    def test_read_only_refuses_conditional_writes(self, cas_store: Store) -> None:
         if cas_store is None:
             return
         cas_store.set("k", b"1")

@@ -9,16 +9,24 @@ xarray + zarr-python.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .backend import ZarrkitBackendEntrypoint
 from .datatree import datatree_to_zarr
 from .writer import to_zarr
 
+if TYPE_CHECKING:
+    import xarray as xr
+
 __all__ = ["ZarrkitBackendEntrypoint", "datatree_to_zarr", "open_dataset", "open_datatree", "to_zarr"]
 
 
-def open_dataset(store: Any, **kwargs: Any):
+def __dir__() -> list[str]:
+    # the public names only (not what the module imports for itself, nor its submodules)
+    return sorted(__all__)
+
+
+def open_dataset(store: Any, **kwargs: Any) -> xr.Dataset:
     """``xr.open_dataset(store, engine="zarrkit", **kwargs)``.
 
     ``chunks={}`` gives dask arrays aligned to the Zarr chunks; ``group``, ``consolidated``
@@ -30,7 +38,7 @@ def open_dataset(store: Any, **kwargs: Any):
     return xr.open_dataset(store, **kwargs)
 
 
-def open_datatree(store: Any, **kwargs: Any):
+def open_datatree(store: Any, **kwargs: Any) -> xr.DataTree:
     """``xr.open_datatree(store, engine="zarrkit", **kwargs)``: every group as a tree node."""
     import xarray as xr
 

@@ -25,7 +25,7 @@ import base64
 import os
 import struct
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from xarray.backends.common import AbstractDataStore, BackendArray, BackendEntrypoint
@@ -138,7 +138,7 @@ class ZarrkitBackendArray(BackendArray):
     def __init__(self, array: Array, shape: tuple[int, ...] | None = None):
         self._array = array
         # (a shape smaller than the array's: the rows of an append in progress not shown)
-        self.shape = tuple(array.shape) if shape is None else tuple(shape)
+        self.shape: tuple[int, ...] = tuple(array.shape) if shape is None else tuple(shape)
         dtype = array.dtype
         if dtype.kind == "O" and _is_vlen_utf8(array):
             from xarray.coding.strings import create_vlen_dtype
@@ -346,7 +346,7 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
     description = "Open Zarr v2/v3 stores with zarrkit"
     url = "https://zarr.dev"
     supports_groups = True
-    open_dataset_parameters = (
+    open_dataset_parameters: ClassVar[tuple[Any, ...] | None] = (
         "filename_or_obj", "mask_and_scale", "decode_times", "concat_characters",
         "decode_coords", "drop_variables", "use_cftime", "decode_timedelta", "group", "mode",
         "consolidated", "zarr_format", "use_zarr_fill_value_as_mask", "storage_options", "chunk_store",

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import inspect
 import os
-import warnings
 from collections.abc import Hashable, Mapping
 from typing import Any
 
@@ -21,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .. import api
+from .._warnings import warn
 from ..api.creation import create_array
 from ..core.array import Array
 from ..core.group import Group
@@ -384,11 +384,11 @@ def write_dataset(
         ds, write_region = _prepare_region(ds, grp, region)
         if synchronizer is None and not grp.store.supports_conditional_writes:
             # separate jobs writing neighbouring regions share the chunks at their edges
-            warnings.warn(
+            warn(
                 f"{type(grp.store).__name__} cannot condition a write on a value's version: "
                 "region writes running at the same time as others that share a chunk with them "
                 "can lose data there; pass a synchronizer shared by every writer, or use a store "
-                "with conditional writes", ZarrUserWarning, stacklevel=3)
+                "with conditional writes", ZarrUserWarning)
     growth: Growth | None = None
     digest = ""
     if append_dim is not None:

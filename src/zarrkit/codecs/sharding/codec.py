@@ -132,9 +132,9 @@ class ShardingCodec(ArrayBytesCodec):
         index_location: Any = "end",
         subchunk_write_order: str = "morton",
     ):
-        self.chunk_shape = _chunk_shape(chunk_shape)
-        self.codecs = _codecs(codecs, "codecs") if codecs is not None else (BytesCodec("little"),)
-        self.index_codecs = (_codecs(index_codecs, "index_codecs") if index_codecs is not None
+        self.chunk_shape: tuple[int, ...] = _chunk_shape(chunk_shape)
+        self.codecs: tuple[V3Codec, ...] | tuple[BytesCodec] = _codecs(codecs, "codecs") if codecs is not None else (BytesCodec("little"),)
+        self.index_codecs: tuple[V3Codec, ...] | tuple[BytesCodec, Crc32cCodec] = (_codecs(index_codecs, "index_codecs") if index_codecs is not None
                              else (BytesCodec("little"), Crc32cCodec()))
         index_location = legacy_enum_value(index_location, "index_location", "ShardingCodec")
         if index_location not in INDEX_LOCATION:

@@ -56,7 +56,7 @@ class ShardIndex:
         self.at_end = at_end
         self.max_inner_size = max_inner_size
         #: the largest shard the codecs write (None: no bound)
-        self.max_shard_size = None if max_inner_size is None else nbytes + math.prod(grid) * max_inner_size
+        self.max_shard_size: int | None = None if max_inner_size is None else nbytes + math.prod(grid) * max_inner_size
 
     def range(self) -> tuple[int, int | None]:
         """``(offset, length)`` of the index (a negative offset means a suffix)."""

@@ -31,8 +31,8 @@ class ShardWrite:
     def __init__(self, store: ShardedStore, shard_coords: tuple[int, ...]):
         self.store = store
         self.shard_coords = shard_coords
-        self.key = store._shard_key(shard_coords)
-        self.sharding = store.sharding_at(shard_coords)
+        self.key: str = store._shard_key(shard_coords)
+        self.sharding: Any = store.sharding_at(shard_coords)
         self._old: dict[tuple[int, ...], Any] | None = None
         self._new: dict[tuple[int, ...], Any] = {}
         self._lock = threading.Lock()

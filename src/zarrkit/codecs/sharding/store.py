@@ -227,15 +227,15 @@ class ShardedStore(Store):
         self._prefix = prefix
         self.sharding = sharding
         #: inner chunks per shard along each dimension (None: shards differ, see ``shard_dims``)
-        self.ratio = tuple(sharding.grid) if shard_dims is None else None
+        self.ratio: tuple[Any, ...] | None = tuple(sharding.grid) if shard_dims is None else None
         self._dims: tuple[Any, ...] = () if shard_dims is None else tuple(shard_dims)
         self.sharding_at = sharding_at or (lambda coords: sharding)
-        self.chunk_shape = tuple(sharding.chunk_shape)
-        self.shape = tuple(shape)
+        self.chunk_shape: tuple[Any, ...] = tuple(sharding.chunk_shape)
+        self.shape: tuple[int, ...] = tuple(shape)
         self._map = map_tasks
-        self.high_latency = base.high_latency
-        self.supports_writes = base.supports_writes
-        self.read_only = getattr(base, "read_only", False)
+        self.high_latency: bool = base.high_latency
+        self.supports_writes: bool = base.supports_writes
+        self.read_only: bool = getattr(base, "read_only", False)
         self._partial = getattr(base, "supports_partial_reads", False)
         #: one version of a shard, held for a read (see :class:`ShardVersion`), where the
         #: store can hold one
@@ -244,7 +244,7 @@ class ShardedStore(Store):
         #: :meth:`changed`)
         self._seen: dict[str, bytes] = {}
         #: decoded indexes of the shards read (see the module's documentation)
-        self.indexes = IndexCache()
+        self.indexes: IndexCache = IndexCache()
         with _live_lock:
             _live.add(self)
 

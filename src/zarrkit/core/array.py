@@ -750,9 +750,8 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
         return array_repr(self)
 
     def _repr_html_(self) -> str:
-        """What Jupyter shows: the path and store, a picture of the chunk and shard grids, the
-        rows of :attr:`info` that the metadata gives (no store request: the stored sizes would
-        cost listings, ``info_complete()`` has them)."""
+        """What Jupyter shows: path, store, a picture of the chunk and shard grids and the rows
+        of :attr:`info` the metadata gives (no request: ``info_complete()`` has stored sizes)."""
         return array_html(self, render_html(array_items(describe_array(self))))
 
     # -- identity and pickling ----------------------------------------------------------------

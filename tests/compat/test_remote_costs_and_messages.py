@@ -48,7 +48,7 @@ def test_info_on_a_local_store_has_the_documented_summary():
 
 def test_errors_name_the_store_and_place(tmp_path):
     where = str(tmp_path / "data.zarr")
-    with pytest.raises(ArrayNotFoundError, match=r"the root of DirectoryStore\('.*data\.zarr'\)"):
+    with pytest.raises(ArrayNotFoundError, match=r"in store DirectoryStore\('.*data\.zarr'\) at path ''"):
         zarr.open_array(DirectoryStore(where), mode="r")
     with pytest.raises(GroupNotFoundError, match=r"DirectoryStore\('.*data\.zarr'\) at path 'a/b'"):
         zarr.open_group(DirectoryStore(where), path="a/b", mode="r")

@@ -66,6 +66,7 @@ from .config import config
 from .core.array import Array
 from .core.group import Group
 from .core.sync import ProcessSynchronizer, ThreadSynchronizer
+from .drop_in import install_as_zarr
 from .storage import (
     DBMStore,
     DictStore,
@@ -96,6 +97,7 @@ def __getattr__(name: str) -> _ModuleType:
 __all__ = [
     "Array",
     "AsyncArray",
+    "install_as_zarr",
     "AsyncGroup",
     "create_group",
     "create_hierarchy",

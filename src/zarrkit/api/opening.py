@@ -217,7 +217,7 @@ def open_array(
     create_format = zarr_format_arg(zarr_format)
     options = ArrayOptions(
         synchronizer=synchronizer, cache_metadata=cache_metadata, cache_attrs=cache_attrs,
-        write_empty_chunks=config.write_empty_chunks if write_empty_chunks is None else write_empty_chunks,
+        write_empty_chunks=write_empty_chunks,
         order=array_config_arg(array_config).get("order"),
     )
 

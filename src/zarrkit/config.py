@@ -355,6 +355,10 @@ class Config:
         # zarr-python 3 takes any dotted key (plug-ins read their own): those of other sections are
         # kept and given back; in the sections known here an unknown key is a typo, refused below
         kept = {k: changes.pop(k) for k in [k for k in changes if k in ZARR3_NO_EFFECT or _plugin_key(k)]}
+        if "array.write_empty_chunks" in changes and changes["array.write_empty_chunks"] is None:
+            # zarr-python 3's key takes a bool; None (each format's default) is zarrkit's own setting's
+            raise ValueError("config array.write_empty_chunks must be True or False, got None "
+                             "(write_empty_chunks=None gives each format's default)")
         resolved = {ZARR3_KEYS.get(k, k): v for k, v in changes.items()}
         unknown = set(resolved) - names
         if unknown:
@@ -569,7 +573,7 @@ class Config:
                     raise ValueError(f"config {name} must be an int from 1 to {MAX_THREADS}, got {v!r}")
         wec = changes.get("write_empty_chunks")
         if wec is not None and not isinstance(wec, (bool, np.bool_)):
-            raise ValueError(f"config write_empty_chunks must be True, False or None, got {wec!r}")
+            raise ValueError(f"config write_empty_chunks must be True or False (or None: each format's default), got {wec!r}")
         for name in ("parallel_min_chunk_bytes", "max_chunk_bytes"):
             v = changes.get(name, 0)
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:

@@ -22,13 +22,16 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import platform
 import sys
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _dist_version
 from types import ModuleType
 from typing import Any
 
 from .errors import ZarrAlreadyImportedError
 
-__all__ = ["install_as_zarr", "version"]
+__all__ = ["install_as_zarr", "print_debug_info", "version"]
 
 _NAME = "zarr"
 
@@ -183,3 +186,39 @@ def install_as_zarr() -> None:
             "(first in the program, or run it with 'python -m zarrkit.as_zarr').")
     sys.meta_path.insert(0, _Finder())
     importlib.import_module(_NAME)
+
+
+#: required, then optional packages whose versions change what zarrkit does
+_REQUIRED = ("numpy", "numcodecs")
+_OPTIONAL = ("zarr-indexing", "fsspec", "s3fs", "obstore", "xarray", "dask", "crc32c", "zfpy", "lmdb", "redis",
+             "fasteners", "tqdm", "cupy", "zarr")
+
+
+def _installed_version(name: str) -> str:
+    try:
+        return _dist_version(name)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def print_debug_info() -> None:
+    """Print zarrkit's version, the zarr-python API it follows, Python's and the platform's,
+    whether zarrkit is installed as ``zarr``, and the versions of the packages it uses
+    (zarr-python 3's ``zarr.print_debug_info``).
+
+    Examples
+    --------
+    >>> import zarrkit
+    >>> zarrkit.print_debug_info()  # doctest: +ELLIPSIS
+    platform: ...
+    """
+    print(f"platform: {platform.platform()}")
+    print(f"python: {sys.version.split()[0]}")
+    print(f"zarrkit: {_zarrkit().__version__} (zarr-python {importlib.import_module('zarrkit.compat').ZARR3_API_VERSION} API)")
+    print(f"installed as zarr: {_installed()}\n")
+    print("Required dependencies:")
+    for name in _REQUIRED:
+        print(f"  {name}: {_installed_version(name)}")
+    print("\nOptional dependencies:")
+    for name in _OPTIONAL:
+        print(f"  {name}: {_installed_version(name)}")

@@ -89,6 +89,7 @@ def test_a_fresh_interpreter_imports_a_table_module_first():
 
 #: the top of the package: the public entrances, the layers' packages and the one compatibility table
 TOP = {"__init__.py", "__main__.py", "config.py", "errors.py", "dask.py", "compat.py", "py.typed",
+       "drop_in.py", "as_zarr.py",
        "api", "cli", "xarray", "testing", "core", "storage", "codecs", "metadata"}
 
 

@@ -39,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         runpy.run_module(args[1], run_name="__main__", alter_sys=True)
     else:
         sys.argv = args
-        sys.path.insert(0, os.path.dirname(os.path.abspath(args[0])))
+        sys.path[0] = os.path.dirname(os.path.abspath(args[0]))  # as python script.py sets it
         runpy.run_path(args[0], run_name="__main__")
 
 

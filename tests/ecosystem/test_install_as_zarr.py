@@ -27,7 +27,7 @@ SRC = str(Path(zarrkit.__file__).resolve().parents[1])
 
 def run(code: str, *, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": SRC}
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=cwd, env=env, check=False,
                           capture_output=True, text=True, timeout=120)
 
 
@@ -110,6 +110,6 @@ def test_refused_after_zarr_python_and_run_unchanged_program(tmp_path: Path) -> 
     """))
     env = {**os.environ, "PYTHONPATH": SRC}
     ran = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-m", "zarrkit.as_zarr", "prog.py", "a", "b"],
-                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False)
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.split() == ["True", "3.4.2", "['a',", "'b']"]

@@ -13,7 +13,6 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ..config import config
 from ..core.array import Array
 from ..core.creation import ArrayOptions, open_array_node, write_group_node
 from ..core.creation_like import AS_SOURCE, given_args, like_args

@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from ..config import config
 from ..errors import NodesOverlapError
 from ..metadata import io
 from ..metadata.build import build_metadata

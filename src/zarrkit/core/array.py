@@ -182,7 +182,6 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
         stores = NodeStores.of(store, chunk_store)
         self._init_node(stores, path, read_only, synchronizer, cache_attrs)
         self._cache_metadata = cache_metadata or is_view
-        self._write_empty_chunks = write_empty_chunks
         self._is_view = is_view
         if meta is None:
             meta = io.load_array_metadata(self._store, self._path)
@@ -191,8 +190,9 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
                 f"no Zarr v{wanted} array at path {self._path!r} (the array there is v{meta.zarr_format})",
                 path=self._path,
             )
-        if write_empty_chunks is None:  # each format's reference default (zarrkit.config)
-            self._write_empty_chunks = config.write_empty_chunks_for(meta.zarr_format)
+        # not told: each format's reference implementation's default (zarrkit.config)
+        self._write_empty_chunks = (config.write_empty_chunks_for(meta.zarr_format)
+                                    if write_empty_chunks is None else write_empty_chunks)
         self._set_meta(meta)
         self._attach_attributes(meta.zarr_format)
         if meta.reads_in_config_order and config.order == "F":

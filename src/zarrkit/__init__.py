@@ -67,6 +67,7 @@ from .config import config
 from .core.array import Array
 from .core.group import Group
 from .core.sync import ProcessSynchronizer, ThreadSynchronizer
+from .drop_in import install_as_zarr, print_debug_info
 from .storage import (
     DBMStore,
     DictStore,
@@ -97,6 +98,8 @@ def __getattr__(name: str) -> _ModuleType:
 __all__ = [
     "Array",
     "AsyncArray",
+    "install_as_zarr",
+    "print_debug_info",
     "AsyncGroup",
     "create_group",
     "create_hierarchy",

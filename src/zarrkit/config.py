@@ -280,8 +280,12 @@ class Config:
         0 always uses ``threads`` for every chunk.
     zarr_format : int
         Format of new arrays and groups when a creation function is not told.
-    write_empty_chunks : bool
-        Default of ``write_empty_chunks`` for new arrays (True, as zarr-python 2).
+    write_empty_chunks : bool or None
+        Whether arrays store chunks that hold only the fill value, when the function opening or
+        creating an array is not told.  None (the default): each format as its reference
+        implementation does, False for v3 arrays (zarr-python 3), True for v2 arrays
+        (zarr-python 2); :meth:`write_empty_chunks_for` says which, and zarr-python 3's key
+        ``config.get('array.write_empty_chunks')`` answers for the default format.
     order : str
         Memory layout (``'C'`` or ``'F'``) of arrays made by :func:`zarrkit.create_array` when
         it is not given (zarr-python 3's ``array.order``), and the order reads of v3 arrays
@@ -291,8 +295,10 @@ class Config:
         declares more raises :class:`~zarrkit.errors.MetadataError` instead of letting one
         read allocate what a single metadata document claims (4 GiB by default).
     default_compressor : numcodecs codec or None
-        The compressor of new arrays when none is given (Blosc LZ4, level 5, byte shuffle);
-        zarr-python 2 code sets it as ``zarr.storage.default_compressor``, which is this.
+        The compressor of new v2 arrays when none is given (Blosc LZ4, level 5, byte shuffle, as
+        zarr-python 2); zarr-python 2 code sets it as ``zarr.storage.default_compressor``, which
+        is this.  New v3 arrays get zarr-python 3's default, Zstd level 0, whichever function
+        makes them.
     remote : {'obstore', 'fsspec'}
         What opens ``s3://``, ``gs://``, ``az://``/``abfs://`` and ``http(s)://`` URLs:
         :class:`~zarrkit.storage.obstore.ObjectStore` (the default when obstore is installed)
@@ -320,7 +326,7 @@ class Config:
     io_threads: int = 32
     parallel_min_chunk_bytes: int = 16 * 1024
     zarr_format: int = 3
-    write_empty_chunks: bool = True
+    write_empty_chunks: bool | None = None
     order: str = "C"
     max_chunk_bytes: int = 4 * 2**30
     default_compressor: Any = field(default_factory=_default_compressor)
@@ -349,6 +355,10 @@ class Config:
         # zarr-python 3 takes any dotted key (plug-ins read their own): those of other sections are
         # kept and given back; in the sections known here an unknown key is a typo, refused below
         kept = {k: changes.pop(k) for k in [k for k in changes if k in ZARR3_NO_EFFECT or _plugin_key(k)]}
+        if "array.write_empty_chunks" in changes and changes["array.write_empty_chunks"] is None:
+            # zarr-python 3's key takes a bool; None (each format's default) is zarrkit's own setting's
+            raise ValueError("config array.write_empty_chunks must be True or False, got None "
+                             "(write_empty_chunks=None gives each format's default)")
         resolved = {ZARR3_KEYS.get(k, k): v for k, v in changes.items()}
         unknown = set(resolved) - names
         if unknown:
@@ -436,6 +446,23 @@ class Config:
         else:
             self._no_effect[key] = value
 
+    def write_empty_chunks_for(self, zarr_format: int) -> bool:
+        """Whether arrays of ``zarr_format`` store chunks holding only the fill value when not
+        told: :attr:`write_empty_chunks`, or when that is None each format's reference
+        implementation's default (v3: False, as zarr-python 3; v2: True, as zarr-python 2).
+
+        Parameters
+        ----------
+        zarr_format : {2, 3}
+            The array's format.
+
+        Returns
+        -------
+        bool
+        """
+        value = self.write_empty_chunks
+        return zarr_format == 2 if value is None else bool(value)
+
     def get(self, key: str, default: Any = _MISSING) -> Any:
         """A setting by its name or zarr-python 3's dotted key (``'threading.max_workers'``); a
         section's name (``'array'``) gives its settings as a dict.
@@ -462,6 +489,8 @@ class Config:
         if key in self._no_effect:
             return self._no_effect[key]
         name = ZARR3_KEYS.get(key, key)
+        if name == "write_empty_chunks" and key != name:  # what new arrays of the default format get
+            return self.write_empty_chunks_for(self.zarr_format)
         if not name.startswith("_") and name in {f.name for f in fields(self)}:
             return getattr(self, name)
         node: Any = self.config
@@ -542,8 +571,9 @@ class Config:
                 v = changes[name]
                 if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= MAX_THREADS:
                     raise ValueError(f"config {name} must be an int from 1 to {MAX_THREADS}, got {v!r}")
-        if "write_empty_chunks" in changes and not isinstance(changes["write_empty_chunks"], (bool, np.bool_)):
-            raise ValueError(f"config write_empty_chunks must be True or False, got {changes['write_empty_chunks']!r}")
+        wec = changes.get("write_empty_chunks")
+        if wec is not None and not isinstance(wec, (bool, np.bool_)):
+            raise ValueError(f"config write_empty_chunks must be True or False (or None: each format's default), got {wec!r}")
         for name in ("parallel_min_chunk_bytes", "max_chunk_bytes"):
             v = changes.get(name, 0)
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:

@@ -29,6 +29,7 @@ from typing import ClassVar
 
 __all__ = [
     "ZarrkitError",
+    "ZarrAlreadyImportedError",
     "NodeNotFoundError",
     "ArrayNotFoundError",
     "GroupNotFoundError",
@@ -82,6 +83,10 @@ __all__ = [
 
 class ZarrkitError(Exception):
     """Base class of every error raised by zarrkit."""
+
+
+class ZarrAlreadyImportedError(ZarrkitError, ImportError):
+    """:func:`zarrkit.install_as_zarr` called when a module named ``zarr`` is imported already."""
 
 
 class _PathError(ZarrkitError):

@@ -17,7 +17,7 @@ cfg = zarrkit.config
 def test_nested_dict_holds_zarr3_keys_and_own_names():
     nested = cfg.config
     assert nested["array"]["order"] == cfg.order
-    assert nested["array"]["write_empty_chunks"] == cfg.write_empty_chunks
+    assert nested["array"]["write_empty_chunks"] == cfg.write_empty_chunks_for(cfg.zarr_format)
     assert nested["default_zarr_format"] == cfg.zarr_format
     assert nested["threading"]["max_workers"] == cfg.threads
     assert nested["async"]["concurrency"] == cfg.io_threads

@@ -88,8 +88,10 @@ def test_a_fresh_interpreter_imports_a_table_module_first():
 
 
 #: the top of the package: the public entrances, the layers' packages and the one compatibility table
-#: (and, beside errors.py in the base layer, the one helper every warning goes through)
+#: (and, beside errors.py in the base layer, the one helper every warning goes through; the
+#: drop-in installer and its runner)
 TOP = {"__init__.py", "__main__.py", "config.py", "errors.py", "_warnings.py", "dask.py", "compat.py", "py.typed",
+       "drop_in.py", "as_zarr.py",
        "api", "cli", "xarray", "testing", "core", "storage", "codecs", "metadata"}
 
 

@@ -567,7 +567,8 @@ def create_array(
     synchronizer : object, optional
         Array synchronizer.
     write_empty_chunks : bool, optional
-        Store chunks that hold only the fill value (default: ``config``'s, else False).
+        Store chunks that hold only the fill value (default: ``config``'s, else
+        ``zarrkit.config.write_empty_chunks_for`` the format: False for v3, True for v2).
     storage_options : dict, optional
         Options of the remote file system when ``store`` is a URL.
     config : dict or ArrayConfig, optional
@@ -605,9 +606,8 @@ def create_array(
         serializer=serializer, fill_value=fill_value, order=order, zarr_format=zarr_format, attributes=attributes,
         chunk_key_encoding=chunk_key_encoding, dimension_names=dimension_names, codecs=codecs, config=config,
     )
-    if write_empty_chunks is None:
-        # zarr-python 3 leaves chunks that hold only the fill value unwritten by default
-        write_empty_chunks = array_config_arg(config).get("write_empty_chunks", False)
+    if write_empty_chunks is None:  # else the format's default (zarrkit.config.write_empty_chunks_for)
+        write_empty_chunks = array_config_arg(config).get("write_empty_chunks")
     stores = open_stores(store, storage_options=storage_options)
     options = ArrayOptions(synchronizer=synchronizer, write_empty_chunks=write_empty_chunks)
     return create_array_node(stores, name, spec, overwrite=overwrite, options=options,

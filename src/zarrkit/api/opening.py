@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from .._warnings import warn
-from ..config import config
 from ..core.array import Array
 from ..core.creation import ArrayOptions, open_array_node, write_group_node
 from ..core.creation_like import AS_SOURCE, given_args, like_args
@@ -217,7 +216,7 @@ def open_array(
     create_format = zarr_format_arg(zarr_format)
     options = ArrayOptions(
         synchronizer=synchronizer, cache_metadata=cache_metadata, cache_attrs=cache_attrs,
-        write_empty_chunks=config.write_empty_chunks if write_empty_chunks is None else write_empty_chunks,
+        write_empty_chunks=write_empty_chunks,
         order=array_config_arg(array_config).get("order"),
     )
 

@@ -77,7 +77,9 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
     cache_attrs : bool, optional
         If False, attributes are read again on every access.
     write_empty_chunks : bool, optional
-        If False, chunks that end up all fill value are deleted rather than stored.
+        If False, chunks that end up all fill value are deleted rather than stored (default:
+        ``zarrkit.config.write_empty_chunks_for`` the array's format, False for v3 and True
+        for v2 unless configured).
     zarr_format : int, optional
         2 or 3: open only an array of this format (default: either).
     zarr_version : int, optional
@@ -123,7 +125,7 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
         synchronizer: Any = None,
         cache_metadata: bool = True,
         cache_attrs: bool = True,
-        write_empty_chunks: bool = True,
+        write_empty_chunks: bool | None = None,
         *,
         zarr_format: int | None = None,
         zarr_version: int | None = None,
@@ -166,7 +168,7 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
     def _from_metadata(
         cls, store: Any, path: str | None, meta: Any, *, read_only: bool = False, chunk_store: Any = None,
         synchronizer: Any = None, cache_metadata: bool = True, cache_attrs: bool = True,
-        write_empty_chunks: bool = True,
+        write_empty_chunks: bool | None = None,
     ) -> Array:
         """The array at ``path`` described by ``meta``, the metadata just written there: nothing
         is read from the store.
@@ -183,12 +185,11 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
     def _open(  # __init__'s work; with ``meta`` given, nothing is read from the store
         self, store: Any, path: str | None = None, read_only: bool = False, chunk_store: Any = None,
         synchronizer: Any = None, cache_metadata: bool = True, cache_attrs: bool = True,
-        write_empty_chunks: bool = True, wanted: int | None = None, meta: Any = None, is_view: bool = False,
+        write_empty_chunks: bool | None = None, wanted: int | None = None, meta: Any = None, is_view: bool = False,
     ) -> None:
         stores = NodeStores.of(store, chunk_store)
         self._init_node(stores, path, read_only, synchronizer, cache_attrs)
         self._cache_metadata = cache_metadata or is_view
-        self._write_empty_chunks = write_empty_chunks
         self._is_view = is_view
         if meta is None:
             meta = io.load_array_metadata(self._store, self._path)
@@ -198,6 +199,9 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
                                      f"(the array there is v{meta.zarr_format})"),
                 path=self._path,
             )
+        # not told: each format's reference implementation's default (zarrkit.config)
+        self._write_empty_chunks = (config.write_empty_chunks_for(meta.zarr_format)
+                                    if write_empty_chunks is None else write_empty_chunks)
         self._set_meta(meta)
         self._attach_attributes(meta.zarr_format)
         if meta.reads_in_config_order and config.order == "F":
@@ -298,13 +302,18 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
     # -- properties of zarr-python 2's API -------------------------------------------------------
     @property
     def name(self) -> str | None:
-        """Array name following h5py convention ('/foo/bar'); None for an array at the root."""
-        return "/" + self._path if self._path else None
+        """Array name following h5py convention ('/foo/bar'); for an array at the root ``'/'``
+        if it is a v3 array (zarr-python 3), None if v2 (zarr-python 2)."""
+        if self._path:
+            return "/" + self._path
+        return "/" if self._meta.zarr_format == 3 else None
 
     @property
     def basename(self) -> str | None:
-        """The last segment of the name."""
-        return self._path.split("/")[-1] if self._path else None
+        """The last segment of the name (at the root: ``''`` for v3, None for v2)."""
+        if self._path:
+            return self._path.split("/")[-1]
+        return "" if self._meta.zarr_format == 3 else None
 
     @property
     def read_only(self) -> bool:
@@ -401,8 +410,9 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
         return self._meta.layout_order
 
     @property
-    def filters(self) -> list[Any] | None:
-        """Codecs applied to chunk data before compression (None if there are none).
+    def filters(self) -> list[Any] | tuple[()] | None:
+        """Codecs applied to chunk data before compression (if there are none: ``()`` for a v3
+        array, as zarr-python 3 gives it; None for a v2 array, as zarr-python 2).
 
         numcodecs objects, whatever the format: the filters of a v3 array are given as their
         numcodecs equivalents where one exists (the transpose that records ``order='F'`` is
@@ -413,7 +423,7 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
         if self._meta.zarr_format == 3:
             if filters and self._meta.layout_order == "F":
                 filters = filters[1:]
-            filters = [_as_numcodecs(f) for f in filters]
+            return [_as_numcodecs(f) for f in filters] or ()
         return filters or None
 
     @property

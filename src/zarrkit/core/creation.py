@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from ..config import config
 from ..errors import NodesOverlapError
 from ..metadata import io
 from ..metadata.build import build_metadata
@@ -44,7 +43,8 @@ class ArrayOptions:
     synchronizer: Any = None
     cache_metadata: bool = True
     cache_attrs: bool = True
-    write_empty_chunks: bool = True
+    #: None: the array's format's default (``config.write_empty_chunks_for``)
+    write_empty_chunks: bool | None = None
     #: the memory order reads return (zarr-python 3's ``config={'order': ...}``); None: the
     #: stored layout's
     order: str | None = None
@@ -80,7 +80,7 @@ def classic_request(
     )
     options = ArrayOptions(
         read_only=read_only, synchronizer=synchronizer, cache_metadata=cache_metadata, cache_attrs=cache_attrs,
-        write_empty_chunks=config.write_empty_chunks if write_empty_chunks is None else write_empty_chunks,
+        write_empty_chunks=write_empty_chunks,
     )
     # zarr-python 3's mode='w' is zarr-python 2's overwrite=True
     return ArrayRequest(spec, options, overwrite=overwrite or mode == "w")

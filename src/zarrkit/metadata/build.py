@@ -27,6 +27,7 @@ from ..codecs.base import (
 )
 from ..codecs.sharding import ShardingCodec, shards_argument, with_write_settings
 from ..codecs.v2 import OBJECT_CODEC_IDS, check_codecs_allowed
+from ..codecs.zstd import ZstdCodec
 from ..errors import MetadataError, UnsupportedCodecError, UnsupportedDtypeError
 from .codec_args import to_v2_codec, to_v2_codecs, to_v3_codec, to_v3_codecs
 from .dtypes import BYTES_DTYPE, ML_DTYPES, is_bytes_dtype, normalize_fill_value, string_dtype
@@ -327,7 +328,8 @@ def build_array_metadata_v3(
         dt = BYTES_DTYPE
     elif dt.kind == "O" and isinstance(_last_serializer(chain), VLenUTF8Codec):
         dt = string_dtype()  # what the array reads back as: StringDType unless configured
-    # v3 has no "no fill value": an unset one becomes the type's zero, as zarr-python does.
+    # v3 has no "no fill value": an unset one becomes the type's zero (NaT for times), as
+    # zarr-python 3 does.
     # The creation functions' default of 0 means the same for variable-length strings and
     # bytes, whose zero is the empty value ("" is what zarr-python 3 writes for dtype=str
     # without a fill value); a string fill value ("0" included) is kept as given.
@@ -341,6 +343,8 @@ def build_array_metadata_v3(
                 object_codec is not None and object_codec.codec_id == "vlen-bytes"
             )
             fill = b"" if is_bytes else ""
+        elif dt.kind in "mM":  # times not written read as "no time", as zarr-python 3 gives them
+            fill = np.array("NaT", dtype=dt)[()]
         else:
             fill = np.zeros((), dtype=dt)[()]
     cke = chunk_key_encoding_arg(chunk_key_encoding)
@@ -373,8 +377,10 @@ def _v3_chain(
     """The codec chain of a v3 array (of its inner chunks, when sharded) from the zarr-2 and
     zarr-3 style arguments: filters, an order, a serializer and compressors."""
     compressors = _none_if_empty(compressors)
-    if compressors == "default":
-        compressors = default_compressor()
+    if isinstance(compressors, str) and compressors == "default":
+        # zarr-python 3's default for every v3 array, whichever function makes it
+        # (config.default_compressor is zarr-python 2's, for v2 arrays)
+        compressors = [ZstdCodec(level=0, checksum=False)]
     bb = to_v3_codecs(compressors, "compressors", BytesBytesCodec)
     aa = to_v3_codecs(filters, "filters")
     # zarr-2 style filters may end with byte filters (a checksum such as adler32): they

@@ -151,7 +151,7 @@ def v2_separator_arg(chunk_key_encoding: Any, dimension_separator: str | None = 
 
 
 def default_compressor() -> Any:
-    """The compressor of new arrays when none is given: ``config.default_compressor`` (which
+    """The compressor of new v2 arrays when none is given: ``config.default_compressor`` (which
     zarr-python 2 code sets as ``zarrkit.storage.default_compressor``)."""
     return config.default_compressor
 

@@ -22,8 +22,10 @@ exactly as xarray's own ``engine="zarr"`` does:
 from __future__ import annotations
 
 import base64
+import importlib.util
 import os
 import struct
+import sys
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
@@ -335,6 +337,15 @@ def _iter_groups(group: Group, path: str = "/") -> Iterable[tuple[str, Group]]:
         yield from _iter_groups(child, path.rstrip("/") + "/" + name)
 
 
+def _zarr_importable() -> bool:
+    if "zarr" in sys.modules:
+        return sys.modules["zarr"] is not None
+    try:
+        return importlib.util.find_spec("zarr") is not None
+    except (ImportError, ValueError):
+        return False
+
+
 class ZarrkitBackendEntrypoint(BackendEntrypoint):
     """Open Zarr v2/v3 stores (written by xarray, zarr-python or zarrkit) with zarrkit.
 
@@ -353,8 +364,14 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
     )
 
     def guess_can_open(self, filename_or_obj: Any) -> bool:
-        # only claim zarrkit's own objects: paths ending in .zarr belong to engine="zarr"
-        return isinstance(filename_or_obj, (Store, Group))
+        # zarrkit's own objects; paths ending in .zarr belong to engine="zarr" when a module
+        # named zarr can be imported (zarr-python, or zarrkit installed as zarr), else to zarrkit
+        if isinstance(filename_or_obj, (Store, Group)):
+            return True
+        if isinstance(filename_or_obj, (str, os.PathLike)):
+            path = os.fspath(filename_or_obj)
+            return isinstance(path, str) and path.rstrip("/").endswith(".zarr") and not _zarr_importable()
+        return False
 
 
     def open_dataset(

@@ -698,4 +698,4 @@ def _create_array(
     if grp.chunk_store is grp.store and grp.synchronizer is None:
         return arr
     return Array(grp.store, path=arr.path, chunk_store=grp.chunk_store, synchronizer=grp.synchronizer,
-                 write_empty_chunks=bool(wec))
+                 write_empty_chunks=arr._write_empty_chunks)

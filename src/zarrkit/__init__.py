@@ -61,6 +61,7 @@ from .codecs import (
 )
 
 # zarr-python's module names (zarrkit.attrs, zarrkit.meta...), made from the compatibility table
+from . import abc, buffer  # noqa: F401  (zarr.abc, zarr.buffer)
 from .compat import attrs, blosc, convenience, creation, dtype, experimental, hierarchy, meta, sync  # noqa: F401
 from .config import config
 from .core.array import Array

@@ -38,7 +38,9 @@ from typing import Any, cast
 
 from ..errors import ReadOnlyError, StoreError, StoreOperationNotSupported, ZarrkitError
 from . import cancel
+from . import zarr3_api
 from .base import ByteRange, Store, ensure_bytes_like, oversized, validate_prefix
+from .buffer import default_buffer_prototype
 from .local_confine import confinement_of
 
 __all__ = ["ZarrStoreAdapter", "is_zarr_store"]
@@ -85,9 +87,6 @@ class _Zarrkit(_Zarr):
     buffers and byte requests, its background loop."""
 
     def __init__(self) -> None:
-        from . import zarr3_api
-        from .buffer import default_buffer_prototype
-
         self.sync = None
         self.loop = zarr3_api.BackgroundLoop.get
         self.prototype = default_buffer_prototype()

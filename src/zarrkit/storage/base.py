@@ -479,7 +479,7 @@ class Store(StoreConveniences, Zarr3StoreMethods):
         values = [self.get(key, r) for r in ranges]
         return None if any(v is None for v in values) else values
 
-    def set(self, key: str, value: bytes | bytearray | memoryview) -> Finished | None:
+    def set(self, key: str, value: bytes | bytearray | memoryview, byte_range: None = None) -> Finished | None:
         """Store ``value`` at ``key``, replacing any previous value atomically where possible.
 
         The value is stored when this returns.  Given a ``Buffer`` (zarr-python 3's call), it
@@ -494,6 +494,8 @@ class Store(StoreConveniences, Zarr3StoreMethods):
             The value (bytes, bytearray, memoryview or a contiguous NumPy array).  It may be a
             view of a buffer the caller reuses once this returns: a store keeping the value
             itself rather than writing it out must keep a copy.
+        byte_range : None
+            zarr-python 3's argument; only None.
 
         Raises
         ------
@@ -502,6 +504,8 @@ class Store(StoreConveniences, Zarr3StoreMethods):
         """
         self._check_writable()
         key = self._checked(key)
+        if byte_range is not None:  # zarr-python 3's partial writes, which the format no longer uses
+            raise ValueError(f"set: partial writes are not supported (key {key!r})")
         zarr3 = not isinstance(value, (bytes, bytearray, memoryview)) and hasattr(value, "to_bytes")
         self._set(key, ensure_bytes_like(value, key))
         return FINISHED if zarr3 else None

@@ -60,6 +60,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Self
 
+from .buffer import default_buffer_prototype
 from .keys import ByteRange, validate_prefix
 
 __all__ = ["FINISHED", "BackgroundLoop", "ByteRequest", "Finished", "KeyList", "Keys", "OffsetByteRequest",
@@ -178,11 +179,15 @@ class KeyList(list[str]):
         return Keys(self)
 
 
-def speaks_zarr3(cls: type) -> bool:
-    """Whether ``cls`` defines one of the names both contracts share as a coroutine: a store
-    written for zarr-python 3, whose ``get`` must be awaited."""
+def speaks_zarr3(cls: Any) -> bool:
+    """Whether ``cls`` (a class, or a store: its methods patched with coroutines, or a mock
+    of one) defines one of the names both contracts share as a coroutine: a store written for
+    zarr-python 3, whose ``get`` must be awaited."""
     for name in SHARED_NAMES:
-        fn = getattr(cls, name, None)
+        try:
+            fn = getattr(cls, name, None)
+        except Exception:  # noqa: BLE001 - a property that fails is no coroutine
+            continue
         if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
             return True
     return False
@@ -272,7 +277,8 @@ class Zarr3StoreMethods:
         def _checked(self, key: str) -> str: ...
         def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None: ...
         def exists(self, key: str) -> bool: ...
-        def set(self, key: str, value: Any) -> Finished: ...
+        def set(self, key: str, value: Any) -> Finished | None: ...
+        def delete(self, key: str) -> Finished: ...
         high_latency: bool
 
     #: zarr-python 3's flag of a store that is open.  zarrkit's stores are open once
@@ -423,6 +429,29 @@ class Zarr3StoreMethods:
         """
         if not self.exists(key):
             self.set(key, value)
+
+    def get_sync(self, key: str, *, prototype: Any = None, byte_range: Any = None) -> Any:
+        """zarr-python 3's synchronous read (of ``LocalStore`` and ``MemoryStore``): a
+        ``Buffer`` (None when missing).
+
+        Parameters
+        ----------
+        key : str
+        prototype : BufferPrototype, optional
+            Makes the buffer (host memory's by default).
+        byte_range : byte request, optional
+        """
+        value = self._get(self._checked(key), as_byte_range(byte_range))
+        make = (prototype or default_buffer_prototype()).buffer.from_bytes
+        return None if value is None else make(value)
+
+    def set_sync(self, key: str, value: Any) -> None:
+        """zarr-python 3's synchronous write: :meth:`set`."""
+        self.set(key, value)
+
+    def delete_sync(self, key: str) -> None:
+        """zarr-python 3's synchronous deletion: ``delete``."""
+        self.delete(key)
 
     async def clear(self) -> None:
         """Remove every key (zarr-python 3)."""

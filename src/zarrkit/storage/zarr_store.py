@@ -60,7 +60,7 @@ def is_zarr_store(obj: Any) -> bool:
     only exist once it is imported), or from zarrkit's :class:`Store` with zarr-python 3's
     coroutine methods (``zarr.abc.store.Store`` when ``zarr`` is zarrkit)."""
     if isinstance(obj, Store):
-        return bool(type(obj)._speaks_zarr3)
+        return bool(getattr(type(obj), "_speaks_zarr3", False)) or zarr3_api.speaks_zarr3(obj)
     abc = sys.modules.get("zarr.abc.store")
     return abc is not None and abc.Store is not Store and isinstance(obj, abc.Store)
 
@@ -256,7 +256,7 @@ class ZarrStoreAdapter(Store):
         z = _z(self._own)
         if self._sync_io:
             return self.zarr_store.get_sync(key, prototype=z.prototype, byte_range=request)
-        return await self.zarr_store.get(key, z.prototype, request)
+        return await _result(await self.zarr_store.get(key, z.prototype, request))
 
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         return _to_bytes(self._run("read", key, self._aget(key, byte_range), direct=self._sync_io))
@@ -369,7 +369,7 @@ class ZarrStoreAdapter(Store):
         if self._sync_io:
             self.zarr_store.set_sync(key, buffer)
         else:
-            await _result(self.zarr_store.set(key, buffer))
+            await _result(await _result(self.zarr_store.set(key, buffer)))
 
     def _set(self, key: str, value: bytes | memoryview) -> None:
         self._run("write", key, self._put(key, self._buffer(value)), direct=self._sync_io)

@@ -46,7 +46,7 @@ from .codecs import blosc_settings
 from .core import attributes
 from .core import group as core_group
 from .core import sync as core_sync
-from .metadata import consolidated, v2_documents, value_codecs, zdtype_base, zdtypes
+from .metadata import consolidated, dtype_json, v2_documents, value_codecs, zdtype_base, zdtypes
 from .storage import cache
 
 __all__ = ["PLACED", "TABLE", "ZARR3_API_VERSION", "ZARR3_PATHS", "lookup", "attrs", "blosc", "convenience", "creation", "dtype", "experimental",
@@ -89,6 +89,7 @@ TABLE: dict[str, Row] = {
                    "DataTypeRegistry data_type_registry data_type_of parse_dtype "
                    "parse_data_type=parse_dtype")),
         (zdtype_base, "ZDType check_dtype_spec_v2 check_dtype_spec_no_object_codec_v2"),
+        (dtype_json, " ".join(dtype_json.__all__)),
     ),
     "experimental": ((cache, "CacheStore"),),
     "experimental.cache_store": ((cache, "CacheStore"),),
@@ -116,9 +117,10 @@ ZARR3_PATHS: dict[str, tuple[str, ...]] = {
     "codecs.scale_offset": ("metadata.value_codecs", "codecs.cast"),
     "core.array": ("api.async_nodes", "api.asynchronous", "api.creation", "api.synchronous", "core.resize"),
     "core.array_spec": ("abc.codec", "core.views"),
-    "core.buffer": ("storage.buffer",),
+    "core.buffer": ("buffer", "storage.buffer"),
     "core.buffer.core": ("storage.buffer",),
-    "core.buffer.cpu": ("storage.buffer",),
+    "core.buffer.cpu": ("buffer.cpu", "storage.buffer"),
+    "core.buffer.gpu": ("buffer.gpu",),
     "core.chunk_grids": ("metadata.grid",),
     "core.chunk_key_encodings": ("metadata.v3",),
     "core.common": ("metadata.normalize",),

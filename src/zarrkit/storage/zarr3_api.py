@@ -188,9 +188,15 @@ def speaks_zarr3(cls: Any) -> bool:
             fn = getattr(cls, name, None)
         except Exception:  # noqa: BLE001 - a property that fails is no coroutine
             continue
-        if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
+        if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn) or _marked_coroutine(fn):
             return True
     return False
+
+
+def _marked_coroutine(fn: Any) -> bool:
+    """Whether ``fn`` carries asyncio's mark of a coroutine function (``unittest.mock``'s
+    ``AsyncMock`` does, without being a function)."""
+    return getattr(fn, "_is_coroutine", None) is getattr(asyncio.coroutines, "_is_coroutine", object())
 
 
 def listing_of_both_kinds(cls: type) -> None:

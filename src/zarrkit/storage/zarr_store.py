@@ -186,7 +186,8 @@ class ZarrStoreAdapter(Store):
     def read_only(self) -> bool:
         """Whether writes are refused: asked for, or the store's own flag (an Icechunk session
         becomes read-only once committed)."""
-        return self._read_only or bool(getattr(self.zarr_store, "read_only", False))
+        # (a flag that is not a bool -- a mock's attribute -- says nothing)
+        return self._read_only or getattr(self.zarr_store, "read_only", False) is True
 
     @read_only.setter
     def read_only(self, value: bool) -> None:

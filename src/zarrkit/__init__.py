@@ -13,7 +13,8 @@ Examples
 
 from types import ModuleType as _ModuleType
 
-from . import errors
+# zarr-python's module names (zarrkit.attrs, zarrkit.meta...), made from the compatibility table
+from . import abc, buffer, errors  # noqa: F401  (zarr.abc, zarr.buffer)
 from .api import asynchronous as _asynchronous  # noqa: F401  (zarr.api.asynchronous, loaded with the package)
 from .api.async_nodes import AsyncArray, AsyncGroup
 from .api.convenience import copy, copy_all, copy_store, load, save, save_array, save_group, tree
@@ -59,9 +60,6 @@ from .codecs import (
     Zlib,
     Zstd,
 )
-
-# zarr-python's module names (zarrkit.attrs, zarrkit.meta...), made from the compatibility table
-from . import abc, buffer  # noqa: F401  (zarr.abc, zarr.buffer)
 from .compat import attrs, blosc, convenience, creation, dtype, experimental, hierarchy, meta, sync  # noqa: F401
 from .config import config
 from .core.array import Array

@@ -100,7 +100,7 @@ class BaseCodec:
             cls.validate = validate  # type: ignore[attr-defined]
 
     @property
-    def name(self) -> str:  # type: ignore[override]
+    def name(self) -> str:
         """The codec's name in ``zarr.json`` (from :meth:`to_dict`)."""
         return str(self.to_dict()["name"])
 
@@ -152,7 +152,7 @@ class BaseCodec:
         return sync(value, arr) if sync is not None else _run(self._decode_single(value, arr))  # type: ignore[attr-defined]
 
 
-class ArrayArrayCodec(BaseCodec, _base.ArrayArrayCodec):
+class ArrayArrayCodec(BaseCodec, _base.ArrayArrayCodec):  # type: ignore[override]  # (its name is to_dict()'s)
     """A zarr-python 3 codec from a chunk array to an array (a filter)."""
 
     def resolve(self, spec: _base.ChunkSpec) -> _base.ChunkSpec:
@@ -167,7 +167,7 @@ class ArrayArrayCodec(BaseCodec, _base.ArrayArrayCodec):
         return np.asarray(out.as_numpy_array())
 
 
-class ArrayBytesCodec(BaseCodec, _base.ArrayBytesCodec):
+class ArrayBytesCodec(BaseCodec, _base.ArrayBytesCodec):  # type: ignore[override]  # (its name is to_dict()'s)
     """A zarr-python 3 codec from a chunk array to bytes (a serializer)."""
 
     def encode(self, chunk: np.ndarray, spec: _base.ChunkSpec) -> bytes:
@@ -178,7 +178,7 @@ class ArrayBytesCodec(BaseCodec, _base.ArrayBytesCodec):
         return np.asarray(out.as_numpy_array()).reshape(spec.shape)
 
 
-class BytesBytesCodec(BaseCodec, _base.BytesBytesCodec):
+class BytesBytesCodec(BaseCodec, _base.BytesBytesCodec):  # type: ignore[override]  # (its name is to_dict()'s)
     """A zarr-python 3 codec from bytes to bytes (a compressor, a checksum)."""
 
     def encode(self, data: Any) -> bytes:

@@ -131,7 +131,7 @@ def sync(coro: Coroutine[Any, Any, R] | R, loop: asyncio.AbstractEventLoop | Non
             result.cancel()
             result.set_running_or_notify_cancel()
             return
-        task = target.create_task(coro, context=context)  # type: ignore[arg-type]
+        task = target.create_task(coro, context=context)
         tasks.append(task)
         task.add_done_callback(lambda t: _hand_over(t, result))
 

@@ -27,7 +27,7 @@ available = importlib.util.find_spec("cupy") is not None
 def _cupy() -> Any:
     if not available:
         raise ImportError("GPU buffers need CuPy: pip install cupy-cuda12x (or the build for your CUDA)")
-    import cupy
+    import cupy  # type: ignore[import-not-found,unused-ignore]
 
     return cupy
 
@@ -80,11 +80,13 @@ class Buffer(_HostBuffer):
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _HostBuffer) and self.to_bytes() == other.to_bytes()
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
 
 class NDBuffer(_HostNDBuffer):
     """A decoded chunk or selection in device memory (a CuPy array)."""
+
+    _data: Any  # (a CuPy array)
 
     def __init__(self, array: Any) -> None:
         self._data = _cupy().asarray(array)
@@ -97,7 +99,7 @@ class NDBuffer(_HostNDBuffer):
             data.fill(fill_value)
         return cls(data)
 
-    def as_ndarray_like(self) -> Any:  # type: ignore[override]
+    def as_ndarray_like(self) -> Any:
         """The array on the device (no copy)."""
         return self._data
 

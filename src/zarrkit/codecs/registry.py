@@ -236,7 +236,7 @@ def load_entry_point(name: str) -> bool:
             continue
         try:
             cls = entry.load()
-        except Exception as exc:  # noqa: BLE001 - a broken plugin is named, not fatal
+        except Exception as exc:
             raise UnknownCodecError(
                 f"codec {name!r}: the entry point {entry.value!r} of group {ENTRY_POINT_GROUP!r} "
                 f"does not load: {type(exc).__name__}: {exc}", "codecs") from exc

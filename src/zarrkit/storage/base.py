@@ -183,7 +183,7 @@ class Store(StoreConveniences, Zarr3StoreMethods):
     #: the class defines the names both contracts share as coroutines (zarr-python 3's)
     _speaks_zarr3: bool = False
 
-    @overload  # type: ignore[override]
+    @overload
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None: ...
 
     @overload
@@ -617,6 +617,12 @@ class Store(StoreConveniences, Zarr3StoreMethods):
         for key in self.list_prefix(prefix):
             children.add(key[n:].split("/", 1)[0])
         return sorted(children)
+
+    def clear(self) -> Finished | None:  # type: ignore[override]  # (zarr-python 3 awaits it)
+        """Remove every key (what it returns: as :meth:`delete`)."""
+        self._check_writable()
+        self.delete_prefix("")
+        return FINISHED
 
     def close(self) -> None:
         """Release resources held by the store (files, connections)."""

@@ -24,7 +24,8 @@ facade class and no second implementation of any store:
   or ``asyncio.to_thread``.
 * zarr-python 3's names that zarrkit's contract lacks are coroutines here: ``open``,
   ``_open``, ``is_empty``, ``list``, ``delete_dir``, ``getsize_prefix``,
-  ``get_partial_values``, ``set_if_not_exists``, ``clear``.
+  ``get_partial_values``, ``set_if_not_exists``; ``clear`` (every store's, synchronous)
+  returns :data:`FINISHED` too.
 
 **A class written for zarr-python 3** (``class MyStore(zarr.abc.store.Store)`` with ``async
 def get``...) defines the shared names as coroutines: :func:`speaks_zarr3` tells such a class
@@ -53,6 +54,7 @@ b'2'
 from __future__ import annotations
 
 import asyncio
+import builtins
 import dataclasses
 import functools
 import inspect
@@ -186,7 +188,7 @@ def speaks_zarr3(cls: Any) -> bool:
     for name in SHARED_NAMES:
         try:
             fn = getattr(cls, name, None)
-        except Exception:  # noqa: BLE001 - a property that fails is no coroutine
+        except Exception:  # noqa: BLE001, S112 - a property that fails is no coroutine
             continue
         if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn) or _marked_coroutine(fn):
             return True
@@ -200,9 +202,10 @@ def _marked_coroutine(fn: Any) -> bool:
 
 
 def listing_of_both_kinds(cls: type) -> None:
-    """Wrap the ``list_prefix`` and ``list_dir`` that ``cls`` defines so that their results
-    are :class:`Keys` and :class:`KeyList` (called when a store class is defined)."""
-    for name, kind in (("list_prefix", Keys), ("list_dir", KeyList)):
+    """Wrap the ``list_prefix``, ``list_dir`` and ``clear`` that ``cls`` defines so that their
+    results are :class:`Keys`, :class:`KeyList` and :data:`FINISHED` (called when a store class
+    is defined)."""
+    for name, kind in (("list_prefix", Keys), ("list_dir", KeyList), ("clear", Finished)):
         fn = cls.__dict__.get(name)
         if fn is None or getattr(fn, "_both_kinds", False) or not callable(fn) \
                 or inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
@@ -214,6 +217,8 @@ def _wrapped(fn: Callable[..., Any], kind: type) -> Callable[..., Any]:
     @functools.wraps(fn)
     def listing(self: Any, *args: Any, **kwargs: Any) -> Any:
         result = fn(self, *args, **kwargs)
+        if kind is Finished:
+            return FINISHED
         return result if isinstance(result, kind) else kind(result)
 
     listing._both_kinds = True  # type: ignore[attr-defined]
@@ -402,7 +407,7 @@ class Zarr3StoreMethods:
         for key in self.list_prefix(""):
             yield key
 
-    async def get_partial_values(self, prototype: Any, key_ranges: Iterable[tuple[str, Any]]) -> list[Any]:
+    async def get_partial_values(self, prototype: Any, key_ranges: Iterable[tuple[str, Any]]) -> builtins.list[Any]:
         """Several values or parts of values (zarr-python 3): ``key_ranges`` pairs a key with
         a byte request (None: the whole value).
 
@@ -419,11 +424,12 @@ class Zarr3StoreMethods:
         """
         pairs = [(self._checked(key), as_byte_range(request)) for key, request in key_ranges]
 
-        def read() -> list[Any]:
+        def read() -> builtins.list[Any]:
             values = [self._get(key, byte_range) for key, byte_range in pairs]
             return [None if v is None else prototype.buffer.from_bytes(v) for v in values]
 
-        return await answer(read, self.high_latency)  # type: ignore[no-any-return]
+        values: builtins.list[Any] = await answer(read, self.high_latency)
+        return values
 
     async def set_if_not_exists(self, key: str, value: Any) -> None:
         """Store ``value`` at ``key`` unless a value is there (zarr-python 3).
@@ -458,8 +464,3 @@ class Zarr3StoreMethods:
     def delete_sync(self, key: str) -> None:
         """zarr-python 3's synchronous deletion: ``delete``."""
         self.delete(key)
-
-    async def clear(self) -> None:
-        """Remove every key (zarr-python 3)."""
-        self._check_writable()
-        self.delete_prefix("")

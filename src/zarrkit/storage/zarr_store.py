@@ -37,8 +37,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, cast
 
 from ..errors import ReadOnlyError, StoreError, StoreOperationNotSupported, ZarrkitError
-from . import cancel
-from . import zarr3_api
+from . import cancel, zarr3_api
 from .base import ByteRange, Store, ensure_bytes_like, oversized, validate_prefix
 from .buffer import default_buffer_prototype
 from .local_confine import confinement_of
@@ -87,12 +86,12 @@ class _Zarrkit(_Zarr):
     buffers and byte requests, its background loop."""
 
     def __init__(self) -> None:
-        self.sync = None
+        self.sync = None  # type: ignore[assignment]
         self.loop = zarr3_api.BackgroundLoop.get
-        self.prototype = default_buffer_prototype()
-        self.Range = zarr3_api.RangeByteRequest
-        self.Offset = zarr3_api.OffsetByteRequest
-        self.Suffix = zarr3_api.SuffixByteRequest
+        self.prototype = default_buffer_prototype()  # type: ignore[assignment]
+        self.Range = zarr3_api.RangeByteRequest  # type: ignore[assignment]
+        self.Offset = zarr3_api.OffsetByteRequest  # type: ignore[assignment]
+        self.Suffix = zarr3_api.SuffixByteRequest  # type: ignore[assignment]
 
 
 _kits: dict[bool, _Zarr] = {}

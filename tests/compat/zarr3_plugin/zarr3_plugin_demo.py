@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from zarrkit.abc.codec import ArrayArrayCodec, BytesBytesCodec
-from zarrkit.abc.store import RangeByteRequest, Store, SuffixByteRequest, OffsetByteRequest
+from zarrkit.abc.store import OffsetByteRequest, RangeByteRequest, Store, SuffixByteRequest
 from zarrkit.buffer import default_buffer_prototype
 
 

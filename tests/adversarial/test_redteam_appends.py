@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 
 import numpy as np
+import pytest
 
 import zarrkit
 

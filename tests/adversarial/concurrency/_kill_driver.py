@@ -31,6 +31,7 @@ from _kill_ops import OPS
 from _kill_worker import Trigger, kill_points
 from _stores import close_store, open_store
 
+
 #: where each remote kind's requests leave the process
 REMOTE = {"obstore-s3", "fsspec-s3", "redis"}
 _S3_WRITES = {"put_object", "delete_object", "delete_objects", "copy_object", "upload_part",

@@ -21,8 +21,8 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from _stores import KINDS
 from _workers import append_tag, expected_pieces, run_lengths
+from _stores import KINDS
 from conftest import PROCESSES, THREADS, run_workload, store_of
 
 import zarrkit

@@ -13,7 +13,6 @@ Examples
 
 from types import ModuleType as _ModuleType
 
-# zarr-python's module names (zarrkit.attrs, zarrkit.meta...), made from the compatibility table
 from . import abc, buffer, errors  # noqa: F401  (zarr.abc, zarr.buffer)
 from .api import asynchronous as _asynchronous  # noqa: F401  (zarr.api.asynchronous, loaded with the package)
 from .api.async_nodes import AsyncArray, AsyncGroup
@@ -60,6 +59,8 @@ from .codecs import (
     Zlib,
     Zstd,
 )
+
+# zarr-python's module names (zarrkit.attrs, zarrkit.meta...), made from the compatibility table
 from .compat import attrs, blosc, convenience, creation, dtype, experimental, hierarchy, meta, sync  # noqa: F401
 from .config import config
 from .core.array import Array

@@ -641,55 +641,6 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
             raise TypeError("len() of unsized object")
         return self.shape[0]
 
-    def islice(self, start: int | None = None, end: int | None = None) -> Iterator[Any]:
-        """Yield items along the first dimension, reading one chunk-row at a time.
-
-        Parameters
-        ----------
-        start : int, optional
-            First index (default 0).
-        end : int, optional
-            Index after the last (default: the length; larger values stop there).
-
-        Yields
-        ------
-        ndarray or scalar
-            ``z[i]`` for each ``i`` from ``start`` to ``end``.
-
-        Raises
-        ------
-        ValueError
-            ``start`` or ``end`` is not a non-negative int.
-
-        Examples
-        --------
-        >>> import numpy as np, zarrkit
-        >>> z = zarrkit.array(np.arange(10), chunks=3)
-        >>> [int(v) for v in z.islice(2, 5)]
-        [2, 3, 4]
-        """
-        if not self.shape:
-            raise TypeError("iteration over a 0-d array")
-        n = self.shape[0]
-        start = 0 if start is None else start
-        end = n if end is None else min(end, n)
-        if not (isinstance(start, int) and isinstance(end, int)) or start < 0 or end < 0:
-            raise ValueError(f"islice start and end must be non-negative ints, got {start!r}, {end!r}")
-        dim = self._meta.grid.dims[0]
-        block = None
-        block_start = -1
-        for i in range(start, end):
-            c = dim.index(i)
-            c0 = dim.start(c)
-            if c0 != block_start:
-                block_start = c0
-                block = self[c0 : min(dim.stop(c), end)]
-            yield block[i - c0]  # type: ignore[index]
-
-    def __iter__(self) -> Iterator[Any]:
-        # (an item is an array, or a scalar for a 1-d array: Any, as NumPy's own iteration is)
-        return self.islice()
-
     # -- information ------------------------------------------------------------------------
     def digest(self, hashname: str = "sha1") -> bytes:
         """A hash of the stored chunks, metadata and attributes (equal arrays hash equal).

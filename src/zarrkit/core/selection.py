@@ -88,6 +88,55 @@ def set_selection(array: Selectable, selection: Any, value: Any, kind: str, fiel
 class SelectionMethods:
     """The selection methods of :class:`~zarrkit.core.array.Array`."""
 
+    def islice(self: Selectable, start: int | None = None, end: int | None = None) -> Iterator[Any]:
+        """Yield items along the first dimension, reading one chunk-row at a time.
+
+        Parameters
+        ----------
+        start : int, optional
+            First index (default 0).
+        end : int, optional
+            Index after the last (default: the length; larger values stop there).
+
+        Yields
+        ------
+        ndarray or scalar
+            ``z[i]`` for each ``i`` from ``start`` to ``end``.
+
+        Raises
+        ------
+        ValueError
+            ``start`` or ``end`` is not a non-negative int.
+
+        Examples
+        --------
+        >>> import numpy as np, zarrkit
+        >>> z = zarrkit.array(np.arange(10), chunks=3)
+        >>> [int(v) for v in z.islice(2, 5)]
+        [2, 3, 4]
+        """
+        if not self._meta.shape:
+            raise TypeError("iteration over a 0-d array")
+        n = self._meta.shape[0]
+        start = 0 if start is None else start
+        end = n if end is None else min(end, n)
+        if not (isinstance(start, int) and isinstance(end, int)) or start < 0 or end < 0:
+            raise ValueError(f"islice start and end must be non-negative ints, got {start!r}, {end!r}")
+        dim = self._meta.grid.dims[0]
+        block = None
+        block_start = -1
+        for i in range(start, end):
+            c = dim.index(i)
+            c0 = dim.start(c)
+            if c0 != block_start:
+                block_start = c0
+                block = SelectionMethods._get(self, slice(c0, min(dim.stop(c), end)), "basic")
+            yield block[i - c0]  # type: ignore[index]
+
+    def __iter__(self: Selectable) -> Iterator[Any]:
+        # (an item is an array, or a scalar for a 1-d array: Any, as NumPy's own iteration is)
+        return SelectionMethods.islice(self)
+
     def _get(self: Selectable, selection: Any, kind: str, out: Any = None, fields: Any = None) -> NDArrayOrScalar:
         return get_selection(self, selection, kind, out=out, fields=fields)
 

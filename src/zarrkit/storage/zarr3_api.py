@@ -458,9 +458,23 @@ class Zarr3StoreMethods:
         return None if value is None else make(value)
 
     def set_sync(self, key: str, value: Any) -> None:
-        """zarr-python 3's synchronous write: :meth:`set`."""
+        """zarr-python 3's synchronous write: :meth:`set`.
+
+        Parameters
+        ----------
+        key : str
+            The key.
+        value : bytes-like or Buffer
+            The value to store.
+        """
         self.set(key, value)
 
     def delete_sync(self, key: str) -> None:
-        """zarr-python 3's synchronous deletion: ``delete``."""
+        """zarr-python 3's synchronous deletion: ``delete``.
+
+        Parameters
+        ----------
+        key : str
+            The key (a missing key is not an error).
+        """
         self.delete(key)

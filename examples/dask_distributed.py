@@ -11,6 +11,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import dask.array as da
 import numpy as np
@@ -25,13 +26,15 @@ N = 400 if SMALL else 4000
 
 def run(path: Path) -> None:
     # two processes of one thread each; no dashboard (it would need a free port and bokeh)
+    no_dashboard: dict[str, Any] = {"dashboard_address": None}
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      **no_dashboard) as cluster, Client(cluster) as client:
         print("workers:", len(client.scheduler_info()["workers"]))
 
         # dask blocks of N/4 x 3N/8, Zarr chunks of N/4 x N/4: the blocks are regrouped so
         # that no two tasks write one chunk (no lock is needed)
-        x = da.random.default_rng(42).random((N, N), chunks=(N // 4, 3 * N // 8)).astype("f4")
+        blocks: Any = (N // 4, 3 * N // 8)
+        x = da.random.default_rng(42).random((N, N), chunks=blocks).astype("f4")
         zarrkit.dask.to_zarr(x, str(path), component="field", chunks=(N // 4, N // 4),
                              mode="w")
         z = zarr.open_array(str(path), path="field", mode="r")
@@ -40,7 +43,8 @@ def run(path: Path) -> None:
         # read back: one task per Zarr chunk, computed on the cluster
         y = zarrkit.dask.from_zarr(str(path), component="field")
         print("read back:", y.chunksize, y.npartitions, "tasks")
-        total, expected = client.compute([y.sum(), x.sum()], sync=True)
+        sums: Any = client.compute([y.sum(), x.sum()], sync=True)
+        total, expected = sums
         print(f"sum {float(total):.3f} (written: {float(expected):.3f})")
         assert np.isclose(total, expected, rtol=1e-5)
         assert np.array_equal(z[:], x.compute())

@@ -30,7 +30,7 @@ from tqdm import tqdm
 
 from ..config import config
 from ..core.array import Array
-from ..core.group import Group
+from ..core.group import Group, Member
 from ..core.pool import run_tasks
 from ..errors import ContainsArrayError, NodeNotFoundError, NodesOverlapError
 from ..metadata import io
@@ -350,7 +350,7 @@ def rechunk(
     callback: Callable[[RechunkEvent], Any] | None = None,
     verify: bool = False,
     storage_options: dict[str, Any] | None = None,
-) -> Array | Group:
+) -> Member:  # an Array or a Group (Any, as Group.__getitem__: see core.group.Member)
     """Copy an array, or a group with every node below it, to ``target`` with new chunks,
     holding at most ``max_mem`` bytes of array data in memory.
 

@@ -97,12 +97,6 @@ class Store(StoreConveniences, Zarr3StoreMethods):
     ``list_dir``, ``get_many``); the base class adds key validation, read-only enforcement, the
     ``MutableMapping`` interface and zarr-python 3's asynchronous ``open``, ``is_empty``,
     ``list``... (:mod:`~zarrkit.storage.zarr3_api`).
-
-    Parameters
-    ----------
-    read_only : bool, default False
-        Refuse writes (keyword only: zarr-python 3's ``Store.__init__``, which its subclasses
-        call).
     """
 
     supports_writes: bool = True

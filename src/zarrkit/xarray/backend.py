@@ -38,6 +38,7 @@ from xarray.core.variable import Variable
 from .. import api
 from ..core.array import Array
 from ..core.group import Group
+from ..core.lazy import LazyView
 from ..errors import DimensionNamesError, MetadataError
 from ..metadata.consolidated import ConsolidatedStore, load_consolidated
 from ..metadata.normalize import normalize_path
@@ -137,7 +138,7 @@ class ZarrkitBackendArray(BackendArray):
 
     __slots__ = ("_array", "dtype", "shape")
 
-    def __init__(self, array: Array, shape: tuple[int, ...] | None = None):
+    def __init__(self, array: Array | LazyView, shape: tuple[int, ...] | None = None):
         self._array = array
         # (a shape smaller than the array's: the rows of an append in progress not shown)
         self.shape: tuple[int, ...] = tuple(array.shape) if shape is None else tuple(shape)

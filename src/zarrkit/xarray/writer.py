@@ -272,7 +272,7 @@ def to_zarr(
     group: str | None = None,
     append_dim: Hashable | None = None,
     region: Mapping[str, slice] | None = None,
-    encoding: Mapping[Hashable, Mapping[str, Any]] | None = None,
+    encoding: Mapping[Any, Mapping[str, Any]] | None = None,
     consolidated: bool | None = True,
     zarr_format: int | None = None,
     *,
@@ -359,7 +359,7 @@ def to_zarr(
 
 def write_dataset(
     ds: Any, store: Any, mode: str | None, group: str | None, append_dim: Any, region: Any,
-    encoding: Mapping[Hashable, Mapping[str, Any]] | None, zarr_format: int | None, *, safe_chunks: bool = True,
+    encoding: Mapping[Any, Mapping[str, Any]] | None, zarr_format: int | None, *, safe_chunks: bool = True,
     align_chunks: bool = False, storage_options: dict[str, Any] | None = None, chunk_store: Any = None,
     synchronizer: Any = None, write_empty_chunks: bool | None = None,
 ) -> tuple[Group, list[tuple[Any, Array, tuple[slice, ...]]]]:

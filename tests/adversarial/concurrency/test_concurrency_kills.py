@@ -33,6 +33,9 @@ pytestmark = [
 
 HERE = Path(__file__).resolve().parent
 MAX_POINTS = None if os.environ.get("ZARRKIT_KILL_POINTS") == "all" else 10
+#: the stores whose conditional writes share their code paths with a kind above (the same
+#: claims and loops, another backend) are killed at fewer points in ``make test``
+FEWER_POINTS = {"lmdb": 4, "redis": 4, "fsspec-s3": 4}
 KINDS = ["directory", "sqlite", "lmdb", "redis", "obstore-s3", "fsspec-s3"]
 REMOTE = {"redis", "obstore-s3", "fsspec-s3"}
 META = (".zarray", ".zgroup", ".zattrs", "zarr.json")
@@ -82,7 +85,8 @@ def _difference(spec: dict, op, after_view: dict, after_raw: dict) -> str:
 @pytest.mark.parametrize("kind", KINDS)
 def test_killed_before_each_change(kind, name, tmp_path, request):
     op = OPS[name]
-    args: dict[str, Any] = {"kind": kind, "op": name, "root": str(tmp_path), "max_points": MAX_POINTS}
+    points = MAX_POINTS if MAX_POINTS is None else FEWER_POINTS.get(kind, MAX_POINTS)
+    args: dict[str, Any] = {"kind": kind, "op": name, "root": str(tmp_path), "max_points": points}
     if kind in REMOTE:
         pytest.importorskip({"redis": "redis", "obstore-s3": "obstore", "fsspec-s3": "s3fs"}[kind])
         args["prefix"] = f"kill-{uuid.uuid4().hex[:12]}"

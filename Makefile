@@ -42,13 +42,17 @@ $(DEMO_STAMP): pyproject.toml
 demo: $(DEMO_STAMP)
 	$(DEMO_PY) examples/demo.py
 
+# the tests start hundreds of Python processes (command lines, killed writers): with bytecode
+# written once, as an installed package has it, each starts without compiling the package again
+PYTEST  := env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest
+
 test: $(STAMP)
 	$(VENV)/bin/lint-imports --no-cache
-	$(PY) -m pytest -q -n $(JOBS) --durations=10
+	$(PYTEST) -q -n $(JOBS) --durations=10
 
 test-quick: $(STAMP)
 	$(VENV)/bin/lint-imports --no-cache
-	$(PY) -m pytest -q -n $(JOBS) -m "not slow"
+	$(PYTEST) -q -n $(JOBS) -m "not slow"
 
 bench: $(STAMP)
 	$(PY) -m pip install -q -e '.[bench]'

@@ -368,8 +368,12 @@ class Outcome:
 
 def run_case(run: Callable[[bytes], None], data: bytes, watchdog: Watchdog | None = None,
              describe: Callable[[bytes], str] | None = None) -> Outcome:
-    """Run one case of a target under the oracle (tracemalloc must be tracing);
-    ``describe(data)`` names the case for findings that have no traceback (memory, hangs)."""
+    """Run one case of a target under the oracle; ``describe(data)`` names the case for findings
+    that have no traceback (memory, hangs).  Allocations are traced during the case only
+    (tracing the fuzzer's own mutations would cost more than the cases)."""
+    tracing = tracemalloc.is_tracing()
+    if not tracing:
+        tracemalloc.start()
     tracemalloc.reset_peak()
     base = tracemalloc.get_traced_memory()[0]
     finding = None
@@ -395,6 +399,8 @@ def run_case(run: Callable[[bytes], None], data: bytes, watchdog: Watchdog | Non
         if watchdog:
             watchdog.disarm()
     peak = tracemalloc.get_traced_memory()[1] - base
+    if not tracing:
+        tracemalloc.stop()
     if finding is None and _audit["events"]:
         finding = Finding("unsafe", _audit["events"][0], _audit["events"][0].split("(")[0], data)
     if finding is None and peak > MEMORY_LIMIT:
@@ -462,9 +468,6 @@ def fuzz(
     report = Report(target.name)
     cov = Coverage()
     custom = getattr(target, "mutate", None)  # a structure-aware mutation, when it has one
-    tracing = tracemalloc.is_tracing()
-    if not tracing:
-        tracemalloc.start()
     _install_audit_hook()
     start = time.perf_counter()
 
@@ -504,8 +507,6 @@ def fuzz(
                     on_new_input(child)
     finally:
         cov.stop()
-        if not tracing:
-            tracemalloc.stop()
     report.seconds = time.perf_counter() - start
     report.corpus = len(corpus)
     report.coverage = (len(cov.lines), len(cov.branches))

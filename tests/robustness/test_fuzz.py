@@ -434,7 +434,7 @@ def in_fresh_thread(fn, *args):
 @contextlib.contextmanager
 def traced_peak():
     """Measure the peak of traced allocations inside the block (``result['peak']``), starting
-    tracemalloc only if it is not already tracing (the module fixture keeps it on)."""
+    tracemalloc only if it is not already tracing."""
     started = not tracemalloc.is_tracing()
     if started:
         tracemalloc.start()
@@ -450,11 +450,15 @@ def traced_peak():
 
 
 def _run_case(store_data: dict[str, bytes]) -> tuple[float, int]:
-    """Open and read the store once; returns (seconds, peak traced bytes)."""
-    assert tracemalloc.is_tracing()
+    """Open and read the store once; returns (seconds, peak traced bytes).  Allocations are
+    traced during the case only: tracing while hypothesis draws the next case costs more than
+    the case."""
     store = zarrkit.MemoryStore()
     for k, v in store_data.items():
         store[k] = v
+    started = not tracemalloc.is_tracing()
+    if started:
+        tracemalloc.start()
     tracemalloc.reset_peak()
     base = tracemalloc.get_traced_memory()[0]
     start = time.perf_counter()
@@ -469,7 +473,11 @@ def _run_case(store_data: dict[str, bytes]) -> tuple[float, int]:
         raise AssertionError(
             f"non-zarrkit exception {type(exc).__name__}: {exc!s:.300}"
         ) from exc
-    return time.perf_counter() - start, tracemalloc.get_traced_memory()[1] - base
+    finally:
+        elapsed, peak = time.perf_counter() - start, tracemalloc.get_traced_memory()[1] - base
+        if started:
+            tracemalloc.stop()
+    return elapsed, peak
 
 
 def exercise(store_data: dict[str, bytes]) -> None:
@@ -485,16 +493,6 @@ def exercise(store_data: dict[str, bytes]) -> None:
         elapsed, peak = in_fresh_thread(_run_case, store_data)
     assert elapsed < TIME_LIMIT, f"case took {elapsed:.2f} s"
     assert peak < MEMORY_LIMIT, f"case allocated {peak / 2**20:.0f} MiB"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _tracemalloc():
-    started = not tracemalloc.is_tracing()
-    if started:
-        tracemalloc.start()
-    yield
-    if started:
-        tracemalloc.stop()
 
 
 def _mutated_store(data: st.DataObject, names: list[str], byte_level: bool) -> dict[str, bytes]:

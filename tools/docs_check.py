@@ -2,12 +2,14 @@
 
 Used by ``make docs-check`` after ``make docs``: checks that the home page and an API reference
 page are served, renders both to PNG files and fails when a page or a screenshot is missing or
-too small to hold a rendered page.
+too small to hold a rendered page.  It also writes ``array-repr.html``, what Jupyter shows for
+a few arrays and a group (their ``_repr_html_()``), and screenshots it the same way.
 """
 
 from __future__ import annotations
 
 import argparse
+import html
 import shutil
 import socket
 import struct
@@ -18,7 +20,19 @@ import time
 import urllib.request
 from pathlib import Path
 
-PAGES = {"home.png": "", "api.png": "api/array/"}
+PAGES = {"home.png": "", "api.png": "api/array/", "array-repr.png": "array-repr.html"}
+#: the page of HTML reprs: the code that makes the nodes, and a heading for each node shown
+REPR_CODE = """import zarrkit
+root = zarrkit.group(store=zarrkit.MemoryStore(), zarr_format=3)
+obs = root.create_group("observations")
+obs.create_array("temperature", shape=(365, 720, 1440), chunks=(30, 90, 90), shards=(90, 360, 360), dtype="f4")
+obs.create_array("station_ids", shape=(5000,), chunks=(250,), dtype="i4")
+root.create_array("mask", shape=(720, 1440), chunks=(180, 180), dtype="bool")"""
+REPR_NODES = {"A sharded 3-d array": "observations/temperature", "A 1-d array": "observations/station_ids",
+              "A 2-d array": "mask", "A group": "observations"}
+REPR_STYLE = """body { font-family: sans-serif; margin: 2em; } section { margin-bottom: 2.5em; }
+table.zarrkit-info th, table.zarrkit-info td { padding: 2px 10px; font-size: 13px; }
+figure { margin: 0; } figcaption { font-size: 12px; color: #555; }"""
 MIN_HTML_BYTES = 5_000
 MIN_PNG_BYTES = 30_000
 WINDOW = (1280, 1600)
@@ -57,6 +71,22 @@ def png_size(path: Path) -> tuple[int, int]:
     return struct.unpack(">II", header[16:24])
 
 
+def write_repr_page(out: Path) -> None:
+    """``array-repr.html``: the ``_repr_html_()`` of the nodes :data:`REPR_CODE` makes."""
+    names: dict[str, object] = {}
+    exec(REPR_CODE, names)  # the code shown on the page, run as shown
+    root = names["root"]
+    sections = "\n".join(
+        f"<section><h2>{html.escape(title)}</h2>{root[path]._repr_html_()}</section>"  # type: ignore[index]
+        for title, path in REPR_NODES.items())
+    out.write_text(
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        "<title>zarrkit: what Jupyter shows for arrays and groups</title>\n"
+        f"<style>{REPR_STYLE}</style></head>\n<body><h1>What Jupyter shows for arrays and groups</h1>\n"
+        "<p>The output of <code>_repr_html_()</code> for the nodes this code makes:</p>\n"
+        f"<pre>{html.escape(REPR_CODE)}</pre>\n{sections}\n</body></html>\n", encoding="utf-8")
+
+
 def screenshot(chromium: str, url: str, out: Path) -> None:
     out.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="docs-check-profile-") as profile:
@@ -82,6 +112,8 @@ def main() -> int:
         sys.exit(f"docs-check: {args.site}/index.html not found: run `make docs` first")
     chromium = find_chromium()
     args.out.mkdir(parents=True, exist_ok=True)
+    write_repr_page(args.out / "array-repr.html")
+    shutil.copy(args.out / "array-repr.html", args.site / "array-repr.html")  # served beside the site
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",

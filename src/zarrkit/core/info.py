@@ -26,6 +26,7 @@ from typing import Any
 
 from ..codecs.registry import format_codec
 from ..metadata import io
+from .stored import stored_totals
 
 __all__ = [
     "InfoReporter", "ArrayDescription", "GroupDescription", "StoredSizes", "describe_array",
@@ -304,11 +305,17 @@ def describe_array(a: Any, stored: bool = False) -> ArrayDescription:
     data_type = repr(meta.data_type) if meta.zarr_format == 3 else str(meta.dtype)
     sizes = None
     if stored:
-        sizes = StoredSizes(
-            nbytes_stored=a.nbytes_stored,
-            nchunks_initialized=a.nchunks_initialized,
-            nshards_initialized=a.nshards_initialized if sharded else None,
-        )
+        # one listing answers both where the chunks are listed beside the metadata
+        totals = stored_totals(a._ctx, meta) if a._chunk_store is a._store else None
+        if totals is not None:
+            sizes = StoredSizes(nbytes_stored=totals[0], nchunks_initialized=totals[1],
+                                nshards_initialized=None)
+        else:
+            sizes = StoredSizes(
+                nbytes_stored=a.nbytes_stored,
+                nchunks_initialized=a.nchunks_initialized,
+                nshards_initialized=a.nshards_initialized if sharded else None,
+            )
     return ArrayDescription(
         name=a.name,
         path=a.path,

@@ -10,7 +10,7 @@ from ..metadata.consolidated import ConsolidatedStore
 from ..storage.base import ByteRange, Store
 from .chunks import ChunkContext, names_store
 
-__all__ = ["iter_stored", "count_stored_chunks", "check_stored", "current_documents"]
+__all__ = ["iter_stored", "count_stored_chunks", "stored_totals", "check_stored", "current_documents"]
 
 
 def current_documents(store: Store) -> Store:
@@ -96,6 +96,23 @@ def count_stored_chunks(ctx: ChunkContext, meta: Any) -> int:
     if ctx.chunks is ctx.store:
         return sum(1 for _ in iter_stored(ctx, meta))
     return sum(1 for _ in ctx.chunks.list_prefix(""))
+
+
+def stored_totals(ctx: ChunkContext, meta: Any) -> tuple[int, int] | None:
+    """``(bytes stored, chunks stored)`` of an array whose chunks live beside its metadata,
+    unsharded, from one listing with sizes (what ``info`` shows: a store that lists sizes with
+    its keys answers in one listing, not a request per chunk); None for the other arrays."""
+    if ctx.chunks is not ctx.store or getattr(meta, "sharding", None) is not None:
+        return None
+    prefix, n = ctx.prefix, len(ctx.prefix)
+    cdata = meta.storage_grid.grid_shape
+    nbytes = nchunks = 0
+    for key, size in ctx.store.list_prefix_sizes(prefix):
+        nbytes += size
+        coords = meta.parse_chunk_key(key[n:])
+        if coords is not None and all(c < m for c, m in zip(coords, cdata)):
+            nchunks += 1
+    return nbytes, nchunks
 
 
 @names_store

@@ -570,6 +570,28 @@ class FsspecStore(Store):
                 keys.append(key)
         return iter(sorted(set(keys)))
 
+    def list_prefix_sizes(self, prefix: str) -> Iterator[tuple[str, int]]:
+        """Yield ``(key, size in bytes)`` for every key that starts with ``prefix``, from one
+        listing with sizes (object storage lists sizes with the keys): not a request per key."""
+        validate_prefix(prefix)
+        head = prefix.rpartition("/")[0]
+        path = self._path(head) if head else (self.root or getattr(self.fs, "root_marker", ""))
+
+        def find() -> dict[str, Any]:
+            self.fs.invalidate_cache(path)
+            return cast(dict[str, Any], self.fs.find(path, withdirs=False, detail=True))  # fsspec is untyped
+
+        found = self._call("list", prefix or "/", find, missing={})
+        if not isinstance(found, dict):  # a file system that lists no details
+            found = dict.fromkeys(found)
+        sizes: dict[str, int] = {}
+        for p, entry in found.items():
+            key = self._key_of(p)
+            if key is not None and key.startswith(prefix):
+                size = entry.get("size") if isinstance(entry, dict) else None
+                sizes[key] = int(size) if isinstance(size, int) and size >= 0 else self.getsize(key)
+        return iter(sorted(sizes.items()))
+
     def list_dir(self, prefix: str = "") -> list[str]:
         validate_prefix(prefix)
         p = prefix.strip("/")

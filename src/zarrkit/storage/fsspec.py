@@ -572,7 +572,17 @@ class FsspecStore(Store):
 
     def list_prefix_sizes(self, prefix: str) -> Iterator[tuple[str, int]]:
         """Yield ``(key, size in bytes)`` for every key that starts with ``prefix``, from one
-        listing with sizes (object storage lists sizes with the keys): not a request per key."""
+        listing with sizes (object storage lists sizes with the keys): not a request per key.
+
+        Parameters
+        ----------
+        prefix : str
+            The start of the keys (``''``: every key).
+
+        Yields
+        ------
+        tuple of (str, int)
+        """
         validate_prefix(prefix)
         head = prefix.rpartition("/")[0]
         path = self._path(head) if head else (self.root or getattr(self.fs, "root_marker", ""))

@@ -70,9 +70,9 @@ def test_every_example_is_run_and_listed():
 @pytest.mark.parametrize("name", [pytest.param(n, marks=MARKS.get(n, [])) for n in SCRIPTS])
 def test_example_runs(name):
     modules, promised = SCRIPTS[name]
-    for module in modules:
-        if importlib.util.find_spec(module) is None:
-            pytest.skip(f"{module} is not installed")
+    # the test extra installs what every example needs: a missing module fails the example
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    assert not missing, f"{name} needs {missing}, which the test extra installs"
     proc = run_example(name)
     assert proc.returncode == 0, f"{name} exited with {proc.returncode}:\n{proc.stderr}"
     assert "Warning" not in proc.stderr, f"{name} warned:\n{proc.stderr}"

@@ -456,28 +456,22 @@ def _run_case(store_data: dict[str, bytes]) -> tuple[float, int]:
     store = zarrkit.MemoryStore()
     for k, v in store_data.items():
         store[k] = v
-    started = not tracemalloc.is_tracing()
-    if started:
-        tracemalloc.start()
-    tracemalloc.reset_peak()
-    base = tracemalloc.get_traced_memory()[0]
-    start = time.perf_counter()
-    try:
-        node = zarrkit.open(store, mode="r")
-        _touch(node)
-        if ".zmetadata" in store_data or b"consolidated_metadata" in store_data.get("zarr.json", b""):
-            _touch(zarrkit.open_consolidated(store, mode="r"))
-    except ZarrkitError:
-        pass
-    except (AssertionError, MemoryError, RecursionError, Exception) as exc:
-        raise AssertionError(
-            f"non-zarrkit exception {type(exc).__name__}: {exc!s:.300}"
-        ) from exc
-    finally:
-        elapsed, peak = time.perf_counter() - start, tracemalloc.get_traced_memory()[1] - base
-        if started:
-            tracemalloc.stop()
-    return elapsed, peak
+    with traced_peak() as traced:
+        start = time.perf_counter()
+        try:
+            node = zarrkit.open(store, mode="r")
+            _touch(node)
+            if ".zmetadata" in store_data or b"consolidated_metadata" in store_data.get("zarr.json", b""):
+                _touch(zarrkit.open_consolidated(store, mode="r"))
+        except ZarrkitError:
+            pass
+        except (AssertionError, MemoryError, RecursionError, Exception) as exc:
+            raise AssertionError(
+                f"non-zarrkit exception {type(exc).__name__}: {exc!s:.300}"
+            ) from exc
+        finally:
+            elapsed = time.perf_counter() - start
+    return elapsed, traced["peak"]
 
 
 def exercise(store_data: dict[str, bytes]) -> None:

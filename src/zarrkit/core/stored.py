@@ -3,7 +3,7 @@ its metadata documents as they are stored now (:func:`current_documents`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ..metadata.consolidated import ConsolidatedStore
@@ -81,13 +81,26 @@ class _CurrentDocuments(Store):
 def iter_stored(ctx: ChunkContext, meta: Any, within: bool = True) -> Iterator[tuple[tuple[int, ...], str]]:
     """``(grid coordinates, key)`` of every stored object of the array (its chunks, or its
     shards), inside the array's grid unless ``within`` is False."""
-    prefix = ctx.prefix
-    n = len(prefix)
-    cdata = meta.storage_grid.grid_shape
-    for key in ctx.store.list_prefix(prefix):
-        coords = meta.parse_chunk_key(key[n:])
-        if coords is not None and (not within or all(c < m for c, m in zip(coords, cdata))):
+    coords_of = _grid_coords(ctx, meta, within)
+    for key in ctx.store.list_prefix(ctx.prefix):
+        coords = coords_of(key)
+        if coords is not None:
             yield coords, key
+
+
+def _grid_coords(ctx: ChunkContext, meta: Any, within: bool = True) -> Callable[[str], tuple[int, ...] | None]:
+    """The grid coordinates of a listed key of the array (None for its metadata documents and
+    other keys, and for objects outside its grid unless ``within`` is False)."""
+    n = len(ctx.prefix)
+    cdata = meta.storage_grid.grid_shape
+
+    def coords_of(key: str) -> tuple[int, ...] | None:
+        coords = meta.parse_chunk_key(key[n:])
+        if coords is None or (within and not all(c < m for c, m in zip(coords, cdata))):
+            return None
+        return coords
+
+    return coords_of
 
 
 @names_store
@@ -104,14 +117,11 @@ def stored_totals(ctx: ChunkContext, meta: Any) -> tuple[int, int] | None:
     its keys answers in one listing, not a request per chunk); None for the other arrays."""
     if ctx.chunks is not ctx.store or getattr(meta, "sharding", None) is not None:
         return None
-    prefix, n = ctx.prefix, len(ctx.prefix)
-    cdata = meta.storage_grid.grid_shape
+    coords_of = _grid_coords(ctx, meta)
     nbytes = nchunks = 0
-    for key, size in ctx.store.list_prefix_sizes(prefix):
+    for key, size in ctx.store.list_prefix_sizes(ctx.prefix):
         nbytes += size
-        coords = meta.parse_chunk_key(key[n:])
-        if coords is not None and all(c < m for c, m in zip(coords, cdata)):
-            nchunks += 1
+        nchunks += coords_of(key) is not None
     return nbytes, nchunks
 
 

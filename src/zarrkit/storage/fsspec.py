@@ -553,22 +553,30 @@ class FsspecStore(Store):
         fsspec_s3.delete_if(self, key, version)
 
     # -- listing ------------------------------------------------------------------------------
-    def list_prefix(self, prefix: str) -> Iterator[str]:
+    def _find(self, prefix: str) -> dict[str, int | None]:
+        """The keys below ``prefix`` with their sizes where the listing gives them (None where
+        it does not): one listing of the directory ``prefix`` is in."""
         validate_prefix(prefix)
         head = prefix.rpartition("/")[0]
         path = self._path(head) if head else (self.root or getattr(self.fs, "root_marker", ""))
 
-        def find() -> list[str]:
+        def find() -> Any:
             self.fs.invalidate_cache(path)
-            return cast(list[str], self.fs.find(path, withdirs=False))  # fsspec is untyped
+            return self.fs.find(path, withdirs=False, detail=True)  # fsspec is untyped
 
-        found = self._call("list", prefix or "/", find, missing=[])
-        keys = []
-        for p in found:
+        found = self._call("list", prefix or "/", find, missing={})
+        if not isinstance(found, dict):  # a file system that lists no details
+            found = dict.fromkeys(found)
+        keys: dict[str, int | None] = {}
+        for p, entry in found.items():
             key = self._key_of(p)
             if key is not None and key.startswith(prefix):
-                keys.append(key)
-        return iter(sorted(set(keys)))
+                size = entry.get("size") if isinstance(entry, dict) else None
+                keys[key] = size if isinstance(size, int) and size >= 0 else None
+        return keys
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        return iter(sorted(self._find(prefix)))
 
     def list_prefix_sizes(self, prefix: str) -> Iterator[tuple[str, int]]:
         """Yield ``(key, size in bytes)`` for every key that starts with ``prefix``, from one
@@ -583,24 +591,8 @@ class FsspecStore(Store):
         ------
         tuple of (str, int)
         """
-        validate_prefix(prefix)
-        head = prefix.rpartition("/")[0]
-        path = self._path(head) if head else (self.root or getattr(self.fs, "root_marker", ""))
-
-        def find() -> dict[str, Any]:
-            self.fs.invalidate_cache(path)
-            return cast(dict[str, Any], self.fs.find(path, withdirs=False, detail=True))  # fsspec is untyped
-
-        found = self._call("list", prefix or "/", find, missing={})
-        if not isinstance(found, dict):  # a file system that lists no details
-            found = dict.fromkeys(found)
-        sizes: dict[str, int] = {}
-        for p, entry in found.items():
-            key = self._key_of(p)
-            if key is not None and key.startswith(prefix):
-                size = entry.get("size") if isinstance(entry, dict) else None
-                sizes[key] = int(size) if isinstance(size, int) and size >= 0 else self.getsize(key)
-        return iter(sorted(sizes.items()))
+        found = sorted(self._find(prefix).items())
+        return ((key, self.getsize(key) if size is None else size) for key, size in found)
 
     def list_dir(self, prefix: str = "") -> list[str]:
         validate_prefix(prefix)

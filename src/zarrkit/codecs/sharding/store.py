@@ -326,12 +326,13 @@ class ShardedStore(Store):
         return key.rpartition("@")[0]
 
     # -- reading ------------------------------------------------------------------------------
-    def version_of(self, shard: str, shard_coords: tuple[int, ...]) -> ShardVersion | None:
+    def version_of(self, shard: str, shard_coords: tuple[int, ...], whole: bool = False) -> ShardVersion | None:
         """The shard ``shard`` (at ``shard_coords``) as it is now, open for reading its index
-        and inner chunks from that one version; None when there is no shard.  Close it."""
-        if self._pin is not None:
+        and inner chunks from that one version (read ``whole`` in one request when asked);
+        None when there is no shard.  Close it."""
+        if self._pin is not None and not whole:
             value = self._pin(shard)
-        elif not self._partial:  # read whole at once: that is one version
+        elif whole or not self._partial:  # read whole at once: that is one version
             limit = self.sharding_at(shard_coords).max_shard_size
             raw = self.base.get_upto(shard, limit if limit is not None else config.max_chunk_bytes)
             value = None if raw is None else HeldValue(raw)
@@ -378,9 +379,11 @@ class ShardedStore(Store):
     def _versions(self, shard: str, shard_coords: tuple[int, ...], read: Callable[[ShardVersion], Any]) -> Any:
         """``read(version)`` of ``shard`` as it is now, again (a bounded number of times)
         while the version first read is gone when the chunks are read (an object store
-        answering that the object changed); ``_MISSING`` when there is no shard."""
-        for _ in range(VERSION_ATTEMPTS):
-            version = self.version_of(shard, shard_coords)
+        answering that the object changed); ``_MISSING`` when there is no shard.  The last
+        attempt reads the shard whole, in one request: one version by construction, so that a
+        reader makes progress however often a writer replaces the shard."""
+        for attempt in range(VERSION_ATTEMPTS):
+            version = self.version_of(shard, shard_coords, whole=attempt == VERSION_ATTEMPTS - 1)
             if version is None:
                 return _MISSING
             try:

@@ -27,6 +27,10 @@ landed before that, and was mended by it), or a third writer merged into it.  A 
 write cannot land after the winner wrote its rows again: it is conditioned on a version
 read before, and that write made a new one.
 
+A value that was absent before the write is deleted again only where the store's
+conditional delete is atomic; elsewhere (obstore) the elements written are put back to the
+fill value by a conditional write, so that another append's rows merged into it meanwhile stay.
+
 On stores whose versions are contents (SQLite, LMDB, Redis, S3 ETags) writing the same bytes
 again keeps the version, so the winner's second write does not stop a loser's; there a
 value another writer merged into since gets the elements the loser wrote that still hold
@@ -116,17 +120,22 @@ class Claim:
     @staticmethod
     def _put_back(store: Store, key: str, before: Any, version: Any, restore: Any) -> None:
         now = store.get_versioned(key)[1]
+        unwritten = now == version  # nobody wrote it since: as read (None: deleted)
         try:
-            if now == version:  # nobody wrote it since: as read (None: deleted)
-                if before is None:
-                    if version is not ABSENT:
-                        store.delete_if(key, version)
-                else:
-                    store.set_if(key, before, version)
+            if unwritten and before is not None:
+                store.set_if(key, before, version)
+                return
+            # a value that was absent is deleted again where the store deletes atomically: a
+            # delete that checks the version and then deletes would take with it a write
+            # landing between the two (another append's rows, merged into this value); there
+            # the elements this write left get the fill value back, written conditionally
+            if unwritten and (store.atomic_deletes or restore is None):
+                if version is not ABSENT:
+                    store.delete_if(key, version)
                 return
         except VersionConflictError:
-            pass
-        if restore is None or not store.versions_are_contents:
+            unwritten = False
+        if restore is None or not (store.versions_are_contents or unwritten):
             return
         update(store, key, lambda current: KEEP if current is None else restore(current, before))
 

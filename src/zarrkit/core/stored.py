@@ -59,6 +59,11 @@ class _CurrentDocuments(Store):
         """Whether the versions of the store under this one are contents."""
         return getattr(self._snapshot, "versions_are_contents", False)
 
+    @property
+    def atomic_deletes(self) -> bool:  # type: ignore[override]
+        """Whether the conditional deletes of the store are atomic."""
+        return getattr(self._snapshot, "atomic_deletes", True)
+
     def _get_versioned(self, key: str, limit: int | None) -> tuple[Any, Any]:
         return self._stored.get_versioned(key, limit)
 

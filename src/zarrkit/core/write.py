@@ -12,7 +12,7 @@ from ..codecs.buffers import is_all_fill, place
 from ..codecs.sharding import GroupedKeys
 from ..config import config
 from ..errors import ShapeMismatchError
-from ..storage.optimistic import until_written, update
+from ..storage.optimistic import KEEP, until_written, update
 from .chunks import ChunkContext, names_store, scratch
 from .claims import Claim, restore_elements
 from .indexing import ChunkProjection
@@ -118,6 +118,22 @@ def write_selection(
     codec_at = ctx.codec_at
     key_of = ctx.chunk_key_function()
     merged = _merger(ctx, arr, scalar, fields, write_empty_chunks)
+    versioned = store.supports_conditional_writes
+    # where a conditional delete is a version check and then a delete (obstore), a write
+    # landing between the two would go with it: a read-modify-write leaves a chunk all fill
+    # value stored as such (an absent one absent) instead of deleting it
+    fill_kept = not write_empty_chunks and versioned and not store.atomic_deletes
+    rmw_merged = _merger(ctx, arr, scalar, fields, True) if fill_kept else merged
+    fill = ctx.fill_value
+
+    def rmw_value(chunk: Any, raw: Any, c: Any, key: str) -> Any:
+        """The value a read-modify-write of ``raw`` stores for ``chunk`` (see above)."""
+        if chunk is None:
+            return None
+        if fill_kept and raw is None and is_all_fill(chunk, fill):
+            return KEEP
+        return c.encode_transient(chunk, key)
+
     chunks = list(iter(indexer))  # (list(indexer) would count the chunks first, via len)
     if ctx.grouped is not None:
         keep = None if write_empty_chunks else lambda chunk: not is_all_fill(chunk, ctx.fill_value)
@@ -127,7 +143,6 @@ def write_selection(
         return
     no_lock = contextlib.nullcontext()
     limit = ctx.stored_limit()
-    versioned = store.supports_conditional_writes
     every = versioned and conditional
 
     def write_one(p: ChunkProjection) -> None:
@@ -135,12 +150,11 @@ def write_selection(
         c = codec if codec_at is None else codec_at(p.chunk_coords)
         lock = synchronizer[key] if synchronizer is not None else no_lock
         if claim is not None:
-            _claimed_write(ctx, claim, p, key, c, merged, limit, lock)
+            _claimed_write(ctx, claim, p, key, c, rmw_merged, rmw_value, limit, lock)
             return
         if not p.is_complete_chunk or fields is not None or every or (versioned and ctx.is_edge(p.chunk_coords)):
             def change(raw: Any) -> Any:
-                chunk = merged(p, key, {key: raw})
-                return None if chunk is None else c.encode_transient(chunk, key)
+                return rmw_value(rmw_merged(p, key, {key: raw}), raw, c, key)
 
             update(store, key, change, limit=limit, lock=lock)
             return
@@ -184,14 +198,15 @@ def write_selection(
 
 
 def _claimed_write(ctx: ChunkContext, claim: Claim, p: ChunkProjection, key: str, codec: Any,
-                   merged: Any, limit: int, lock: Any) -> None:
-    """Write chunk ``p`` of claimed rows (see :mod:`~zarrkit.core.claims`)."""
+                   merged: Any, value: Any, limit: int, lock: Any) -> None:
+    """Write chunk ``p`` of claimed rows (see :mod:`~zarrkit.core.claims`): ``merged`` and
+    ``value(chunk, raw, codec, key)`` make the value stored."""
     ours: list[Any] = [None]
 
     def change(raw: Any) -> Any:
         chunk = merged(p, key, {key: raw})
         ours[0] = None if chunk is None else np.array(chunk[p.chunk_selection], copy=True)
-        return None if chunk is None else codec.encode_transient(chunk, key)
+        return value(chunk, raw, codec, key)
 
     restore = restore_elements(lambda raw: codec.decode(raw, key), lambda chunk: codec.encode(chunk, key),
                                lambda: ctx.fill_chunk(p.chunk_coords), p.chunk_selection, lambda: ours[0])

@@ -352,6 +352,11 @@ class ConsolidatedStore(ConsolidatedMetadataStore):
         """Whether the versions of the store under this one are contents."""
         return getattr(self.store, "versions_are_contents", False)
 
+    @property
+    def atomic_deletes(self) -> bool:  # type: ignore[override]
+        """Whether the conditional deletes of the store are atomic."""
+        return getattr(self.store, "atomic_deletes", True)
+
     def _get_versioned(self, key: str, limit: int | None) -> tuple[Any, Any]:
         return self.store.get_versioned(key, limit)
 

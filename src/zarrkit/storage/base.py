@@ -123,6 +123,11 @@ class Store(StoreConveniences, Zarr3StoreMethods):
     #: A version is the value's content (a digest, an S3 ETag): the same bytes written again
     #: have the version they had, so a version unchanged does not tell that nobody wrote.
     versions_are_contents: bool = False
+    #: :meth:`delete_if` compares and removes in one step.  False: it reads the version, then
+    #: deletes (object stores without conditional deletes), so a write landing between the two
+    #: goes with it; where that would lose another writer's data the engine writes the fill
+    #: value conditionally instead of deleting.
+    atomic_deletes: bool = True
     #: Separator between chunk indices in the keys of new v2 arrays created in this store
     #: (``'.'`` when None); zarr-python 2's stores took it as ``dimension_separator=``.
     dimension_separator: str | None = None

@@ -184,6 +184,8 @@ class ObjectStore(Store):
         #: S3's ETags are contents (an object version, in a versioned bucket, is not: the
         #: flag is the cautious answer); GCS generations and Azure ETags change on every write
         self.versions_are_contents: bool = kind == "S3Store"
+        #: object_store has no conditional delete: a HEAD, then a DELETE (see obstore_versions)
+        self.atomic_deletes: bool = False
 
     @classmethod
     def from_url(

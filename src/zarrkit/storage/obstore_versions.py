@@ -25,6 +25,9 @@ merges (writing a region, setting attributes) survive unchanged.
 **Deletes.**  obstore has no conditional delete: :func:`delete_if` compares the version with a
 ``HEAD`` and then deletes.  A write landing between the two (one round trip) is deleted with
 the version it replaced; every other case holds (a changed or missing value is not deleted).
+The store says so (``atomic_deletes`` is False), and where another writer's data would go with
+such a delete -- an append that lost its race taking back the chunk it created -- the engine
+writes the fill value conditionally instead.
 
 Which stores have it: S3 (the default ``conditional_put="etag"``; AWS S3 and the S3-compatible
 services honouring ``If-Match``/``If-None-Match`` on ``PUT``), GCS and Azure (object_store

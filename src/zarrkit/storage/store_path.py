@@ -271,6 +271,11 @@ class PrefixStore(Store):
         """Whether the versions of the store under this one are contents."""
         return getattr(self.inner, "versions_are_contents", False)
 
+    @property
+    def atomic_deletes(self) -> bool:  # type: ignore[override]
+        """Whether the conditional deletes of the store under this one are atomic."""
+        return getattr(self.inner, "atomic_deletes", True)
+
     def _get_versioned(self, key: str, limit: int | None) -> tuple[bytes | memoryview | None, Any]:
         return self.inner.get_versioned(self._key(key), limit)
 

@@ -188,6 +188,11 @@ class WrapperStore(Store):
         """Whether the wrapped store's versions are contents."""
         return getattr(self.inner, "versions_are_contents", False)
 
+    @property
+    def atomic_deletes(self) -> bool:  # type: ignore[override]
+        """Whether the conditional deletes of the wrapped store are atomic."""
+        return getattr(self.inner, "atomic_deletes", True)
+
     def _get_versioned(self, key: str, limit: int | None) -> tuple[bytes | memoryview | None, Any]:
         return self.inner.get_versioned(key, limit)
 

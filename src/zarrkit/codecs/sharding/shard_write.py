@@ -99,7 +99,11 @@ class ShardWrite:
                 chunks.pop(local, None)
             else:
                 chunks[local] = value
-        parts = self.sharding.assemble_parts(chunks, self.key)
+        # (a shard left without chunks is deleted -- conditionally, where the store's delete
+        # is atomic; where it is a version check and then a delete, a write landing between
+        # the two would go with it: the empty shard, its index alone, is written instead)
+        kept = self._version not in (None, ABSENT) and not store.base.atomic_deletes
+        parts = self.sharding.assemble_parts(chunks, self.key, keep_empty=kept)
         if self._version is None:  # written whole, or a store without versions
             store._write_shard(self.key, parts)
             return

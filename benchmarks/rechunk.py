@@ -65,9 +65,13 @@ def child(tool: str, src: str, dst: str, max_mem: str, temp: str) -> None:
         zarrkit.rechunk(src, dst, chunks=target, max_mem=max_mem, progress=False)
     elif tool == "dask":
         import dask.array as da
+        import zarr
 
-        x = da.from_zarr(src)
-        x.rechunk(target).to_zarr(dst, overwrite=True)
+        # the target in the source's format and codecs, as zarrkit and rechunker write it
+        source = zarr.open_array(src, mode="r")
+        x = da.from_zarr(source)
+        x.rechunk(target).to_zarr(dst, overwrite=True, zarr_format=source.metadata.zarr_format,
+                                  compressors=source.compressors)
     elif tool == "rechunker":
         import rechunker
         import zarr
@@ -167,24 +171,27 @@ def main() -> None:
     ap.add_argument("--max-mem", default="256MiB", help="comma-separated sizes")
     ap.add_argument("--tools", default="zarrkit,dask", help="zarrkit,dask,rechunker")
     ap.add_argument("--rechunker-python", default=sys.executable)
+    ap.add_argument("--format", type=int, default=2, choices=(2, 3),
+                    help="the source's Zarr format, read by every tool (rechunker reads 2 only)")
     ap.add_argument("--workdir", default="/tmp/zarrkit-rechunk-bench")
     ap.add_argument("--out", default=None, help="append the results to this JSON-lines file")
     args = ap.parse_args()
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
     for gib in (float(s) for s in args.sizes.split(",")):
-        # in a subprocess: the parent stays small; rechunker (zarr-python 2) reads a v2 copy
-        sources = {}
-        for fmt in sorted({2 if t == "rechunker" else 3 for t in args.tools.split(",")}):
-            sources[fmt] = work / f"src-{gib:g}GiB-v{fmt}.zarr"
-            subprocess.run([sys.executable, __file__, "--make-source", str(sources[fmt]), str(gib), str(fmt)],
-                           check=True)
+        if args.format == 3 and "rechunker" in args.tools.split(","):
+            raise SystemExit("rechunker reads Zarr v2 only: --format 2")
+        # in a subprocess: the parent stays small.  Every tool reads this one source and
+        # writes the target in its format and codecs
+        src = work / f"src-{gib:g}GiB-v{args.format}.zarr"
+        subprocess.run([sys.executable, __file__, "--make-source", str(src), str(gib), str(args.format)],
+                       check=True)
         for max_mem in args.max_mem.split(","):
             for tool in args.tools.split(","):
                 python = args.rechunker_python if tool == "rechunker" else sys.executable
-                src = sources[2 if tool == "rechunker" else 3]
                 r = measure(python, tool, src, work / "dst.zarr", max_mem, work / "temp.zarr")
-                r.update(size_gib=gib, shape=list(shape_for(gib)), mb_per_s=round(gib * 1024 / r["wall_s"], 1))
+                r.update(size_gib=gib, shape=list(shape_for(gib)), mb_per_s=round(gib * 1024 / r["wall_s"], 1),
+                         format=args.format)
                 print(json.dumps(r), flush=True)
                 if args.out:
                     with open(args.out, "a") as f:

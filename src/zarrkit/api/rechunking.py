@@ -24,7 +24,6 @@ import pathlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import numcodecs
 import numpy as np
 from tqdm import tqdm
 
@@ -383,8 +382,9 @@ def rechunk(
     source_path, target_path : str, optional
         The node inside the source and target stores.
     temp_store : StoreLike, optional
-        Where the intermediate arrays live (deleted at the end).  Default: a directory beside
-        a directory target (``<target>.rechunk-tmp``), else a hidden path in the target store.
+        Where the intermediate arrays live (deleted at the end), uncompressed: it needs as
+        much free space as the array's ``nbytes``.  Default: a directory beside a directory
+        target (``<target>.rechunk-tmp``), else a hidden path in the target store.
     overwrite : bool, default False
         Replace a node at the target that is not an interrupted rechunk of this one.
     executor : {"threads", "dask"}, default "threads"
@@ -583,7 +583,7 @@ def _temp_array(job: _Job, tmp_store: Store) -> Array:
         src = job.source
         kwargs = dict(
             shape=src.shape, chunks=job.plan.intermediate, dtype=src.dtype, fill_value=src.fill_value,
-            compressor=numcodecs.Blosc(cname="lz4", clevel=1, shuffle=numcodecs.Blosc.SHUFFLE),
+            compressor=None,
         )
         for key, value in _documents(job.temp_path, 2, kwargs, {}).items():
             tmp_store.set(key, value)

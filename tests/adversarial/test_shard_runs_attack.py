@@ -325,9 +325,13 @@ def batches_of(chunks, chunk_nbytes):
 
 
 def create(store, shape, inner, shards, dtype, data, *, fill_value=0, order=None, codecs=None, checksum=False):
+    """A sharded array holding ``data``; ``order='F'``: inner chunks stored in F order (a
+    transpose codec reversing the axes first)."""
     kw = {"codecs": codecs, "chunks": shards} if codecs is not None else {
         "chunks": inner, "shards": shards, "compressors": [ZstdCodec(level=0, checksum=checksum)]}
-    a = zarrkit.create_array(store, shape=shape, dtype=dtype, fill_value=fill_value, order=order, **kw)
+    if order == "F" and codecs is None:
+        kw["filters"] = [TransposeCodec(order=tuple(reversed(range(len(shape)))))]
+    a = zarrkit.create_array(store, shape=shape, dtype=dtype, fill_value=fill_value, **kw)
     a[...] = data
     return a
 

@@ -118,30 +118,59 @@ def test_v2_codec_without_v2_equivalent_is_refused_at_creation(kwargs, argument,
 
 
 # -- memory order of v3 arrays -----------------------------------------------------------------------
+def test_v3_order_keyword_is_ignored_with_a_warning_and_config_order_is_the_read_order(tmp_path):
+    # Zarr v3 metadata has no order: as zarr-python 3, order= is ignored (RuntimeWarning naming
+    # config=), nothing transposed is stored, and config={'order': 'F'} is the order reads return
+    path = tmp_path / "f.zarr"
+    data = np.arange(24, dtype="i4").reshape(4, 6)
+    with pytest.warns(RuntimeWarning, match="has no effect for Zarr format 3 arrays") as caught:
+        z = zarrkit.create(shape=(4, 6), chunks=(2, 3), dtype="i4", order="F", store=str(path), zarr_format=3)
+    assert caught[0].filename == __file__  # the warning names the caller's line
+    assert z.order == "C"
+    assert [c["name"] for c in json.loads((path / "zarr.json").read_text())["codecs"]] == ["bytes", "zstd"]
+    f = zarrkit.create(shape=(4, 6), chunks=(2, 3), dtype="i4", config={"order": "F"}, store={}, zarr_format=3)
+    f[:] = data
+    assert f.order == "F" and f[:].flags.f_contiguous
+    np.testing.assert_array_equal(f[:], data)
+    assert "transpose" not in [type(c).__name__.lower() for c in f.metadata.codecs]
+
+
 @pytest.mark.parametrize("shape", [(6,), (4, 6), (2, 3, 4)])
-def test_v3_order_f_round_trips(tmp_path, shape):
+def test_v3_reverse_transpose_reads_as_order_f_and_like_keeps_it(tmp_path, shape):
+    # a v3 array whose chain begins with the reverse transpose is zarr-2's order 'F' converted
     path = tmp_path / "f.zarr"
     data = np.arange(np.prod(shape), dtype="i4").reshape(shape)
-    z = zarrkit.create(shape=shape, chunks=tuple(max(1, s // 2) for s in shape), dtype="i4", order="F",
-                       store=str(path), zarr_format=3)
+    reverse = tuple(reversed(range(len(shape))))
+    z = zarrkit.create_array(str(path), shape=shape, chunks=tuple(max(1, s // 2) for s in shape), dtype="i4",
+                             filters=[zarrkit.codecs.TransposeCodec(reverse)], zarr_format=3)
     z[:] = data
-    assert z.order == "F"
     codecs = json.loads((path / "zarr.json").read_text())["codecs"]
-    assert codecs[0] == {"name": "transpose", "configuration": {"order": list(reversed(range(len(shape))))}}
+    assert codecs[0] == {"name": "transpose", "configuration": {"order": list(reverse)}}
     back = zarrkit.open_array(str(path), mode="r")
     assert back.order == "F"
     assert ("Order", "F") in back.info_items()
     np.testing.assert_array_equal(back[:], data)
-    # *_like keeps the order (and does not transpose twice)
+    # *_like keeps the transpose (once)
     like = zarrkit.zeros_like(back, store={}, zarr_format=3)
     assert like.order == "F"
+    assert [type(c).__name__ for c in like.metadata.codecs].count("TransposeCodec") == 1
     like[:] = data
     np.testing.assert_array_equal(like[:], data)
 
 
+def test_a_v2_order_f_source_made_v3_drops_the_order_with_a_warning():
+    src = zarrkit.create_array({}, shape=(4,), dtype="i4", order="F", zarr_format=2)
+    for make in (lambda: zarrkit.from_array({}, data=src, zarr_format=3),
+                 lambda: zarrkit.zeros_like(src, zarr_format=3)):
+        with pytest.warns(zarrkit.errors.ZarrUserWarning, match="order='F' of the source Zarr format 2"):
+            new = make()
+        assert new.order == "C" and new.metadata.zarr_format == 3
+    assert zarrkit.from_array({}, data=src).order == "F"  # v2 to v2 keeps it
+
+
 def test_v3_order_c_and_other_transposes():
     assert zarrkit.zeros((4, 6), chunks=(2, 3), zarr_format=3, store={}).order == "C"
-    assert zarrkit.zeros((4, 6), chunks=(2, 3), zarr_format=3, order="C", store={}).order == "C"
+    assert zarrkit.zeros((4, 6), chunks=(2, 3), zarr_format=3, config={"order": "C"}, store={}).order == "C"
     # a transpose that is not the reverse permutation has no zarr-2 order: 'C'
     z = zarrkit.create_array({}, shape=(2, 3, 4), chunks=(2, 3, 4), dtype="i2", zarr_format=3,
                              filters=[zarrkit.codecs.TransposeCodec((1, 0, 2))])
@@ -159,9 +188,10 @@ def test_v3_order_f_written_by_zarr_python_with_a_transpose(tmp_path):
     z = zarrkit.open_array(path, mode="r")
     assert z.order == "F"
     np.testing.assert_array_equal(z[:], np.arange(24.0).reshape(4, 6))
-    # and what zarrkit writes with order='F' zarr-python reads
+    # and what zarrkit writes transposed zarr-python reads
     path2 = str(tmp_path / "zk.zarr")
-    zarrkit.array(np.arange(24.0).reshape(4, 6), chunks=(2, 3), order="F", store=path2, zarr_format=3)
+    zarrkit.array(np.arange(24.0).reshape(4, 6), chunks=(2, 3), filters=[zarrkit.codecs.TransposeCodec((1, 0))],
+                  store=path2, zarr_format=3)
     np.testing.assert_array_equal(zarr.open_array(path2, mode="r")[:], np.arange(24.0).reshape(4, 6))
 
 

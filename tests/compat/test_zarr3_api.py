@@ -110,8 +110,11 @@ def test_config_with_zarr3_keys_applies_at_once_and_restores_in_a_block():
     cfg.set({"array.order": "F"})  # without `with`: stays set
     try:
         assert cfg.get("array.order") == "F"
+        # the order of every new array not given one: stored by v2, read in by v3
         assert zarr.create_array({}, shape=(2, 2)).order == "F"
-        assert zarr.zeros((2, 2)).order == "C"  # zarr-2 functions keep their own default
+        assert zarr.zeros((2, 2), zarr_format=3).order == "F"
+        assert zarr.zeros((2, 2), zarr_format=2).order == "F"
+        assert zarr.zeros((2, 2), zarr_format=2, order="C").order == "C"
     finally:
         cfg.reset()
     assert cfg.order == "C" and cfg.get("no.such.key", 5) == 5

@@ -59,7 +59,7 @@ def test_large_results_in_either_order_match_numpy(order, dtype):
     # byte counts that straddle 2 MiB boundaries, >= buffers.PREFAULT_MIN_BYTES
     shape = (1031, 1031, 67) if np.dtype(dtype).itemsize <= 2 else (259, 1031, 67)
     data = (np.arange(np.prod(shape), dtype=np.int64) % 251).astype(dtype).reshape(shape)
-    z = _array(shape, (256, 256, 32), dtype, order=order)
+    z = _array(shape, (256, 256, 32), dtype, config={"order": order})  # (v3: the order reads return)
     z[...] = data
     got = z[...]
     assert got.nbytes >= buffers.PREFAULT_MIN_BYTES
@@ -128,7 +128,7 @@ def test_a_crowd_of_threads_reads_large_results_from_shared_and_separate_arrays(
     arrays = []
     for i, store in enumerate([MemoryStore(), MemoryStore(), str(tmp_path / "d")]):
         data = rng.integers(0, 2**31, size=(4096, 8192), dtype="<i4")  # 128 MiB: backed first
-        z = _array(data.shape, (256, 1024), "<i4", store=store, order="F" if i == 1 else None)
+        z = _array(data.shape, (256, 1024), "<i4", store=store, config={"order": "F"} if i == 1 else None)
         z[...] = data
         arrays.append((z, data))
 

@@ -126,7 +126,7 @@ def test_array_wraps_an_async_array() -> None:
 
 
 def test_async_array_filters_are_the_metadata_tuple() -> None:
-    a = zarrkit.create_array({}, shape=(3,), dtype="i4", order="F", zarr_format=3)
+    a = zarrkit.create_array({}, shape=(3,), dtype="i4", filters=[zarrkit.codecs.TransposeCodec((0,))], zarr_format=3)
     assert AsyncArray(a).filters == tuple(a.metadata.filters)
     b = zarrkit.create_array({}, shape=(3,), dtype="i4")
     assert AsyncArray(b).filters == ()

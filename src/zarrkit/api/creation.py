@@ -73,7 +73,7 @@ def create(
     dtype: Any = None,
     compressor: Any = "default",
     fill_value: Any = 0,
-    order: str = "C",
+    order: str | None = None,
     store: StoreLike = None,
     synchronizer: Any = None,
     overwrite: bool = False,
@@ -117,7 +117,10 @@ def create(
     fill_value : object
         Value of uninitialized portions of the array.
     order : {'C', 'F'}, optional
-        Memory layout within each chunk.
+        Memory layout within each chunk, for Zarr v2 (stored in its metadata; default:
+        ``config={'order': ...}``'s, else ``zarrkit.config.order``, ``'C'``).  Zarr v3 stores
+        none: there it is ignored with a ``RuntimeWarning``, as zarr-python 3 does (the
+        order reads return is ``config={'order': 'F'}``).
     store : str, os.PathLike, MutableMapping or store, optional
         A zarrkit store, a path to a directory, a URL (``s3://...``) or a mapping (default:
         a new in-memory store).
@@ -201,7 +204,7 @@ def create(
 
 def empty(
     shape: Any, chunks: Any = True, dtype: Any = None, *, compressor: Any = "default", fill_value: Any = None,
-    order: str = "C", store: StoreLike = None, synchronizer: Any = None, overwrite: bool = False,
+    order: str | None = None, store: StoreLike = None, synchronizer: Any = None, overwrite: bool = False,
     path: str | None = None, chunk_store: StoreLike = None, filters: Any = None, cache_metadata: bool = True,
     cache_attrs: bool = True, read_only: bool = False, object_codec: Any = None,
     dimension_separator: str | None = None, write_empty_chunks: bool | None = None,
@@ -225,7 +228,7 @@ def empty(
     compressor : Codec, optional
         zarr-python 2's spelling of ``compressors``, as in :func:`create`.
     order : {'C', 'F'}, optional
-        Memory layout within each chunk.
+        Memory layout within each chunk (Zarr v2), as in :func:`create`.
     store, synchronizer, path, chunk_store, filters, object_codec, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
         As in :func:`create`.
     overwrite, read_only : bool, optional
@@ -260,7 +263,7 @@ def empty(
 
 def zeros(
     shape: Any, chunks: Any = True, dtype: Any = None, *, compressor: Any = "default", fill_value: Any = 0,
-    order: str = "C", store: StoreLike = None, synchronizer: Any = None, overwrite: bool = False,
+    order: str | None = None, store: StoreLike = None, synchronizer: Any = None, overwrite: bool = False,
     path: str | None = None, chunk_store: StoreLike = None, filters: Any = None, cache_metadata: bool = True,
     cache_attrs: bool = True, read_only: bool = False, object_codec: Any = None,
     dimension_separator: str | None = None, write_empty_chunks: bool | None = None,
@@ -284,7 +287,7 @@ def zeros(
     compressor : Codec, optional
         zarr-python 2's spelling of ``compressors``, as in :func:`create`.
     order : {'C', 'F'}, optional
-        Memory layout within each chunk.
+        Memory layout within each chunk (Zarr v2), as in :func:`create`.
     store, synchronizer, path, chunk_store, filters, object_codec, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
         As in :func:`create`.
     overwrite, read_only : bool, optional
@@ -323,7 +326,7 @@ def zeros(
 
 def ones(
     shape: Any, chunks: Any = True, dtype: Any = None, *, compressor: Any = "default", fill_value: Any = 1,
-    order: str = "C", store: StoreLike = None, synchronizer: Any = None, overwrite: bool = False,
+    order: str | None = None, store: StoreLike = None, synchronizer: Any = None, overwrite: bool = False,
     path: str | None = None, chunk_store: StoreLike = None, filters: Any = None, cache_metadata: bool = True,
     cache_attrs: bool = True, read_only: bool = False, object_codec: Any = None,
     dimension_separator: str | None = None, write_empty_chunks: bool | None = None,
@@ -347,7 +350,7 @@ def ones(
     compressor : Codec, optional
         zarr-python 2's spelling of ``compressors``, as in :func:`create`.
     order : {'C', 'F'}, optional
-        Memory layout within each chunk.
+        Memory layout within each chunk (Zarr v2), as in :func:`create`.
     store, synchronizer, path, chunk_store, filters, object_codec, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
         As in :func:`create`.
     overwrite, read_only : bool, optional
@@ -385,7 +388,7 @@ def ones(
 
 def full(
     shape: Any, fill_value: Any, chunks: Any = True, dtype: Any = None, *, compressor: Any = "default",
-    order: str = "C", store: StoreLike = None, synchronizer: Any = None, overwrite: bool = False,
+    order: str | None = None, store: StoreLike = None, synchronizer: Any = None, overwrite: bool = False,
     path: str | None = None, chunk_store: StoreLike = None, filters: Any = None, cache_metadata: bool = True,
     cache_attrs: bool = True, read_only: bool = False, object_codec: Any = None,
     dimension_separator: str | None = None, write_empty_chunks: bool | None = None,
@@ -409,7 +412,7 @@ def full(
     compressor : Codec, optional
         zarr-python 2's spelling of ``compressors``, as in :func:`create`.
     order : {'C', 'F'}, optional
-        Memory layout within each chunk.
+        Memory layout within each chunk (Zarr v2), as in :func:`create`.
     store, synchronizer, path, chunk_store, filters, object_codec, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
         As in :func:`create`.
     overwrite, read_only : bool, optional
@@ -444,7 +447,7 @@ def full(
 
 def array(
     data: Any, *, chunks: Any = None, dtype: Any = None, compressor: Any = "default", fill_value: Any = 0,
-    order: str = "C", store: StoreLike = None, synchronizer: Any = None, overwrite: bool = False,
+    order: str | None = None, store: StoreLike = None, synchronizer: Any = None, overwrite: bool = False,
     path: str | None = None, chunk_store: StoreLike = None, filters: Any = None, cache_metadata: bool = True,
     cache_attrs: bool = True, read_only: bool = False, object_codec: Any = None,
     dimension_separator: str | None = None, write_empty_chunks: bool | None = None,
@@ -472,7 +475,7 @@ def array(
     fill_value : optional
         As in :func:`create`.
     order : {'C', 'F'}, optional
-        Memory layout within each chunk.
+        Memory layout within each chunk (Zarr v2), as in :func:`create`.
     store, synchronizer, path, chunk_store, filters, dimension_separator, write_empty_chunks, zarr_format, storage_options, attributes, mode, shards, dimension_names, codecs, chunk_key_encoding, serializer : optional
         As in :func:`create`.
     overwrite : optional

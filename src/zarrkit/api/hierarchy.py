@@ -10,9 +10,10 @@ import numpy as np
 
 from ..core.array import Array
 from ..core.creation import write_group_node
+from ..core.creation_like import v2_source_order
 from ..core.group import Group, create_group_nodes
 from ..metadata.normalize import normalize_path
-from ..metadata.spec import array_config_arg, zarr_format_arg
+from ..metadata.spec import zarr_format_arg
 from ..storage.base import StoreLike
 from ..storage.coerce import open_stores
 from .creation import create_array
@@ -196,6 +197,8 @@ def from_array(
         zarr_format = source.zarr_format if zarr_format is None else zarr_format
         fill_value = source.fill_value if fill_value is None else fill_value
         attributes = dict(source.attrs.asdict()) if attributes is None else attributes
+        if source.zarr_format == 2:  # (a v2 array's order is in its metadata; v3 has none)
+            order = v2_source_order(source.order, order, zarr_format)
         if zarr_format != source.zarr_format:  # codecs of one format need not exist in the other
             options = {k: v for k, v in options.items() if k in ("chunks", "shards")}
         elif kwargs.get("chunk_key_encoding") is None:  # the source's keys, as zarr-python 3
@@ -213,7 +216,7 @@ def from_array(
     # refuses to overwrite the node the data is read from
     return create_array(
         store, name=name, data=data, write_data=write_data, fill_value=fill_value,
-        order=order or array_config_arg(kwargs.get("config")).get("order", "C"), zarr_format=zarr_format,
+        order=order, zarr_format=zarr_format,
         attributes=attributes, overwrite=overwrite,
         storage_options=storage_options, **options, **kwargs,
     )

@@ -35,6 +35,7 @@ from ..metadata.spec import (
     pop_h5py_compression,
     pop_h5py_fillvalue,
     reject_unknown,
+    resolve_order,
     with_array_config,
     zarr_format_arg,
 )
@@ -125,7 +126,7 @@ def open_array(
     dtype: Any = None,
     compressor: Any = "default",
     fill_value: Any = 0,
-    order: str = "C",
+    order: str | None = None,
     synchronizer: Any = None,
     filters: Any = None,
     cache_metadata: bool = True,
@@ -208,8 +209,8 @@ def open_array(
     fill_value = pop_h5py_fillvalue(fill_value, kwargs, 0)
     zarr_format = legacy_format(kwargs, zarr_format, "open_array")
     array_config = kwargs.pop("config", None)
-    given = with_array_config({"order": order, "write_empty_chunks": write_empty_chunks, "config": array_config})
-    order, write_empty_chunks = given["order"], given["write_empty_chunks"]
+    given = with_array_config({"write_empty_chunks": write_empty_chunks, "config": array_config})
+    write_empty_chunks, config_order = given["write_empty_chunks"], given.get("config_order")
     reject_unknown(kwargs, "open_array")
     stores = open_stores(store, chunk_store, read_only=(mode == "r"), storage_options=storage_options)
     path = normalize_path(path)
@@ -225,9 +226,10 @@ def open_array(
         if shape is None:
             raise TypeError(f"open_array(mode={mode!r}) must create an array and needs shape=")
         check_codec_arguments(compressor=compressor, filters=filters, object_codec=object_codec)
+        stored, read_order = resolve_order(order, config_order, create_format)
         return ArraySpec(
-            shape, chunks, dtype, create_format, fill_value, order, compressor, filters, object_codec,
-            dimension_separator,
+            shape, chunks, dtype, create_format, fill_value, stored, compressor, filters, object_codec,
+            dimension_separator, read_order=read_order,
         )
 
     return open_array_node(stores, path, mode, make_spec, options, zarr_format)

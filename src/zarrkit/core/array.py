@@ -395,18 +395,23 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
     def order(self) -> str:
         """Memory layout of the elements within each chunk ('C' or 'F').
 
-        For a v3 array ``'F'`` means that its codec chain begins with the transpose codec of
-        the reverse permutation, which is what ``order='F'`` creates, so the order round-trips
-        in both formats.  (zarr-python 3 ignores ``order=`` for v3 arrays and reports the
-        memory order of its configuration, ``'C'`` by default.)
+        A v2 array stores it in its metadata (``order='F'`` at creation).  A v3 array stores
+        none: its order is that of ``config={'order': ...}`` (``zarrkit.config.order``
+        by default; ``order=`` is ignored there with a ``RuntimeWarning``, as zarr-python 3
+        does), or ``'F'`` when its codec chain begins with the transpose codec of the
+        reverse permutation.
 
         Examples
         --------
         >>> import zarrkit
-        >>> zarrkit.zeros((4, 6), chunks=(2, 3), order='F', zarr_format=3).order
+        >>> zarrkit.zeros((4, 6), chunks=(2, 3), order='F', zarr_format=2).order
+        'F'
+        >>> zarrkit.zeros((4, 6), chunks=(2, 3), config={'order': 'F'}, zarr_format=3).order
         'F'
         """
         self._refresh_metadata()
+        if self._meta.zarr_format == 3 and self._runtime_order is not None:
+            return self._runtime_order
         return self._meta.layout_order
 
     @property

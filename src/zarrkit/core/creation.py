@@ -62,12 +62,12 @@ class ArrayRequest:
 
 def classic_request(
     shape: Any, chunks: Any = True, dtype: Any = None, compressor: Any = "default", fill_value: Any = 0,
-    order: str = "C", synchronizer: Any = None, overwrite: bool = False, filters: Any = None,
+    order: str | None = None, synchronizer: Any = None, overwrite: bool = False, filters: Any = None,
     cache_metadata: bool = True, cache_attrs: bool = True, read_only: bool = False, object_codec: Any = None,
     dimension_separator: str | None = None, write_empty_chunks: bool | None = None, zarr_format: int | None = None,
     *, attributes: dict[str, Any] | None = None, mode: str | None = None, shards: Any = None,
     dimension_names: Any = None, codecs: Any = None, chunk_key_encoding: Any = None, serializer: Any = None,
-    compressors: Any = AUTO, **kwargs: Any,
+    compressors: Any = AUTO, config_order: str | None = None, **kwargs: Any,
 ) -> ArrayRequest:
     """The :class:`ArrayRequest` of zarr-python 2's ``create`` arguments (all but where the
     array goes: ``store``, ``path``, ``chunk_store``), as :func:`zarrkit.create` and a
@@ -76,7 +76,7 @@ def classic_request(
         shape, chunks, dtype, compressor, fill_value, order, filters, object_codec, dimension_separator,
         zarr_format, attributes=attributes, mode=mode, shards=shards, dimension_names=dimension_names,
         codecs=codecs, chunk_key_encoding=chunk_key_encoding, serializer=serializer, compressors=compressors,
-        kwargs=kwargs,
+        kwargs=kwargs, config_order=config_order,
     )
     options = ArrayOptions(
         read_only=read_only, synchronizer=synchronizer, cache_metadata=cache_metadata, cache_attrs=cache_attrs,
@@ -114,8 +114,8 @@ def create_array_node(
         cache_metadata=options.cache_metadata, cache_attrs=options.cache_attrs,
         write_empty_chunks=options.write_empty_chunks,
     )
-    if options.order is not None:
-        array._runtime_order = options.order
+    if (options.order or spec.read_order) is not None:
+        array._runtime_order = options.order or spec.read_order
     if data is not None:
         # converted and checked before the node there is replaced: values the new array
         # cannot hold must not cost the old one

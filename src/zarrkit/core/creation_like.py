@@ -11,9 +11,12 @@ from typing import Any
 import numcodecs
 import numpy as np
 
+from .._warnings import warn
+from ..config import config
+from ..errors import ZarrUserWarning
 from .array import Array
 
-__all__ = ["AS_SOURCE", "given_args", "source_info", "like_args", "data_args", "fixed_fill"]
+__all__ = ["AS_SOURCE", "given_args", "source_info", "like_args", "data_args", "fixed_fill", "v2_source_order"]
 
 
 class _AsSource:
@@ -61,11 +64,10 @@ def source_info(data: Any) -> dict[str, Any]:
             dtype=meta.dtype,
             compressor=meta.compressor,
             fill_value=meta.fill_value,
-            order=meta.layout_order,
         )
         filters = list(meta.filters or ())
-        if meta.zarr_format == 3 and meta.layout_order == "F":
-            filters.pop(0)  # the transpose codec: order='F' writes it again
+        if meta.zarr_format == 2:  # (a v3 array's order is its filters' transpose codec, kept)
+            info["order"] = meta.layout_order
         if meta.dtype.kind == "O" and filters:
             info["object_codec"] = filters.pop(0)
         info["filters"] = filters or None
@@ -81,6 +83,16 @@ def source_info(data: Any) -> dict[str, Any]:
             if hasattr(data, attr):
                 info[attr] = getattr(data, attr)
     return info
+
+
+def v2_source_order(source_order: str, order: str | None, zarr_format: int) -> str | None:
+    """The ``order`` of an array made of (or like) a v2 array of ``source_order``: kept for
+    v2 unless given; for v3, which stores none, dropped -- with a warning when it is 'F'."""
+    if zarr_format == 2:
+        return source_order if order is None else order
+    if source_order == "F":
+        warn("The existing order='F' of the source Zarr format 2 array will be ignored.", ZarrUserWarning)
+    return order
 
 
 def like_args(
@@ -104,6 +116,9 @@ def like_args(
         elif kwargs["zarr_format"] != source_format:  # one format's codecs need not exist in the other
             info.pop("compressor", None)
             info.pop("filters", None)
+    if "order" in info and source_format == 2:
+        target = kwargs.get("zarr_format") or config.zarr_format
+        kwargs["order"] = v2_source_order(info.pop("order"), kwargs.get("order"), target)
     for k, v in info.items():
         kwargs.setdefault(k, v)
     if fill_value is not _KEEP:

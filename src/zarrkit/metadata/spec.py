@@ -32,7 +32,7 @@ __all__ = [
     "ArraySpec", "AUTO", "classic_spec", "zarr3_spec", "check_codec_arguments", "legacy_format",
     "zarr_format_arg", "pop_h5py_compression", "pop_h5py_fillvalue", "reject_unknown", "check_create_mode",
     "chunk_key_encoding_arg", "default_compressor", "dtype_arg", "h5py_compressor", "array_config_arg",
-    "with_array_config", "ShapeRequiredError", "FormatArgumentError", "v2_compressor_arg", "v2_separator_arg", "ARRAY_CONFIG_KEYS",
+    "with_array_config", "resolve_order", "ShapeRequiredError", "FormatArgumentError", "v2_compressor_arg", "v2_separator_arg", "ARRAY_CONFIG_KEYS",
 ]
 
 class ShapeRequiredError(ZarrkitError, TypeError, ValueError):
@@ -76,6 +76,9 @@ class ArraySpec:
     chunk_key_encoding: Any = None
     serializer: Any = None
     compressors: Any = AUTO
+    #: the order reads of the new handle return where it is not the stored one (a v3 array's
+    #: ``config={'order': ...}``: see :func:`resolve_order`); nothing of it is stored
+    read_order: str | None = None
 
     def zarr3_options(self) -> dict[str, Any]:
         """The zarr-python 3 arguments given, by name."""
@@ -289,10 +292,11 @@ def reject_unknown(kwargs: dict[str, Any], fn: str) -> None:
 
 def classic_spec(
     shape: Any, chunks: Any = True, dtype: Any = None, compressor: Any = "default", fill_value: Any = 0,
-    order: str = "C", filters: Any = None, object_codec: Any = None, dimension_separator: str | None = None,
+    order: str | None = None, filters: Any = None, object_codec: Any = None, dimension_separator: str | None = None,
     zarr_format: int | None = None, *, attributes: dict[str, Any] | None = None, mode: str | None = None,
     shards: Any = None, dimension_names: Any = None, codecs: Any = None, chunk_key_encoding: Any = None,
     serializer: Any = None, compressors: Any = AUTO, kwargs: dict[str, Any] | None = None, fn: str = "create",
+    config_order: str | None = None,
 ) -> ArraySpec:
     """The :class:`ArraySpec` of zarr-python 2's ``create`` arguments (with zarr-python 3's
     keywords it also takes); ``kwargs`` holds the legacy and h5py keywords, taken out or
@@ -313,10 +317,10 @@ def classic_spec(
     fill_value = pop_h5py_fillvalue(fill_value, kwargs, 0)
     check_create_mode(mode)
     reject_unknown(kwargs, fn)
-    if order is None:  # zarr-python 3's "not given": the configured order
-        order = _settings.order
+    order, read_order = resolve_order(order, config_order, zarr_format)
     return ArraySpec(
         shape=shape, chunks=chunks, dtype=dtype, zarr_format=zarr_format, fill_value=fill_value, order=order,
+        read_order=read_order,
         compressor=compressor, filters=filters, object_codec=object_codec, dimension_separator=dimension_separator,
         attributes=attributes, shards=shards, dimension_names=dimension_names, codecs=codecs,
         chunk_key_encoding=chunk_key_encoding, serializer=serializer, compressors=compressors,
@@ -378,14 +382,35 @@ def array_config_arg(config: Any) -> dict[str, Any]:
 
 def with_array_config(kwargs: dict[str, Any]) -> dict[str, Any]:
     """zarr-python 2 style creation keywords with zarr-python 3's ``config=`` taken out: its
-    ``order`` and ``write_empty_chunks`` fill in those not given."""
+    ``write_empty_chunks`` fills in that keyword when not given, its ``order`` is kept as
+    ``config_order`` (see :func:`resolve_order`)."""
     kwargs = dict(kwargs)
     array_config = array_config_arg(kwargs.pop("config", None))
-    if "order" in array_config and kwargs.get("order", "C") == "C":
-        kwargs["order"] = array_config["order"]
+    if "order" in array_config:
+        kwargs["config_order"] = array_config["order"]
     if "write_empty_chunks" in array_config and kwargs.get("write_empty_chunks") is None:
         kwargs["write_empty_chunks"] = array_config["write_empty_chunks"]
     return kwargs
+
+
+def resolve_order(order: str | None, config_order: str | None, zarr_format: int) -> tuple[str, str | None]:
+    """The memory order of a new array: the order stored and the order reads return where it
+    is not that one (None: the stored one, or for v3 ``zarrkit.config.order``).
+
+    Zarr v2 stores it: ``order`` when given, else ``config={'order': ...}``'s (``config_order``),
+    else ``zarrkit.config.order``.  Zarr v3 stores none: its chunks are C-ordered and reads
+    return ``config_order`` (else ``zarrkit.config.order``) -- ``order`` is ignored there with
+    a ``RuntimeWarning``, as zarr-python 3 does."""
+    if zarr_format == 2:
+        return order or config_order or _settings.order, None
+    if order is not None:
+        warn(
+            "The `order` keyword argument has no effect for Zarr format 3 arrays. To control the "
+            "memory layout of the array, either use the `config` keyword argument, as in "
+            "`config={'order': 'C'}`, or change zarrkit.config.order.",
+            RuntimeWarning,
+        )
+    return "C", config_order
 
 
 def zarr3_chunk_guess(shape: Any, dtype: Any) -> Any:
@@ -412,8 +437,7 @@ def zarr3_spec(
         filters = None
     check_codec_arguments(compressors=compressors, filters=filters, serializer=serializer, codecs=codecs)
     array_config = array_config_arg(config)
-    if order is None:
-        order = array_config.get("order") or _settings.order
+    order, read_order = resolve_order(order, array_config.get("order"), zarr_format)
     if codecs is not None and (filters is not None or shards is not None or not _is_auto(compressors)
                                or not _is_auto(serializer)):
         raise TypeError("give either codecs= or filters=/serializer=/compressors=/shards=, not both")
@@ -431,6 +455,7 @@ def zarr3_spec(
         compressor = [ZstdCodec(level=0, checksum=False)]  # zarr-python 3's default
     return ArraySpec(
         shape=shape, chunks=chunks, dtype=dtype, zarr_format=zarr_format, fill_value=fill_value, order=order,
+        read_order=read_order,
         compressor=compressor, filters=filters, dimension_separator=dimension_separator, attributes=attributes,
         shards=shards, dimension_names=dimension_names, codecs=codecs, chunk_key_encoding=chunk_key_encoding,
         serializer=serializer if zarr_format == 2 or serializer not in (AUTO, None) else AUTO,

@@ -17,8 +17,9 @@ import pytest
 
 import zarrkit
 from zarrkit.api.rechunk_plan import parse_memory, plan_rechunk
-from zarrkit.api.rechunking import PROGRESS_KEY, TEMP_SUFFIX
+from zarrkit.api.rechunking import PROGRESS_KEY, TEMP_SUFFIX, _drop_chunks_within
 from zarrkit.errors import ContainsArrayError
+from zarrkit.storage.base import join_path
 
 
 def stored(root: Path) -> dict[str, bytes]:
@@ -152,6 +153,36 @@ def test_progress_bar_in_bytes_per_second(tmp_path, capsys):
     assert "B/s" in err and "rechunk" in err
     zarrkit.rechunk(a, tmp_path / "quiet.zarr", chunks=(24, 5, 5), max_mem="150KB", progress=False)
     assert capsys.readouterr().err == ""
+
+
+def _temp_chunk_files(tmp_path: Path) -> int:
+    temp = tmp_path / ("dst.zarr" + TEMP_SUFFIX)
+    return sum(1 for p in temp.rglob("*") if p.is_file() and not p.name.startswith("."))
+
+
+def test_the_intermediate_shrinks_as_the_last_stage_reads_it(tmp_path):
+    a, data = source(tmp_path)
+    counts: dict[int, list[int]] = {1: [], 2: []}
+    out = zarrkit.rechunk(a, tmp_path / "dst.zarr", chunks=(24, 5, 5), zarr_format=2, max_mem="60KB",
+                          progress=False, callback=lambda e: counts[e.stage].append(_temp_chunk_files(tmp_path)))
+    # the first stage fills the intermediate; the second only takes chunks away from it
+    # (those a block read, once the block is recorded: in the background), the end all
+    assert counts[1] == sorted(counts[1]) and counts[1][-1] > 0
+    assert counts[2] == sorted(counts[2], reverse=True) and counts[2][0] <= counts[1][-1]
+    assert not (tmp_path / ("dst.zarr" + TEMP_SUFFIX)).exists()
+    np.testing.assert_array_equal(out[:], data)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_the_chunks_dropped_for_a_region_are_those_wholly_within_it(tmp_path, fmt):
+    a = zarrkit.create_array(str(tmp_path / "a.zarr"), shape=(10, 7), chunks=(3, 2), dtype="i2",
+                             fill_value=0, zarr_format=fmt)
+    a[...] = 1
+    _drop_chunks_within(a, (slice(2, 10), slice(0, 4)))
+    # rows 3-9 (chunk rows 1-3, the last cut by the shape), columns 0-3 (chunk columns 0-1)
+    gone = {(i, j) for i in (1, 2, 3) for j in (0, 1)}
+    kept = {(i, j) for i in range(4) for j in range(4)} - gone
+    assert {c for c in kept | gone if a.store.get(join_path(a.path, a.metadata.chunk_key(c))) is None} == gone
 
 
 @pytest.mark.slow

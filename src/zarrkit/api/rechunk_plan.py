@@ -56,9 +56,10 @@ def parse_memory(value: Any, name: str = "max_mem") -> int:
 class Stage:
     """One pass over an array: ``block``-shaped regions read from one array and written to
     another, ``block`` a multiple of the chunks (write units) it writes.  Within a block,
-    ``threads`` tasks read ``read_piece``-shaped pieces into the block's buffer, then write
-    ``write_piece``-shaped ones (multiples of the chunks): a task holds no more than a piece's
-    encoded bytes and its buffers, whatever the size of the block."""
+    ``threads`` tasks read ``read_piece``-shaped pieces into the block's buffer, then
+    ``write_threads`` tasks write ``write_piece``-shaped ones (multiples of the chunks): a
+    task holds no more than a piece's encoded bytes and its buffers, whatever the size of the
+    block, so each phase runs as many tasks as its own pieces leave room for."""
 
     read_chunks: tuple[int, ...]
     write_chunks: tuple[int, ...]
@@ -66,8 +67,20 @@ class Stage:
     read_piece: tuple[int, ...] = ()
     write_piece: tuple[int, ...] = ()
     threads: int = 1
-    #: what one task holds at most: a piece, its encoded bytes (and its converted copy)
+    #: what one reading task holds at most: a piece, its encoded bytes (and a converted copy)
     task_bytes: int = 0
+    #: the writing tasks (0: as many as the reading ones) and what one holds at most
+    write_threads: int = 0
+    write_task_bytes: int = 0
+
+    @property
+    def writers(self) -> int:
+        return self.write_threads or self.threads
+
+    @property
+    def tasks_bytes(self) -> int:
+        """What the tasks of the phase holding most hold at once."""
+        return max(self.threads * self.task_bytes, self.writers * (self.write_task_bytes or self.task_bytes))
 
     def to_json(self) -> dict[str, Any]:
         return {"read_chunks": list(self.read_chunks), "write_chunks": list(self.write_chunks),
@@ -95,12 +108,11 @@ class RechunkPlan:
 
     @property
     def threads(self) -> int:
-        return max(s.threads for s in self.stages)
+        return max(max(s.threads, s.writers) for s in self.stages)
 
     def peak_bytes(self) -> int:
         """The most the plan holds at once: a block and the tasks' buffers of its stage."""
-        return max(_nbytes(s.block, self.shape, self.itemsize) + s.threads * s.task_bytes
-                   for s in self.stages)
+        return max(_nbytes(s.block, self.shape, self.itemsize) + s.tasks_bytes for s in self.stages)
 
 
 def _nbytes(block: Sequence[int], shape: Sequence[int], itemsize: int) -> int:
@@ -218,20 +230,24 @@ def plan_rechunk(
         read_bytes = max(_nbytes(read_chunks, shape, itemsize), small)
         write_bytes = max(_nbytes(write_chunks, shape, itemsize), small)
         # a task holds its piece's encoded bytes (and a converted copy), and the engine keeps
-        # a decoded chunk's scratch buffer per thread: more threads only when all that fits
-        task = (4 if cast else 3) * max(read_bytes, write_bytes)
+        # a decoded chunk's scratch buffer per thread: more threads only when all that fits,
+        # reads and writes each by their own pieces (one phase runs after the other)
+        read_task = (4 if cast else 3) * read_bytes
+        write_task = (4 if cast else 3) * write_bytes
         free = max_mem - _nbytes(cut, shape, itemsize)
         return Stage(
             read_chunks, write_chunks, block,
             read_piece=_grow(cut, read_chunks, itemsize, read_bytes, cut),
             write_piece=_grow(cut, write_chunks, itemsize, write_bytes, cut),
-            threads=max(1, min(threads_wanted, free // max(task, 1))),
-            task_bytes=task,
+            threads=max(1, min(threads_wanted, free // max(read_task, 1))),
+            task_bytes=read_task,
+            write_threads=max(1, min(threads_wanted, free // max(write_task, 1))),
+            write_task_bytes=write_task,
         )
 
     threads_wanted = max(1, threads_given)
     if ndim == 0:
-        return RechunkPlan(shape, itemsize, (Stage((), (), (), (), (), 1, itemsize * 3),), None)
+        return RechunkPlan(shape, itemsize, (Stage((), (), (), (), (), 1, itemsize * 3, 1, itemsize * 3),), None)
     # one stage when a block aligned to both grids fits: every source chunk is read once and
     # every target unit written once
     aligned = tuple(math.lcm(a, b) for a, b in zip(src, dst))

@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import json
+import math
 import os
 import pathlib
 from collections.abc import Callable, Mapping
-from typing import Any
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Self
 
 import numpy as np
 from tqdm import tqdm
@@ -221,15 +224,22 @@ class _Progress:
 
 
 # -- running the blocks -------------------------------------------------------------------------------
-def _copy_block(source: Array, target: Array, region: tuple[slice, ...], stage: Stage) -> int:
+def _copy_block(source: Array, target: Array, region: tuple[slice, ...], stage: Stage,
+                scratch: np.ndarray | None = None) -> int:
     """Copy one block of ``source`` into ``target``: pieces read into the block's buffer, then
-    pieces of whole target chunks written from it, ``stage.threads`` tasks at a time (each
-    piece's chunks on its task's thread, so a task holds one piece's encoded bytes)."""
+    pieces of whole target chunks written from it, ``stage.threads`` and ``stage.writers``
+    tasks at a time (each piece's chunks on its task's thread, so a task holds one piece's
+    encoded bytes).  ``scratch``: a flat buffer of the stage's largest block, used for every
+    block of the stage (its memory is taken once, not once per block)."""
     if not region:
         target[()] = source[()]
         return int(np.dtype(source.dtype).itemsize)
     block_shape = tuple(r.stop - r.start for r in region)
-    buffer = np.empty(block_shape, dtype=source.dtype)
+    n = math.prod(block_shape)
+    if scratch is not None and scratch.size >= n:
+        buffer = scratch[:n].reshape(block_shape)
+    else:
+        buffer = np.empty(block_shape, dtype=source.dtype)
 
     def placed(local: tuple[slice, ...]) -> tuple[slice, ...]:
         return tuple(slice(r.start + sl.start, r.start + sl.stop) for r, sl in zip(region, local))
@@ -242,8 +252,48 @@ def _copy_block(source: Array, target: Array, region: tuple[slice, ...], stage: 
 
     with config.set(threads=1):  # the pieces are the tasks: one thread each
         run_tasks(read, list(iter_block_regions(block_shape, stage.read_piece)), stage.threads)
-        run_tasks(write, list(iter_block_regions(block_shape, stage.write_piece)), stage.threads)
+        run_tasks(write, list(iter_block_regions(block_shape, stage.write_piece)), stage.writers)
     return int(buffer.nbytes)
+
+
+def _drop_chunks_within(array: Array, region: tuple[slice, ...]) -> None:
+    """Delete the chunks of ``array`` lying wholly within ``region`` (those reaching the
+    array's end included)."""
+    ranges = []
+    for sl, c, n in zip(region, array.chunks, array.shape):
+        first = -(-sl.start // c)
+        last = -(-sl.stop // c) if sl.stop >= n else sl.stop // c
+        ranges.append(range(first, last))
+    meta = array.metadata
+    for coords in itertools.product(*ranges):
+        array.store.delete(join_path(array.path, meta.chunk_key(coords)))
+
+
+class _Dropper:
+    """Deletes the chunks of ``array`` within the regions it is given (see
+    :func:`_drop_chunks_within`) on a thread of its own, in order; leaving the ``with`` block
+    waits for them and raises the first failure (unless the block itself failed).  With
+    ``array`` None it does nothing."""
+
+    def __init__(self, array: Array | None):
+        self.array = array
+        self.pending: list[Future[None]] = []
+        self.executor = ThreadPoolExecutor(1, thread_name_prefix="zarrkit-rechunk-drop") if array is not None else None
+
+    def drop(self, region: tuple[slice, ...]) -> None:
+        if self.executor is not None and self.array is not None:
+            self.pending.append(self.executor.submit(_drop_chunks_within, self.array, region))
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, kind: object, exc: object, tb: object) -> None:
+        if self.executor is None:
+            return
+        self.executor.shutdown(wait=True)
+        if kind is None:
+            for future in self.pending:
+                future.result()
 
 
 class _Runner:
@@ -262,6 +312,7 @@ class _Runner:
         n = count_blocks(shape, stage.block)
         done = self.progress.blocks(job.rel, index, n_stages)
         todo = [(i, r) for i, r in enumerate(iter_block_regions(shape, stage.block)) if i not in done]
+        todo_regions = dict(todo)
 
         def finished(i: int, nbytes: int) -> None:
             done.add(i)
@@ -271,16 +322,24 @@ class _Runner:
             if self.callback is not None:
                 self.callback(RechunkEvent(job.rel, index + 1, n_stages, i, n, nbytes, self.done, self.total))
 
-        if self.client is None:
-            for i, region in todo:
-                finished(i, _copy_block(src, dst, region, stage))
-            return
-        from distributed import as_completed  # an optional dependency, used only with a client
+        # the intermediate's chunks a block of the last stage has read are not read again:
+        # removed once the block is recorded, on a thread of their own (a deletion can wait
+        # for the system to finish writing the file) while the next blocks are copied
+        with _Dropper(src if index == 1 and n_stages == 2 else None) as dropper:
+            if self.client is None:
+                largest = math.prod(min(b, n) for b, n in zip(stage.block, shape))
+                scratch = np.empty(largest if todo else 0, dtype=src.dtype)
+                for i, region in todo:
+                    finished(i, _copy_block(src, dst, region, stage, scratch))
+                    dropper.drop(region)
+                return
+            from distributed import as_completed  # an optional dependency, used only with a client
 
-        one = dataclasses.replace(stage, threads=1)  # a task per block, on a worker's thread
-        futures = {self.client.submit(_copy_block, src, dst, region, one, pure=False): i for i, region in todo}
-        for future in as_completed(futures):  # type: ignore[no-untyped-call]
-            finished(futures[future], int(future.result()))
+            one = dataclasses.replace(stage, threads=1, write_threads=1)  # a task per block, on a worker's thread
+            futures = {self.client.submit(_copy_block, src, dst, region, one, pure=False): i for i, region in todo}
+            for future in as_completed(futures):  # type: ignore[no-untyped-call]
+                finished(futures[future], int(future.result()))
+                dropper.drop(todo_regions[futures[future]])
 
 
 def _client_of(executor: str, client: Any) -> Any:

@@ -184,7 +184,8 @@ def test_cli_reference_is_current(monkeypatch):
     quoted = next(b for b in parse_text(reference) if b.lang == "text").code
     parser = build_parser()
     for command in [[]] + [[c] for c in
-                           ("info", "tree", "ls", "cp", "convert", "verify", "consolidate", "rm")]:
+                           ("info", "tree", "ls", "cp", "convert", "verify", "consolidate", "rm",
+                            "rechunk", "completion")]:
         out = io.StringIO()
         with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
             parser.parse_args(command + ["--help"])

@@ -129,9 +129,9 @@ def to_v3_codecs(objs: Any, argument: str, kind: type | None = None) -> list[V3C
     if kind is not None:
         for c in out:
             if not isinstance(c, kind):
-                roles: dict[type, str] = {ArrayArrayCodec: "array→array (filter)", ArrayBytesCodec: "array→bytes (serializer)", BytesBytesCodec: "bytes→bytes (compressor)"}
+                roles: dict[type, str] = {ArrayArrayCodec: "an array→array (filter)", ArrayBytesCodec: "an array→bytes (serializer)", BytesBytesCodec: "a bytes→bytes (compressor)"}
                 raise UnsupportedCodecError(
-                    f"{argument}: {c.name!r} is not an {roles.get(kind, kind.__name__)} codec", argument
+                    f"{argument}: {c.name!r} is not {roles.get(kind, 'a ' + kind.__name__)} codec", argument
                 )
     return out
 

@@ -29,7 +29,8 @@ read before, and that write made a new one.
 
 A value that was absent before the write is deleted again only where the store's
 conditional delete is atomic; elsewhere (obstore) the elements written are put back to the
-fill value by a conditional write, so that another append's rows merged into it meanwhile stay.
+fill value by a write conditioned on the version written, so that another append's rows merged
+into it meanwhile stay (equal to the loser's or not).
 
 On stores whose versions are contents (SQLite, LMDB, Redis, S3 ETags) writing the same bytes
 again keeps the version, so the winner's second write does not stop a loser's; there a
@@ -119,7 +120,7 @@ class Claim:
 
     @staticmethod
     def _put_back(store: Store, key: str, before: Any, version: Any, restore: Any) -> None:
-        now = store.get_versioned(key)[1]
+        current, now = store.get_versioned(key)
         unwritten = now == version  # nobody wrote it since: as read (None: deleted)
         try:
             if unwritten and before is not None:
@@ -128,14 +129,20 @@ class Claim:
             # a value that was absent is deleted again where the store deletes atomically: a
             # delete that checks the version and then deletes would take with it a write
             # landing between the two (another append's rows, merged into this value); there
-            # the elements this write left get the fill value back, written conditionally
+            # the elements this write left get the fill value back, written on the condition
+            # of the version written (one merged in since, equal values included, stays)
             if unwritten and (store.atomic_deletes or restore is None):
                 if version is not ABSENT:
                     store.delete_if(key, version)
                 return
+            if unwritten and current is not None:
+                value = restore(current, before)
+                if value is not KEEP:
+                    store.set_if(key, value, version)
+                return
         except VersionConflictError:
-            unwritten = False
-        if restore is None or not (store.versions_are_contents or unwritten):
+            pass
+        if restore is None or not store.versions_are_contents:
             return
         update(store, key, lambda current: KEEP if current is None else restore(current, before))
 

@@ -21,7 +21,7 @@ from .claims import Claim, RowsClaimed
 from .indexing import make_indexer
 from .indexing_tools import lazy_product
 from .read import read_selection
-from .shard_trim import clear_grown, clear_inner_outside
+from .shard_trim import clear_grown, clear_inner_outside, clear_stored
 from .stored import current_documents, iter_stored
 from .write import write_selection
 
@@ -233,26 +233,37 @@ def resize_locked(array: Resizable, current: Document, new_shape: tuple[int, ...
     old_grid, new_grid = old.storage_grid.grid_shape, new.storage_grid.grid_shape
     leftovers: list[str] = []
     shrunk: list[str] = []
+    shrunk_at: list[tuple[int, ...]] = []  # (their grid coordinates)
     kept: list[tuple[int, ...]] | None = None  # the stored objects inside the old grid, listed
+    store, sync = array._chunk_store, array._synchronizer
+    # a transactional store (Icechunk) has no crash window, but refuses to write, and
+    # ignores deleting, objects outside the shape its metadata has: there the shrunk grid's
+    # objects go first, then the new metadata, then the appended rows
+    transactional = store.transactional
+    # racing other writers where a conditional delete is a version check and then a delete
+    # (obstore), an append's rows landing between the two would go with it: nothing is
+    # deleted then -- the objects left outside the grid are kept (what the resize grows over
+    # is cleared: see clear_grown), those the shrunk shape leaves out get the fill value
+    stores_fill = claim is not None and not transactional and not store.atomic_deletes
     if claim is not None and appended is not None:
         pass  # (see above: an append deletes nothing before the shape is written)
     elif delete and array._chunk_store.supports_listing:
         kept = []
         for c, key in iter_stored(array._ctx, old, within=False):
             if any(i >= m for i, m in zip(c, old_grid)):
-                leftovers.append(key)
+                if stores_fill:
+                    kept.append(c)
+                else:
+                    leftovers.append(key)
             elif any(i >= m for i, m in zip(c, new_grid)):
                 shrunk.append(key)
+                shrunk_at.append(c)
             else:
                 kept.append(c)
     elif delete:  # a store that cannot list: every key the shrunk grid leaves out (leftovers unseen)
         prefix = array._ctx.prefix
-        shrunk = [prefix + old.chunk_key(c) for c in chunk_coords_outside(old_grid, new_grid)]
-    store, sync = array._chunk_store, array._synchronizer
-    # a transactional store (Icechunk) has no crash window, but refuses to write, and
-    # ignores deleting, objects outside the shape its metadata has: there the shrunk grid's
-    # objects go first, then the new metadata, then the appended rows
-    transactional = store.transactional
+        shrunk_at = list(chunk_coords_outside(old_grid, new_grid))
+        shrunk = [prefix + old.chunk_key(c) for c in shrunk_at]
     for key in leftovers + shrunk if transactional else leftovers:
         _delete(store, key, claim)
     # what a resize grows over reads the fill value: the elements a shrink left in the objects
@@ -280,8 +291,11 @@ def resize_locked(array: Resizable, current: Document, new_shape: tuple[int, ...
     # be writing its rows there: it is left to it)
     after = None if claim is None else Claim(claim.store, claim.key, written)
     try:
-        for key in shrunk:
-            _delete(store, key, after)
+        if stores_fill:
+            clear_stored(store, array._path, old, shrunk_at, sync, after)
+        else:
+            for key in shrunk:
+                _delete(store, key, after)
         if shrinks:
             clear_inner_outside(store, array._path, new, sync, after)
     except RowsClaimed:

@@ -12,7 +12,7 @@ from .indexing import make_indexer
 from .stored import iter_stored
 from .write import write_selection
 
-__all__ = ["clear_grown", "clear_inner_outside"]
+__all__ = ["clear_grown", "clear_inner_outside", "clear_stored"]
 
 
 def clear_inner_outside(store: Store, path: str, meta: Any, synchronizer: Any = None, claim: Any = None) -> None:
@@ -101,3 +101,21 @@ def clear_grown(store: Store, path: str, old: Any, new: Any, synchronizer: Any =
             if all(r.stop > r.start for r in region):
                 write_selection(ctx, make_indexer(region, new_shape, ctx.grid, "basic"), fill,
                                 write_empty_chunks=False, synchronizer=synchronizer, claim=claim)
+
+
+def clear_stored(store: Store, path: str, meta: Any, stored: Any, synchronizer: Any = None, claim: Any = None) -> None:
+    """Write the fill value over what the stored objects of ``meta``'s grid at ``stored``
+    (grid coordinates) hold inside ``meta``'s shape, each by the one read-modify-write
+    (``write_empty_chunks`` False: an object left all fill is stored so, not deleted, on a
+    store whose conditional delete is not atomic) -- the objects a shrink leaves out there,
+    cleared instead of deleted (see :func:`~zarrkit.core.resize.resize_locked`).  With a
+    ``claim`` they are written through it."""
+    shape = tuple(meta.shape)
+    ctx = ChunkContext.build(store, path, meta)
+    dims = meta.storage_grid.dims
+    for coords in stored:
+        lows = [d.start(c) for d, c in zip(dims, coords)]
+        region = tuple(slice(lo, min(lo + d.length(c), n)) for d, c, lo, n in zip(dims, coords, lows, shape))
+        if all(r.stop > r.start for r in region):
+            write_selection(ctx, make_indexer(region, shape, ctx.grid, "basic"), ctx.missing,
+                            write_empty_chunks=False, synchronizer=synchronizer, claim=claim)

@@ -27,7 +27,8 @@ root = zarrkit.group(store=zarrkit.MemoryStore(), zarr_format=3)
 obs = root.create_group("observations")
 obs.create_array("temperature", shape=(365, 720, 1440), chunks=(30, 90, 90), shards=(90, 360, 360), dtype="f4")
 obs.create_array("station_ids", shape=(5000,), chunks=(250,), dtype="i4")
-root.create_array("mask", shape=(720, 1440), chunks=(180, 180), dtype="bool")"""
+root.create_array("mask", shape=(720, 1440), chunks=(180, 180), dtype="bool")
+root = zarrkit.consolidate_metadata(root.store)  # a group's view lists members from it"""
 REPR_NODES = {"A sharded 3-d array": "observations/temperature", "A 1-d array": "observations/station_ids",
               "A 2-d array": "mask", "A group": "observations"}
 REPR_STYLE = """body { font-family: sans-serif; margin: 2em; } section { margin-bottom: 2.5em; }

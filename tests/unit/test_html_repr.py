@@ -4,12 +4,15 @@ the HTML."""
 
 from __future__ import annotations
 
+import warnings
 from html.parser import HTMLParser
 
 import pytest
 
 import zarrkit
+import zarrkit.errors
 from zarrkit.core.group import HTML_MEMBERS
+from zarrkit.storage import CountingStore, MemoryStore
 
 
 class Outline(HTMLParser):
@@ -41,9 +44,18 @@ def outline(fragment: str) -> list[tuple[int, str, str]]:
     return parser.items
 
 
+def consolidated(group):
+    """``group`` opened again through consolidated metadata: the view lists members then."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", zarrkit.errors.ZarrUserWarning)  # (v3's is not in the spec)
+        zarrkit.consolidate_metadata(group.store, path=group.path)
+    return zarrkit.open_consolidated(group.store, path=group.path, mode="r")
+
+
 def group_outline(group) -> list[tuple[int, str, str]]:
-    """The outline of a group's view after its header (which names the group and its store)."""
-    items = outline(group._repr_html_())
+    """The outline of a group's view after its header (which names the group and its store),
+    the group opened through consolidated metadata."""
+    items = outline(consolidated(group)._repr_html_())
     assert items[:2] == [(0, "b", "zarrkit.Group"), (0, "code", "/" + group.path)]
     assert items[2][1] == "div" and items[2][2].startswith(" in ")
     return items[3:]
@@ -82,6 +94,20 @@ def test_tree_shows_the_whole_hierarchy_as_nested_lists(zarr_format):
     ]
     text = str(g.tree())
     assert all(label in text for _, _, label in items if label != "/")
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_without_consolidated_metadata_a_group_view_reads_nothing_and_says_how_to_list(zarr_format):
+    inner = MemoryStore()
+    zarrkit.group(store=inner, zarr_format=zarr_format).create_group("foo").zeros("baz", shape=3)
+    store = CountingStore(inner)
+    g = zarrkit.open_group(store, mode="r")
+    store.reset()
+    items = outline(g._repr_html_())
+    assert sum(store.counts.values()) == 0, dict(store.counts)
+    assert items[:2] == [(0, "b", "zarrkit.Group"), (0, "code", "/")]
+    assert [text for _, _, text in items[3:]] == ["members not listed here (that reads the store): ",
+                                                  ".tree()", " or ", ".members()", " lists them"]
 
 
 def test_a_group_with_many_members_shows_the_first_and_how_many_more():

@@ -16,6 +16,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..metadata.consolidated import ConsolidatedStore
 from ..storage.keys import describe_store
 
 __all__ = ["MAX_LINES", "array_html", "array_picture", "grid_svg", "node_header"]
@@ -28,7 +29,10 @@ _STYLE = 'font-family="sans-serif" font-size="11" fill="#333"'
 
 
 def node_header(kind: str, path: str, store: object) -> str:
-    """``zarrkit.Array /a/b in DirectoryStore('/data/x.zarr')`` as an HTML line."""
+    """``zarrkit.Array /a/b in DirectoryStore('/data/x.zarr')`` as an HTML line (a node read
+    through consolidated metadata is in the store the metadata was read from)."""
+    if isinstance(store, ConsolidatedStore):
+        store = store.store
     return (f'<div class="zarrkit-node"><b>zarrkit.{kind}</b> <code>/{html.escape(path)}</code> '
             f"in {html.escape(describe_store(store))}</div>")
 

@@ -40,12 +40,10 @@ from ..storage.coerce import NodeStores, open_stores
 from ..storage.store_path import StorePath
 from .array import Array
 from .creation import ArrayOptions, create_array_node, write_group_node
-from .grid_picture import node_header
 from .group_create import MemberCreationMethods
 from .info import InfoReporter, describe_group, group_items, group_report, group_repr
-from .navigation import NavigationMethods, member_names, member_page
+from .navigation import NavigationMethods, group_html, member_names
 from .node import Node
-from .tree import members_html
 
 __all__ = ["GROUP_METADATA_KEYS", "ConsolidatedMetadata", "Group", "GroupMetadata", "Member"]
 
@@ -684,17 +682,13 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
     # IPython asks for these rich displays: a bounded view for HTML, None (the text repr) for
     # the others (and a group has no attribute of these names to look up among its members)
     def _repr_html_(self) -> str:
-        """What Jupyter shows: the group's first :data:`HTML_MEMBERS` members (arrays with
-        their shape and data type), one level deep, and how many more there are.  It costs
-        one listing of the group and a read of the metadata of the members shown, however big
-        the hierarchy; :meth:`tree` draws all of it."""
-        with io.reuse_documents(self._store):
-            shown, more = member_page(self, HTML_MEMBERS)
-            # an array's shape and data type cost its metadata (read once on a v3 store); a
-            # group is shown by name, without opening it
-            nodes = [(name, self._open_member(join_path(self._path, name), kind) if kind == "array" else None)
-                     for name, kind in shown]
-        return node_header("Group", self._path, self._store_arg) + members_html(self.basename or "/", nodes, more)
+        """What Jupyter shows, without a request to the store: the group's path and store
+        and, for a group opened through consolidated metadata, its first :data:`HTML_MEMBERS`
+        members (arrays with their shape and data type), one level deep, and how many more
+        there are.  Other groups' members are not listed (a listing reads the store, which on
+        object storage costs requests however few members are shown): :meth:`tree` and
+        :meth:`members` list them."""
+        return group_html(self, HTML_MEMBERS)
 
     def _repr_markdown_(self) -> None:
         return None

@@ -16,12 +16,14 @@ from typing import Any, Protocol
 from .._warnings import warn
 from ..errors import ArrayNotFoundError, ContainsArrayError, ContainsGroupError, GroupNotFoundError
 from ..metadata import io
+from ..metadata.consolidated import ConsolidatedStore
 from ..metadata.walk import walk
 from ..storage.base import Store, describe_store, is_node_name, join_path
+from .grid_picture import node_header
 from .pool import run_tasks, threads_for
-from .tree import TreeView
+from .tree import TreeView, members_html
 
-__all__ = ["NavigationMethods", "Navigable", "list_levels"]
+__all__ = ["NavigationMethods", "Navigable", "group_html", "list_levels"]
 
 # A group's own metadata documents, listed beside its members but never members themselves.
 _METADATA_NAMES = frozenset({".zgroup", ".zattrs", ".zarray", ".zmetadata", "zarr.json"})
@@ -80,6 +82,24 @@ def member_page(group: Navigable, limit: int) -> tuple[list[tuple[str, str]], in
     kinds = io.node_kinds(group._store, [prefix + n for n in first])
     shown = [(n, kind) for n in first if (kind := kinds[prefix + n]) is not None]
     return shown, len(names) - len(first)
+
+
+def group_html(group: Any, limit: int) -> str:
+    """A group's HTML view (see ``Group._repr_html_``), read from no store: its header and,
+    when the group was opened through consolidated metadata, its first ``limit`` members."""
+    header = node_header("Group", group._path, group._store_arg)
+    if not isinstance(group._store, ConsolidatedStore):
+        return header + (
+            '<div class="zarrkit-tree">members not listed here (that reads the store): '
+            "<code>.tree()</code> or <code>.members()</code> lists them</div>"
+        )
+    with io.reuse_documents(group._store):
+        shown, more = member_page(group, limit)
+        # an array's shape and data type are in the consolidated document; a group is shown
+        # by name, without opening it
+        nodes = [(name, group._open_member(join_path(group._path, name), kind) if kind == "array" else None)
+                 for name, kind in shown]
+    return header + members_html(group.basename or "/", nodes, more)
 
 
 def list_levels(

@@ -231,3 +231,14 @@ def test_config_values_of_the_wrong_type_are_refused_before_writing(config: dict
     with pytest.raises(ValueError, match=next(iter(config))):
         zarrkit.create_array(store, shape=(2,), dtype="u1", config=config)
     assert store == {}
+
+
+@pytest.mark.parametrize("codec, place", [(ZstdCodec(), "compressors"), (BytesCodec(), "serializer")])
+def test_a_v3_codec_of_another_kind_among_the_filters_is_refused_before_writing(codec, place):
+    store = {}
+    with pytest.raises(TypeError, match=rf"filters: '{codec.name}' is not a filter .*{place}= takes it"):
+        zarrkit.create_array(store, shape=(4,), dtype="i4", filters=[codec])
+    assert store == {}
+    # zarr-2 style byte filters (numcodecs checksums) still run before the compressors
+    a = zarrkit.create_array(store, shape=(4,), dtype="i4", filters=[numcodecs.Adler32()])
+    assert [c.name for c in a.metadata.codecs] == ["bytes", "numcodecs.adler32", "zstd"]

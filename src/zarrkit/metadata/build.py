@@ -382,6 +382,15 @@ def _v3_chain(
         # (config.default_compressor is zarr-python 2's, for v2 arrays)
         compressors = [ZstdCodec(level=0, checksum=False)]
     bb = to_v3_codecs(compressors, "compressors", BytesBytesCodec)
+    for given in filters if isinstance(filters, (list, tuple)) else [filters]:
+        # (zarr-2 style byte filters are numcodecs codecs: a v3 codec object of another kind
+        # among the filters is a mistake, refused as zarr-python 3 refuses it)
+        if isinstance(given, (BytesBytesCodec, ArrayBytesCodec)) and not isinstance(given, numcodecs.abc.Codec):
+            raise UnsupportedCodecError(
+                f"filters: {given.name!r} is not a filter (an array→array codec); "
+                f"{'compressors' if isinstance(given, BytesBytesCodec) else 'serializer'}= takes it",
+                "filters",
+            )
     aa = to_v3_codecs(filters, "filters")
     # zarr-2 style filters may end with byte filters (a checksum such as adler32): they
     # run after the array filters and before the compressors, as they did in v2

@@ -24,10 +24,11 @@ CELLS = [
         "_ = root.create_group('empty')"
     ),
     "temp",  # the array: its info table
-    "root",  # the group: its members
+    "root",  # the group: read from no store, says how to list its members
     "root.tree()",
     "sorted(root._ipython_key_completions_())",
     "import sys\nprint(sys.executable)",
+    "import warnings\nwarnings.simplefilter('ignore')\nzarrkit.consolidate_metadata(root.store)",  # its members
 ]
 
 
@@ -73,10 +74,11 @@ def test_notebook_shows_info_table_and_collapsible_tree(kernel, tmp_path):
     # the kernel ran this interpreter
     assert outputs[6][0]["text"].strip() == sys.executable
     # rich outputs: HTML beside the plain text
-    for i in (2, 3, 4):
+    for i in (2, 3, 4, 7):
         data = outputs[i][0]["data"]
         assert "text/html" in data and "text/plain" in data
     assert "class=\"zarrkit-info\"" in outputs[2][0]["data"]["text/html"]
+    assert ".tree()" in outputs[3][0]["data"]["text/html"] and "<li>" not in outputs[3][0]["data"]["text/html"]
     assert outputs[5][0]["data"]["text/plain"] == "['climate', 'empty']"
 
     html, _ = HTMLExporter().from_notebook_node(nb)
@@ -86,7 +88,8 @@ def test_notebook_shows_info_table_and_collapsible_tree(kernel, tmp_path):
     # the info table of the array
     assert {"Type", "Zarr format", "Data type", "Shape", "Chunk shape"} <= set(page.text["th"])
     assert "zarrkit-info" in html and "(365, 180)" in html and "(30, 90)" in html
-    # the group: its members one level deep; tree(): the hierarchy as collapsible nested lists
+    # the consolidated group: its members one level deep; tree(): the hierarchy as collapsible
+    # nested lists
     assert page.tags.count("details") >= 1 + 3  # the group's /; the tree's /, climate, empty
     assert page.text["summary"].count("/") >= 2
     assert page.text["li"].count("climate") >= 1 and page.text["li"].count("empty") >= 1

@@ -395,11 +395,11 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
     def order(self) -> str:
         """Memory layout of the elements within each chunk ('C' or 'F').
 
-        A v2 array stores it in its metadata (``order='F'`` at creation).  A v3 array stores
-        none: its order is that of ``config={'order': ...}`` (``zarrkit.config.order``
-        by default; ``order=`` is ignored there with a ``RuntimeWarning``, as zarr-python 3
-        does), or ``'F'`` when its codec chain begins with the transpose codec of the
-        reverse permutation.
+        A v2 array stores it in its metadata (``order='F'`` at creation), and reads return
+        that order.  A v3 array stores none (a transpose codec among its filters is a codec
+        like any other): its order is that of ``config={'order': ...}`` (``zarrkit.config.order``
+        when the handle was made; ``order=`` is ignored there with a ``RuntimeWarning``), the
+        order its reads return, as in zarr-python 3.
 
         Examples
         --------
@@ -410,25 +410,23 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
         'F'
         """
         self._refresh_metadata()
-        if self._meta.zarr_format == 3 and self._runtime_order is not None:
-            return self._runtime_order
+        if self._meta.reads_in_config_order:
+            return self._runtime_order or "C"
         return self._meta.layout_order
 
     @property
-    def filters(self) -> list[Any] | tuple[()] | None:
+    def filters(self) -> list[Any] | tuple[Any, ...] | None:
         """Codecs applied to chunk data before compression (if there are none: ``()`` for a v3
         array, as zarr-python 3 gives it; None for a v2 array, as zarr-python 2).
 
         numcodecs objects, whatever the format: the filters of a v3 array are given as their
-        numcodecs equivalents where one exists (the transpose that records ``order='F'`` is
-        left out), so zarr-2 code that inspects them works on either format.
+        numcodecs equivalents where one exists, so zarr-2 code that inspects them works on
+        either format.
         """
         self._refresh_metadata()
         filters = list(self._meta.filters or ())
         if self._meta.zarr_format == 3:
-            if filters and self._meta.layout_order == "F":
-                filters = filters[1:]
-            return [_as_numcodecs(f) for f in filters] or ()
+            return tuple(_as_numcodecs(f) for f in filters)  # (a tuple, as zarr-python 3's)
         return filters or None
 
     @property

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.array import Array
-from ..core.creation_like import AS_SOURCE, given_args, like_args
+from ..core.creation_like import AS_SOURCE, EMPTY_FILL, given_args, like_args
 from ..storage.base import StoreLike
 from .creation import create_classic
 
@@ -67,11 +67,7 @@ def empty_like(
     ((3, 4), (2, 2), dtype('int16'))
     """
     kwargs = given_args(locals())
-    source = kwargs.pop("a")
-    if getattr(source, "zarr_format", None) == 3:  # zarr-python 3 keeps a v3 array's fill value
-        return create_classic(like_args("empty_like", source, kwargs, keep_format=True))
-    # zarr-python 2's empty_like of a v2 (or NumPy) array has no fill value
-    return create_classic(like_args("empty_like", source, kwargs, fill_value=None, keep_format=True))
+    return create_classic(like_args("empty_like", kwargs.pop("a"), kwargs, fill_value=EMPTY_FILL, keep_format=True))
 
 
 def zeros_like(

@@ -16,7 +16,7 @@ from ..config import config
 from ..errors import ZarrUserWarning
 from .array import Array
 
-__all__ = ["AS_SOURCE", "given_args", "source_info", "like_args", "data_args", "fixed_fill", "v2_source_order"]
+__all__ = ["AS_SOURCE", "EMPTY_FILL", "given_args", "source_info", "like_args", "data_args", "fixed_fill", "v2_source_order"]
 
 
 class _AsSource:
@@ -32,6 +32,10 @@ AS_SOURCE: Any = _AsSource()
 
 #: ``like_args``'s ``fill_value`` when the source's is kept
 _KEEP: Any = object()
+
+#: ``like_args``'s ``fill_value`` for ``empty_like``: a Zarr array's own is kept (as
+#: zarr-python 3 keeps it, of either format), other arrays (NumPy's) give none
+EMPTY_FILL: Any = object()
 
 
 def given_args(args: dict[str, Any]) -> dict[str, Any]:
@@ -121,7 +125,10 @@ def like_args(
         kwargs["order"] = v2_source_order(info.pop("order"), kwargs.get("order"), target)
     for k, v in info.items():
         kwargs.setdefault(k, v)
-    if fill_value is not _KEEP:
+    if fill_value is EMPTY_FILL:
+        if not isinstance(a, Array):
+            kwargs.setdefault("fill_value", None)
+    elif fill_value is not _KEEP:
         kwargs["fill_value"] = fill_value
     elif kwargs.get("fill_value") is None and fn == "full_like":
         raise TypeError("full_like() needs a fill_value (none given and none on the source)")

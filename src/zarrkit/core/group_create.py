@@ -20,7 +20,7 @@ from ..storage.base import describe_location
 from ..storage.coerce import NodeStores
 from .array import Array
 from .creation import classic_request, create_array_node, write_group_node
-from .creation_like import data_args, fixed_fill, like_args
+from .creation_like import EMPTY_FILL, data_args, fixed_fill, like_args
 
 __all__ = ["MemberCreationMethods"]
 
@@ -422,7 +422,7 @@ class MemberCreationMethods:
         Array
             The new array.
         """
-        return self._create(name, like_args("empty_like", data, kwargs, fill_value=None))
+        return self._create(name, like_args("empty_like", data, kwargs, fill_value=EMPTY_FILL))
 
     def zeros_like(self, name: str, data: Any, **kwargs: Any) -> Array:
         """Create an array of zeros like ``data`` below this group.

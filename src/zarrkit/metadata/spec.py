@@ -405,9 +405,9 @@ def resolve_order(order: str | None, config_order: str | None, zarr_format: int)
         return order or config_order or _settings.order, None
     if order is not None:
         warn(
-            "The `order` keyword argument has no effect for Zarr format 3 arrays. To control the "
-            "memory layout of the array, either use the `config` keyword argument, as in "
-            "`config={'order': 'C'}`, or change zarrkit.config.order.",
+            "The `order` keyword argument has no effect for Zarr format 3 arrays: they store no "
+            f"order; config={{'order': {order!r}}} makes reads return that order "
+            "(zarrkit.config.order sets the default)",
             RuntimeWarning,
         )
     return "C", config_order

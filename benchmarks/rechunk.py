@@ -14,8 +14,9 @@ Usage::
     python benchmarks/rechunk.py --sizes 0.25,1,4 --max-mem 128MiB,256MiB --tools zarrkit
 
 Sizes are in GiB (shape (n, 1024, 512) float32, n = 512 per GiB); the source is written once
-per size by zarrkit in ``--workdir`` (Zarr v3; a Zarr v2 copy for rechunker), random normal
-values rounded to 0.01, zarrkit's default compressor.
+per size and format by zarrkit in ``--workdir``: random normal values rounded to 0.01, in Zarr
+v2 (``--format 2``, the default: Blosc LZ4, the format rechunker reads) or v3 (``--format 3``:
+Zstd). Every tool reads that one source and writes the target in its format and codecs.
 """
 
 from __future__ import annotations

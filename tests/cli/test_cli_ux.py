@@ -297,3 +297,28 @@ def test_rm_asks_on_a_terminal_saying_how_much_would_go(mixed):
     question = f"remove the group / of {mixed} (2 arrays, 0 groups, {total / 1024:.1f}K stored)? [y/N] "
     assert proc.stdout == question + "nothing removed\n", proc.stdout
     assert (mixed / "vol" / ".zarray").exists()
+
+
+# -- the options cp and rechunk share ---------------------------------------------------------------
+def test_cp_takes_chunks_auto_and_names_as_rechunk(mixed, tmp_path, capsys):
+    cli(capsys, "cp", mixed, tmp_path / "c.zarr", "--chunks", "auto", "-q")
+    cli(capsys, "rechunk", mixed, tmp_path / "r.zarr", "--chunks", "auto", "-q")
+    for node in ("vol", "small"):
+        assert opened(tmp_path / "c.zarr", node).chunks == opened(tmp_path / "r.zarr", node).chunks
+    cli(capsys, "cp", mixed, tmp_path / "n.zarr", "--chunks", "small=-1", "--chunks", "vol=32,32,-1", "-q")
+    assert (opened(tmp_path / "n.zarr", "small").chunks, opened(tmp_path / "n.zarr", "vol").chunks) == \
+        ((100,), (32, 32, 64))
+    np.testing.assert_array_equal(opened(tmp_path / "n.zarr", "vol")[:], opened(mixed, "vol")[:])
+
+
+def test_cp_max_mem_is_rechunks_and_buffer_is_a_deprecated_alias(mixed, tmp_path, capsys):
+    cli(capsys, "cp", mixed, tmp_path / "a.zarr", "--max-mem", "1MiB", "-q")
+    np.testing.assert_array_equal(opened(tmp_path / "a.zarr", "vol")[:], opened(mixed, "vol")[:])
+    for command in ("cp", "rechunk"):
+        _, err = cli(capsys, command, mixed, tmp_path / "x.zarr", "--max-mem", "lots", code=2)
+        assert "argument --max-mem: expected a positive size like 256MiB or 2GB, got 'lots'" in err
+    _, err = cli(capsys, "cp", mixed, tmp_path / "b.zarr", "--buffer", "2", "-q")
+    assert err == "zarrkit: warning: --buffer is deprecated: use --max-mem 2MiB\n"
+    assert opened(tmp_path / "b.zarr", "small")[:50].tolist() == [3] * 50
+    sub = build_parser()._subparsers._group_actions[0].choices["cp"]
+    assert "--max-mem SIZE" in sub.format_help() and "--buffer" not in sub.format_help()

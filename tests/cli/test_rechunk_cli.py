@@ -51,3 +51,37 @@ def test_rechunk_errors_name_the_option(src, tmp_path, capsys):
     assert "--chunks" in capsys.readouterr().err
     assert main(["rechunk", str(src), str(tmp_path / "d.zip"), "--chunks", "1,50"]) == 2
     assert "zip" in capsys.readouterr().err
+
+
+def test_rechunk_takes_the_shard_rules_of_cp(tmp_path, capsys):
+    """``--shards auto``, a target size, ``none`` and NAME=RULE, resolved array by array as
+    ``cp`` resolves them: both commands give the same layout."""
+    g = zarrkit.open_group(tmp_path / "g.zarr", mode="w", zarr_format=3)
+    g.create_array("vol", shape=(64, 64, 64), chunks=(16, 16, 16), dtype="f4")[:] = 1
+    g.create_array("sh", shape=(40, 40), chunks=(10, 10), shards=(20, 20), dtype="u1")[:] = 2
+    g.create_array("line", shape=(100,), chunks=(10,), dtype="i2")[:] = 3
+    for rules, expected in (
+        (["--shards", "auto"], {"vol": (64, 64, 64), "sh": (40, 40), "line": (100,)}),
+        (["--shards", "64KiB", "--chunks", "8,8,8"], {"vol": (16, 32, 32), "sh": (40, 40), "line": (100,)}),
+        (["--shards", "none"], {"vol": None, "sh": None, "line": None}),
+        (["--shards", "sh=none", "--shards", "auto"], {"vol": (64, 64, 64), "sh": None, "line": (100,)}),
+    ):
+        made = {}
+        for command in ("rechunk", "cp"):
+            dst = tmp_path / f"{command}.zarr"
+            assert main([command, str(tmp_path / "g.zarr"), str(dst), *rules, "--overwrite", "-q"]) == 0, \
+                capsys.readouterr().err
+            h = zarrkit.open_group(dst, mode="r")
+            made[command] = {n: (h[n].shards, h[n].chunks) for n in ("vol", "sh", "line")}
+            assert (h["sh"][:] == 2).all() and (h["line"][:] == 3).all()
+        assert made["rechunk"] == made["cp"], rules
+        assert {n: s for n, (s, _) in made["rechunk"].items()} == expected, rules
+    capsys.readouterr()
+    assert main(["rechunk", str(tmp_path / "g.zarr"), str(tmp_path / "x.zarr"), "--shards", "nope=auto"]) == 2
+    assert "--shards nope=auto: no array nope in the copy" in capsys.readouterr().err
+
+
+def test_rechunk_shards_need_v3(src, tmp_path, capsys):
+    assert main(["rechunk", str(src), str(tmp_path / "d.zarr"), "--shards", "auto"]) == 2
+    assert "--shards needs Zarr v3" in capsys.readouterr().err
+    assert not (tmp_path / "d.zarr").exists()

@@ -74,7 +74,7 @@ from .common import (
 from .copy import cmd_cp
 from .edit import cmd_consolidate, cmd_convert, cmd_rm
 from .inspect import cmd_info, cmd_ls, cmd_tree, cmd_verify
-from .options import COMPRESSOR_HELP, compressor, layout_rule
+from .options import COMPRESSOR_HELP, add_layout_options, compressor, memory_size
 from .progress import add_progress_options
 from .rechunk import add_rechunk_command
 
@@ -152,22 +152,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dest-path", default=None,
                    help="node path inside the destination store (when DST is the store)")
     zarr_format(p, "format of the copy (default: the source's)")
-    p.add_argument("--chunks", action="append", type=layout_rule("--chunks", shards=False), default=None,
-                   metavar="SHAPE",
-                   help="chunk shape of the arrays of that rank, e.g. 100,100 (repeat for other ranks; "
-                        "arrays of other ranks keep their chunks)")
-    p.add_argument("--shards", action="append", type=layout_rule("--shards", shards=True), default=None,
-                   metavar="RULE",
-                   help="shards of the copy (v3): a shape for the arrays of its rank (e.g. 256,256,256), "
-                        "'auto' (shards of about 64 MiB made of each array's chunks), a target size "
-                        "per shard (e.g. 16MiB), or 'none'; repeat to give a shape per rank plus one of "
-                        "the others for the remaining arrays (default: arrays of other ranks keep "
-                        "the source's sharding)")
+    add_layout_options(p)
     p.add_argument("--compressor", type=compressor, default=None, metavar="NAME[:LEVEL]", help=COMPRESSOR_HELP)
     p.add_argument("--dtype", default=None, help="data type of the copy (values are cast)")
     p.add_argument("--overwrite", action="store_true", help="replace whatever is at DST")
-    p.add_argument("--buffer", type=int_at_least(1), default=64, metavar="MIB",
-                   help="memory for chunks in flight, in MiB (default 64; at least one chunk)")
+    p.add_argument("--max-mem", type=memory_size, default="64MiB", metavar="SIZE",
+                   help="memory for the chunks in flight, e.g. 64MiB or 1GB (default 64MiB; at least one chunk)")
+    # deprecated: the memory in MiB, from before the option was named as rechunk's is
+    p.add_argument("--buffer", type=int_at_least(1), default=None, metavar="MIB", help=argparse.SUPPRESS)
     add_progress_options(p)
 
     p = add("convert", "convert a hierarchy between Zarr v2 and v3 in place (metadata only)", cmd_convert)

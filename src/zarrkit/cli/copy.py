@@ -50,14 +50,14 @@ from .common import (
     shown,
     size_text,
 )
-from .options import auto_shards, check_rules, rule_for, unmatched_shapes
+from .options import array_names, check_matched, check_rules, layout
 from .progress import ByteProgress, wanted
 
 
 # -- cp --------------------------------------------------------------------------------------------
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The creation arguments every array of the copy gets (``--chunks`` and ``--shards``
-    are per array: :func:`_layout`)."""
+    are per array: :func:`~zarrkit.cli.options.layout`)."""
     ov: dict[str, Any] = {}
     if args.compressor is not None:
         ov["compressor"] = args.compressor.codec
@@ -67,47 +67,6 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         except TypeError:
             raise CLIError(f"--dtype: {args.dtype!r} is not a data type") from None
     return ov
-
-
-def _layout(args: argparse.Namespace, src: Array, fmt: int, name: str, ov: dict[str, Any]) -> dict[str, Any]:
-    """``ov`` with the chunks and shards the rules of ``--chunks`` and ``--shards`` give
-    ``src``: the shape of its rank, else ``auto``/a size/``none``, else what the source has."""
-    ov = dict(ov)
-    chunk_rule = rule_for(args.chunks, src.ndim)
-    if chunk_rule is not None:
-        ov["chunks"] = chunk_rule.shape
-    shard_rule = rule_for(args.shards, src.ndim)
-    if shard_rule is None:
-        return ov
-    if shard_rule.kind == "none":
-        ov["shards"] = None
-        return ov
-    if fmt != 3:
-        raise CLIError("--shards needs Zarr v3 (add --zarr-format 3)")
-    if shard_rule.kind == "shape":
-        ov["shards"] = shard_rule.shape
-        return ov
-    chunks = ov.get("chunks") or src.metadata.chunks
-    if not all(isinstance(c, int) for c in chunks):  # a rectilinear grid: left unsharded
-        return ov
-    dtype = np.dtype(ov.get("dtype", src.dtype))
-    ov["shards"] = auto_shards(src.shape, chunks, dtype.itemsize, shard_rule.nbytes)
-    if ov["shards"] is None and not src.shards:
-        del ov["shards"]  # chunks already as big as a shard would be: no sharding added
-    return ov
-
-
-def _check_ranks(args: argparse.Namespace, ranks: dict[int, str]) -> None:
-    """Refuse an explicit shape no array of the copy has the rank of (a typo, most likely)."""
-    for option, rules in (("--chunks", args.chunks), ("--shards", args.shards)):
-        for rule in unmatched_shapes(rules, set(ranks)):
-            if len(ranks) == 1:
-                (ndim, name), = ranks.items()
-                raise CLIError(f"{option} {rule.text} has {plural(len(rule.shape), 'value')} "
-                               f"but array {name} has {plural(ndim, 'dimension')}")
-            have = ", ".join(str(n) for n in sorted(ranks)) or "none"
-            raise CLIError(f"{option} {rule.text} has {plural(len(rule.shape), 'value')} but no array "
-                           f"of the copy has {plural(len(rule.shape), 'dimension')} (their ranks: {have})")
 
 
 @dataclasses.dataclass
@@ -138,6 +97,7 @@ def _plan_copy(store: Store, path: str, args: argparse.Namespace) -> list[_Node]
     check_rules(args.chunks, "--chunks")
     check_rules(args.shards, "--shards")
     ranks: dict[int, str] = {}  # the ranks of the arrays copied, and an array of each
+    called: set[str] = set()  # what NAME= rules may call the arrays copied
     plan: list[_Node] = []
     base = len(path) + 1 if path else 0
     for node_path, kind in _walk(store, path):
@@ -152,7 +112,9 @@ def _plan_copy(store: Store, path: str, args: argparse.Namespace) -> list[_Node]
         src = Array(store, path=node_path, read_only=True)
         name = src.name or "/"
         ranks.setdefault(src.ndim, name)
-        node_ov = _layout(args, src, fmt, name, ov)
+        known = array_names(rel, src)
+        called.update(known)
+        node_ov = {**ov, **layout(args.chunks, args.shards, src, fmt, known, ov.get("dtype"))}
         try:
             kw = creation_kwargs(src, fmt, node_ov)
         except (ZarrkitError, ValueError, TypeError) as exc:
@@ -173,7 +135,7 @@ def _plan_copy(store: Store, path: str, args: argparse.Namespace) -> list[_Node]
         except (ZarrkitError, ValueError, TypeError) as exc:
             raise CLIError(f"array {name}: {exc}") from None
         plan.append(_Node(rel, kind, fmt, src, attrs, kw, _node_docs(mem, "", fmt)))
-    _check_ranks(args, ranks)
+    check_matched((("--chunks", args.chunks), ("--shards", args.shards)), ranks, called)
     return plan
 
 
@@ -376,6 +338,7 @@ class _CopyRun:
         self.throttle = _env_number("ZARRKIT_CP_THROTTLE", float)
         self.threads = 1 if (self.fail_after is not None or self.throttle) else None
         self.args = args
+        self.window = args.max_mem if args.buffer is None else args.buffer * 2**20
         self.arrays = arrays
         self.resume = resume
         #: by array: the source objects changed since the interrupted copy began (None: all)
@@ -447,10 +410,12 @@ class _CopyRun:
             self.progress.show(self.label(node))
             self.itemsize = dst.dtype.itemsize
             stream_copy(node.src, dst, units=self.units(node, node.src, dst), threads=self.threads,
-                        on_written=self.on_written, window_bytes=self.args.buffer * 2**20)
+                        on_written=self.on_written, window_bytes=self.window)
 
 
 def cmd_cp(args: argparse.Namespace) -> int:
+    if args.buffer is not None:
+        say(f"zarrkit: warning: --buffer is deprecated: use --max-mem {args.buffer}MiB", file=sys.stderr)
     src_loc = locate(args.src, args.path)
     dst_loc = locate(args.dst, args.dest_path, "--dest-path")
     start = time.monotonic()

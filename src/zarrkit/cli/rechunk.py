@@ -4,6 +4,10 @@
 
     zarrkit rechunk data.zarr out.zarr --chunks 2048,16,16 --max-mem 256MiB
     zarrkit rechunk data.zarr out.zarr --chunks temp=100,100 --chunks wind=auto --zarr-format 3
+    zarrkit rechunk data.zarr out.zarr --chunks 100,100 --shards auto --zarr-format 3
+
+``--chunks`` and ``--shards`` take what ``cp``'s take, resolved array by array as ``cp``
+resolves them (:func:`zarrkit.cli.options.layout`).
 
 Running the same command again after an interruption finishes the rechunk.
 """
@@ -20,6 +24,9 @@ from typing import Any
 import numpy as np
 
 from ..api.rechunking import RechunkEvent, RechunkVerifyError, rechunk
+from ..core.array import Array
+from ..metadata import io
+from ..storage.base import Store
 from .common import (
     EXIT_ERROR,
     EXIT_FAILED,
@@ -27,13 +34,23 @@ from .common import (
     CLIError,
     _node_kind,
     _open_store,
+    _walk,
     exit_code_of,
     locate,
     plural,
     say,
     size_text,
 )
-from .options import COMPRESSOR_HELP, compressor
+from .options import (
+    COMPRESSOR_HELP,
+    add_layout_options,
+    array_names,
+    check_matched,
+    check_rules,
+    compressor,
+    layout,
+    memory_size,
+)
 from .progress import add_progress_options, wanted
 
 __all__ = ["add_rechunk_command", "cmd_rechunk"]
@@ -46,14 +63,10 @@ def add_rechunk_command(add: Callable[[str, str, Any], argparse.ArgumentParser])
     p.add_argument("dst", metavar="DST", help="target store (directory or URL), optionally /node/path")
     p.add_argument("--path", default=None, help="node path inside the source store")
     p.add_argument("--dest-path", default=None, help="node path inside the target store")
-    p.add_argument("--chunks", action="append", default=None, metavar="SHAPE",
-                   help="chunk shape of the copy, e.g. 100,100 (--chunks=-1,100: -1 spans the dimension) or 'auto'; "
-                        "NAME=SHAPE for one array of a group (repeatable)")
-    p.add_argument("--shards", action="append", default=None, metavar="SHAPE",
-                   help="shard shape of the copy (v3), given as --chunks is")
+    add_layout_options(p)
     p.add_argument("--zarr-format", type=int, choices=(2, 3), default=None,
                    help="format of the copy (default: the source's)")
-    p.add_argument("--max-mem", default="256MiB", metavar="SIZE",
+    p.add_argument("--max-mem", type=memory_size, default="256MiB", metavar="SIZE",
                    help="memory for the data in flight, e.g. 256MiB or 2GB (default 256MiB)")
     p.add_argument("--temp-store", default=None, metavar="PATH",
                    help="where the intermediate arrays live (default: DST.rechunk-tmp beside DST)")
@@ -64,35 +77,37 @@ def add_rechunk_command(add: Callable[[str, str, Any], argparse.ArgumentParser])
     add_progress_options(p)
 
 
-def _shape_option(values: list[str] | None, option: str) -> Any:
-    """A shape, ``"auto"``, or a dict of them by array name, from the repeated option."""
-    if not values:
-        return None
-    named: dict[str, Any] = {}
-    plain: Any = None
-    for text in values:
-        name, sep, shape = text.rpartition("=")
-        value: Any = "auto" if shape.strip().lower() == "auto" else _parse_dims(shape, option)
-        if sep:
-            named[name.strip("/")] = value
-        elif plain is None:
-            plain = value
-        else:
-            raise CLIError(f"{option} is given twice without a NAME=: {values!r}")
-    if named and plain is not None:
-        raise CLIError(f"{option}: expected either one SHAPE or NAME=SHAPE options, got {values!r}")
-    return named or plain
-
-
-def _parse_dims(text: str, option: str) -> tuple[int, ...]:
-    """``"100,100"`` -> ``(100, 100)``; -1 spans the dimension."""
-    parts = [p.strip() for p in text.split(",")]
-    if parts and all(p == "-1" or p.isdigit() for p in parts):
-        values = tuple(int(p) for p in parts)
-        if all(v == -1 or v > 0 for v in values):
-            return values
-    raise CLIError(f"{option}: expected a shape of positive integers (or -1) separated by commas, "
-                   f"such as 100,100, or 'auto', got {text!r}")
+def _layouts(args: argparse.Namespace, store: Store, path: str, dtype: Any) -> tuple[Any, Any]:
+    """The ``chunks`` and ``shards`` of :func:`zarrkit.rechunk`, by array path: what the rules
+    of ``--chunks`` and ``--shards`` give each array, resolved as ``cp`` resolves them (None:
+    every array keeps its source's)."""
+    check_rules(args.chunks, "--chunks")
+    check_rules(args.shards, "--shards")
+    chunks: dict[str, Any] = {}
+    shards: dict[str, Any] = {}
+    ranks: dict[int, str] = {}
+    names: set[str] = set()
+    base = len(path) + 1 if path else 0
+    for node_path, kind in _walk(store, path):
+        if kind != "array":
+            continue
+        rel = node_path[base:] if node_path != path else ""
+        src = Array(store, path=node_path or None, read_only=True)
+        ranks.setdefault(src.ndim, src.name or "/")
+        known = array_names(rel, src)
+        names.update(known)
+        fmt = args.zarr_format or io.node_info(store, node_path)[1] or src.zarr_format
+        got = layout(args.chunks, args.shards, src, fmt, known, dtype)
+        if "shards" in got and got["shards"] is None:
+            # unsharded: new chunks (the source's inner chunks if none are given) and no shards
+            chunks[rel] = got.get("chunks", tuple(src.chunks))
+            continue
+        if "chunks" in got:
+            chunks[rel] = got["chunks"]
+        if "shards" in got:
+            shards[rel] = got["shards"]
+    check_matched((("--chunks", args.chunks), ("--shards", args.shards)), ranks, names)
+    return chunks or None, shards or None
 
 
 def cmd_rechunk(args: argparse.Namespace) -> int:
@@ -109,8 +124,6 @@ def cmd_rechunk(args: argparse.Namespace) -> int:
             kwargs["dtype"] = np.dtype(args.dtype)
         except TypeError:
             raise CLIError(f"--dtype: {args.dtype!r} is not a data type") from None
-    chunks = _shape_option(args.chunks, "--chunks")
-    shards = _shape_option(args.shards, "--shards")
     show = wanted(args)
     counts = {"blocks": 0, "bytes": 0}
     arrays: set[str] = set()
@@ -124,6 +137,7 @@ def cmd_rechunk(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         src_store = stack.enter_context(contextlib.closing(_open_store(src_loc)))
         _node_kind(src_store, src_loc.path, src_loc)
+        chunks, shards = _layouts(args, src_store, src_loc.path, kwargs.get("dtype"))
         dst_store = stack.enter_context(contextlib.closing(_open_store(dst_loc, write=True)))
         temp = None
         if args.temp_store is not None:

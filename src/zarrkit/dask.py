@@ -35,9 +35,15 @@ from .api.opening import open_array
 from .core.array import Array
 from .core.group import Group
 from .core.info import tokenize_array
+from .storage.extras import import_extra
 
 __all__ = ["align_blocks", "aligned_chunks", "check_aligned", "from_dask", "from_zarr", "store", "to_dask",
            "to_zarr", "tokenize_array"]
+
+
+def _dask_array(what: str) -> Any:
+    """``dask.array``, or the error naming the extra that installs dask."""
+    return import_extra("dask.array", what, "dask", "dask")
 
 
 def _register_tokenizer() -> None:
@@ -155,7 +161,7 @@ def to_dask(arr: Array, chunks: Any = None, name: str | None = None, **kwargs: A
     >>> float(x.sum().compute())
     16.0
     """
-    import dask.array as da
+    da = _dask_array("zarrkit.dask.to_dask")
     from dask.base import tokenize
 
     if chunks is None:
@@ -207,7 +213,7 @@ def store(
     >>> z[:, 0]
     array([1., 2., 2., 2.])
     """
-    import dask.array as da
+    da = _dask_array("zarrkit.dask.store")
 
     x = da.asarray(x)
     _check_known(x.chunks)
@@ -262,7 +268,7 @@ def from_dask(x: Any, store: Any = None, path: str | None = None, **create_kwarg
     >>> z.chunks, int(z[:].sum())
     ((5,), 45)
     """
-    import dask.array as da
+    da = _dask_array("zarrkit.dask.from_dask")
 
     x = da.asarray(x)
     chunks = create_kwargs.pop("chunks", None)
@@ -311,6 +317,7 @@ def from_zarr(
     >>> x.chunks, float(x.sum().compute())
     (((2, 2, 2),), 6.0)
     """
+    _dask_array("zarrkit.dask.from_zarr")  # before anything is opened
     if isinstance(url, Array):
         if component is not None:
             raise ValueError(f"component={component!r} names an array in a group; {url!r} is an array")
@@ -355,7 +362,7 @@ def to_zarr(
     >>> z[:]
     array([0., 1., 2., 3., 4., 5.])
     """
-    import dask.array as da
+    da = _dask_array("zarrkit.dask.to_zarr")
 
     arr = da.asarray(arr)
     if isinstance(url, Array):

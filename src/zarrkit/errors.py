@@ -30,6 +30,7 @@ from typing import ClassVar
 __all__ = [
     "ZarrkitError",
     "ZarrAlreadyImportedError",
+    "MissingExtraError",
     "NodeNotFoundError",
     "ArrayNotFoundError",
     "GroupNotFoundError",
@@ -87,6 +88,11 @@ class ZarrkitError(Exception):
 
 class ZarrAlreadyImportedError(ZarrkitError, ImportError):
     """:func:`zarrkit.install_as_zarr` called when a module named ``zarr`` is imported already."""
+
+
+class MissingExtraError(ZarrkitError, ModuleNotFoundError):
+    """An optional dependency that is not installed; the message names the extra of zarrkit
+    that installs it (:func:`zarrkit.storage.extras.missing_extra`)."""
 
 
 class _PathError(ZarrkitError):

@@ -226,9 +226,9 @@ def test_missing_extras_say_which_to_install():
                           timeout=60, check=False)
     assert proc.stdout.split() == ["6", "6", "6"], proc.stderr
     shtab, s3, https, _ = proc.stderr.split("--\n")
-    assert "needs the 'shtab' package: pip install zarrkit[cli]" in shtab, shtab
-    assert "'s3fs'" in s3 and "pip install zarrkit[remote]" in s3 and s3.count("\n") == 1, s3
-    assert "aiohttp" in https and "pip install zarrkit[remote]" in https, https
+    assert "needs the 'shtab' package: pip install 'zarrkit[cli]'" in shtab, shtab
+    assert "'s3fs'" in s3 and "pip install 'zarrkit[remote]'" in s3 and s3.count("\n") == 1, s3
+    assert "aiohttp" in https and "pip install 'zarrkit[remote]'" in https, https
 
 
 # -- paths -----------------------------------------------------------------------------------------

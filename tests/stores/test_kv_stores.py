@@ -392,7 +392,7 @@ def test_lmdb_errors(tmp_path, monkeypatch):
     with pytest.raises(StoreError, match="closed"):
         store.get("a")
     monkeypatch.setitem(sys.modules, "lmdb", None)
-    with pytest.raises(ImportError, match=r"pip install zarrkit\[lmdb\]"):
+    with pytest.raises(ImportError, match=r"pip install 'zarrkit\[lmdb\]'"):
         LMDBStore(tmp_path / "x")
 
 
@@ -628,7 +628,7 @@ def test_redis_errors(redis_url, monkeypatch):
             store.get("list")
         store.clear()
     monkeypatch.setitem(sys.modules, "redis", None)
-    with pytest.raises(ImportError, match=r"pip install zarrkit\[redis\]"):
+    with pytest.raises(ImportError, match=r"pip install 'zarrkit\[redis\]'"):
         RedisStore()
 
 

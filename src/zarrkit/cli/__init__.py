@@ -183,7 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_rechunk_command(add)
 
-    p = add("completion", "print a shell completion script (needs shtab: pip install zarrkit[cli])",
+    p = add("completion", "print a shell completion script (needs shtab: pip install 'zarrkit[cli]')",
             lambda args: cmd_completion(args, parser))
     p.add_argument("shell", choices=("bash", "zsh", "tcsh"),
                    help="the shell; e.g. zarrkit completion bash > ~/.local/share/bash-completion/completions/zarrkit")

@@ -29,6 +29,7 @@ from ..codecs.sharding import ShardingCodec, shards_argument, with_write_setting
 from ..codecs.v2 import OBJECT_CODEC_IDS, check_codecs_allowed
 from ..codecs.zstd import ZstdCodec
 from ..errors import MetadataError, UnsupportedCodecError, UnsupportedDtypeError
+from ..storage.extras import install_hint
 from .codec_args import to_v2_codec, to_v2_codecs, to_v3_codec, to_v3_codecs
 from .dtypes import BYTES_DTYPE, ML_DTYPES, is_bytes_dtype, normalize_fill_value, string_dtype
 from .grid import longest_edges
@@ -63,7 +64,7 @@ def _dtype_error(dtype: Any, exc: Exception) -> Exception:
     is expected."""
     if isinstance(dtype, str) and dtype in ML_DTYPES:
         return UnsupportedDtypeError(
-            f"dtype {dtype!r} needs the ml_dtypes package (pip install 'zarrkit[ml]')", "dtype"
+            f"dtype {dtype!r} needs the ml_dtypes package ({install_hint('ml')})", "dtype"
         )
     return TypeError(f"dtype: expected {_DTYPE_FORMS}, got {dtype!r} ({exc})")
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MetadataError, UnsupportedDtypeError
+from ..storage.extras import install_hint
 
 try:
     import ml_dtypes
@@ -33,7 +34,7 @@ def ml_dtype(name: str, key: str | None) -> np.dtype:
     """The ``ml_dtypes`` type of a registry name."""
     if ml_dtypes is None:
         raise UnsupportedDtypeError(
-            f"data_type {name!r} needs the ml_dtypes package (pip install 'zarrkit[ml]')", key
+            f"data_type {name!r} needs the ml_dtypes package ({install_hint('ml')})", key
         )
     return np.dtype(getattr(ml_dtypes, name))
 

@@ -1,9 +1,16 @@
-"""What an optional dependency that is missing is reported as: one ``ImportError`` naming the
-package and the extra of zarrkit that installs it (``pip install zarrkit[remote]``)."""
+"""What an optional dependency that is missing is reported as: one
+:class:`~zarrkit.errors.MissingExtraError` (a ``ModuleNotFoundError``) naming the package and
+the extra of zarrkit that installs it, always in one form: ``pip install 'zarrkit[remote]'``
+(:func:`install_hint`; quoted, as shells such as zsh need)."""
 
 from __future__ import annotations
 
-__all__ = ["missing_extra", "FSSPEC_PROTOCOL_EXTRAS"]
+import importlib
+from types import ModuleType
+
+from ..errors import MissingExtraError
+
+__all__ = ["missing_extra", "install_hint", "import_extra", "FSSPEC_PROTOCOL_EXTRAS"]
 
 #: The extra of zarrkit that installs the fsspec implementation of a URL protocol, and the
 #: packages it needs (what is not listed needs its own package, named by fsspec).
@@ -13,12 +20,29 @@ FSSPEC_PROTOCOL_EXTRAS = {
 }
 
 
-def missing_extra(what: str, package: str, extra: str) -> ImportError:
-    """The error of ``what`` (a store, a command) needing ``package``, which ``extra`` installs:
-    ``"LMDBStore needs the 'lmdb' package: pip install zarrkit[lmdb] (or pip install lmdb)"``."""
+def install_hint(extra: str) -> str:
+    """The command that installs an extra of zarrkit, as every message gives it:
+    ``install_hint("ml")`` is ``"pip install 'zarrkit[ml]'"``."""
+    return f"pip install 'zarrkit[{extra}]'"
+
+
+def missing_extra(what: str, package: str, extra: str) -> MissingExtraError:
+    """The error of ``what`` (a store, a command, a module) needing ``package``, which ``extra``
+    installs: ``"LMDBStore needs the 'lmdb' package: pip install 'zarrkit[lmdb]' (or pip
+    install lmdb)"``."""
     quoted = package if " " in package else f"'{package}'"
     alone = " ".join(p for p in package.replace(",", " ").split() if p != "and")
-    return ImportError(
+    return MissingExtraError(
         f"{what} needs the {quoted} package{'s' if ' ' in package else ''}: "
-        f"pip install zarrkit[{extra}] (or pip install {alone})"
+        f"{install_hint(extra)} (or pip install {alone})",
+        name=alone.split()[0],
     )
+
+
+def import_extra(module: str, what: str, package: str, extra: str) -> ModuleType:
+    """``importlib.import_module(module)``, or the :func:`missing_extra` error of ``what``
+    when it (or what it needs) is not installed."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise missing_extra(what, package, extra) from exc

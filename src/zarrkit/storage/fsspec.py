@@ -4,7 +4,7 @@
 storage (``s3://``, ``gs://``, ``az://``), web servers (``http(s)://``, read-only), fsspec's
 in-process ``memory://`` file system, local files (``file://``) and anything else with an fsspec
 implementation.  fsspec itself is needed only when a store is made; the protocol packages are
-optional extras (``pip install zarrkit[remote]`` installs fsspec, s3fs, aiohttp and requests).
+optional extras (``pip install 'zarrkit[remote]'`` installs fsspec, s3fs, aiohttp and requests).
 
 How the store contract maps onto fsspec:
 
@@ -41,7 +41,7 @@ from ..config import config
 from ..errors import StorageOptionsError, StoreError
 from . import fileio, fsspec_s3
 from .base import ByteRange, Store, Version, oversized, validate_key, validate_prefix
-from .extras import FSSPEC_PROTOCOL_EXTRAS, missing_extra
+from .extras import FSSPEC_PROTOCOL_EXTRAS, install_hint, missing_extra
 from .fileio import TEMP_MARKER  # DirectoryStore's: each hides the other's files in flight
 from .fsspec_errors import _MISSING, _RANGE, _TRANSIENT, classify_error
 
@@ -248,7 +248,7 @@ class FsspecStore(Store):
                 protocol = url.split("://", 1)[0].lower() if "://" in url else "file"
                 extra, package = FSSPEC_PROTOCOL_EXTRAS.get(protocol, ("remote", None))
                 if package is None:
-                    raise ImportError(f"{url!r}: {exc} (zarrkit's URL stores: pip install zarrkit[remote])") from exc
+                    raise ImportError(f"{url!r}: {exc} (zarrkit's URL stores: {install_hint('remote')})") from exc
                 raise missing_extra(f"the URL {url!r}", package, extra) from exc
             except TypeError as exc:
                 raise StorageOptionsError(f"storage options {sorted(options)} for {url!r}: {exc}") from None

@@ -1,4 +1,4 @@
-"""A store in an LMDB database (the optional ``lmdb`` package: ``pip install zarrkit[lmdb]``)."""
+"""A store in an LMDB database (the optional ``lmdb`` package: ``pip install 'zarrkit[lmdb]'``)."""
 
 from __future__ import annotations
 
@@ -141,7 +141,7 @@ class LMDBStore(Store):
     Raises
     ------
     ImportError
-        The ``lmdb`` package is not installed (``pip install zarrkit[lmdb]``).
+        The ``lmdb`` package is not installed (``pip install 'zarrkit[lmdb]'``).
     FileNotFoundError
         ``read_only`` and the database does not exist.
     zarrkit.errors.StoreError

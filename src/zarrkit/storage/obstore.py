@@ -5,7 +5,7 @@ files and memory through the Rust ``object_store`` crate, with no Python HTTP st
 ``AzureStore``, ``HTTPStore``, ``LocalStore``, ``MemoryStore`` or one from
 ``obstore.store.from_url``) and uses obstore's synchronous functions, which release the
 interpreter lock while they wait, so the engine's ``config.io_threads`` threads keep that many
-requests in flight.  ``pip install zarrkit[obstore]`` installs it.
+requests in flight.  ``pip install 'zarrkit[obstore]'`` installs it.
 
 How the store contract maps onto obstore:
 
@@ -51,6 +51,7 @@ from ..config import config
 from ..errors import ChunkDecodeError, StorageOptionsError, StoreError, StoreOperationNotSupported
 from . import obstore_versions
 from .base import ByteRange, Store, Version, oversized, validate_key, validate_prefix
+from .extras import missing_extra
 from .local_confine import confinement_of
 from .obstore_options import obstore_kwargs, obstore_url
 from .obstore_versions import is_missing as _is_missing
@@ -71,7 +72,7 @@ def _import_obstore() -> Any:
     try:
         import obstore
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("ObjectStore needs obstore: pip install 'zarrkit[obstore]'") from exc
+        raise missing_extra("ObjectStore", "obstore", "obstore") from exc
     return obstore
 
 

@@ -1,4 +1,4 @@
-"""A store in a Redis server (the optional ``redis`` package: ``pip install zarrkit[redis]``)."""
+"""A store in a Redis server (the optional ``redis`` package: ``pip install 'zarrkit[redis]'``)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from .base import (
     validate_key,
     validate_prefix,
 )
+from .extras import missing_extra
 from .memory import HeldValue
 
 __all__ = ["RedisStore"]
@@ -108,10 +109,7 @@ def _import_redis() -> Any:
     try:
         import redis
     except ImportError as exc:
-        raise ImportError(
-            "RedisStore needs the 'redis' package: pip install zarrkit[redis] "
-            "(or pip install redis)"
-        ) from exc
+        raise missing_extra("RedisStore", "redis", "redis") from exc
     return redis
 
 
@@ -152,7 +150,7 @@ class RedisStore(Store):
     Raises
     ------
     ImportError
-        The ``redis`` package is not installed (``pip install zarrkit[redis]``).
+        The ``redis`` package is not installed (``pip install 'zarrkit[redis]'``).
     zarrkit.errors.StoreError
         The server cannot be reached or a command fails; the message names the server and
         the key.

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..storage.extras import import_extra
+
+import_extra("xarray", "zarrkit.xarray", "xarray", "xarray")  # the error naming the extra, if missing
+
 from .backend import ZarrkitBackendEntrypoint
 from .datatree import datatree_to_zarr
 from .writer import to_zarr

@@ -220,9 +220,9 @@ def test_cp_progress_bar_on_request(v2, tmp_path):
     proc = run("cp", v2 / "grp" / "a", tmp_path / "p.zarr", "--progress")
     drawn = frames(proc.stderr)  # tqdm's bar (stderr is not a terminal here: forced)
     assert drawn and all(f.startswith("a: ") for f in drawn), drawn  # labelled from the first frame
-    # bytes of the array (100 × 80 float32), scaled, and a rate in bytes per second
-    assert all("/32.0k" in f and "B/s" in f for f in drawn), drawn
-    assert "32.0k/32.0k" in drawn[-1], drawn
+    # bytes of the array (100 × 80 float32), in powers of 1024, and a rate in KiB/s (MiB/s...)
+    assert all("/31.2k" in f and "iB/s" in f for f in drawn), drawn
+    assert "31.2k/31.2k" in drawn[-1], drawn
 
 
 def test_cp_progress_bar_of_a_hierarchy_is_one_bar_over_all_its_bytes(v2, tmp_path):
@@ -230,8 +230,8 @@ def test_cp_progress_bar_of_a_hierarchy_is_one_bar_over_all_its_bytes(v2, tmp_pa
     drawn = frames(proc.stderr)
     # one label, the source, whatever array is copied; the total is the hierarchy's bytes
     # (100 × 80 float32 + 50 int64 + 3 objects); the array being copied follows the counts
-    assert drawn and all(f.startswith("src.zarr: ") and "/32.4k" in f for f in drawn), drawn
-    assert "32.4k/32.4k" in drawn[-1] and drawn[-1].endswith(", /s]"), drawn  # the last array
+    assert drawn and all(f.startswith("src.zarr: ") and "/31.7k" in f for f in drawn), drawn
+    assert "31.7k/31.7k" in drawn[-1] and drawn[-1].endswith(", s]"), drawn  # the last array
 
 
 def test_progress_counts_bytes_already_there_as_initial_not_in_the_rate():
@@ -242,7 +242,7 @@ def test_progress_counts_bytes_already_there_as_initial_not_in_the_rate():
     bar.update(3_000)
     state = bar.bar.format_dict
     assert (state["n"], state["initial"], state["total"]) == (10_000, 7_000, 20_000)  # rate: (n - initial) / time
-    assert state["unit"] == "B" and state["unit_scale"]
+    assert (state["unit"], state["unit_scale"], state["unit_divisor"]) == ("iB", True, 1024)
     bar.close()
     disabled = ByteProgress(20, False, desc="x")
     disabled.skip(3)
@@ -511,7 +511,11 @@ def test_import_and_cp_progress_raise_no_warning(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "100 chunks written" in proc.stdout
     drawn = frames(proc.stderr)
-    assert drawn and all(f.startswith("big.zarr: ") and "/16.0M" in f for f in drawn), drawn
+    # the bar counts in powers of 1024 as the summary line does (16,000,000 bytes: 15.3 MiB),
+    # and names the array once, in its label
+    assert "; 15.3M in " in proc.stdout, proc.stdout
+    assert drawn and all(f.startswith("big.zarr: ") and "/15.3M" in f and "iB/s" in f for f in drawn), drawn
+    assert all(f.count("big.zarr") == 1 for f in drawn), drawn
     assert "Warning" not in proc.stderr
     np.testing.assert_array_equal(open_array(tmp_path / "copy.zarr")[:], z[:])
 

@@ -164,8 +164,8 @@ def frames(stderr):
 def test_verify_and_rm_show_bytes_over_the_whole_hierarchy(mixed, capsys):
     _, err = cli(capsys, "verify", mixed, "--progress")
     drawn = [f for f in frames(err) if f.startswith("verify ")]
-    total = "1.05M"  # 64³ float32 + 100 int16, in bytes
-    assert drawn and all(f"/{total}" in f and "B/s" in f for f in drawn), drawn
+    total = "1.00M"  # 64³ float32 + 100 int16: 1,048,776 bytes, in MiB
+    assert drawn and all(f"/{total}" in f and "iB/s" in f for f in drawn), drawn
     assert f"{total}/{total}" in drawn[-1]
     assert cli(capsys, "verify", mixed, "-q")[1] == cli(capsys, "verify", mixed, "--no-progress")[1] == ""
     stored = sum(p.stat().st_size for p in mixed.rglob("*") if p.is_file())
@@ -173,7 +173,7 @@ def test_verify_and_rm_show_bytes_over_the_whole_hierarchy(mixed, capsys):
     drawn = frames(err)
     assert drawn and all(f.startswith("rm ") and "B/s" in f for f in drawn), drawn
     done, total = drawn[-1].split("|")[2].split()[0].split("/")
-    assert done == total == f"{stored / 1000:.1f}k", (drawn, stored)
+    assert done == total == f"{stored / 1024:.1f}k", (drawn, stored)
     assert not mixed.exists()
 
 

@@ -354,12 +354,9 @@ class _CopyRun:
         self.counts = {"written": 0, "present": 0, "empty": 0, "bytes": 0}
 
     def label(self, node: _Node) -> str:
-        """What the bar shows while ``node`` is copied: its path in the source hierarchy, or
-        for a lone array the name the command gave it."""
-        name = node.src.name
-        if name in (None, "", "/"):
-            return shown(os.path.basename(str(self.args.src).rstrip("/\\")) or str(self.args.src))
-        return shown(name)
+        """What the bar shows after the counts while ``node`` is copied: its path below the
+        copied node (nothing for the copied array itself: the bar's label names it already)."""
+        return shown(node.rel)
 
     def counted(self, n: int) -> str:
         """``n`` with the unit copied: ``"1 chunk"``, ``"2 shards"``, ``"3 chunks/shards"``."""

@@ -26,8 +26,13 @@ def wanted(args: argparse.Namespace) -> bool:
     return bool(progress) or (progress is None and sys.stderr.isatty())
 
 
+#: tqdm's settings of a bar in bytes: binary units (the rate in kiB/s, MiB/s, GiB/s; the
+#: counts in powers of 1024), as the summary lines give sizes (``15.3M``: 15.3 MiB)
+BYTE_UNITS: dict[str, Any] = {"unit": "iB", "unit_scale": True, "unit_divisor": 1024}
+
+
 class ByteProgress:
-    """A bar over ``total`` bytes (``unit="B"``, scaled: kB, MB, GB; the rate in MB/s) with
+    """A bar over ``total`` bytes (:data:`BYTE_UNITS`: counts in powers of 1024, the rate in MiB/s) with
     one fixed label; :meth:`show` puts what is being worked on after the counts.  Bytes not
     processed by this run (already copied, missing chunks) advance it through :meth:`skip`,
     outside the rate.  Safe to update from several threads."""
@@ -36,7 +41,7 @@ class ByteProgress:
         self._lock = threading.Lock()
         self.bar = None
         if enabled:
-            self.bar = tqdm(total=total, unit="B", unit_scale=True, desc=desc, file=file or sys.stderr,
+            self.bar = tqdm(total=total, **BYTE_UNITS, desc=desc, file=file or sys.stderr,
                             dynamic_ncols=True, leave=False)
 
     def show(self, text: str) -> None:

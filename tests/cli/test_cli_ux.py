@@ -322,3 +322,16 @@ def test_cp_max_mem_is_rechunks_and_buffer_is_a_deprecated_alias(mixed, tmp_path
     assert opened(tmp_path / "b.zarr", "small")[:50].tolist() == [3] * 50
     sub = build_parser()._subparsers._group_actions[0].choices["cp"]
     assert "--max-mem SIZE" in sub.format_help() and "--buffer" not in sub.format_help()
+
+
+def test_an_unknown_option_points_at_the_help_of_its_command(tmp_path, capsys):
+    sub = build_parser()._subparsers._group_actions[0].choices
+    assert {"info", "cp", "rechunk", "completion"} <= set(sub)
+    for command, parser in sub.items():
+        positionals = [a for a in parser._actions if not a.option_strings]
+        values = [next(iter(a.choices)) if a.choices else str(tmp_path / "x.zarr") for a in positionals]
+        _, err = cli(capsys, command, *values, "--bogus", code=2)
+        assert err == f"zarrkit: error: unrecognized arguments: --bogus (see 'zarrkit {command} --help')\n", command
+    assert not (tmp_path / "x.zarr").exists()
+    _, err = cli(capsys, "--bogus", "info", tmp_path / "x.zarr", code=2)  # before the command: the top level's
+    assert err == "zarrkit: error: unrecognized arguments: --bogus (see 'zarrkit --help')\n"

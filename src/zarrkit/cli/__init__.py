@@ -63,6 +63,7 @@ from .common import (
     CLIError,
     CopyStopped,
     Location,
+    _CommandParser,
     _parse_storage_options,
     _Parser,
     exit_code_of,
@@ -112,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
              "'{\"anon\": true}' or '{\"client_kwargs\": {\"endpoint_url\": \"http://...\"}}' "
              "(default: $ZARRKIT_STORAGE_OPTIONS)",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_CommandParser)
 
     def add(name: str, help: str, func: Any) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help, description=help)

@@ -131,6 +131,17 @@ class _Parser(argparse.ArgumentParser):
         raise CLIError(f"{message}{_did_you_mean(message)} (see '{self.prog} --help')")
 
 
+class _CommandParser(_Parser):
+    """The parser of one command: an argument it does not know is refused by it, pointing at
+    its own help (``see 'zarrkit info --help'``), not left to the top-level parser."""
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace, extras
+
+
 def _did_you_mean(message: str) -> str:
     """``", did you mean 'verify'?"`` for argparse's message about a mistyped choice."""
     found = _INVALID_CHOICE.search(message)

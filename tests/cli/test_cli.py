@@ -134,7 +134,7 @@ def test_tree_and_ls(v2):
     assert ls[0].endswith(" stored") and f"  {stored // 1024}." in run("ls", v2 / "grp").stdout
     entries = json.loads(run("ls", v2 / "grp", "--json").stdout)
     assert entries == [{"name": "a", "node_type": "array", "shape": [100, 80], "dtype": "float32", "chunks": [10, 10],
-                        "nbytes": 32000, "nbytes_stored": stored}]
+                        "shards": None, "nbytes": 32000, "nbytes_stored": stored}]
 
 
 def test_zip_store_info_tree_ls(v2, tmp_path):

@@ -335,3 +335,18 @@ def test_an_unknown_option_points_at_the_help_of_its_command(tmp_path, capsys):
     assert not (tmp_path / "x.zarr").exists()
     _, err = cli(capsys, "--bogus", "info", tmp_path / "x.zarr", code=2)  # before the command: the top level's
     assert err == "zarrkit: error: unrecognized arguments: --bogus (see 'zarrkit --help')\n"
+
+
+def test_ls_shows_the_shards_of_a_sharded_array(tmp_path, capsys):
+    g = zarrkit.open_group(str(tmp_path / "s.zarr"), mode="w", zarr_format=3)
+    g.create_array("sharded", shape=(200, 400), chunks=(10, 20), shards=(100, 200), dtype="u1")[:] = 1
+    g.create_array("plain", shape=(9,), chunks=(3,), dtype="u1")
+    out, _ = cli(capsys, "ls", tmp_path / "s.zarr")
+    rows = {line.split()[0]: line for line in out.splitlines()}
+    assert rows["sharded"].startswith("sharded  array  (200, 400) uint8  chunks (10, 20)  shards (100, 200)  "), rows
+    assert "shards" not in rows["plain"], rows
+    out, _ = cli(capsys, "ls", tmp_path / "s.zarr", "--json")
+    shards = {e["name"]: e["shards"] for e in json.loads(out)}
+    assert shards == {"sharded": [100, 200], "plain": None}
+    out, _ = cli(capsys, "ls", tmp_path / "s.zarr" / "sharded")
+    assert "  chunks (10, 20)  shards (100, 200)  " in out

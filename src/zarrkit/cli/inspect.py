@@ -252,7 +252,8 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
 def _array_entry(name: str, arr: Array) -> dict[str, Any]:
     return {"name": name, "node_type": "array", "shape": list(arr.shape), "dtype": str(arr.dtype),
-            "chunks": chunks_json(arr), "nbytes": arr.nbytes, "nbytes_stored": arr.nbytes_stored}
+            "chunks": chunks_json(arr), "shards": list(arr.shards) if arr.shards else None,
+            "nbytes": arr.nbytes, "nbytes_stored": arr.nbytes_stored}
 
 
 def cmd_ls(args: argparse.Namespace) -> int:
@@ -272,7 +273,8 @@ def cmd_ls(args: argparse.Namespace) -> int:
         rows = []
         for e in entries:
             if e["node_type"] == "array":
-                desc = (f"{tuple(e['shape'])} {e['dtype']}  chunks {tuple(e['chunks'])}  "
+                shards = f"  shards {tuple(e['shards'])}" if e["shards"] else ""
+                desc = (f"{tuple(e['shape'])} {e['dtype']}  chunks {tuple(e['chunks'])}{shards}  "
                         f"{size_text(e['nbytes_stored'])} stored")
                 rows.append((shown(e["name"]), "array", desc))
             else:

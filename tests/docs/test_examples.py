@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -39,6 +40,11 @@ SCRIPTS = {
         "source: (48, 32, 64) in chunks (1, 32, 64) (48 chunks)",
         "target: (48, 32, 64) in chunks (48, 8, 8) (32 chunks)",
         "one time series: 48 values from 1 chunk (it took 48 before)"]),
+}
+
+#: script -> a pattern of its output whose groups must be equal (two figures that agree)
+AGREEING = {
+    "dask_distributed.py": r"sum (\S+) \(written: (\S+)\)",
 }
 
 #: each takes 3-8 s on 2 busy cores (processes, a cluster, a server): `make test` runs them
@@ -78,6 +84,9 @@ def test_example_runs(name):
     assert "Warning" not in proc.stderr, f"{name} warned:\n{proc.stderr}"
     for line in promised:
         assert line in proc.stdout, f"{name} did not print {line!r}:\n{proc.stdout}"
+    if name in AGREEING:
+        found = re.search(AGREEING[name], proc.stdout)
+        assert found and len(set(found.groups())) == 1, f"{name}: figures that should agree:\n{proc.stdout}"
 
 
 @pytest.mark.slow

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import zarrkit
+from zarrkit.api.rechunk_plan import parse_memory
 from zarrkit.cli import build_parser, main
 from zarrkit.cli.options import auto_shards, parse_size
 
@@ -130,9 +131,12 @@ def test_auto_shards_of_chunks_already_at_the_target_is_none():
 
 
 def test_sizes():
-    assert parse_size("64MiB") == parse_size("64M") == 64 * 2**20
-    assert parse_size("100MB") == 10**8 and parse_size("1.5k") == 1536 and parse_size("12") == 12
-    assert parse_size("lots") is None
+    # one reading of sizes in every option (--shards, --max-mem) and in zarrkit.rechunk's
+    # max_mem: KiB, MiB... powers of 1024; KB, MB... and K, M... of 1000, as dask reads them
+    assert parse_size("64MiB") == parse_memory("64MiB") == 64 * 2**20
+    assert parse_size("64M") == parse_size("64MB") == parse_memory("64M") == 64 * 10**6
+    assert parse_size("1.5k") == 1500 and parse_size("1.5KiB") == 1536 and parse_size("12") == 12
+    assert parse_size("lots") is None and parse_size("0") is None
 
 
 # -- --compressor with a level ----------------------------------------------------------------------

@@ -623,7 +623,7 @@ def _run_arrays(arrays: list[tuple[str, Array, RechunkPlan, str | None, dict[str
             finished = record.blocks(rel, index, len(plan.stages))
             if n:
                 done += nbytes * len(finished) // n
-    bar = tqdm(total=total, initial=done, unit="B", unit_scale=True,
+    bar = tqdm(total=total, initial=done, unit="iB", unit_scale=True, unit_divisor=1024,
                desc="rechunk", disable=not progress, leave=False)
     try:
         runner = _Runner(record, bar, callback, client, total, done)

@@ -23,9 +23,6 @@ from .common import CLIError, plural
 #: The shard size ``--shards auto`` aims at.
 AUTO_SHARD_BYTES = 64 * 2**20
 
-_UNITS = {"": 1, "b": 1, "k": 2**10, "kib": 2**10, "kb": 10**3, "m": 2**20, "mib": 2**20,
-          "mb": 10**6, "g": 2**30, "gib": 2**30, "gb": 10**9, "t": 2**40, "tib": 2**40, "tb": 10**12}
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,12 +40,13 @@ class LayoutRule:
 
 
 def parse_size(text: str) -> int | None:
-    """``'64MiB'`` -> 67108864; ``'1.5G'``, ``'100MB'``, ``'4096'`` (bytes); None if not a size.
-    ``K``/``M``/``G``/``T`` and ``KiB``... are powers of 1024, ``KB``/``MB``... of 1000."""
-    found = _SIZE.match(text)
-    if found is None or found.group(2).lower() not in _UNITS:
+    """``'64MiB'`` -> 67108864; ``'1.5GB'``, ``'100M'``, ``'4096'`` (bytes); None if not a
+    positive size.  Read as :func:`zarrkit.rechunk` reads ``max_mem`` (``KiB``/``MiB``... are
+    powers of 1024; ``KB``/``MB``... and ``K``/``M``... of 1000, as in dask)."""
+    try:
+        return parse_memory(text)
+    except (TypeError, ValueError):
         return None
-    return int(float(found.group(1)) * _UNITS[found.group(2).lower()])
 
 
 def memory_size(text: str) -> int:

@@ -628,7 +628,7 @@ def _run_arrays(arrays: list[tuple[str, Array, RechunkPlan, str | None, dict[str
     try:
         runner = _Runner(record, bar, callback, client, total, done)
         for job in jobs:
-            bar.set_description(f"rechunk {job.rel or job.source.basename or '/'}")
+            bar.set_description(f"rechunk {job.rel}" if job.rel else "rechunk")  # (a lone array: no name)
             _run_job(job, tmp_store, runner, record)
     finally:
         bar.close()

@@ -242,3 +242,13 @@ def test_a_v3_codec_of_another_kind_among_the_filters_is_refused_before_writing(
     # zarr-2 style byte filters (numcodecs checksums) still run before the compressors
     a = zarrkit.create_array(store, shape=(4,), dtype="i4", filters=[numcodecs.Adler32()])
     assert [c.name for c in a.metadata.codecs] == ["bytes", "numcodecs.adler32", "zstd"]
+
+
+@pytest.mark.parametrize("method", ["create_dataset", "zeros", "ones", "empty", "create"])
+def test_a_group_method_names_itself_in_argument_errors_and_warnings(method):
+    g = zarrkit.group(zarr_format=2)
+    with pytest.raises(TypeError, match=rf"^{method}\(\) got an unexpected keyword argument 'typo'"):
+        getattr(g, method)("x", shape=3, typo=1)
+    assert "x" not in g
+    with pytest.warns(UserWarning, match=rf"^{method}\(\): ignoring keyword argument 'fletcher32'"):
+        getattr(g, method)("y", shape=3, fletcher32=True)

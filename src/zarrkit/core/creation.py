@@ -67,7 +67,7 @@ def classic_request(
     dimension_separator: str | None = None, write_empty_chunks: bool | None = None, zarr_format: int | None = None,
     *, attributes: dict[str, Any] | None = None, mode: str | None = None, shards: Any = None,
     dimension_names: Any = None, codecs: Any = None, chunk_key_encoding: Any = None, serializer: Any = None,
-    compressors: Any = AUTO, config_order: str | None = None, **kwargs: Any,
+    compressors: Any = AUTO, config_order: str | None = None, fn: str = "create", **kwargs: Any,
 ) -> ArrayRequest:
     """The :class:`ArrayRequest` of zarr-python 2's ``create`` arguments (all but where the
     array goes: ``store``, ``path``, ``chunk_store``), as :func:`zarrkit.create` and a
@@ -76,7 +76,7 @@ def classic_request(
         shape, chunks, dtype, compressor, fill_value, order, filters, object_codec, dimension_separator,
         zarr_format, attributes=attributes, mode=mode, shards=shards, dimension_names=dimension_names,
         codecs=codecs, chunk_key_encoding=chunk_key_encoding, serializer=serializer, compressors=compressors,
-        kwargs=kwargs, config_order=config_order,
+        kwargs=kwargs, config_order=config_order, fn=fn,
     )
     options = ArrayOptions(
         read_only=read_only, synchronizer=synchronizer, cache_metadata=cache_metadata, cache_attrs=cache_attrs,

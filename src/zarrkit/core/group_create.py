@@ -174,25 +174,25 @@ class MemberCreationMethods:
             return self._stores
         return NodeStores.of(self._store_arg, chunk_store)
 
-    def _create_nosync(self, name: Any, kwargs: dict[str, Any], data: Any = None) -> Array:
+    def _create_nosync(self, name: Any, kwargs: dict[str, Any], data: Any = None, fn: str = "create") -> Array:
         kwargs.pop("data", None)  # data=None, as h5py code may pass it
         path = self._item_path(name)
         self._check_not_above(path, name)
         stores = self._member_stores(kwargs.pop("chunk_store", None))
-        request = classic_request(**with_array_config(self._array_kwargs(kwargs)))
+        request = classic_request(**with_array_config(self._array_kwargs(kwargs)), fn=fn)
         return create_array_node(
             stores, path, request.spec, overwrite=request.overwrite, options=request.options,
             data=data,
         )
 
-    def _create(self, name: Any, kwargs: dict[str, Any], data: Any = None) -> Array:
+    def _create(self, name: Any, kwargs: dict[str, Any], data: Any = None, fn: str = "create") -> Array:
         self._check_writable()
         with self._hierarchy_lock():
-            return self._create_nosync(name, kwargs, data)
+            return self._create_nosync(name, kwargs, data, fn)
 
-    def _create_of_data(self, name: Any, data: Any, kwargs: dict[str, Any]) -> Array:
+    def _create_of_data(self, name: Any, data: Any, kwargs: dict[str, Any], fn: str = "array") -> Array:
         data, kwargs = data_args(data, kwargs)
-        return self._create(name, kwargs, data)
+        return self._create(name, kwargs, data, fn)
 
     def create_dataset(self, name: str, **kwargs: Any) -> Array:
         """Create an array (h5py's spelling): with ``data=``, filled with it.
@@ -220,8 +220,8 @@ class MemberCreationMethods:
         """
         data = kwargs.pop("data", None)
         if data is not None:
-            return self._create_of_data(name, data, kwargs)
-        return self._create(name, kwargs)
+            return self._create_of_data(name, data, kwargs, fn="create_dataset")
+        return self._create(name, kwargs, fn="create_dataset")
 
     def require_dataset(self, name: str, shape: Any, dtype: Any = None, exact: bool = False, **kwargs: Any) -> Array:
         """Obtain an array, creating it if it doesn't exist.
@@ -297,8 +297,8 @@ class MemberCreationMethods:
         """
         data = kwargs.pop("data", None)
         if data is not None:
-            return self._create_of_data(name, data, kwargs)
-        return self._create(name, kwargs)
+            return self._create_of_data(name, data, kwargs, fn="create")
+        return self._create(name, kwargs, fn="create")
 
     def empty(self, name: str, **kwargs: Any) -> Array:
         """Create an array with no fill value below this group.
@@ -315,7 +315,7 @@ class MemberCreationMethods:
         Array
             The new array.
         """
-        return self._create(name, {"fill_value": None, **kwargs})
+        return self._create(name, {"fill_value": None, **kwargs}, fn="empty")
 
     def zeros(self, name: str, **kwargs: Any) -> Array:
         """Create an array of zeros below this group.
@@ -340,7 +340,7 @@ class MemberCreationMethods:
         'a/b'
         """
         fixed_fill("zeros", 0, kwargs.get("fill_value", 0))
-        return self._create(name, kwargs)
+        return self._create(name, kwargs, fn="zeros")
 
     def ones(self, name: str, **kwargs: Any) -> Array:
         """Create an array of ones below this group.
@@ -358,7 +358,7 @@ class MemberCreationMethods:
             The new array.
         """
         fixed_fill("ones", 1, kwargs.setdefault("fill_value", 1))
-        return self._create(name, kwargs)
+        return self._create(name, kwargs, fn="ones")
 
     def full(self, name: str, fill_value: Any, **kwargs: Any) -> Array:
         """Create an array filled with ``fill_value`` below this group.
@@ -377,7 +377,7 @@ class MemberCreationMethods:
         Array
             The new array.
         """
-        return self._create(name, {**kwargs, "fill_value": fill_value})
+        return self._create(name, {**kwargs, "fill_value": fill_value}, fn="full")
 
     def array(self, name: str, data: Any, **kwargs: Any) -> Array:
         """Create an array holding ``data`` below this group.
@@ -403,7 +403,7 @@ class MemberCreationMethods:
         >>> g.array('x', [[1, 2], [3, 4]])[1].tolist()
         [3, 4]
         """
-        return self._create_of_data(name, data, kwargs)
+        return self._create_of_data(name, data, kwargs, fn="array")
 
     def empty_like(self, name: str, data: Any, **kwargs: Any) -> Array:
         """Create an empty array like ``data`` below this group.
@@ -422,7 +422,7 @@ class MemberCreationMethods:
         Array
             The new array.
         """
-        return self._create(name, like_args("empty_like", data, kwargs, fill_value=EMPTY_FILL))
+        return self._create(name, like_args("empty_like", data, kwargs, fill_value=EMPTY_FILL), fn="empty_like")
 
     def zeros_like(self, name: str, data: Any, **kwargs: Any) -> Array:
         """Create an array of zeros like ``data`` below this group.
@@ -441,7 +441,7 @@ class MemberCreationMethods:
         Array
             The new array.
         """
-        return self._create(name, like_args("zeros_like", data, kwargs, fill_value=0))
+        return self._create(name, like_args("zeros_like", data, kwargs, fill_value=0), fn="zeros_like")
 
     def ones_like(self, name: str, data: Any, **kwargs: Any) -> Array:
         """Create an array of ones like ``data`` below this group.
@@ -460,7 +460,7 @@ class MemberCreationMethods:
         Array
             The new array.
         """
-        return self._create(name, like_args("ones_like", data, kwargs, fill_value=1))
+        return self._create(name, like_args("ones_like", data, kwargs, fill_value=1), fn="ones_like")
 
     def full_like(self, name: str, data: Any, **kwargs: Any) -> Array:
         """Create a filled array like ``data`` below this group.
@@ -479,4 +479,4 @@ class MemberCreationMethods:
         Array
             The new array.
         """
-        return self._create(name, like_args("full_like", data, kwargs))
+        return self._create(name, like_args("full_like", data, kwargs), fn="full_like")

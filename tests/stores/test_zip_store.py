@@ -91,7 +91,7 @@ def test_rewrite_lists_each_name_once_with_a_warning(tmp_path):
         store["other"] = b"new"
         store["k"] = b"third"
         store["other"] = b"new"
-    assert [str(w.message).count("written again") for w in record] == [1]
+    assert len(record) == 1 and "'other' is written again" in str(record[0].message)
     assert "not reported" in str(record[0].message)
     assert _members(path) == ["k", "other"]
     with zipfile.ZipFile(path) as zf:

@@ -129,7 +129,11 @@ def _temp_location(target: Store, tpath: str, temp_store: StoreLike) -> tuple[St
         return store, _TEMP_DIR, isinstance(temp_store, (str, os.PathLike))
     if isinstance(target, DirectoryStore):
         root = pathlib.Path(target.root)
-        return DirectoryStore(root.parent / (root.name + TEMP_SUFFIX)), join_path(tpath, _TEMP_DIR), True
+        # its chunks are written in place, not renamed in (one file operation less per chunk):
+        # each is written once, and read only once the block that wrote it is recorded, so a
+        # write cut short by a kill is written again whole before anything reads it
+        temp = DirectoryStore(root.parent / (root.name + TEMP_SUFFIX), atomic=False)
+        return temp, join_path(tpath, _TEMP_DIR), True
     return target, join_path(tpath, _TEMP_DIR), False
 
 

@@ -22,7 +22,24 @@ What it does, in a temporary directory (nothing of zarr-python enters this repos
    class zarrkit lacks is one that zarrkit never emits), so only the tests that
    use it fail;
 3. print passed / failed per module for both, how many of the tests that pass with zarr-python
-   pass with zarrkit, and the most common first failure of those that do not.
+   pass with zarrkit, and the most common first failure of those that do not -- over all of
+   them, and over those that use only zarr-python's public names (:func:`internal_tests`).
+
+**What is internal.**  A test uses zarr-python's internals when its own code -- the test
+function's body and decorators (its ``parametrize`` values), and the module-level helper
+functions it calls, followed from call to call; not type annotations, not fixtures -- names
+
+* something imported from a module of zarr-python that is not public (``zarr.core.*``,
+  ``zarr.storage._*``, any ``_``-prefixed module), unless the same object is one of the names
+  of a public module (:data:`PUBLIC_MODULES`: ``zarr.core.buffer.default_buffer_prototype`` is
+  ``zarr.buffer``'s, so it is public; ``zarr.core.sync.sync`` is nobody's);
+* a module path through such a module (``zarr.core.group.GroupMetadata``);
+* a ``_``-prefixed attribute (``arr._async_array``, ``store._store``) or a ``_``-prefixed name
+  imported from zarr;
+* a string that is such a path (``mock.patch("zarr.codecs.sharding._ShardIndex...")``).
+
+This is decided from zarr-python's test sources and zarr-python itself, before anything runs
+on zarrkit, so it does not depend on what zarrkit does.
 
 ``--junit OUT.xml`` keeps zarrkit's JUnit report as ``OUT.xml`` and zarr-python's as
 ``OUT.zarr-python.xml``; ``--reference REF.xml`` reuses such a zarr-python report instead of
@@ -44,7 +61,9 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 VERSION = "3.4.2"
 PYTEST_ASYNCIO = "pytest-asyncio==1.4.0"  # the version zarr-python 3.4.2 tests with
@@ -200,6 +219,128 @@ def __getattr__(name):
 '''
 
 
+#: zarr-python 3's public modules: the objects named there are public wherever imported from
+PUBLIC_MODULES = ("zarr", "zarr.abc.buffer", "zarr.abc.codec", "zarr.abc.numcodec", "zarr.abc.store",
+                  "zarr.api.asynchronous", "zarr.api.synchronous", "zarr.buffer", "zarr.buffer.cpu",
+                  "zarr.codecs", "zarr.codecs.numcodecs", "zarr.dtype", "zarr.errors", "zarr.registry",
+                  "zarr.storage", "zarr.experimental", "zarr.testing", "zarr.testing.store",
+                  "zarr.testing.utils", "zarr.testing.buffer", "zarr.types")
+
+
+_PATH = re.compile(r"^zarr(\.\w+)+$")
+
+
+def _private_module(module: str) -> bool:
+    parts = module.split(".")
+    return parts[0] == "zarr" and (
+        (len(parts) > 1 and parts[1] == "core") or any(p.startswith("_") for p in parts[1:]))
+
+
+def _public_objects() -> set[int] | None:
+    """The ids of the objects zarr-python's public modules name (None when the zarr-python
+    installed here is not the one measured: then every name of a private module is internal)."""
+    import importlib
+
+    try:
+        import zarr
+    except ImportError:
+        return None
+    if zarr.__version__ != VERSION:
+        return None
+    found: set[int] = set()
+    for name in PUBLIC_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        for attr in getattr(module, "__all__", None) or [a for a in dir(module) if not a.startswith("_")]:
+            if hasattr(module, attr):
+                found.add(id(getattr(module, attr)))
+    return found
+
+
+def _is_public(module: str, name: str, public: set[int] | None) -> bool:
+    if name.startswith("_"):
+        return False
+    if not _private_module(module):
+        return True
+    if public is None:
+        return False
+    import importlib
+
+    try:
+        return id(getattr(importlib.import_module(module), name)) in public
+    except (ImportError, AttributeError):
+        return False
+
+
+def _code_nodes(node: Any) -> Iterator[Any]:
+    """The nodes of ``node`` that run: annotations left out."""
+    import ast
+
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        for field_name, value in ast.iter_fields(n):
+            if field_name in ("annotation", "returns"):
+                continue
+            for child in value if isinstance(value, list) else [value]:
+                if isinstance(child, ast.AST):
+                    stack.append(child)
+
+
+def internal_tests(root: Path, tests: list[str]) -> set[tuple[str, str]]:
+    """``(classname, test function)`` of the tests of ``tests`` (under ``root``) that use
+    zarr-python's internals (see the module's docstring), as JUnit names them."""
+    import ast
+
+    public = _public_objects()
+    found: set[tuple[str, str]] = set()
+    for test in tests:
+        tree = ast.parse((root / test).read_text())
+        module = test.removesuffix(".py").replace("/", ".")
+        internal_names: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "zarr":
+                for alias in node.names:
+                    if not _is_public(node.module, alias.name, public):
+                        internal_names.add(alias.asname or alias.name)
+        helpers = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        memo: dict[str, bool] = {}
+
+        def uses_internals(fn: Any, seen: frozenset[str] = frozenset()) -> bool:
+            for n in _code_nodes(fn) if not isinstance(fn, list) else (x for f in fn for x in _code_nodes(f)):
+                if isinstance(n, ast.Name) and n.id in internal_names:
+                    return True
+                if isinstance(n, ast.Attribute):
+                    if n.attr.startswith("_") and not n.attr.startswith("__"):
+                        return True
+                    chain = ast.unparse(n)
+                    if chain.startswith("zarr.") and _private_module(chain):
+                        return True
+                if isinstance(n, ast.Constant) and isinstance(n.value, str) and _PATH.match(n.value) \
+                        and (_private_module(n.value) or "._" in n.value):
+                    return True  # mock.patch("zarr.core...")
+                if isinstance(n, ast.Name) and n.id in helpers and n.id not in seen:
+                    if n.id not in memo:
+                        memo[n.id] = uses_internals(helpers[n.id], seen | {n.id})
+                    if memo[n.id]:
+                        return True
+            return False
+
+        def visit(body: list[Any], classname: str) -> None:
+            for node in body:
+                if isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+                    visit(node.body, f"{classname}.{node.name}")
+                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+                    if uses_internals([*node.decorator_list, *node.body, node.args]):
+                        found.add((classname, node.name))
+
+        visit(tree.body, module)
+    return found
+
+
 def pip(*args: str) -> None:
     subprocess.run([sys.executable, "-m", "pip", *args, "-q", "--no-deps"], check=True,
                    stderr=subprocess.DEVNULL)
@@ -339,9 +480,29 @@ def module_of(key: str, modules: list[str]) -> str:
                key=len, default=classname)
 
 
+def is_internal(key: str, internal: set[tuple[str, str]]) -> bool:
+    classname, _, name = key.partition("::")
+    return (classname, name.split("[", 1)[0]) in internal
+
+
 def summarize(reference: Report, measured: Report, modules: list[str], top: int,
-              label: str = "zarrkit") -> None:
+              label: str = "zarrkit", internal: set[tuple[str, str]] | None = None) -> None:
     ref_passed, got_passed = reference.passed(), measured.passed()
+    if internal is not None:
+        public = {k for k in ref_passed if not is_internal(k, internal)}
+        both_public = public & got_passed
+        print(f"{label} passes {len(both_public)} of the {len(public)} tests that pass with zarr-python "
+              f"and use only its public names ({len(ref_passed) - len(public)} use its internals): "
+              f"{len(both_public) / max(len(public), 1):.1%}")
+        summarize(reference, measured, modules, top, label)
+        counts_public: collections.Counter[str] = collections.Counter()
+        for key in sorted(public - got_passed):
+            counts_public[measured.why_not(key)] += 1
+        print(f"\nfirst failures under {label} of the tests that pass with zarr-python and use only "
+              f"its public names:")
+        for msg, n in counts_public.most_common(top):
+            print(f"{n:>5}  {msg}")
+        return
     both = ref_passed & got_passed
     rows: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0, 0, 0, 0])
     for report, col in ((reference, 0), (measured, 2)):
@@ -444,13 +605,16 @@ def common_arguments(ap: argparse.ArgumentParser) -> None:
 
 
 def measure(args: argparse.Namespace, package: str, version: str, tests: list[str],
-            pytest_args: list[str], label: str) -> tuple[Report, Report, list[str]]:
+            pytest_args: list[str], label: str,
+            internal: list[set[tuple[str, str]]] | None = None) -> tuple[Report, Report, list[str]]:
     """Run ``tests`` of ``package==version``'s source distribution with zarr-python (unless
     ``args.reference`` gives its report) and with zarrkit as ``zarr``; the two reports, and the
     test modules' names."""
     with tempfile.TemporaryDirectory(prefix=f"{package}-suite-") as tmp:
         work = Path(tmp)
         root = unpack_sdist(package, version, work)
+        if internal is not None:
+            internal.append(internal_tests(root, tests))
         shim = build_shim(work)
         plugins = install_plugins(work, PYTEST_ASYNCIO)
         junit, ref_junit = junit_paths(args.junit, work)
@@ -474,8 +638,9 @@ def main() -> None:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     common_arguments(ap)
     args = ap.parse_args()
-    reference, measured, modules = measure(args, "zarr", VERSION, TESTS, args.pytest_args, "")
-    summarize(reference, measured, modules, args.top)
+    internal: list[set[tuple[str, str]]] = []
+    reference, measured, modules = measure(args, "zarr", VERSION, TESTS, args.pytest_args, "", internal)
+    summarize(reference, measured, modules, args.top, internal=internal[0])
     differences(reference, measured, DIFFERENCES)
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ Examples
 
 from types import ModuleType as _ModuleType
 
-from . import errors
+from . import abc, buffer, errors  # noqa: F401  (zarr.abc, zarr.buffer)
 from .api import asynchronous as _asynchronous  # noqa: F401  (zarr.api.asynchronous, loaded with the package)
 from .api.async_nodes import AsyncArray, AsyncGroup
 from .api.convenience import copy, copy_all, copy_store, load, save, save_array, save_group, tree

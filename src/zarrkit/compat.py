@@ -46,10 +46,10 @@ from .codecs import blosc_settings
 from .core import attributes
 from .core import group as core_group
 from .core import sync as core_sync
-from .metadata import consolidated, v2_documents, zdtype_base, zdtypes
+from .metadata import consolidated, dtype_json, v2_documents, value_codecs, zdtype_base, zdtypes
 from .storage import cache
 
-__all__ = ["TABLE", "ZARR3_API_VERSION", "ZARR3_PATHS", "lookup", "attrs", "blosc", "convenience", "creation", "dtype", "experimental",
+__all__ = ["PLACED", "TABLE", "ZARR3_API_VERSION", "ZARR3_PATHS", "lookup", "attrs", "blosc", "convenience", "creation", "dtype", "experimental",
            "hierarchy", "meta", "sync"]
 
 #: Where a module's names come from: the real module itself (zarr-python's module *is* that
@@ -89,6 +89,7 @@ TABLE: dict[str, Row] = {
                    "DataTypeRegistry data_type_registry data_type_of parse_dtype "
                    "parse_data_type=parse_dtype")),
         (zdtype_base, "ZDType check_dtype_spec_v2 check_dtype_spec_no_object_codec_v2"),
+        (dtype_json, " ".join(dtype_json.__all__)),
     ),
     "experimental": ((cache, "CacheStore"),),
     "experimental.cache_store": ((cache, "CacheStore"),),
@@ -108,17 +109,18 @@ ZARR3_API_VERSION = "3.4.2"
 #: ``tools/zarr3_suite.py`` builds) resolves ``zarr.<path>.<name>`` through this table.  Module
 #: names, not modules: nothing here is imported until a name is looked up.
 ZARR3_PATHS: dict[str, tuple[str, ...]] = {
-    "abc.codec": ("codecs.base",),
+    "abc.codec": ("abc.codec", "codecs.base"),
     "abc.numcodec": ("codecs.numcodecs",),
-    "abc.store": ("storage.base",),
+    "abc.store": ("abc.store", "storage.base"),
     "codecs": ("metadata.value_codecs",),
     "codecs.cast_value": ("metadata.value_codecs", "codecs.cast"),
     "codecs.scale_offset": ("metadata.value_codecs", "codecs.cast"),
     "core.array": ("api.async_nodes", "api.asynchronous", "api.creation", "api.synchronous", "core.resize"),
-    "core.array_spec": ("core.views",),
-    "core.buffer": ("storage.buffer",),
+    "core.array_spec": ("abc.codec", "core.views"),
+    "core.buffer": ("buffer", "storage.buffer"),
     "core.buffer.core": ("storage.buffer",),
-    "core.buffer.cpu": ("storage.buffer",),
+    "core.buffer.cpu": ("buffer.cpu", "storage.buffer"),
+    "core.buffer.gpu": ("buffer.gpu",),
     "core.chunk_grids": ("metadata.grid",),
     "core.chunk_key_encodings": ("metadata.v3",),
     "core.common": ("metadata.normalize",),
@@ -225,3 +227,23 @@ hierarchy: ModuleType = _made["hierarchy"]
 meta: ModuleType = _made["meta"]
 sync: ModuleType = _made["sync"]
 experimental: ModuleType = _made["experimental"]
+
+
+#: zarr-python 3's names of a lower-layer package whose implementation needs a higher layer:
+#: ``zarr.codecs.CastValue`` and ``ScaleOffset`` convert between data types, which the
+#: metadata layer (above the codecs) defines.  Set on the package when zarrkit is imported.
+PLACED: dict[str, Row] = {
+    "codecs": ((value_codecs, "CastValue ScaleOffset"),),
+}
+
+
+def _place(key: str) -> None:
+    module = sys.modules[f"zarrkit.{key}"]
+    for alias, source, real in _entries(PLACED[key]):
+        setattr(module, alias, getattr(source, real))
+        if alias not in module.__all__:
+            module.__all__.append(alias)
+
+
+for _key in PLACED:
+    _place(_key)

@@ -87,12 +87,13 @@ def test_a_fresh_interpreter_imports_a_table_module_first():
     assert out.split() == ["Metadata2", "CacheStore"]
 
 
-#: the top of the package: the public entrances, the layers' packages and the one compatibility table
-#: (and, beside errors.py in the base layer, the one helper every warning goes through; the
-#: drop-in installer and its runner)
+#: the top of the package: the public entrances, the layers' packages, the one compatibility
+#: table, zarr-python 3's packages other packages build on (abc: base classes of stores and
+#: codecs; buffer), which are edges over the layers, and beside errors.py in the base layer the
+#: one helper every warning goes through; the drop-in installer and its runner
 TOP = {"__init__.py", "__main__.py", "config.py", "errors.py", "_warnings.py", "dask.py", "compat.py", "py.typed",
        "drop_in.py", "as_zarr.py",
-       "api", "cli", "xarray", "testing", "core", "storage", "codecs", "metadata"}
+       "api", "cli", "xarray", "testing", "core", "storage", "codecs", "metadata", "abc", "buffer"}
 
 
 def test_the_top_level_holds_the_entrances_and_the_table_only():

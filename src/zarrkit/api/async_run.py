@@ -13,6 +13,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from ..storage import cancel
+from ..storage.zarr3_api import BackgroundLoop, Finished
 
 __all__ = ["run_in_thread", "sync"]
 
@@ -66,23 +67,9 @@ async def _stopped(work: asyncio.Future[Any]) -> None:
         work.exception()  # (retrieved: no "exception was never retrieved" warning)
 
 
-class _Loop:
-    """The event loop :func:`sync` runs coroutines on: one per process, in a daemon thread,
-    started when first needed."""
-
-    lock = threading.Lock()
-    loop: asyncio.AbstractEventLoop | None = None
-    thread: threading.Thread | None = None
-
-    @classmethod
-    def get(cls) -> asyncio.AbstractEventLoop:
-        with cls.lock:
-            if cls.loop is None or cls.loop.is_closed():
-                loop = asyncio.new_event_loop()
-                thread = threading.Thread(target=loop.run_forever, name="zarrkit-sync", daemon=True)
-                thread.start()
-                cls.loop, cls.thread = loop, thread
-            return cls.loop
+#: the event loop :func:`sync` runs coroutines on (the storage layer's, which stores written
+#: for zarr-python 3 run on too: one loop)
+_Loop = BackgroundLoop
 
 
 def sync(coro: Coroutine[Any, Any, R] | R, loop: asyncio.AbstractEventLoop | None = None,
@@ -120,6 +107,8 @@ def sync(coro: Coroutine[Any, Any, R] | R, loop: asyncio.AbstractEventLoop | Non
     >>> sync(AsyncArray(zarrkit.zeros(3, dtype='i1')).getitem(1))
     np.int8(0)
     """
+    if isinstance(coro, Finished):  # a store call already made (``sync(store.set(...))``)
+        return coro.value  # type: ignore[no-any-return]
     if not asyncio.iscoroutine(coro):
         return coro
     target = _Loop.get() if loop is None else loop
@@ -142,7 +131,7 @@ def sync(coro: Coroutine[Any, Any, R] | R, loop: asyncio.AbstractEventLoop | Non
             result.cancel()
             result.set_running_or_notify_cancel()
             return
-        task = target.create_task(coro, context=context)  # type: ignore[arg-type]
+        task = target.create_task(coro, context=context)
         tasks.append(task)
         task.add_done_callback(lambda t: _hand_over(t, result))
 

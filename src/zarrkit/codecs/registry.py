@@ -111,6 +111,8 @@ def get_codec_class(key: str, reload_config: bool = False) -> type[V3Codec]:
         For a name no class is registered under.
     """
     cls = _V3_CLASSES.get(key)
+    if cls is None and load_entry_point(key):
+        cls = _V3_CLASSES.get(key)
     if cls is None:
         raise UnknownCodecError(f"unknown codec {key!r}; known codecs: {sorted(_V3_CLASSES)}", "codecs")
     return cls
@@ -206,10 +208,51 @@ def registered_v3_codecs() -> list[str]:
     return sorted(_REGISTRY)
 
 
+#: the entry point group other packages register their zarr-python 3 codec classes in
+#: (``[project.entry-points."zarr.codecs"] my_codec = "pkg.module:MyCodec"``)
+ENTRY_POINT_GROUP = "zarr.codecs"
+
+
+def load_entry_point(name: str) -> bool:
+    """Register the codec class an installed package offers under ``name`` in the
+    :data:`ENTRY_POINT_GROUP` entry points, when it is a zarrkit v3 codec class (one deriving
+    from :mod:`zarrkit.abc.codec`'s classes, which is what a codec written for zarr-python 3
+    derives from when ``zarr`` is zarrkit); whether one was.  Names zarrkit implements itself
+    (``numcodecs.*``, whose entry points numcodecs offers for zarr-python) are never looked up.
+
+    Parameters
+    ----------
+    name : str
+        The codec's name in ``zarr.json``.
+
+    Returns
+    -------
+    bool
+    """
+    import importlib.metadata
+
+    for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if entry.name != name:
+            continue
+        try:
+            cls = entry.load()
+        except Exception as exc:
+            raise UnknownCodecError(
+                f"codec {name!r}: the entry point {entry.value!r} of group {ENTRY_POINT_GROUP!r} "
+                f"does not load: {type(exc).__name__}: {exc}", "codecs") from exc
+        if isinstance(cls, type) and issubclass(cls, V3Codec):
+            register_codec(name, cls)
+            return True
+    return False
+
+
 def parse_v3_codec(obj: Any, key: str | None = None) -> V3Codec:
-    """Instantiate a v3 codec from its JSON form (errors name ``key``)."""
+    """Instantiate a v3 codec from its JSON form (errors name ``key``); a name not registered
+    is looked up in the installed packages' ``zarr.codecs`` entry points."""
     name, config = parse_codec_json(obj, key)
     factory = _REGISTRY.get(name)
+    if factory is None and load_entry_point(name):
+        factory = _REGISTRY.get(name)
     if factory is None:
         raise UnknownCodecError(f"unknown codec {name!r}; known codecs: {sorted(_REGISTRY)}", key)
     try:

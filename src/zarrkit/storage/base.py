@@ -57,11 +57,24 @@ from .keys import (
     validate_prefix,
 )
 from .zarr2_names import Zarr2Name
-from .zarr3_api import Zarr3StoreMethods
+from .zarr3_api import (
+    FINISHED,
+    ByteRequest,
+    Finished,
+    OffsetByteRequest,
+    RangeByteRequest,
+    SuffixByteRequest,
+    Zarr3StoreMethods,
+    answer,
+    as_byte_range,
+    listing_of_both_kinds,
+    speaks_zarr3,
+)
 
 __all__ = [
     "ABSENT", "Version", "ByteRange", "Store", "StoreLike", "normalize_key", "validate_key", "validate_prefix", "join_path",
     "describe_store", "describe_location", "is_node_name", "is_valid_key", "oversized",
+    "ByteRequest", "RangeByteRequest", "OffsetByteRequest", "SuffixByteRequest",
 ]
 
 
@@ -144,6 +157,11 @@ class Store(StoreConveniences, Zarr3StoreMethods):
         # (__getitem__, __setitem__, __delitem__, __iter__) and none of the contract: the
         # contract is then served through them.
         super().__init_subclass__(**kwargs)
+        #: written for zarr-python 3 (coroutine get, set...): used through an adapter
+        cls._speaks_zarr3 = speaks_zarr3(cls)
+        if cls._speaks_zarr3:
+            return
+        listing_of_both_kinds(cls)  # listings that ``async for`` walks too
         if cls.__getitem__ is not Store.__getitem__ and cls._get is Store._get:
             cls._get = _get_through_getitem  # type: ignore[method-assign]
         if cls.__setitem__ is not Store.__setitem__ and cls._set is Store._set:
@@ -167,40 +185,57 @@ class Store(StoreConveniences, Zarr3StoreMethods):
         return dimension_separator
 
     # -- the contract -----------------------------------------------------------------------
-    @overload  # type: ignore[override]
-    def get(self, key: str, byte_range: ByteRange | None = None, *, prototype: None = None) -> bytes | None: ...
+    #: the class defines the names both contracts share as coroutines (zarr-python 3's)
+    _speaks_zarr3: bool = False
 
     @overload
-    def get(self, key: str, byte_range: ByteRange | BufferPrototype | None = None, *,
-            prototype: BufferPrototype) -> Buffer | None: ...
+    def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None: ...
 
     @overload
-    def get(self, key: str, byte_range: BufferPrototype, *, prototype: None = None) -> Buffer | None: ...
+    def get(self, key: str, byte_range: Any = None, zarr3_range: Any = None, *,
+            prototype: Any = None) -> Any: ...
 
-    def get(self, key: str, byte_range: ByteRange | BufferPrototype | None = None, *,
-            prototype: BufferPrototype | None = None) -> bytes | Buffer | None:
+    def get(self, key: str, byte_range: Any = None, zarr3_range: Any = None, *,
+            prototype: BufferPrototype | None = None) -> Any:
         """Return the value stored at ``key`` (or part of it), or ``None`` if it is missing.
+
+        Called as zarr-python 3 calls it -- ``get(key, prototype, byte_range=None)``, with a
+        buffer prototype -- it is zarr-python 3's coroutine (see :mod:`.zarr3_api`).
 
         Parameters
         ----------
         key : str
             The key (``/``-separated path).
         byte_range : ByteRange, optional
-            Only these bytes of the value (an offset and length, or a suffix).
+            Only these bytes of the value (an offset and length, or a suffix); in a call with a
+            ``prototype``, also one of zarr-python 3's byte requests.
+        zarr3_range : byte request, optional
+            The third argument of zarr-python 3's ``get(key, prototype, byte_range)``.
         prototype : BufferPrototype, optional
             zarr-python 3's argument (also taken in ``byte_range``'s place, where zarr-python 3
-            has it): the value is returned as a :class:`~zarrkit.storage.buffer.Buffer`.
+            has it).
 
         Returns
         -------
-        bytes, Buffer or None
+        bytes or None
+            Without ``prototype``.
+        coroutine
+            With a ``prototype``: awaited, a :class:`~zarrkit.storage.buffer.Buffer` or None.
         """
-        if isinstance(byte_range, BufferPrototype):  # zarr-python 3's get(key, prototype)
-            prototype, byte_range = byte_range, None
-        value = self._get(self._checked(key), byte_range)
-        if prototype is None or value is None:
-            return value
-        return prototype.buffer.from_bytes(value)
+        if isinstance(byte_range, BufferPrototype) or _is_prototype(byte_range):
+            prototype, byte_range = byte_range, zarr3_range
+        elif zarr3_range is not None:
+            raise TypeError("get: a third argument is zarr-python 3's byte_range, after a prototype")
+        if prototype is None:
+            return self._get(self._checked(key), byte_range)
+        key, request = self._checked(key), as_byte_range(byte_range)
+        make = prototype.buffer.from_bytes
+
+        def read() -> Any:
+            value = self._get(key, request)
+            return None if value is None else make(value)
+
+        return answer(read, self.high_latency)
 
     def get_transient(
         self, key: str, byte_range: ByteRange | None = None
@@ -449,8 +484,12 @@ class Store(StoreConveniences, Zarr3StoreMethods):
         values = [self.get(key, r) for r in ranges]
         return None if any(v is None for v in values) else values
 
-    def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
+    def set(self, key: str, value: bytes | bytearray | memoryview, byte_range: None = None) -> Finished | None:
         """Store ``value`` at ``key``, replacing any previous value atomically where possible.
+
+        The value is stored when this returns.  Given a ``Buffer`` (zarr-python 3's call), it
+        returns :data:`.zarr3_api.FINISHED`, which zarr-python 3 code awaits (``await
+        store.set(key, buffer)``).
 
         Parameters
         ----------
@@ -460,6 +499,8 @@ class Store(StoreConveniences, Zarr3StoreMethods):
             The value (bytes, bytearray, memoryview or a contiguous NumPy array).  It may be a
             view of a buffer the caller reuses once this returns: a store keeping the value
             itself rather than writing it out must keep a copy.
+        byte_range : None
+            zarr-python 3's argument; only None.
 
         Raises
         ------
@@ -468,7 +509,11 @@ class Store(StoreConveniences, Zarr3StoreMethods):
         """
         self._check_writable()
         key = self._checked(key)
+        if byte_range is not None:  # zarr-python 3's partial writes, which the format no longer uses
+            raise ValueError(f"set: partial writes are not supported (key {key!r})")
+        zarr3 = not isinstance(value, (bytes, bytearray, memoryview)) and hasattr(value, "to_bytes")
         self._set(key, ensure_bytes_like(value, key))
+        return FINISHED if zarr3 else None
 
     def set_many(self, items: Mapping[str, bytes | bytearray | memoryview]) -> None:
         """Store several values (as :meth:`set` each); stores that can write them together
@@ -504,8 +549,9 @@ class Store(StoreConveniences, Zarr3StoreMethods):
         """
         self.set(key, b"".join(parts))
 
-    def delete(self, key: str) -> None:
-        """Remove ``key``; removing a missing key is not an error.
+    def delete(self, key: str) -> Finished:
+        """Remove ``key``; removing a missing key is not an error (what it returns: as
+        :meth:`set`).
 
         Parameters
         ----------
@@ -514,6 +560,7 @@ class Store(StoreConveniences, Zarr3StoreMethods):
         """
         self._check_writable()
         self._delete(self._checked(key))
+        return FINISHED
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
         """Yield every key that starts with ``prefix`` (``''``: every key).
@@ -575,6 +622,12 @@ class Store(StoreConveniences, Zarr3StoreMethods):
         for key in self.list_prefix(prefix):
             children.add(key[n:].split("/", 1)[0])
         return sorted(children)
+
+    def clear(self) -> Finished | None:  # type: ignore[override]  # (zarr-python 3 awaits it)
+        """Remove every key (what it returns: as :meth:`delete`)."""
+        self._check_writable()
+        self.delete_prefix("")
+        return FINISHED
 
     def close(self) -> None:
         """Release resources held by the store (files, connections)."""
@@ -645,6 +698,14 @@ class Store(StoreConveniences, Zarr3StoreMethods):
         if self.read_only or not self.supports_writes:
             raise ReadOnlyError(f"{type(self).__name__} is read-only")
         cancel.check()  # (an operation whose caller gave up writes nothing more: see cancel)
+
+
+listing_of_both_kinds(Store)
+
+
+def _is_prototype(obj: Any) -> bool:
+    """Whether ``obj`` is a buffer prototype (zarrkit's or zarr-python's own)."""
+    return obj is not None and hasattr(obj, "buffer") and hasattr(obj, "nd_buffer")
 
 
 def oversized(key: str, size: int | None, limit: int) -> ChunkDecodeError:

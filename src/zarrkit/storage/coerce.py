@@ -104,8 +104,8 @@ def coerce_store(
             f"storage_options apply only to URLs (with '://'), not to {type(store).__name__} "
             f"{store!r}"
         )
-    if isinstance(store, Store):
-        return store
+    if isinstance(store, Store) and not is_zarr_store(store):
+        return store  # (one written for zarr-python 3, with coroutine get..., is adapted below)
     if store is None:
         return MemoryStore()
     for is_kind, store_over in _OTHER_LIBRARIES:

@@ -45,7 +45,7 @@ class StorePath:
     @property
     def read_only(self) -> bool:
         """Whether the store refuses writes."""
-        return bool(getattr(self.store, "read_only", False))
+        return getattr(self.store, "read_only", False) is True  # (a mock's flag says nothing)
 
     @classmethod
     async def open(cls, store: Store, path: str = "", mode: str | None = None) -> StorePath:

@@ -30,14 +30,16 @@ go to dask workers.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, cast
 
 from ..errors import ReadOnlyError, StoreError, StoreOperationNotSupported, ZarrkitError
-from . import cancel
+from . import cancel, zarr3_api
 from .base import ByteRange, Store, ensure_bytes_like, oversized, validate_prefix
+from .buffer import default_buffer_prototype
 from .local_confine import confinement_of
 
 __all__ = ["ZarrStoreAdapter", "is_zarr_store"]
@@ -52,10 +54,14 @@ _LOCAL_STORE_TEMP = re.compile(r"\.[0-9a-f]{32}\.partial$")
 
 
 def is_zarr_store(obj: Any) -> bool:
-    """Whether ``obj`` is a zarr-python 3 store (without importing zarr-python: an object of
-    a class derived from ``zarr.abc.store.Store`` can only exist once it is imported)."""
+    """Whether ``obj`` is a store written for zarr-python 3: of a class derived from
+    zarr-python's ``zarr.abc.store.Store`` (without importing zarr-python: such an object can
+    only exist once it is imported), or from zarrkit's :class:`Store` with zarr-python 3's
+    coroutine methods (``zarr.abc.store.Store`` when ``zarr`` is zarrkit)."""
+    if isinstance(obj, Store):
+        return bool(getattr(type(obj), "_speaks_zarr3", False)) or zarr3_api.speaks_zarr3(obj)
     abc = sys.modules.get("zarr.abc.store")
-    return abc is not None and isinstance(obj, abc.Store)
+    return abc is not None and abc.Store is not Store and isinstance(obj, abc.Store)
 
 
 class _Zarr:
@@ -75,14 +81,33 @@ class _Zarr:
         self.Suffix = abc.SuffixByteRequest
 
 
-_zarr: _Zarr | None = None
+class _Zarrkit(_Zarr):
+    """The same, for a store written for zarr-python 3 over zarrkit's base class: zarrkit's
+    buffers and byte requests, its background loop."""
+
+    def __init__(self) -> None:
+        self.sync = None  # type: ignore[assignment]
+        self.loop = zarr3_api.BackgroundLoop.get
+        self.prototype = default_buffer_prototype()  # type: ignore[assignment]
+        self.Range = zarr3_api.RangeByteRequest  # type: ignore[assignment]
+        self.Offset = zarr3_api.OffsetByteRequest  # type: ignore[assignment]
+        self.Suffix = zarr3_api.SuffixByteRequest  # type: ignore[assignment]
 
 
-def _z() -> _Zarr:
-    global _zarr
-    if _zarr is None:
-        _zarr = _Zarr()
-    return _zarr
+_kits: dict[bool, _Zarr] = {}
+
+
+def _z(own: bool = False) -> _Zarr:
+    """What the adapter uses: zarr-python's (``own``: zarrkit's, for a store over its base)."""
+    if own not in _kits:
+        _kits[own] = _Zarrkit() if own else _Zarr()
+    return _kits[own]
+
+
+async def _result(value: Any) -> Any:
+    """``value`` awaited when it is awaitable: a store written for zarr-python 3 over zarrkit's
+    base class may leave a method zarrkit's base gives synchronously (``getsize``)."""
+    return await value if inspect.isawaitable(value) else value
 
 
 class ZarrStoreAdapter(Store):
@@ -123,6 +148,8 @@ class ZarrStoreAdapter(Store):
                 f"not {type(store).__name__}"
             )
         self.zarr_store = store
+        #: a store over zarrkit's base class: zarrkit's buffers and loop, not zarr-python's
+        self._own = isinstance(store, Store)
         self._read_only = bool(read_only)
         self.supports_writes: bool = bool(store.supports_writes)
         self.supports_deletes: bool = bool(store.supports_deletes)
@@ -158,7 +185,8 @@ class ZarrStoreAdapter(Store):
     def read_only(self) -> bool:
         """Whether writes are refused: asked for, or the store's own flag (an Icechunk session
         becomes read-only once committed)."""
-        return self._read_only or bool(self.zarr_store.read_only)
+        # (a flag that is not a bool -- a mock's attribute -- says nothing)
+        return self._read_only or getattr(self.zarr_store, "read_only", False) is True
 
     @read_only.setter
     def read_only(self, value: bool) -> None:
@@ -188,7 +216,7 @@ class ZarrStoreAdapter(Store):
         the store."""
         of = f" of {what} {key!r}" if key else ""
         try:
-            return _drive(coro) if direct else _on_the_loop(coro)
+            return _drive(coro) if direct else _on_the_loop(coro, _z(self._own))
         except ZarrkitError:
             raise
         except NotImplementedError as exc:
@@ -206,7 +234,7 @@ class ZarrStoreAdapter(Store):
     # -- reading -------------------------------------------------------------------------------
     async def _aget(self, key: str, byte_range: ByteRange | None) -> Any:
         """The store's Buffer for ``key`` (None: missing), ``byte_range`` applied."""
-        request = _request(byte_range, _z())
+        request = _request(byte_range, _z(self._own))
         try:
             if request is None:
                 return await self._fetch(key, None)
@@ -225,10 +253,10 @@ class ZarrStoreAdapter(Store):
 
     async def _fetch(self, key: str, request: Any) -> Any:
         self._confined(key)
-        z = _z()
+        z = _z(self._own)
         if self._sync_io:
             return self.zarr_store.get_sync(key, prototype=z.prototype, byte_range=request)
-        return await self.zarr_store.get(key, z.prototype, request)
+        return await _result(await self.zarr_store.get(key, z.prototype, request))
 
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         return _to_bytes(self._run("read", key, self._aget(key, byte_range), direct=self._sync_io))
@@ -310,7 +338,7 @@ class ZarrStoreAdapter(Store):
     async def _aexists(self, key: str) -> bool:
         self._confined(key, "list")
         try:
-            return bool(await self.zarr_store.exists(key))
+            return bool(await _result(self.zarr_store.exists(key)))
         except NotImplementedError:  # a store that only reads (VirtualiZarr's)
             try:
                 return await self._aget(key, ByteRange(0, 0)) is not None
@@ -325,7 +353,7 @@ class ZarrStoreAdapter(Store):
             if not await self._aexists(key):
                 return 0
             try:
-                return int(await self.zarr_store.getsize(key))
+                return int(await _result(self.zarr_store.getsize(key)))
             except FileNotFoundError:
                 return 0
 
@@ -334,14 +362,14 @@ class ZarrStoreAdapter(Store):
     # -- writing -------------------------------------------------------------------------------
     def _buffer(self, value: bytes | memoryview) -> Any:
         # a copy of a caller's buffer: an in-memory store keeps the object it is given
-        return _z().prototype.buffer.from_bytes(value if isinstance(value, bytes) else bytes(value))
+        return _z(self._own).prototype.buffer.from_bytes(value if isinstance(value, bytes) else bytes(value))
 
     async def _put(self, key: str, buffer: Any) -> None:
         self._confined(key, "write")
         if self._sync_io:
             self.zarr_store.set_sync(key, buffer)
         else:
-            await self.zarr_store.set(key, buffer)
+            await _result(await _result(self.zarr_store.set(key, buffer)))
 
     def _set(self, key: str, value: bytes | memoryview) -> None:
         self._run("write", key, self._put(key, self._buffer(value)), direct=self._sync_io)
@@ -367,7 +395,7 @@ class ZarrStoreAdapter(Store):
             # only a value: LocalStore removes a whole directory given its name
             self._confined(key, "delete")
             if not self._local_files or await self._aexists(key):
-                await self.zarr_store.delete(key)
+                await _result(self.zarr_store.delete(key))
 
         self._run("delete", key, delete())
 
@@ -377,7 +405,7 @@ class ZarrStoreAdapter(Store):
         keys = list(self.list_prefix(validate_prefix(prefix)))
 
         async def gather() -> None:
-            await asyncio.gather(*(self.zarr_store.delete(k) for k in keys))
+            await asyncio.gather(*(_result(self.zarr_store.delete(k)) for k in keys))
 
         if keys:
             self._run("delete", prefix, gather(), what="prefix")
@@ -457,14 +485,17 @@ def _owner(cls: type, name: str) -> type | None:
     return next((c for c in cls.__mro__ if name in c.__dict__), None)
 
 
-def _on_the_loop(coro: Any) -> Any:
-    """The result of ``coro`` run on zarr-python's event-loop thread."""
-    z = _z()
+def _on_the_loop(coro: Any, z: _Zarr) -> Any:
+    """The result of ``coro`` run on zarr-python's event-loop thread (zarrkit's, for ``z`` of
+    a store over zarrkit's base class)."""
     loop = None if z.loop is None else z.loop()
     try:
         called_from = asyncio.get_running_loop()
     except RuntimeError:  # the usual case: no loop runs on this thread
         called_from = None
+    if called_from is loop and z.sync is None:
+        coro.close()
+        raise RuntimeError("a store written for zarr-python 3 was called synchronously from its own loop")
     if loop is None or called_from is loop:  # zarr-python's own call (which refuses the latter)
         return z.sync(coro)
     return asyncio.run_coroutine_threadsafe(coro, loop).result()

@@ -21,7 +21,7 @@ from ..storage.buffer import NDBuffer as _HostNDBuffer
 __all__ = ["Buffer", "NDBuffer", "available", "buffer_prototype"]
 
 #: whether CuPy is installed
-available = importlib.util.find_spec("cupy") is not None
+available: bool = importlib.util.find_spec("cupy") is not None
 
 
 def _cupy() -> Any:
@@ -109,4 +109,4 @@ class NDBuffer(_HostNDBuffer):
 
 
 #: device memory's prototype
-buffer_prototype = BufferPrototype(buffer=Buffer, nd_buffer=NDBuffer)
+buffer_prototype: BufferPrototype = BufferPrototype(buffer=Buffer, nd_buffer=NDBuffer)

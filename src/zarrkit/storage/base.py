@@ -31,7 +31,15 @@ zarr-2 style code that treats a store as a dict keeps working.
 from __future__ import annotations
 
 import os
-from collections.abc import Hashable, Iterable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import (
+    Coroutine,
+    Hashable,
+    Iterable,
+    Iterator,
+    Mapping,
+    MutableMapping,
+    Sequence,
+)
 from typing import Any, Self, TypeAlias, overload
 
 from ..errors import ChunkDecodeError, ConditionalWritesUnsupportedError, ReadOnlyError
@@ -191,12 +199,16 @@ class Store(StoreConveniences, Zarr3StoreMethods):
     @overload
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None: ...
 
+    @overload  # zarr-python 3's get(key, prototype, byte_range=None)
+    def get(self, key: str, byte_range: BufferPrototype, zarr3_range: ByteRequest | ByteRange | None = None
+            ) -> Coroutine[Any, Any, Buffer | None]: ...
+
     @overload
-    def get(self, key: str, byte_range: Any = None, zarr3_range: Any = None, *,
-            prototype: Any = None) -> Any: ...
+    def get(self, key: str, byte_range: ByteRequest | ByteRange | None = None, zarr3_range: None = None, *,
+            prototype: BufferPrototype) -> Coroutine[Any, Any, Buffer | None]: ...
 
     def get(self, key: str, byte_range: Any = None, zarr3_range: Any = None, *,
-            prototype: BufferPrototype | None = None) -> Any:
+            prototype: BufferPrototype | None = None) -> bytes | Coroutine[Any, Any, Buffer | None] | None:
         """Return the value stored at ``key`` (or part of it), or ``None`` if it is missing.
 
         Called as zarr-python 3 calls it -- ``get(key, prototype, byte_range=None)``, with a
@@ -231,7 +243,7 @@ class Store(StoreConveniences, Zarr3StoreMethods):
         key, request = self._checked(key), as_byte_range(byte_range)
         make = prototype.buffer.from_bytes
 
-        def read() -> Any:
+        def read() -> Buffer | None:
             value = self._get(key, request)
             return None if value is None else make(value)
 
@@ -484,7 +496,7 @@ class Store(StoreConveniences, Zarr3StoreMethods):
         values = [self.get(key, r) for r in ranges]
         return None if any(v is None for v in values) else values
 
-    def set(self, key: str, value: bytes | bytearray | memoryview, byte_range: None = None) -> Finished | None:
+    def set(self, key: str, value: bytes | bytearray | memoryview, byte_range: None = None) -> Finished[None] | None:
         """Store ``value`` at ``key``, replacing any previous value atomically where possible.
 
         The value is stored when this returns.  Given a ``Buffer`` (zarr-python 3's call), it
@@ -549,7 +561,7 @@ class Store(StoreConveniences, Zarr3StoreMethods):
         """
         self.set(key, b"".join(parts))
 
-    def delete(self, key: str) -> Finished:
+    def delete(self, key: str) -> Finished[None]:
         """Remove ``key``; removing a missing key is not an error (what it returns: as
         :meth:`set`).
 
@@ -623,7 +635,7 @@ class Store(StoreConveniences, Zarr3StoreMethods):
             children.add(key[n:].split("/", 1)[0])
         return sorted(children)
 
-    def clear(self) -> Finished | None:  # type: ignore[override]  # (zarr-python 3 awaits it)
+    def clear(self) -> Finished[None] | None:  # type: ignore[override]  # (zarr-python 3 awaits it)
         """Remove every key (what it returns: as :meth:`delete`)."""
         self._check_writable()
         self.delete_prefix("")

@@ -60,7 +60,7 @@ import functools
 import inspect
 import threading
 from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
 
 from .buffer import default_buffer_prototype
 from .keys import ByteRange, validate_prefix
@@ -68,6 +68,10 @@ from .keys import ByteRange, validate_prefix
 __all__ = ["FINISHED", "BackgroundLoop", "ByteRequest", "Finished", "KeyList", "Keys", "OffsetByteRequest",
            "RangeByteRequest", "SuffixByteRequest", "Zarr3StoreMethods", "as_byte_range",
            "as_prefix", "speaks_zarr3"]
+
+T = TypeVar("T")
+#: what a finished call gives when awaited
+V_co = TypeVar("V_co", covariant=True)
 
 #: the names both contracts have: a class defining one of them as a coroutine function (or an
 #: asynchronous generator) is written for zarr-python 3
@@ -130,15 +134,18 @@ def as_byte_range(request: Any) -> ByteRange | None:
     raise TypeError(f"byte_range: expected a ByteRange or a zarr-3 byte request, got {type(request).__name__}")
 
 
-class Finished:
+class Finished(Generic[V_co]):
     """A store call already made, as an awaitable of its result (``await store.set(...)``)."""
 
     __slots__ = ("value",)
 
-    def __init__(self, value: Any = None) -> None:
+    #: the call's result
+    value: V_co
+
+    def __init__(self, value: V_co) -> None:
         self.value = value
 
-    def __await__(self) -> Generator[Any, None, Any]:
+    def __await__(self) -> Generator[Any, None, V_co]:
         return self.value
         yield  # (a generator: ``await`` takes it)
 
@@ -147,7 +154,7 @@ class Finished:
 
 
 #: what ``set`` and ``delete`` return
-FINISHED = Finished()
+FINISHED: Finished[None] = Finished(None)
 
 
 class Keys(Iterator[str]):
@@ -230,7 +237,7 @@ class BackgroundLoop:
     written for zarr-python 3): one per process, in a daemon thread, started when first
     needed."""
 
-    lock = threading.Lock()
+    lock: ClassVar[threading.Lock] = threading.Lock()
     loop: asyncio.AbstractEventLoop | None = None
     thread: threading.Thread | None = None
 
@@ -245,7 +252,7 @@ class BackgroundLoop:
             return cls.loop
 
 
-async def answer(read: Callable[[], Any], slow: bool) -> Any:
+async def answer(read: Callable[[], T], slow: bool) -> T:
     """``read()`` when awaited: on a worker thread when ``slow`` (the loop goes on meanwhile),
     else inline (a memory or local read takes less than a trip to a thread)."""
     if slow:
@@ -288,8 +295,10 @@ class Zarr3StoreMethods:
         def _checked(self, key: str) -> str: ...
         def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None: ...
         def exists(self, key: str) -> bool: ...
-        def set(self, key: str, value: Any) -> Finished | None: ...
-        def delete(self, key: str) -> Finished: ...
+        def set(self, key: str, value: Any) -> Finished[None] | None:
+            """Store ``value`` at ``key`` (see :meth:`~zarrkit.storage.base.Store.set`)."""
+        def delete(self, key: str) -> Finished[None]:
+            """Remove ``key`` (see :meth:`~zarrkit.storage.base.Store.delete`)."""
         high_latency: bool
 
     #: zarr-python 3's flag of a store that is open.  zarrkit's stores are open once

@@ -118,6 +118,12 @@ class Store(StoreConveniences, Zarr3StoreMethods):
     ``list_dir``, ``get_many``); the base class adds key validation, read-only enforcement, the
     ``MutableMapping`` interface and zarr-python 3's asynchronous ``open``, ``is_empty``,
     ``list``... (:mod:`~zarrkit.storage.zarr3_api`).
+
+    Parameters
+    ----------
+    read_only : bool, default False
+        The store refuses writes (zarr-python 3's argument of ``Store.__init__``, which the
+        stores written for it pass on).
     """
 
     supports_writes: bool = True

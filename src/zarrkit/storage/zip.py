@@ -221,7 +221,6 @@ class ZipStore(Store):
         self.mode = mode
         self.read_only: bool = mode == "r"
         self._lock = threading.RLock()
-        self._rewrite_warned = False  # (a key written again is reported once per store)
         self._closed = True  # until the file is open
         #: the zip file as this store opened it for reading (modes 'r' and 'a'), or None
         self._fh: Any = None
@@ -515,12 +514,10 @@ class ZipStore(Store):
         with self._lock:
             self._check_open()
             zf = self._writer()
-            if key in zf.NameToInfo and not self._rewrite_warned:
-                self._rewrite_warned = True
+            if key in zf.NameToInfo:
                 warn(
                     f"ZipStore {self.path!r}: key {key!r} is written again; the older member "
-                    "is no longer listed, but its bytes stay in the file (other keys written "
-                    "again through this store are not reported)",
+                    "is no longer listed, but its bytes stay in the file",
                     UserWarning,
                 )
             info = zipfile.ZipInfo(filename=key, date_time=time.localtime(time.time())[:6])

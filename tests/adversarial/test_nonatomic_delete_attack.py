@@ -24,54 +24,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _check_then_delete import CheckThenDelete, inner_store  # (a sibling module)
 
 import zarrkit
-from zarrkit.errors import StoreError, VersionConflictError
-from zarrkit.storage import LRUStoreCache, MemoryStore, ObjectStore, SQLiteStore, WrapperStore
+from zarrkit.errors import StoreError
+from zarrkit.storage import LRUStoreCache, MemoryStore, ObjectStore
 from zarrkit.storage.cache import CacheStore
 from zarrkit.storage.store_path import PrefixStore
 from zarrkit.storage.wrappers import CountingStore, LatencyStore, ReadOnlyStore
 
 
-class CheckThenDelete(WrapperStore):
-    """Passes everything through; ``delete_if`` of ``key`` checks the version, runs ``window``
-    (once), then deletes, as a store without conditional deletes does."""
-
-    _passes_versions = True
-
-    def __init__(self, inner, key, atomic):
-        super().__init__(inner)
-        self.key = key
-        self.atomic = atomic
-        self.window = None
-        self.deletes_of_key = 0
-
-    @property
-    def atomic_deletes(self):
-        return self.atomic
-
-    def _delete_if(self, key, version):
-        if key == self.key:
-            self.deletes_of_key += 1
-        if self.atomic:
-            return self.inner.delete_if(key, version)
-        now = self.inner.get_versioned(key)[1]
-        if now != version:
-            raise VersionConflictError(f"expected version {version!r}, found {now!r}", key)
-        if key == self.key and self.window is not None:
-            run, self.window = self.window, None
-            run()
-        self.inner.delete(key)
-
-
-def _inner(kind, tmp_path):
-    return MemoryStore() if kind == "memory" else SQLiteStore(str(tmp_path / "s.sqlite"))
-
-
 def _setup(tmp_path, kind, atomic, layout, shape):
     # chunks of 5 (layout "shards": shards of 10 of inner chunks of 5); the object watched is
     # the second one
-    store = CheckThenDelete(_inner(kind, tmp_path), "a/c/1", atomic)
+    store = CheckThenDelete(inner_store(kind, tmp_path), "a/c/1", atomic)
     a = zarrkit.create_array(store, name="a", shape=shape, chunks=(5,), dtype="i4", fill_value=-1,
                              shards=(10,) if layout == "shards" else None)
     a[...] = np.arange(shape[0], dtype="i4")
@@ -159,14 +125,15 @@ def test_wrappers_say_the_deletes_under_them_are_not_atomic(tmp_path):
 
 
 class FailingPutBack(CheckThenDelete):
-    """A :class:`CheckThenDelete` whose ``after_set`` runs (once) after the first conditional
-    write of ``key``; the conditional write or delete of ``key`` after that fails (once), as a
-    store failing mid put-back does."""
+    """A :class:`CheckThenDelete` whose conditional write or delete of ``key`` after
+    ``after_set`` has run fails (once), as a store failing mid put-back does."""
 
     def __init__(self, inner, key, atomic):
         super().__init__(inner, key, atomic)
-        self.after_set = None
         self.armed = False
+
+    def after_set_ran(self):
+        self.armed = True
 
     def _fail(self, key):
         if key == self.key and self.armed:
@@ -175,12 +142,7 @@ class FailingPutBack(CheckThenDelete):
 
     def _set_if(self, key, value, version):
         self._fail(key)
-        written = self.inner.set_if(key, value, version)
-        if key == self.key and self.after_set is not None:
-            run, self.after_set = self.after_set, None
-            run()
-            self.armed = True
-        return written
+        return super()._set_if(key, value, version)
 
     def _delete_if(self, key, version):
         self._fail(key)
@@ -193,7 +155,7 @@ def test_a_put_back_failing_midway_shows_none_of_the_losers_rows(tmp_path, kind,
     # L appends 7 rows (chunks of 5) and has just written the second chunk when W wins the
     # shape with 2 rows; L's put-back of the second chunk fails, so L fails.  M appends one
     # row after W, then the array grows: only W's and M's rows show, the rest the fill value
-    store = FailingPutBack(_inner(kind, tmp_path), "a/c/1", atomic)
+    store = FailingPutBack(inner_store(kind, tmp_path), "a/c/1", atomic)
     zarrkit.create_array(store, name="a", shape=(0,), chunks=(5,), dtype="i4", fill_value=-1)
     handle = {w: zarrkit.open_array(store, path="a", mode="r+") for w in "LWM"}
     store.after_set = lambda: handle["W"].append(np.array([200, 201], dtype="i4"))
@@ -207,22 +169,16 @@ def test_a_put_back_failing_midway_shows_none_of_the_losers_rows(tmp_path, kind,
 
 
 class ReadThenWindow(CheckThenDelete):
-    """A :class:`CheckThenDelete` whose ``after_set`` runs (once) after the first conditional
-    write of ``key``; the read of ``key`` with its version after that runs ``window`` (once)
-    once it has read -- the put-back's read, and another writer right after it."""
+    """A :class:`CheckThenDelete` whose read of ``key`` with its version, after ``after_set``
+    has run, runs ``window`` (once) once it has read -- the put-back's read, and another
+    writer right after it."""
 
     def __init__(self, inner, key, atomic):
         super().__init__(inner, key, atomic)
-        self.after_set = None
         self.armed = False
 
-    def _set_if(self, key, value, version):
-        written = self.inner.set_if(key, value, version)
-        if key == self.key and self.after_set is not None:
-            run, self.after_set = self.after_set, None
-            run()
-            self.armed = True
-        return written
+    def after_set_ran(self):
+        self.armed = True
 
     def _get_versioned(self, key, limit):
         got = self.inner.get_versioned(key, limit)

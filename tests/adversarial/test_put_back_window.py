@@ -14,54 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _check_then_delete import CheckThenDelete, inner_store  # (a sibling module)
 
 import zarrkit
-from zarrkit.errors import VersionConflictError
-from zarrkit.storage import MemoryStore, SQLiteStore, WrapperStore
-
-
-class CheckThenDelete(WrapperStore):
-    """Passes everything through; ``delete_if`` checks the version, runs ``window`` (once),
-    then deletes, as a store without conditional deletes does.  ``after_set`` runs (once)
-    after the first conditional write of ``key``."""
-
-    _passes_versions = True
-
-    def __init__(self, inner, key, atomic):
-        super().__init__(inner)
-        self.key = key
-        self.atomic = atomic
-        self.after_set = None
-        self.window = None
-        self.deletes_of_key = 0
-
-    @property
-    def atomic_deletes(self):
-        return self.atomic
-
-    def _set_if(self, key, value, version):
-        written = self.inner.set_if(key, value, version)
-        if key == self.key and self.after_set is not None:
-            run, self.after_set = self.after_set, None
-            run()
-        return written
-
-    def _delete_if(self, key, version):
-        if key == self.key:
-            self.deletes_of_key += 1
-        if self.atomic:
-            return self.inner.delete_if(key, version)
-        now = self.inner.get_versioned(key)[1]
-        if now != version:
-            raise VersionConflictError(f"expected version {version!r}, found {now!r}", key)
-        if key == self.key and self.window is not None:
-            run, self.window = self.window, None
-            run()
-        self.inner.delete(key)
-
-
-def _inner(kind, tmp_path):
-    return MemoryStore() if kind == "memory" else SQLiteStore(str(tmp_path / "s.sqlite"))
 
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite"])  # versions: objects, contents
@@ -71,7 +26,7 @@ def test_a_lost_append_taking_back_its_chunk_keeps_another_appends_rows(tmp_path
     # chunks of 5 (layout "shards": shards of 10 of inner chunks of 5): L's run reaches into
     # the second chunk (shard), W's stays in the first, M's reaches into the second
     per = 5 if layout == "chunks" else 10
-    store = CheckThenDelete(_inner(kind, tmp_path), "a/c/1", atomic)
+    store = CheckThenDelete(inner_store(kind, tmp_path), "a/c/1", atomic)
     zarrkit.create_array(store, name="a", shape=(0,), chunks=(5,), dtype="i4", fill_value=-1,
                          shards=(10,) if layout == "shards" else None)
     handle = {w: zarrkit.open_array(store, path="a", mode="r+") for w in "LWM"}
@@ -110,7 +65,7 @@ def test_a_lost_append_taking_back_its_chunk_keeps_another_appends_rows(tmp_path
 def test_a_write_leaving_a_chunk_empty_keeps_another_writers_piece(tmp_path, kind, atomic, layout):
     # one chunk (shard) of 10: A clears its half to the fill value, which leaves the chunk
     # empty; B's half, written while A's delete is on its way, must stay
-    store = CheckThenDelete(_inner(kind, tmp_path), "a/c/0", atomic)
+    store = CheckThenDelete(inner_store(kind, tmp_path), "a/c/0", atomic)
     a = zarrkit.create_array(store, name="a", shape=(10,), chunks=(5,) if layout == "shards" else (10,),
                              shards=(10,) if layout == "shards" else None, dtype="i4", fill_value=0,
                              config={"write_empty_chunks": False})

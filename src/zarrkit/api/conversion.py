@@ -79,7 +79,7 @@ def v2_to_v3_metadata(meta: v2.ArrayMetadataV2, key: str = "") -> v3.ArrayMetada
             dtype = dtype.newbyteorder("=")
     aa: list[Any] = []
     if meta.order == "F" and len(meta.shape) >= 1:
-        aa.append(TransposeCodec(tuple(reversed(range(len(meta.shape))))))
+        aa.append(TransposeCodec.reversing(len(meta.shape)))
     aa += [to_v3_codec(f, key) for f in filters]
     for c in aa:
         if not isinstance(c, ArrayArrayCodec):

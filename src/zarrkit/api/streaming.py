@@ -128,7 +128,7 @@ def creation_kwargs(src: Array, zarr_format: int, overrides: Mapping[str, Any] |
             kw.update(_v2_codecs_of_v2(src))
             if kw.pop("order") == "F" and not set(ov) & {"codecs", "filters", "order"}:
                 # the v2 array's F-ordered chunks as v3 stores them: a transpose codec first
-                kw["filters"] = [TransposeCodec(tuple(reversed(range(len(src.shape))))), *(kw["filters"] or ())]
+                kw["filters"] = [TransposeCodec.reversing(len(src.shape)), *(kw["filters"] or ())]
             if meta.dimension_separator == "/":
                 kw["chunk_key_encoding"] = {"name": "default", "configuration": {"separator": "/"}}
     else:

@@ -26,6 +26,12 @@ class TransposeCodec(ArrayArrayCodec):
             raise MetadataError(f"transpose: order {list(self.order)} is not a permutation")
         self.inverse: tuple[int, ...] = tuple(int(i) for i in np.argsort(self.order))
 
+    @classmethod
+    def reversing(cls, ndim: int) -> TransposeCodec:
+        """The transpose of the reverse permutation: a C-ordered chain's codec for what a
+        v2 array of order 'F' stores."""
+        return cls(tuple(reversed(range(ndim))))
+
     def configuration(self) -> dict[str, Any]:
         return {"order": list(self.order)}
 

@@ -199,7 +199,7 @@ def v2_codecs(
     """The chain of a v2 array: ``[transpose (order 'F')], V2Filters, [V2Compressor]``."""
     codecs: list[V3Codec] = []
     if order == "F" and ndim > 1:
-        codecs.append(TransposeCodec(tuple(reversed(range(ndim)))))
+        codecs.append(TransposeCodec.reversing(ndim))
     codecs.append(V2Filters(filters or ()))
     if compressor is not None:
         codecs.append(V2Compressor(compressor))

@@ -191,10 +191,9 @@ def _output(ctx: ChunkContext, shape: tuple[int, ...], out: np.ndarray | None, p
     if out is not None:
         _check_out(out, shape, ctx.dtype)
         return out
-    # a v2 array stored in F order reads into an F-ordered result, as numpy and zarr-python
-    # 2; a v3 array's reads come in the configured order (made F, when it is, by the caller)
-    f_ordered = ctx.meta.layout_order == "F" and not ctx.meta.reads_in_config_order
-    layout: Literal["C", "F"] = "F" if f_ordered else "C"
+    # the order the chunks decode into (an F-ordered v2 array reads into an F-ordered result,
+    # as numpy and zarr-python 2; a v3 array's is C, made F by the caller when configured)
+    layout: Literal["C", "F"] = "F" if ctx.meta.order == "F" else "C"
     zeroed = ctx.fill_value is None and ctx.dtype.kind != "O"
     return new_array(shape, ctx.dtype, layout, zeroed, prefault)
 

@@ -410,7 +410,7 @@ def _v3_chain(
     # order='F' is the transpose of the reverse permutation, even of one dimension (a
     # no-op there, but it records the order, as v2's field does)
     if normalize_order(order) == "F" and len(shape) >= 1:
-        aa.insert(0, TransposeCodec(tuple(reversed(range(len(shape))))))
+        aa.insert(0, TransposeCodec.reversing(len(shape)))
     ab: V3Codec
     if serializer in ("auto", None):
         encoded = _dtype_after(aa, ChunkSpec(inner, dt))

@@ -544,12 +544,11 @@ class ArrayMetadataV3:
     def layout_order(self) -> str:
         """The order of the elements within a stored chunk as zarr-python 2 names it: ``'F'``
         when the (inner) chain begins with the transpose codec of the reverse permutation —
-        what ``order='F'`` writes and what a v2 array of order ``'F'`` converts to — else
-        ``'C'``.  (:attr:`order` is the layout the engine decodes into, always ``'C'``: the
-        chain does the transposing.)"""
+        what a v2 array of order ``'F'`` converts to — else ``'C'``.  (:attr:`order` is the
+        layout the engine decodes into, always ``'C'``: the chain does the transposing.)"""
         aa = self.filters or ()
         ndim = len(self.shape)
-        if ndim and aa and isinstance(aa[0], TransposeCodec) and tuple(aa[0].order) == tuple(reversed(range(ndim))):
+        if ndim and aa and isinstance(aa[0], TransposeCodec) and aa[0].order == TransposeCodec.reversing(ndim).order:
             return "F"
         return "C"
 

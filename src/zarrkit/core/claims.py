@@ -32,12 +32,14 @@ conditional delete is atomic; elsewhere (obstore) the elements written are put b
 fill value by a write conditioned on the version written, so that another append's rows merged
 into it meanwhile stay (equal to the loser's or not).
 
-On stores whose versions are contents (SQLite, LMDB, Redis, S3 ETags) writing the same bytes
-again keeps the version, so the winner's second write does not stop a loser's; there a
-value another writer merged into since gets the elements the loser wrote that still hold
-its values put back (:func:`restore_elements`).  What is left there: appends of equal values
-racing within a request of each other can lose rows.  A synchronizer avoids the race
-altogether.
+On stores whose versions are contents (S3's ETags; a database opened read-only without its
+write tokens) writing the same bytes again keeps the version, so the winner's second write
+does not stop a loser's, and a value changed and changed back (a loser's rows cleared by a
+resize racing it) takes a write conditioned on the value before; there a value another
+writer merged into since gets the elements the loser wrote that still hold its values put
+back (:func:`restore_elements`).  What is left there: appends of equal values racing within
+a request of each other, and losers whose put-backs interleave with a resize racing them,
+can lose rows.  A synchronizer avoids the race altogether.
 """
 
 from __future__ import annotations

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterable
 from typing import Any
 
 from ..errors import VersionConflictError
 from .base import ABSENT
 
-__all__ = ["children_of", "content_version", "glob_escape", "prefix_upper_bound", "version_conflict"]
+__all__ = ["children_of", "content_version", "glob_escape", "new_token", "prefix_upper_bound",
+           "token_version", "version_conflict"]
 
 _MAX_CODE_POINT = 0x10FFFF
 
@@ -76,6 +78,30 @@ def content_version(value: Any) -> tuple[int, bytes]:
     False
     """
     return len(value), hashlib.blake2b(value, digest_size=16).digest()
+
+
+def new_token() -> bytes:
+    """The write token of one write (8 random bytes): see :func:`token_version`."""
+    return os.urandom(8)
+
+
+def token_version(token: bytes | None, value: Any) -> tuple[bytes | None, int, bytes]:
+    """The version of ``value`` stored with write ``token`` (None: written without one).
+
+    A database store keeps, beside each value, the token of the write that stored it (a new
+    one every write, equal bytes included), and a version is the token with the value's
+    content (:func:`content_version`).  The token makes a value written again, after other
+    writes, a new version: a write conditioned on the version read before cannot land on it,
+    as it could if versions were contents alone (a value changed and changed back would look
+    unchanged).  The content catches what writers that keep no tokens (zarr-python 2 and
+    other tools writing the same rows) change.
+
+    >>> token_version(b"t1", b"abc") == token_version(b"t1", b"abc")
+    True
+    >>> token_version(b"t1", b"abc") == token_version(b"t2", b"abc")
+    False
+    """
+    return (token, *content_version(value))
 
 
 def version_conflict(key: str, current: Any, version: Any) -> VersionConflictError:

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import StoreError, VersionConflictError
 from . import fileio
-from ._kvutil import content_version, version_conflict
+from ._kvutil import new_token, token_version, version_conflict
 from .base import (
     ABSENT,
     ByteRange,
@@ -47,6 +47,12 @@ def _import_lmdb() -> Any:
 # (An environment must not be used in a forked child either: entries are per process id.)
 _ENVS: dict[tuple[int, str], list[Any]] = {}  # (pid, path) -> [environment, users, read-only]
 _ENVS_LOCK = threading.Lock()
+
+
+#: the named database of write tokens (see :func:`~zarrkit.storage._kvutil.token_version`);
+#: LMDB records it as a key of the main database, which listings skip (names starting with
+#: ``__`` are reserved in Zarr)
+TOKENS_DB = b"__zarrkit_versions"
 
 
 def _encode(key: str) -> bytes:
@@ -118,10 +124,13 @@ class LMDBStore(Store):
 
     Notes
     -----
-    **Versions and conditional writes.**  LMDB keeps no version per key, so a value's version
-    is its content (its length and BLAKE2b-128 digest), computed from the bytes one read
-    transaction sees: plain writes cost nothing more, and any write of other bytes, by any
-    writer, makes another version.  :meth:`set_if` and :meth:`delete_if` read, compare and
+    **Versions and conditional writes.**  LMDB keeps no version per key, so the store keeps
+    one: every write also stores a new random token for its key, in a named database of the
+    same environment (``__zarrkit_versions``, hidden from listings), and a value's version is
+    that token with the value's content, its length and BLAKE2b-128 digest (see
+    :func:`~zarrkit.storage._kvutil.token_version`), both read by one transaction.  A value
+    written again, equal bytes included, is a new version; one changed by a writer that keeps
+    no tokens (zarr-python 2) is one by its content.  :meth:`set_if` and :meth:`delete_if` read, compare and
     write inside one write transaction, and LMDB runs one write transaction at a time across
     every process using the database (its lock file's writer mutex), so no write lands in
     between.  Opened with ``lock=False`` (no locking: the caller serializes processes), the
@@ -199,6 +208,7 @@ class LMDBStore(Store):
         options.setdefault("max_spare_txns", os.cpu_count() or 1)
         options.setdefault("readahead", False)  # chunks are read at random
         options.setdefault("meminit", False)
+        options.setdefault("max_dbs", 1)  # (the write tokens' database)
         with _ENVS_LOCK:
             self._env_key = (os.getpid(), self.path)
             shared = _ENVS.get(self._env_key)
@@ -212,6 +222,7 @@ class LMDBStore(Store):
                     )
                 shared[1] += 1
                 self.env = shared[0]
+                self._tokens = shared[3]
             else:
                 try:
                     self.env = lmdb.open(
@@ -219,7 +230,22 @@ class LMDBStore(Store):
                     )
                 except lmdb.Error as exc:
                     raise StoreError(f"cannot open LMDB database {self.path!r}: {exc}") from None
-                _ENVS[self._env_key] = [self.env, 1, self.read_only]
+                self._tokens = self._open_tokens()
+                _ENVS[self._env_key] = [self.env, 1, self.read_only, self._tokens]
+        # without tokens (a read-only database that has none, max_dbs=0) a version is the content
+        self.versions_are_contents = self._tokens is None
+
+    def _open_tokens(self) -> Any:
+        """The handle of the write tokens' database (created unless read-only); None when
+        there is none."""
+        try:
+            if self.read_only:
+                with self.env.begin() as txn:
+                    return self.env.open_db(TOKENS_DB, txn=txn, create=False)
+            with self.env.begin(write=True) as txn:
+                return self.env.open_db(TOKENS_DB, txn=txn)
+        except self._lmdb.Error:
+            return None
 
     # -- helpers ------------------------------------------------------------------------------
     def _env(self) -> Any:
@@ -272,11 +298,24 @@ class LMDBStore(Store):
             raise self._fail(f"read of {len(keys)} keys", exc) from None
         return out
 
+    def _stamp(self, txn: Any, raw: bytes, deleted: bool = False) -> bytes | None:
+        """Record a write of ``raw`` (or its deletion) in the tokens' database, inside the
+        write transaction ``txn``: the new write's token."""
+        if self._tokens is None:
+            return None
+        if deleted:
+            txn.delete(raw, db=self._tokens)
+            return None
+        token = new_token()
+        txn.put(raw, token, db=self._tokens)
+        return token
+
     def _set(self, key: str, value: bytes | memoryview) -> None:
         with self._lock:
             try:
                 with self._env().begin(write=True) as txn:
                     txn.put(_encode(key), value)
+                    self._stamp(txn, _encode(key))
             except self._lmdb.Error as exc:
                 raise self._fail(f"write of {key!r}", exc) from None
 
@@ -295,6 +334,7 @@ class LMDBStore(Store):
                 with self._env().begin(write=True) as txn:
                     for k, v in rows:
                         txn.put(k, v)
+                        self._stamp(txn, k)
             except self._lmdb.Error as exc:
                 raise self._fail(f"write of {len(rows)} keys", exc) from None
 
@@ -303,29 +343,35 @@ class LMDBStore(Store):
             try:
                 with self._env().begin(write=True) as txn:
                     txn.delete(_encode(key))
+                    self._stamp(txn, _encode(key), deleted=True)
             except self._lmdb.Error as exc:
                 raise self._fail(f"delete of {key!r}", exc) from None
 
     # -- versions and conditional writes (see the class's notes) ------------------------------
     supports_conditional_writes = True
-    versions_are_contents = True
+
+    def _version(self, txn: Any, raw: bytes, value: Any) -> Version:
+        """The version of ``value``, stored at ``raw``, as transaction ``txn`` sees it."""
+        token = None if self._tokens is None else txn.get(raw, db=self._tokens)
+        return token_version(None if token is None else bytes(token), value)
 
     def _get_versioned(self, key: str, limit: int | None) -> tuple[bytes | None, Version]:
+        raw = _encode(key)
         try:
             with self._env().begin(buffers=True) as txn:
-                value = txn.get(_encode(key))
+                value = txn.get(raw)
                 if value is None:
                     return None, ABSENT
                 if limit is not None and len(value) > limit:
                     raise oversized(key, len(value), limit)
                 # hashed from the mapped pages, copied once
-                return bytes(value), content_version(value)
+                return bytes(value), self._version(txn, raw, value)
         except self._lmdb.Error as exc:
             raise self._fail(f"read of {key!r}", exc) from None
 
-    def _conditional(self, key: str, version: Version, value: bytes | memoryview | None) -> None:
+    def _conditional(self, key: str, version: Version, value: bytes | memoryview | None) -> Version:
         """In one write transaction: check that ``key`` is ``version``, then store ``value``
-        there (None: remove the key)."""
+        there (None: remove the key); the version stored."""
         raw = _encode(key)
         with self._lock:
             try:
@@ -334,20 +380,22 @@ class LMDBStore(Store):
                     if current is None:
                         if version is not ABSENT:
                             raise version_conflict(key, None, version)
-                    elif version is ABSENT or content_version(current) != version:
+                    elif version is ABSENT or self._version(txn, raw, current) != version:
                         raise version_conflict(key, current, version)
                     if value is not None:
                         txn.put(raw, value)
-                    elif current is not None:
+                        return token_version(self._stamp(txn, raw), value)
+                    if current is not None:
                         txn.delete(raw)
+                        self._stamp(txn, raw, deleted=True)
+                    return ABSENT
             except VersionConflictError:
                 raise  # (the transaction was aborted: nothing written)
             except self._lmdb.Error as exc:
                 raise self._fail(f"conditional write of {key!r}", exc) from None
 
     def _set_if(self, key: str, value: bytes | memoryview, version: Version) -> Version:
-        self._conditional(key, version, value)
-        return content_version(value)
+        return self._conditional(key, version, value)
 
     def _delete_if(self, key: str, version: Version) -> None:
         self._conditional(key, version, None)
@@ -433,7 +481,8 @@ class LMDBStore(Store):
             k = bytes(k)
             if not k.startswith(raw):
                 return
-            yield k
+            if k != TOKENS_DB:
+                yield k
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
         validate_prefix(prefix)
@@ -471,7 +520,8 @@ class LMDBStore(Store):
                     if not k.startswith(raw):
                         break
                     child, sep, _ = k[n:].partition(b"/")
-                    names.append(child.decode("utf-8"))
+                    if k != TOKENS_DB:
+                        names.append(child.decode("utf-8"))
                     if sep:  # a "directory": jump past every key below it ('/' + 1 == '0')
                         found = cursor.set_range(raw + child + b"0")
                     else:
@@ -488,6 +538,7 @@ class LMDBStore(Store):
                 with self._env().begin(write=True) as txn:
                     for k in list(self._scan(txn, prefix)):
                         txn.delete(k)
+                        self._stamp(txn, k, deleted=True)
             except self._lmdb.Error as exc:
                 raise self._fail(f"delete of prefix {prefix!r}", exc) from None
 
@@ -496,7 +547,8 @@ class LMDBStore(Store):
         self.delete_prefix("")
 
     def __len__(self) -> int:
-        return int(self._env().stat()["entries"])
+        with self._env().begin() as txn:  # (the tokens' database is an entry of the main one)
+            return int(txn.stat()["entries"]) - (txn.get(TOKENS_DB) is not None)
 
     def flush(self) -> None:
         """Force the data to disk (needed only when opened with ``sync=False``)."""

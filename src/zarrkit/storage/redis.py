@@ -11,7 +11,7 @@ from typing import Any
 
 from ..config import config
 from ..errors import StoreError
-from ._kvutil import glob_escape, version_conflict
+from ._kvutil import glob_escape, new_token, version_conflict
 from .base import (
     ABSENT,
     ByteRange,
@@ -38,11 +38,17 @@ TAG_TTL_MS = 300_000
 #: outside every store's namespace; each expires after :data:`TAG_TTL_MS`).
 TAG_PREFIX = b"zarrkit-conditional-write:"
 
+#: The Redis key prefix of the hashes of write tokens (see
+#: :func:`~zarrkit.storage._kvutil.token_version`): ``<prefix><store prefix>``, outside every
+#: store's namespace, a field per key holding the token of the write that stored it.
+TOKENS_PREFIX = b"zarrkit-versions:"
+
 #: The conditional write, run by the server as one atomic step.  KEYS = the value's key, the
-#: write's tag; ARGV = expected length ('' for none), expected SHA-1 (hex), '1' to store
-#: ARGV[4] (else delete), the tag's lifetime (ms).  Returns 1 when done (or done already: the
-#: tag is there, this is the command sent again after its answer was lost), 0 when no value
-#: was there, 2 when another one was (a conflict: nothing written).
+#: write's tag, the tokens' hash; ARGV = expected length ('' for none), expected SHA-1 (hex),
+#: '1' to store ARGV[4] (else delete), the tag's lifetime (ms), the key's field in the hash,
+#: its expected token ('' for none), the new token.  Returns 1 when done (or done already:
+#: the tag is there, this is the command sent again after its answer was lost), 0 when no
+#: value was there, 2 when another one was (a conflict: nothing written).
 _CONDITIONAL = """
 if redis.call('EXISTS', KEYS[2]) == 1 then return 1 end
 local cur = redis.call('GET', KEYS[1])
@@ -51,24 +57,28 @@ if ARGV[1] == '' then
 else
   if not cur then return 0 end
   if string.len(cur) ~= tonumber(ARGV[1]) or redis.sha1hex(cur) ~= ARGV[2] then return 2 end
+  if (redis.call('HGET', KEYS[3], ARGV[6]) or '') ~= ARGV[7] then return 2 end
 end
 if ARGV[3] == '1' then
   redis.call('SET', KEYS[1], ARGV[4])
+  redis.call('HSET', KEYS[3], ARGV[6], ARGV[8])
 elseif cur then
   redis.call('DEL', KEYS[1])
+  redis.call('HDEL', KEYS[3], ARGV[6])
 end
 redis.call('SET', KEYS[2], '1', 'PX', ARGV[5])
 return 1
 """
 
 
-#: A read of at most ARGV[1] bytes: {} when missing, {size} when larger, else {size, value}.
+#: A read of at most ARGV[1] bytes ('': any size) and of its token (KEYS[2], the tokens' hash;
+#: ARGV[2], the key's field): {} when missing, {size} when larger, else {size, value, token}.
 _LIMITED_READ = """
 local n = redis.call('STRLEN', KEYS[1])
-if n > tonumber(ARGV[1]) then return {n} end
+if ARGV[1] ~= '' and n > tonumber(ARGV[1]) then return {n} end
 local v = redis.call('GET', KEYS[1])
 if not v then return {} end
-return {n, v}
+return {n, v, redis.call('HGET', KEYS[2], ARGV[2]) or ''}
 """
 
 
@@ -123,10 +133,13 @@ class RedisStore(Store):
     connection pool) is safe to share between threads.  Nothing is sent until the first
     operation.
 
-    **Versions and conditional writes.**  A value's version is its content (its length and
-    SHA-1 digest): every client writing the key plainly (zarr-python, ``redis-cli``, another
-    program) makes another version by writing other bytes, and no key besides the value's is
-    kept.  :meth:`set_if` and :meth:`delete_if` are one Lua script (``EVALSHA``, one round
+    **Versions and conditional writes.**  Every write of this store also stores a new random
+    token for its key, in the same transaction, in a hash outside every store's namespace
+    (``zarrkit-versions:<prefix>``); a value's version is its token with its content, its
+    length and SHA-1 digest (see :func:`~zarrkit.storage._kvutil.token_version`).  A value
+    written again, equal bytes included, is a new version; a client writing the key plainly
+    (zarr-python, ``redis-cli``, another program) makes another one by writing other bytes.
+    :meth:`set_if` and :meth:`delete_if` are one Lua script (``EVALSHA``, one round
     trip) that the server runs atomically: it reads the value, compares length and digest,
     and writes or deletes, with no other command of any client -- on any machine -- in
     between.  Each conditional write carries a random tag, which the script remembers for
@@ -204,6 +217,7 @@ class RedisStore(Store):
             raise StoreError(f"cannot create a Redis client for {self._where()}: {exc}") from None
         self._head = prefix + ":"
         self._raw_head = self._head.encode("utf-8")
+        self._tokens = TOKENS_PREFIX + prefix.encode("utf-8")
         # (the scripts are sent on first use)
         self._script = self.client.register_script(_CONDITIONAL)
         self._limited = self.client.register_script(_LIMITED_READ)
@@ -280,9 +294,16 @@ class RedisStore(Store):
                     out[k] = None if v is None else bytes(v)
         return out
 
+    @staticmethod
+    def _new_token() -> bytes:
+        return new_token().hex().encode()
+
     def _set(self, key: str, value: bytes | memoryview) -> None:
         with self._op(f"write of {key!r}") as client:
-            client.set(self._key(key), bytes(value))
+            pipe = client.pipeline(transaction=True)
+            pipe.set(self._key(key), bytes(value))
+            pipe.hset(self._tokens, key.encode("utf-8"), self._new_token())
+            pipe.execute()
 
     def set_many(self, items: Mapping[str, Any]) -> None:
         """Store several values with one ``MSET`` (atomic: all or none are written).
@@ -296,38 +317,40 @@ class RedisStore(Store):
         mapping = {self._key(validate_key(k)): bytes(ensure_bytes_like(v, k))
                    for k, v in items.items()}
         if mapping:
+            n = len(self._raw_head)
             with self._op(f"write of {len(mapping)} keys") as client:
-                client.mset(mapping)
+                pipe = client.pipeline(transaction=True)
+                pipe.mset(mapping)
+                pipe.hset(self._tokens, mapping={k[n:]: self._new_token() for k in mapping})
+                pipe.execute()
 
     def _delete(self, key: str) -> None:
         with self._op(f"delete of {key!r}") as client:
-            client.delete(self._key(key))
+            pipe = client.pipeline(transaction=True)
+            pipe.delete(self._key(key))
+            pipe.hdel(self._tokens, key.encode("utf-8"))
+            pipe.execute()
 
     # -- versions and conditional writes (see the class's text) ------------------------------
     supports_conditional_writes = True
-    versions_are_contents = True
 
-    def _whole(self, key: str, limit: int | None) -> bytes | None:
-        """The value at ``key`` read whole by one command (one version of it: the server
-        runs each command, and each script, alone), refused unsent when larger than
-        ``limit``; None when missing."""
-        rkey = self._key(key)
+    def _whole(self, key: str, limit: int | None) -> tuple[bytes | None, bytes]:
+        """The value at ``key`` and its token (b'': none), read whole by one script (one
+        version of it: the server runs each command, and each script, alone), refused unsent
+        when larger than ``limit``; None when missing."""
         with self._op(f"read of {key!r}") as client:
-            if limit is None:
-                value = client.get(rkey)
-            else:
-                # the size first, in the same script: an oversized value is not sent
-                found = self._limited(keys=[rkey], args=[limit], client=client)
-                if not found:
-                    return None
-                if len(found) == 1:
-                    raise oversized(key, int(found[0]), limit)
-                value = found[1]
-        return None if value is None else bytes(value)
+            # the size first, in the same script: an oversized value is not sent
+            found = self._limited(keys=[self._key(key), self._tokens],
+                                  args=["" if limit is None else limit, key.encode("utf-8")], client=client)
+        if not found:
+            return None, b""
+        if len(found) == 1:
+            raise oversized(key, int(found[0]), limit or 0)
+        return bytes(found[1]), bytes(found[2])
 
     def _get_versioned(self, key: str, limit: int | None) -> tuple[bytes | None, Version]:
-        value = self._whole(key, limit)
-        return (None, ABSENT) if value is None else (value, _version(value))
+        value, token = self._whole(key, limit)
+        return (None, ABSENT) if value is None else (value, (token, *_version(value)))
 
     def value_version(self, key: str) -> _HeldRanges | HeldValue | None:
         """The value at ``key`` as it is now, held for reading several of its ranges (a
@@ -360,33 +383,35 @@ class RedisStore(Store):
         key = self._checked(key)
         if key in self._lost:  # a version of it was lost to a writer just now: read it whole
             self._lost.discard(key)
-            value = self._whole(key, config.max_chunk_bytes)
+            value, _ = self._whole(key, config.max_chunk_bytes)
             return None if value is None else HeldValue(value)
         return _HeldRanges(self, key)
 
-    def _conditional(self, key: str, version: Version, value: bytes | None) -> None:
+    def _conditional(self, key: str, version: Version, value: bytes | None) -> bytes:
+        """The conditional write (see :data:`_CONDITIONAL`); the new token."""
         if version is ABSENT:
-            size, digest = "", ""
-        elif isinstance(version, tuple) and len(version) == 2:
-            size, digest = str(version[0]), str(version[1])
+            token, size, digest = b"", "", ""
+        elif isinstance(version, tuple) and len(version) == 3:
+            token, size, digest = version[0], str(version[1]), str(version[2])
         else:  # not a version of this store: no value has it
-            size, digest = "-1", ""
+            token, size, digest = b"", "-1", ""
         tag = TAG_PREFIX + os.urandom(16).hex().encode()
+        new = self._new_token()
         with self._op(f"conditional write of {key!r}") as client:
             # (the client sends the same command, tag included, again when its answer is lost)
             done = self._script(
-                keys=[self._key(key), tag],
+                keys=[self._key(key), tag, self._tokens],
                 args=[size, digest, "0" if value is None else "1",
-                      b"" if value is None else value, TAG_TTL_MS],
+                      b"" if value is None else value, TAG_TTL_MS, key.encode("utf-8"), token, new],
                 client=client,
             )
         if done != 1:
             raise version_conflict(key, None if done == 0 else b"", version)
+        return new
 
     def _set_if(self, key: str, value: bytes | memoryview, version: Version) -> Version:
         new = bytes(value)
-        self._conditional(key, version, new)
-        return _version(new)
+        return (self._conditional(key, version, new), *_version(new))
 
     def _delete_if(self, key: str, version: Version) -> None:
         self._conditional(key, version, None)
@@ -428,8 +453,13 @@ class RedisStore(Store):
         validate_prefix(prefix)
         keys = self._scan(prefix)
         with self._op(f"delete of prefix {prefix!r}") as client:
+            n = len(self._raw_head)
             for i in range(0, len(keys), _BATCH):
-                client.delete(*keys[i:i + _BATCH])
+                batch = keys[i:i + _BATCH]
+                pipe = client.pipeline(transaction=True)
+                pipe.delete(*batch)
+                pipe.hdel(self._tokens, *(k[n:] for k in batch))
+                pipe.execute()
 
     def clear(self) -> None:
         """Remove every key of this store (keys of other prefixes stay)."""

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..config import config
 from ..errors import StoreError
-from ._kvutil import content_version, prefix_upper_bound, version_conflict
+from ._kvutil import prefix_upper_bound, token_version, version_conflict
 from .base import (
     ABSENT,
     ByteRange,
@@ -30,6 +30,22 @@ __all__ = ["SQLiteStore"]
 #: Table layout, the one zarr-python 2's ``SQLiteStore`` used (its databases open here).
 _TABLE = "zarr"
 _SCHEMA = f"CREATE TABLE IF NOT EXISTS {_TABLE} (k TEXT PRIMARY KEY, v BLOB)"
+#: The write tokens (see :func:`~zarrkit.storage._kvutil.token_version`): a table beside
+#: ``zarr``, kept by triggers, so that every write through SQLite -- this store's, zarr-python
+#: 2's, any tool's -- stores a new random token for its row
+_TOKENS = "zarrkit_versions"
+_TOKEN_SCHEMA = (
+    f"CREATE TABLE IF NOT EXISTS {_TOKENS} (k TEXT PRIMARY KEY, t INTEGER NOT NULL)",
+    (f"CREATE TRIGGER IF NOT EXISTS {_TOKENS}_insert AFTER INSERT ON {_TABLE} BEGIN "
+     f"INSERT OR REPLACE INTO {_TOKENS} (k, t) VALUES (new.k, random()); END"),
+    (f"CREATE TRIGGER IF NOT EXISTS {_TOKENS}_update AFTER UPDATE ON {_TABLE} BEGIN "
+     f"DELETE FROM {_TOKENS} WHERE k = old.k; "
+     f"INSERT OR REPLACE INTO {_TOKENS} (k, t) VALUES (new.k, random()); END"),
+    (f"CREATE TRIGGER IF NOT EXISTS {_TOKENS}_delete AFTER DELETE ON {_TABLE} BEGIN "
+     f"DELETE FROM {_TOKENS} WHERE k = old.k; END"),
+)
+#: A row's token, as a column of a query of ``zarr`` (NULL: none)
+_TOKEN_OF = f"(SELECT t FROM {_TOKENS} WHERE {_TOKENS}.k = {_TABLE}.k)"
 #: Host parameters per statement in batched queries (SQLite's limit is 999 on old builds).
 _BATCH = 500
 
@@ -74,11 +90,15 @@ class SQLiteStore(Store):
     Partial reads cut the range out of the BLOB inside SQLite (``substr``), so only the
     requested bytes are passed to Python; listings are range scans of the primary-key index.
 
-    **Versions and conditional writes.**  A value's version is its content (its length and
-    BLAKE2b-128 digest): the table stays zarr-python 2's two columns (whose writes, ``REPLACE
-    INTO zarr VALUES (?, ?)``, a third column would break), and every write of other bytes --
-    this store's plain ones, zarr-python 2's, any tool's -- makes another version with no
-    extra cost to plain writes.  :meth:`set_if` and :meth:`delete_if` read the row, compare
+    **Versions and conditional writes.**  The table stays zarr-python 2's two columns (whose
+    writes, ``REPLACE INTO zarr VALUES (?, ?)``, a third column would break); beside it, the
+    table ``zarrkit_versions`` holds a random token per row, which triggers on ``zarr`` renew
+    at every write made through SQLite, by this store, zarr-python 2 or any tool.  A value's
+    version is its token with its content, its length and BLAKE2b-128 digest (see
+    :func:`~zarrkit.storage._kvutil.token_version`; a database opened read-only without the
+    table has contents for versions): a value written again, equal bytes included, is a new
+    version.  A writable store adds the table and triggers to a database that has none.
+    :meth:`set_if` and :meth:`delete_if` read the row, compare
     and write inside one ``BEGIN IMMEDIATE`` transaction, which holds the database's write
     lock from before the read to the commit: no other writer, in this process or another,
     writes in between.
@@ -166,6 +186,9 @@ class SQLiteStore(Store):
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=FULL")
                 conn.execute(_SCHEMA)
+                for statement in _TOKEN_SCHEMA:
+                    conn.execute(statement)
+                self._tokens = True
             else:
                 found = conn.execute(
                     "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (_TABLE,)
@@ -174,6 +197,9 @@ class SQLiteStore(Store):
                     raise StoreError(
                         f"SQLite database {self.path!r} has no table {_TABLE!r}: not a zarr store"
                     )
+                self._tokens = conn.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (_TOKENS,)
+                ).fetchone() is not None
         except sqlite3.Error as exc:
             conn.close()
             if self.read_only and os.path.exists(self.path + "-journal"):
@@ -326,29 +352,38 @@ class SQLiteStore(Store):
 
     # -- versions and conditional writes (see the class's text) ------------------------------
     supports_conditional_writes = True
-    versions_are_contents = True
+    _tokens = False  # (whether the database has the tokens' table: set when connecting)
 
-    def _whole(self, key: str, limit: int | None) -> bytes | None:
-        """The value at ``key`` read whole by one statement (one version of it), refused
-        unread when larger than ``limit``; None when missing."""
+    @property
+    def versions_are_contents(self) -> bool:  # type: ignore[override]
+        """Whether a value's version is its content alone (no tokens' table)."""
+        return not self._tokens
+
+    def _token_column(self) -> str:
+        return _TOKEN_OF if self._tokens else "NULL"
+
+    def _whole(self, key: str, limit: int | None) -> tuple[bytes | None, Any]:
+        """The value at ``key`` and its token, read whole by one statement (one version of
+        it), refused unread when larger than ``limit``; (None, None) when missing."""
         # a value over the limit is not passed to Python
+        token = self._token_column()
         if limit is None:
-            rows = self._read(f"SELECT v, NULL FROM {_TABLE} WHERE k = ?", (key,), repr(key))
+            rows = self._read(f"SELECT v, NULL, {token} FROM {_TABLE} WHERE k = ?", (key,), repr(key))
         else:
             rows = self._read(
-                f"SELECT CASE WHEN length(v) > ? THEN NULL ELSE v END, length(v) "
+                f"SELECT CASE WHEN length(v) > ? THEN NULL ELSE v END, length(v), {token} "
                 f"FROM {_TABLE} WHERE k = ?", (limit, key), repr(key),
             )
         if not rows:
-            return None
-        value, size = rows[0]
+            return None, None
+        value, size, tok = rows[0]
         if value is None and limit is not None and size is not None and size > limit:
             raise oversized(key, size, limit)
-        return _as_bytes(value)
+        return _as_bytes(value), tok
 
     def _get_versioned(self, key: str, limit: int | None) -> tuple[bytes | None, Version]:
-        data = self._whole(key, limit)  # one statement, one consistent read
-        return (None, ABSENT) if data is None else (data, content_version(data))
+        data, token = self._whole(key, limit)  # one statement, one consistent read
+        return (None, ABSENT) if data is None else (data, token_version(token, data))
 
     def value_version(self, key: str) -> HeldValue | None:
         """The value at ``key`` as it is now, held for reading several of its ranges (a
@@ -375,30 +410,32 @@ class SQLiteStore(Store):
             With ``size``, ``read(offset, length=None)`` (views of the bytes held) and
             ``close()``; its ``token`` is None (nothing tells cheaply that the value changed).
         """
-        data = self._whole(self._checked(key), config.max_chunk_bytes)
+        data, _ = self._whole(self._checked(key), config.max_chunk_bytes)
         return None if data is None else HeldValue(data)
 
-    @staticmethod
-    def _check_version(conn: sqlite3.Connection, key: str, version: Version) -> bool:
+    def _check_version(self, conn: sqlite3.Connection, key: str, version: Version) -> bool:
         """Whether the row of ``key`` is there, after checking that it is ``version``."""
-        row = conn.execute(f"SELECT v FROM {_TABLE} WHERE k = ?", (key,)).fetchone()
+        row = conn.execute(f"SELECT v, {self._token_column()} FROM {_TABLE} WHERE k = ?", (key,)).fetchone()
         current = None if row is None else _as_bytes(row[0])
         if current is None:
             if version is ABSENT:
                 return False
-        elif version is not ABSENT and content_version(current) == version:
+        elif version is not ABSENT and token_version(row[1], current) == version:
             return True
         raise version_conflict(key, current, version)
 
     def _set_if(self, key: str, value: bytes | memoryview, version: Version) -> Version:
         new = bytes(value)
 
-        def write(conn: sqlite3.Connection) -> None:
+        def write(conn: sqlite3.Connection) -> Any:
             self._check_version(conn, key, version)
             conn.execute(f"INSERT OR REPLACE INTO {_TABLE} (k, v) VALUES (?, ?)", (key, new))
+            if not self._tokens:
+                return None
+            return conn.execute(f"SELECT t FROM {_TOKENS} WHERE k = ?", (key,)).fetchone()[0]
 
-        self._transact(write, repr(key))
-        return content_version(new)
+        token = self._transact(write, repr(key))
+        return token_version(token, new)
 
     def _delete_if(self, key: str, version: Version) -> None:
         def delete(conn: sqlite3.Connection) -> None:

@@ -1,0 +1,177 @@
+"""The database stores' versions are new at every write: a value changed and changed back is
+not the version read before it changed (a write conditioned on that one must fail), while
+writers that keep no tokens (zarr-python 2's plain writes) are still seen by the content.
+The tokens are kept out of sight: listings, lengths and other prefixes never show them."""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+
+import lmdb
+import pytest
+import redis
+from test_kv_stores import redis_url  # noqa: F401  (the session's redis-server; tests/stores is on sys.path)
+
+from zarrkit.errors import VersionConflictError
+from zarrkit.storage.base import ABSENT
+from zarrkit.storage.lmdb import LMDBStore
+from zarrkit.storage.redis import RedisStore
+from zarrkit.storage.sqlite import SQLiteStore
+
+KINDS = ["sqlite", "lmdb", "redis"]
+
+
+@pytest.fixture(params=KINDS)
+def store(request, tmp_path):
+    kind = request.param
+    if kind == "sqlite":
+        s = SQLiteStore(tmp_path / "t.sqlite")
+    elif kind == "lmdb":
+        s = LMDBStore(tmp_path / "t.lmdb", map_size=2**24)
+    else:
+        s = RedisStore(prefix=uuid.uuid4().hex, url=request.getfixturevalue("redis_url"))
+    yield s
+    if kind == "redis":
+        s.clear()
+    s.close()
+
+
+def test_a_value_written_back_is_a_new_version(store):
+    # X, then Y, then X again: a write conditioned on the first X must not land
+    first = store.set_if("c/0", b"X", ABSENT)
+    assert store.get_versioned("c/0") == (b"X", first)
+    store.set_if("c/0", b"Y", first)
+    store["c/0"] = b"X"  # a plain write of the same bytes
+    value, now = store.get_versioned("c/0")
+    assert value == b"X" and now != first
+    with pytest.raises(VersionConflictError, match="'c/0'"):
+        store.set_if("c/0", b"Z", first)
+    with pytest.raises(VersionConflictError):
+        store.delete_if("c/0", first)
+    # conditional writes and batches renew it too
+    again = store.set_if("c/0", b"X", now)
+    assert again != now and store.get_versioned("c/0")[1] == again
+    store.set_many({"c/0": b"X", "c/1": b"W"})
+    assert store.get_versioned("c/0")[1] != again
+    with pytest.raises(VersionConflictError):
+        store.set_if("c/0", b"Z", again)
+    assert store["c/0"] == b"X"
+
+
+def test_a_deleted_and_recreated_value_is_a_new_version(store):
+    first = store.set_if("k", b"same", ABSENT)
+    store.delete_if("k", first)
+    store["k"] = b"same"
+    with pytest.raises(VersionConflictError):
+        store.set_if("k", b"other", first)
+    store.delete_prefix("")
+    assert store.get_versioned("k") == (None, ABSENT)
+    recreated = store.set_if("k", b"same", ABSENT)
+    assert recreated != first
+
+
+def test_tokens_stay_out_of_listings(store):
+    store.set_many({"a/zarr.json": b"{}", "a/c/0": b"1", "b": b"2"})
+    store.set_if("b", b"3", store.get_versioned("b")[1])
+    assert sorted(store.list_prefix("")) == ["a/c/0", "a/zarr.json", "b"]
+    assert store.list_dir("") == ["a", "b"]
+    assert len(store) == 3
+    store.clear()
+    assert len(store) == 0 and list(store.list_prefix("")) == [] and store.list_dir("") == []
+    # and the store stays usable after clearing
+    store.set_if("b", b"4", ABSENT)
+    assert list(store) == ["b"]
+
+
+def test_sqlite_plain_writes_of_other_tools_renew_the_token(tmp_path):
+    # zarr-python 2 writes ``REPLACE INTO zarr VALUES (?, ?)`` through its own connection:
+    # the triggers renew the token, equal bytes included
+    path = tmp_path / "z.sqlite"
+    with SQLiteStore(path) as store:
+        version = store.set_if("k", b"v", ABSENT)
+        conn = sqlite3.connect(path)
+        conn.execute("REPLACE INTO zarr VALUES (?, ?)", ("k", b"v"))
+        conn.commit()
+        conn.close()
+        assert store.get_versioned("k")[0] == b"v"
+        with pytest.raises(VersionConflictError):
+            store.set_if("k", b"w", version)
+
+
+def test_sqlite_database_without_tokens_read_only_is_unchanged(tmp_path):
+    # a database zarr-python 2 wrote, opened read-only: nothing is added to it, and its
+    # versions are the contents
+    path = tmp_path / "z2.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE zarr(k TEXT PRIMARY KEY, v BLOB)")
+    conn.execute("REPLACE INTO zarr VALUES (?, ?)", ("k", b"v"))
+    conn.commit()
+    before = path.read_bytes()
+    with SQLiteStore(path, read_only=True) as ro:
+        assert ro.versions_are_contents
+        value, version = ro.get_versioned("k")
+        assert value == b"v" and ro.get_versioned("k")[1] == version
+    assert path.read_bytes() == before
+    # a writable store adds the tokens' table; the rows stay readable by plain SQL
+    with SQLiteStore(path) as store:
+        assert not store.versions_are_contents
+        store["k2"] = b"w"
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert names == {"zarr", "zarrkit_versions"}
+    assert conn.execute("SELECT k, v FROM zarr ORDER BY k").fetchall() == [("k", b"v"), ("k2", b"w")]
+    conn.close()
+
+
+def test_lmdb_values_stay_where_plain_lmdb_reads_them(tmp_path):
+    # the main database keeps the values as zarr-python 2's LMDBStore wrote them; its
+    # listing (a plain cursor) sees one more entry, the tokens' database
+    path = tmp_path / "z.lmdb"
+    with LMDBStore(path, map_size=2**24) as store:
+        store["a/zarr.json"] = b"{}"
+        version = store.set_if("a/c/0", b"1", ABSENT)
+    env = lmdb.open(str(path), map_size=2**24)
+    with env.begin(write=True) as txn:
+        assert txn.get(b"a/c/0") == b"1"
+        assert {bytes(k) for k, _ in txn.cursor()} == {b"a/zarr.json", b"a/c/0", b"__zarrkit_versions"}
+        txn.put(b"a/c/0", b"2")  # a writer that keeps no tokens: told by the content
+    env.close()
+    with LMDBStore(path, map_size=2**24) as store:
+        with pytest.raises(VersionConflictError):
+            store.set_if("a/c/0", b"3", version)
+        assert store["a/c/0"] == b"2"
+        assert sorted(store) == ["a/c/0", "a/zarr.json"]
+
+
+def test_lmdb_without_tokens_has_content_versions(tmp_path):
+    path = tmp_path / "z.lmdb"
+    env = lmdb.open(str(path), map_size=2**24)
+    with env.begin(write=True) as txn:
+        txn.put(b"k", b"v")
+    env.close()
+    with LMDBStore(path, map_size=2**24, read_only=True) as ro:
+        assert ro.versions_are_contents
+        assert ro.get_versioned("k")[0] == b"v"
+        assert sorted(ro) == ["k"] and len(ro) == 1
+    with LMDBStore(path, map_size=2**24, max_dbs=0) as no_dbs:
+        assert no_dbs.versions_are_contents
+        first = no_dbs.set_if("k", b"w", no_dbs.get_versioned("k")[1])
+        assert no_dbs.get_versioned("k")[1] == first
+
+
+def test_redis_tokens_are_outside_every_namespace(redis_url):  # noqa: F811
+    prefix = uuid.uuid4().hex
+    client = redis.Redis.from_url(redis_url)
+    with RedisStore(prefix=prefix, url=redis_url) as store, \
+            RedisStore(prefix=prefix + "-other", url=redis_url) as other:
+        store["k"] = b"1"
+        other["k"] = b"1"
+        assert sorted(client.keys(f"{prefix}:*")) == [f"{prefix}:k".encode()]
+        assert client.hkeys(f"zarrkit-versions:{prefix}") == [b"k"]
+        version = store.get_versioned("k")[1]
+        other["k"] = b"2"  # another store's writes leave this one's versions alone
+        assert store.set_if("k", b"3", version) != version
+        store.clear()
+        assert client.exists(f"zarrkit-versions:{prefix}") == 0
+        other.clear()
+    client.close()

@@ -628,12 +628,24 @@ def _check(got, want, what):
 RECENTLY_DELETED_S = 6
 
 
+#: set (to 1) by ``run.py --as-is``, read by its children too: the machine as users have it --
+#: no page cache dropped, free-page reporting left as it is, no memory touched beforehand
+AS_IS_ENV = "ZARRKIT_BENCH_AS_IS"
+
+
+def as_is() -> bool:
+    """Whether this run leaves the machine as users have it (see :data:`AS_IS_ENV`)."""
+    return os.environ.get(AS_IS_ENV) == "1"
+
+
 def settle_page_cache() -> bool:
-    """Write back dirty pages, then drop the clean page cache when allowed (root): every write
-    run starts from the same memory state instead of one more run's files cached (on a VM,
-    page cache growing into memory not used before costs the host a fault per page).
-    Returns whether the cache was dropped."""
+    """Write back dirty pages, then drop the clean page cache when allowed (root) and the run
+    is not ``--as-is``: every write run starts from the same memory state instead of one more
+    run's files cached (on a VM, page cache growing into memory not used before costs the host
+    a fault per page).  Returns whether the cache was dropped."""
     os.sync()
+    if as_is():
+        return False
     try:
         with open("/proc/sys/vm/drop_caches", "w") as f:
             f.write("1")
@@ -657,6 +669,9 @@ def page_reporting_held() -> Iterator[str | None]:
     allocated it.  Yields a description of what was changed (None if nothing), and restores
     the settings after."""
     old: dict[str, str] = {}
+    if as_is():
+        yield None
+        return
     try:
         for name, value in PAGE_REPORTING_HOLD.items():
             with open(PAGE_REPORTING + name) as f:

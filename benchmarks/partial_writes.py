@@ -1,4 +1,4 @@
-"""Partial-write workload: 200 unaligned 100x100 writes into a 1024x1024 float32 array of 128x128 chunks (1-4 chunks each, partly), median of 5; run with PYTHONPATH pointing at the zarrkit to measure.  Usage: partial_writes.py dir|mem|dirshard"""
+"""Partial-write workload: 200 unaligned 100x100 writes into a 1024x1024 float32 array of 128x128 chunks (1-4 chunks each, partly), median of 5; run with PYTHONPATH pointing at the zarrkit to measure.  Usage: partial_writes.py dir|mem|dirshard|sqlite|lmdb|redis (redis: a server at $REDIS_URL)"""
 import sys, time, tempfile, numpy as np, zarrkit
 kind = sys.argv[1]
 def run(store_factory, shards=None):
@@ -19,4 +19,13 @@ for rep in range(5):
         res.append(run(zarrkit.MemoryStore))
     elif kind == "dirshard":
         res.append(run(lambda: zarrkit.DirectoryStore(tempfile.mkdtemp()), shards=(512, 512)))
+    elif kind == "sqlite":
+        res.append(run(lambda: zarrkit.storage.SQLiteStore(tempfile.mkdtemp() + "/a.db")))
+    elif kind == "lmdb":
+        from zarrkit.storage.lmdb import LMDBStore
+        res.append(run(lambda: LMDBStore(tempfile.mkdtemp() + "/a.lmdb", map_size=2**30)))
+    elif kind == "redis":
+        import os, uuid
+        from zarrkit.storage.redis import RedisStore
+        res.append(run(lambda: RedisStore(prefix=uuid.uuid4().hex, url=os.environ["REDIS_URL"])))
 print(kind, "median %.3f s" % sorted(res)[2], "min %.3f" % min(res))

@@ -43,6 +43,11 @@ writer); every library's output is checked for equality with the source data bef
 The libraries' children of one operation are alive together and take the timed runs in turns
 (one run each per round, in an order that changes every round).
 
+The machine as users have it: ``--as-is`` touches no memory beforehand, leaves the VM's
+free-page reporting as it is and never drops the page cache (``make bench-as-is`` writes
+``RESULTS-as-is.md``); the default run does all three, so that the libraries' figures do not
+depend on which of them first lands on memory the host took back.
+
 Before and after a change: ``--baseline DIR`` adds library ``zarrkit-baseline``, whose children
 import zarrkit from ``DIR`` (an earlier checkout's ``src``, e.g. from ``git worktree add``),
 measured in the same turns as the current zarrkit; with ``--libs zarrkit`` the report is the
@@ -659,8 +664,13 @@ def main(argv=None) -> int:
     ap.add_argument("--baseline", default=None, metavar="DIR",
                     help="also measure the zarrkit whose package is in DIR (an earlier "
                          "checkout's src), as library zarrkit-baseline, right after zarrkit")
+    ap.add_argument("--as-is", action="store_true",
+                    help="the machine as users have it: no memory touched beforehand, the VM's "
+                         "free-page reporting left as it is, the page cache never dropped")
     ap.add_argument("--_child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.as_is:
+        os.environ[B.AS_IS_ENV] = "1"  # (the children read it too)
     if args._child is not None:
         child_main(json.loads(args._child))
         return 0
@@ -717,6 +727,8 @@ def main(argv=None) -> int:
             "scratch filesystem": tmp,
             "page cache dropped before write runs": B.settle_page_cache(),
             "free-page reporting": held or "not changed",
+            "conditions": ("as users have them (--as-is): nothing touched, held or dropped"
+                           if args.as_is else "tuned: see the lines above"),
         }
         # ZB and the sections need no reference arrays
         core = any(w in WORKLOADS and w not in ZB.WORKLOADS for w in only)

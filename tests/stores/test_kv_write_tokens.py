@@ -13,7 +13,7 @@ import pytest
 import redis
 from test_kv_stores import redis_url  # noqa: F401  (the session's redis-server; tests/stores is on sys.path)
 
-from zarrkit.errors import VersionConflictError
+from zarrkit.errors import StoreError, VersionConflictError
 from zarrkit.storage.base import ABSENT
 from zarrkit.storage.lmdb import LMDBStore
 from zarrkit.storage.redis import RedisStore
@@ -175,3 +175,64 @@ def test_redis_tokens_are_outside_every_namespace(redis_url):  # noqa: F811
         assert client.exists(f"zarrkit-versions:{prefix}") == 0
         other.clear()
     client.close()
+
+
+#: objects a stranger's database may have under the tokens' names: a table of another layout
+#: (no key: a write adds a row, and the first one, read as the token, never changes), a view,
+#: a trigger of the same name keeping one token, one changing the tokens after ours
+STRANGERS = {
+    "table without a key": ["CREATE TABLE zarrkit_versions (k TEXT, t INTEGER)"],
+    "view": ["CREATE VIEW zarrkit_versions AS SELECT k, 1 AS t FROM zarr"],
+    "trigger of the same name": [
+        "CREATE TABLE zarrkit_versions (k TEXT PRIMARY KEY, t INTEGER NOT NULL)",
+        ("CREATE TRIGGER zarrkit_versions_insert AFTER INSERT ON zarr BEGIN "
+         "INSERT OR REPLACE INTO zarrkit_versions (k, t) VALUES (new.k, 7); END"),
+    ],
+    "trigger changing the tokens": [
+        "CREATE TABLE zarrkit_versions (k TEXT PRIMARY KEY, t INTEGER NOT NULL)",
+        ("CREATE TRIGGER pin AFTER INSERT ON zarrkit_versions BEGIN "
+         "UPDATE zarrkit_versions SET t = 7 WHERE k = new.k; END"),
+    ],
+}
+
+
+@pytest.mark.parametrize("stranger", sorted(STRANGERS))
+def test_sqlite_foreign_tokens_objects_are_refused(tmp_path, stranger):
+    # its tokens could stay the same over writes (a value changed and changed back would be
+    # the version read before): a writable store refuses the file, changing nothing of it
+    path = tmp_path / "s.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE zarr (k TEXT PRIMARY KEY, v BLOB)")
+    conn.execute("INSERT INTO zarr VALUES ('k', x'41')")
+    for statement in STRANGERS[stranger]:
+        conn.execute(statement)
+    conn.commit()
+    schema = sorted(conn.execute("SELECT type, name, sql FROM sqlite_master").fetchall(), key=repr)
+    with pytest.raises(StoreError, match=r"s\.sqlite.*'zarrkit_versions'.*read-only"):
+        SQLiteStore(path)
+    assert sorted(conn.execute("SELECT type, name, sql FROM sqlite_master").fetchall(), key=repr) == schema
+    assert conn.execute("SELECT k, v FROM zarr").fetchall() == [("k", b"A")]
+    conn.close()
+    with SQLiteStore(path, read_only=True) as ro:
+        assert ro.versions_are_contents and ro.get_versioned("k")[0] == b"A"
+
+
+def test_sqlite_tokens_table_without_its_triggers(tmp_path):
+    # (a writer killed between creating them, before they were created together): read-only,
+    # the versions are the contents; a writable store adds the triggers
+    path = tmp_path / "p.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE zarr (k TEXT PRIMARY KEY, v BLOB)")
+    conn.execute("CREATE TABLE zarrkit_versions (k TEXT PRIMARY KEY, t INTEGER NOT NULL)")
+    conn.execute("INSERT INTO zarr VALUES ('k', x'41')")
+    conn.commit()
+    conn.close()
+    with SQLiteStore(path, read_only=True) as ro:
+        assert ro.versions_are_contents
+    with SQLiteStore(path) as store:
+        assert not store.versions_are_contents
+        first = store.set_if("k", b"A", store.get_versioned("k")[1])
+        store["k"] = b"B"
+        store["k"] = b"A"
+        with pytest.raises(VersionConflictError):
+            store.set_if("k", b"C", first)

@@ -44,6 +44,15 @@ _TOKEN_SCHEMA = (
     (f"CREATE TRIGGER IF NOT EXISTS {_TOKENS}_delete AFTER DELETE ON {_TABLE} BEGIN "
      f"DELETE FROM {_TOKENS} WHERE k = old.k; END"),
 )
+#: The rows ``sqlite_master`` holds for them (type, name, table, SQL): a database whose
+#: objects named like them, or whose triggers naming the tokens' table, are any other is a
+#: stranger's (its tokens could repeat: see :meth:`SQLiteStore._token_objects`)
+_TOKEN_OBJECTS = frozenset(
+    [("table", _TOKENS, _TOKENS, _TOKEN_SCHEMA[0].replace(" IF NOT EXISTS", "", 1)),
+     ("index", f"sqlite_autoindex_{_TOKENS}_1", _TOKENS, None)]
+    + [("trigger", f"{_TOKENS}_{op}", _TABLE, sql.replace(" IF NOT EXISTS", "", 1))
+       for op, sql in zip(("insert", "update", "delete"), _TOKEN_SCHEMA[1:])]
+)
 #: A row's token, as a column of a query of ``zarr`` (NULL: none)
 _TOKEN_OF = f"(SELECT t FROM {_TOKENS} WHERE {_TOKENS}.k = {_TABLE}.k)"
 #: Host parameters per statement in batched queries (SQLite's limit is 999 on old builds).
@@ -97,7 +106,11 @@ class SQLiteStore(Store):
     version is its token with its content, its length and BLAKE2b-128 digest (see
     :func:`~zarrkit.storage._kvutil.token_version`; a database opened read-only without the
     table has contents for versions): a value written again, equal bytes included, is a new
-    version.  A writable store adds the table and triggers to a database that has none.
+    version.  A writable store adds the table and triggers, in one transaction, to a
+    database that has none; one with a table, view or trigger of these names that is not
+    zarrkit's (or a trigger changing the tokens) is a stranger's file, whose tokens could stay
+    the same over writes: a writable store refuses it (:class:`~zarrkit.errors.StoreError`,
+    nothing changed), a read-only one has contents for versions.
     :meth:`set_if` and :meth:`delete_if` read the row, compare
     and write inside one ``BEGIN IMMEDIATE`` transaction, which holds the database's write
     lock from before the read to the commit: no other writer, in this process or another,
@@ -186,8 +199,23 @@ class SQLiteStore(Store):
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=FULL")
                 conn.execute(_SCHEMA)
-                for statement in _TOKEN_SCHEMA:
-                    conn.execute(statement)
+                if self._token_objects(conn) != _TOKEN_OBJECTS:
+                    conn.execute("BEGIN IMMEDIATE")  # (all of them, or none: never a table alone)
+                    try:
+                        if self._token_objects(conn) is not None:
+                            for statement in _TOKEN_SCHEMA:
+                                conn.execute(statement)
+                    except BaseException:
+                        conn.execute("ROLLBACK")
+                        raise
+                    conn.execute("COMMIT")
+                if self._token_objects(conn) is None:
+                    raise StoreError(
+                        f"SQLite database {self.path!r} has a table, view or trigger named "
+                        f"{_TOKENS!r}, or one changing it, that is not zarrkit's write tokens "
+                        "(left as it is): it is not written to; open it read-only (versions "
+                        "are then the values' contents)"
+                    )
                 self._tokens = True
             else:
                 found = conn.execute(
@@ -197,9 +225,7 @@ class SQLiteStore(Store):
                     raise StoreError(
                         f"SQLite database {self.path!r} has no table {_TABLE!r}: not a zarr store"
                     )
-                self._tokens = conn.execute(
-                    "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (_TOKENS,)
-                ).fetchone() is not None
+                self._tokens = self._token_objects(conn) == _TOKEN_OBJECTS
         except sqlite3.Error as exc:
             conn.close()
             if self.read_only and os.path.exists(self.path + "-journal"):
@@ -214,6 +240,20 @@ class SQLiteStore(Store):
             conn.close()
             raise
         return conn
+
+    @staticmethod
+    def _token_objects(conn: sqlite3.Connection) -> frozenset[tuple[Any, ...]] | None:
+        """The write tokens' objects of the database (a part of :data:`_TOKEN_OBJECTS`), or
+        None when it has any other object named like them or changing their table: a table
+        of another layout or a view (tokens read from it could stay the same over writes), a
+        trigger of the same name doing something else, or one changing the tokens."""
+        rows = conn.execute(
+            "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE instr(lower(name), ?) "
+            "OR lower(tbl_name) = ? OR (type = 'trigger' AND instr(lower(sql), ?))",
+            (_TOKENS, _TOKENS, _TOKENS),
+        ).fetchall()
+        found = frozenset(tuple(r) for r in rows)
+        return found if found <= _TOKEN_OBJECTS else None
 
     def _conn(self) -> sqlite3.Connection:
         if self._closed:

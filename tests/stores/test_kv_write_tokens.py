@@ -13,7 +13,7 @@ import pytest
 import redis
 from test_kv_stores import redis_url  # noqa: F401  (the session's redis-server; tests/stores is on sys.path)
 
-from zarrkit.errors import StoreError, VersionConflictError
+from zarrkit.errors import InvalidPathError, StoreError, VersionConflictError
 from zarrkit.storage.base import ABSENT
 from zarrkit.storage.lmdb import LMDBStore
 from zarrkit.storage.redis import RedisStore
@@ -153,10 +153,71 @@ def test_lmdb_without_tokens_has_content_versions(tmp_path):
         assert ro.versions_are_contents
         assert ro.get_versioned("k")[0] == b"v"
         assert sorted(ro) == ["k"] and len(ro) == 1
-    with LMDBStore(path, map_size=2**24, max_dbs=0) as no_dbs:
-        assert no_dbs.versions_are_contents
-        first = no_dbs.set_if("k", b"w", no_dbs.get_versioned("k")[1])
-        assert no_dbs.get_versioned("k")[1] == first
+    with LMDBStore(path, map_size=2**24, max_dbs=0, read_only=True) as no_dbs:
+        assert no_dbs.versions_are_contents and no_dbs.get("k") == b"v"
+
+
+def test_lmdb_writable_stores_keep_tokens(tmp_path):
+    # a writer renewing no token would let another's write conditioned on a version from
+    # before its writes land: with max_dbs=0 (no named database) a writable store is refused
+    path = tmp_path / "z.lmdb"
+    with LMDBStore(path, map_size=2**24) as store:
+        first = store.set_if("k", b"A", ABSENT)
+    with pytest.raises(StoreError, match=r"z\.lmdb.*max_dbs"):
+        LMDBStore(path, map_size=2**24, max_dbs=0)
+    with LMDBStore(path, map_size=2**24, max_dbs=0, read_only=True) as ro:
+        assert ro.versions_are_contents and ro.get("k") == b"A"
+    with LMDBStore(path, map_size=2**24) as store:  # (nothing was left open)
+        assert store.get_versioned("k")[1] == first
+
+
+def _plain_value(env):
+    with env.begin(write=True) as txn:
+        txn.put(b"__zarrkit_versions", b"a value")
+
+
+@pytest.mark.parametrize("make", [
+    _plain_value,
+    lambda env: env.open_db(b"__zarrkit_versions", dupsort=True),  # a key keeps its first token
+    lambda env: env.open_db(b"__zarrkit_versions", integerkey=True),
+], ids=["plain value", "dupsort", "integerkey"])
+def test_lmdb_foreign_tokens_database_is_refused(tmp_path, make):
+    # another database (or a value) under the tokens' name: writable, refused; read-only,
+    # the values are read, with content versions
+    path = tmp_path / "f.lmdb"
+    env = lmdb.open(str(path), map_size=2**24, max_dbs=2)
+    make(env)
+    with env.begin(write=True) as txn:
+        txn.put(b"k", b"v")
+    env.close()
+    with pytest.raises(StoreError, match=r"f\.lmdb.*__zarrkit_versions"):
+        LMDBStore(path, map_size=2**24)
+    with LMDBStore(path, map_size=2**24, read_only=True) as ro:
+        assert ro.versions_are_contents
+        assert ro.get_versioned("k")[0] == b"v" and list(ro) == ["k"] and len(ro) == 1
+
+
+def test_lmdb_the_tokens_name_is_a_reserved_key(tmp_path):
+    # the name is a record of the main database (LMDB's description of the tokens'
+    # database), not a value: no operation reads, writes or removes it as one
+    path = tmp_path / "r.lmdb"
+    with LMDBStore(path, map_size=2**24) as store:
+        store["k"] = b"v"
+        key = "__zarrkit_versions"
+        for op in (lambda: store.get(key), lambda: store.get_versioned(key), lambda: store.exists(key),
+                   lambda: store.getsize(key), lambda: store.get_many([key]),
+                   lambda: store.set(key, b"x"), lambda: store.set_many({key: b"x"}),
+                   lambda: store.set_if(key, b"x", ABSENT), lambda: store.delete(key),
+                   lambda: store.delete_if(key, ABSENT), lambda: store.value_version(key)):
+            with pytest.raises(InvalidPathError, match=r"'__zarrkit_versions'.*reserved.*r\.lmdb"):
+                op()
+        store["__zarrkit_versions/k"] = b"below it"  # an ordinary key
+        version = store.get_versioned("k")[1]
+        store["k"] = b"w"
+        store["k"] = b"v"
+        with pytest.raises(VersionConflictError):
+            store.set_if("k", b"x", version)
+        assert sorted(store) == ["__zarrkit_versions/k", "k"] and len(store) == 2
 
 
 def test_redis_tokens_are_outside_every_namespace(redis_url):  # noqa: F811

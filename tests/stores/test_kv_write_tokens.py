@@ -297,3 +297,15 @@ def test_sqlite_tokens_table_without_its_triggers(tmp_path):
         store["k"] = b"A"
         with pytest.raises(VersionConflictError):
             store.set_if("k", b"C", first)
+
+
+@pytest.mark.parametrize("prefix", ["zarrkit-versions", "zarrkit-versions:a", "zarrkit-conditional-write"])
+def test_redis_prefixes_of_the_tokens_are_reserved(prefix, redis_url):  # noqa: F811
+    # a store there would list every store's tokens as its keys, delete them in clear() and
+    # overwrite them (the other store's writes then failing, after storing their values)
+    with pytest.raises(ValueError, match="reserved"):
+        RedisStore(prefix=prefix, url=redis_url)
+    with RedisStore(prefix=prefix.replace(":", "-") + "-x", url=redis_url) as store:  # (its own)
+        store["k"] = b"v"
+        assert list(store) == ["k"]
+        store.clear()

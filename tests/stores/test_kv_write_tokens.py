@@ -5,8 +5,10 @@ The tokens are kept out of sight: listings, lengths and other prefixes never sho
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import uuid
+import warnings
 
 import lmdb
 import pytest
@@ -309,3 +311,34 @@ def test_redis_prefixes_of_the_tokens_are_reserved(prefix, redis_url):  # noqa: 
         store["k"] = b"v"
         assert list(store) == ["k"]
         store.clear()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX only")
+def test_sqlite_store_used_in_forked_children(tmp_path):
+    # a store inherited by forked children (a pool's workers): with the parent's connection a
+    # child repeats the random() values of its siblings, and the trigger's tokens with them
+    path = tmp_path / "f.sqlite"
+    store = SQLiteStore(path)
+    store["x"] = b"A"
+
+    def in_a_child(value: bytes) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads running
+            pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                store["x"] = value
+                code = 0 if store["x"] == value else 1
+            finally:
+                os._exit(code)
+        assert os.waitpid(pid, 0)[1] == 0
+
+    in_a_child(b"A")
+    version = store.get_versioned("x")[1]
+    in_a_child(b"B")
+    in_a_child(b"A")  # changed and changed back, by two children
+    assert store.get_versioned("x") != (b"A", version)
+    with pytest.raises(VersionConflictError):
+        store.set_if("x", b"C", version)
+    store.close()

@@ -58,6 +58,13 @@ _TOKEN_OF = f"(SELECT t FROM {_TOKENS} WHERE {_TOKENS}.k = {_TABLE}.k)"
 #: Host parameters per statement in batched queries (SQLite's limit is 999 on old builds).
 _BATCH = 500
 
+#: this process's id, renewed in a forked child; and the connections a child inherited, kept
+#: open and never used (see :meth:`SQLiteStore._conn`)
+_PID = [os.getpid()]
+_INHERITED: list[sqlite3.Connection] = []
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=lambda: _PID.__setitem__(0, os.getpid()))
+
 
 class _Holder:
     """Holds one thread's connection (``sqlite3.Connection`` is not weak-referenceable)."""
@@ -168,6 +175,7 @@ class SQLiteStore(Store):
         self._holders: weakref.WeakSet[_Holder] = weakref.WeakSet()
         self._closed = False
         self._shared: sqlite3.Connection | None = None
+        self._pid = _PID[0]
         if self.read_only and not self._memory and not os.path.exists(self.path):
             raise FileNotFoundError(f"SQLite database {self.path!r} does not exist")
         conn = self._connect()  # open now: bad paths and non-databases fail here
@@ -255,11 +263,27 @@ class SQLiteStore(Store):
         found = frozenset(tuple(r) for r in rows)
         return found if found <= _TOKEN_OBJECTS else None
 
+    def _after_fork(self) -> None:
+        """In a forked child (a store handed to a pool's workers by fork), the first time:
+        leave the parent's connections, kept open and never used, for new ones.  SQLite's
+        connections must not be carried across fork, and a child using its parent's repeats
+        the random() values of its siblings -- the write tokens among them: a value changed
+        and changed back would be the version read before.  (SQLite reseeds its generator
+        when a new process opens a file.)"""
+        if self._pid == _PID[0] or self._memory:
+            return
+        self._pid = _PID[0]
+        _INHERITED.extend(h.conn for h in list(self._holders))
+        self._holders = weakref.WeakSet()
+        self._local = threading.local()
+        self._lock = threading.RLock()  # (perhaps held by a thread the child does not have)
+
     def _conn(self) -> sqlite3.Connection:
         if self._closed:
             raise StoreError(f"SQLiteStore {self.path!r} is closed")
         if self._shared is not None:
             return self._shared
+        self._after_fork()
         holder = getattr(self._local, "holder", None)
         if holder is None:
             holder = _Holder(self._connect())
@@ -281,6 +305,7 @@ class SQLiteStore(Store):
             raise StoreError(f"SQLite read of {what} in {self.path!r} failed: {exc}") from None
 
     def _write(self, statements: list[tuple[str, tuple[Any, ...] | list[Any]]], what: str) -> None:
+        self._after_fork()
         with self._lock:
             conn = self._conn()
             try:
@@ -300,6 +325,7 @@ class SQLiteStore(Store):
     def _transact(self, work: Callable[[sqlite3.Connection], Any], what: str) -> Any:
         """Run ``work(connection)`` in one ``BEGIN IMMEDIATE`` transaction: committed when it
         returns, rolled back when it raises (a conflict is raised as it is)."""
+        self._after_fork()
         with self._lock:
             conn = self._conn()
             try:
@@ -552,6 +578,7 @@ class SQLiteStore(Store):
     def vacuum(self) -> None:
         """Rebuild the database file, returning the space of deleted values to the OS."""
         self._check_writable()
+        self._after_fork()
         with self._lock:
             try:
                 self._conn().execute("VACUUM")
@@ -560,6 +587,7 @@ class SQLiteStore(Store):
 
     def close(self) -> None:
         """Close every connection of this store (closing twice is fine)."""
+        self._after_fork()
         with self._lock:
             if self._closed:
                 return

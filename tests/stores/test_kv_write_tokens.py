@@ -342,3 +342,18 @@ def test_sqlite_store_used_in_forked_children(tmp_path):
     with pytest.raises(VersionConflictError):
         store.set_if("x", b"C", version)
     store.close()
+
+
+@pytest.mark.parametrize("store", ["sqlite", "redis"], indirect=True)
+def test_keys_named_like_the_tokens_are_ordinary_keys(store):
+    # (SQLite and Redis keep the tokens outside the keys: only LMDB reserves the name)
+    for key in ("__zarrkit_versions", "zarrkit_versions", "zarrkit-versions"):
+        first = store.set_if(key, b"A", ABSENT)
+        store[key] = b"B"
+        store[key] = b"A"
+        with pytest.raises(VersionConflictError):
+            store.set_if(key, b"C", first)
+        assert store.get(key) == b"A"
+    assert sorted(store) == ["__zarrkit_versions", "zarrkit-versions", "zarrkit_versions"]
+    store.delete_prefix("")
+    assert len(store) == 0

@@ -121,6 +121,27 @@ def _describe(got: dict, want: dict) -> str:
                      f"{(want.get(k) or b'<missing>')[:24]!r}" for k in diff[:5])
 
 
+def _token_keys(kind: str, path: Path) -> set[str]:
+    """The keys the database keeps a write token for (read with the database's own library)."""
+    if kind == "sqlite":
+        import sqlite3
+
+        conn = sqlite3.connect(path)
+        try:
+            return {k for (k,) in conn.execute("SELECT k FROM zarrkit_versions")}
+        finally:
+            conn.close()
+    import lmdb
+
+    env = lmdb.open(str(path), readonly=True, max_dbs=1, lock=False)
+    try:
+        db = env.open_db(b"__zarrkit_versions", create=False)
+        with env.begin() as txn:
+            return {bytes(k).decode() for k, _ in txn.cursor(db=db)}
+    finally:
+        env.close()
+
+
 def _check_kv(kind: str, path: Path, state: dict, acked: int, gen: int) -> tuple[dict, bool]:
     """The store holds the acknowledged state (or it plus the write in flight); returns the
     state found and whether the write in flight had landed."""
@@ -144,6 +165,7 @@ def _check_kv(kind: str, path: Path, state: dict, acked: int, gen: int) -> tuple
     assert again in (done, inflight), (
         f"{kind} after {acked} acknowledged writes of generation {gen}: {_describe(again, done)}"
     )
+    assert _token_keys(kind, path) == set(again)  # each value's token written with it, or gone with it
     assert got is None or got == again
     with opener(path, read_only=True) as store:  # after a writer, always readable read-only
         assert _contents(store) == again

@@ -5,15 +5,17 @@ The tokens are kept out of sight: listings, lengths and other prefixes never sho
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import uuid
+import warnings
 
 import lmdb
 import pytest
 import redis
 from test_kv_stores import redis_url  # noqa: F401  (the session's redis-server; tests/stores is on sys.path)
 
-from zarrkit.errors import VersionConflictError
+from zarrkit.errors import InvalidPathError, StoreError, VersionConflictError
 from zarrkit.storage.base import ABSENT
 from zarrkit.storage.lmdb import LMDBStore
 from zarrkit.storage.redis import RedisStore
@@ -153,10 +155,71 @@ def test_lmdb_without_tokens_has_content_versions(tmp_path):
         assert ro.versions_are_contents
         assert ro.get_versioned("k")[0] == b"v"
         assert sorted(ro) == ["k"] and len(ro) == 1
-    with LMDBStore(path, map_size=2**24, max_dbs=0) as no_dbs:
-        assert no_dbs.versions_are_contents
-        first = no_dbs.set_if("k", b"w", no_dbs.get_versioned("k")[1])
-        assert no_dbs.get_versioned("k")[1] == first
+    with LMDBStore(path, map_size=2**24, max_dbs=0, read_only=True) as no_dbs:
+        assert no_dbs.versions_are_contents and no_dbs.get("k") == b"v"
+
+
+def test_lmdb_writable_stores_keep_tokens(tmp_path):
+    # a writer renewing no token would let another's write conditioned on a version from
+    # before its writes land: with max_dbs=0 (no named database) a writable store is refused
+    path = tmp_path / "z.lmdb"
+    with LMDBStore(path, map_size=2**24) as store:
+        first = store.set_if("k", b"A", ABSENT)
+    with pytest.raises(StoreError, match=r"z\.lmdb.*max_dbs"):
+        LMDBStore(path, map_size=2**24, max_dbs=0)
+    with LMDBStore(path, map_size=2**24, max_dbs=0, read_only=True) as ro:
+        assert ro.versions_are_contents and ro.get("k") == b"A"
+    with LMDBStore(path, map_size=2**24) as store:  # (nothing was left open)
+        assert store.get_versioned("k")[1] == first
+
+
+def _plain_value(env):
+    with env.begin(write=True) as txn:
+        txn.put(b"__zarrkit_versions", b"a value")
+
+
+@pytest.mark.parametrize("make", [
+    _plain_value,
+    lambda env: env.open_db(b"__zarrkit_versions", dupsort=True),  # a key keeps its first token
+    lambda env: env.open_db(b"__zarrkit_versions", integerkey=True),
+], ids=["plain value", "dupsort", "integerkey"])
+def test_lmdb_foreign_tokens_database_is_refused(tmp_path, make):
+    # another database (or a value) under the tokens' name: writable, refused; read-only,
+    # the values are read, with content versions
+    path = tmp_path / "f.lmdb"
+    env = lmdb.open(str(path), map_size=2**24, max_dbs=2)
+    make(env)
+    with env.begin(write=True) as txn:
+        txn.put(b"k", b"v")
+    env.close()
+    with pytest.raises(StoreError, match=r"f\.lmdb.*__zarrkit_versions"):
+        LMDBStore(path, map_size=2**24)
+    with LMDBStore(path, map_size=2**24, read_only=True) as ro:
+        assert ro.versions_are_contents
+        assert ro.get_versioned("k")[0] == b"v" and list(ro) == ["k"] and len(ro) == 1
+
+
+def test_lmdb_the_tokens_name_is_a_reserved_key(tmp_path):
+    # the name is a record of the main database (LMDB's description of the tokens'
+    # database), not a value: no operation reads, writes or removes it as one
+    path = tmp_path / "r.lmdb"
+    with LMDBStore(path, map_size=2**24) as store:
+        store["k"] = b"v"
+        key = "__zarrkit_versions"
+        for op in (lambda: store.get(key), lambda: store.get_versioned(key), lambda: store.exists(key),
+                   lambda: store.getsize(key), lambda: store.get_many([key]),
+                   lambda: store.set(key, b"x"), lambda: store.set_many({key: b"x"}),
+                   lambda: store.set_if(key, b"x", ABSENT), lambda: store.delete(key),
+                   lambda: store.delete_if(key, ABSENT), lambda: store.value_version(key)):
+            with pytest.raises(InvalidPathError, match=r"'__zarrkit_versions'.*reserved.*r\.lmdb"):
+                op()
+        store["__zarrkit_versions/k"] = b"below it"  # an ordinary key
+        version = store.get_versioned("k")[1]
+        store["k"] = b"w"
+        store["k"] = b"v"
+        with pytest.raises(VersionConflictError):
+            store.set_if("k", b"x", version)
+        assert sorted(store) == ["__zarrkit_versions/k", "k"] and len(store) == 2
 
 
 def test_redis_tokens_are_outside_every_namespace(redis_url):  # noqa: F811
@@ -175,3 +238,122 @@ def test_redis_tokens_are_outside_every_namespace(redis_url):  # noqa: F811
         assert client.exists(f"zarrkit-versions:{prefix}") == 0
         other.clear()
     client.close()
+
+
+#: objects a stranger's database may have under the tokens' names: a table of another layout
+#: (no key: a write adds a row, and the first one, read as the token, never changes), a view,
+#: a trigger of the same name keeping one token, one changing the tokens after ours
+STRANGERS = {
+    "table without a key": ["CREATE TABLE zarrkit_versions (k TEXT, t INTEGER)"],
+    "view": ["CREATE VIEW zarrkit_versions AS SELECT k, 1 AS t FROM zarr"],
+    "trigger of the same name": [
+        "CREATE TABLE zarrkit_versions (k TEXT PRIMARY KEY, t INTEGER NOT NULL)",
+        ("CREATE TRIGGER zarrkit_versions_insert AFTER INSERT ON zarr BEGIN "
+         "INSERT OR REPLACE INTO zarrkit_versions (k, t) VALUES (new.k, 7); END"),
+    ],
+    "trigger changing the tokens": [
+        "CREATE TABLE zarrkit_versions (k TEXT PRIMARY KEY, t INTEGER NOT NULL)",
+        ("CREATE TRIGGER pin AFTER INSERT ON zarrkit_versions BEGIN "
+         "UPDATE zarrkit_versions SET t = 7 WHERE k = new.k; END"),
+    ],
+}
+
+
+@pytest.mark.parametrize("stranger", sorted(STRANGERS))
+def test_sqlite_foreign_tokens_objects_are_refused(tmp_path, stranger):
+    # its tokens could stay the same over writes (a value changed and changed back would be
+    # the version read before): a writable store refuses the file, changing nothing of it
+    path = tmp_path / "s.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE zarr (k TEXT PRIMARY KEY, v BLOB)")
+    conn.execute("INSERT INTO zarr VALUES ('k', x'41')")
+    for statement in STRANGERS[stranger]:
+        conn.execute(statement)
+    conn.commit()
+    schema = sorted(conn.execute("SELECT type, name, sql FROM sqlite_master").fetchall(), key=repr)
+    with pytest.raises(StoreError, match=r"s\.sqlite.*'zarrkit_versions'.*read-only"):
+        SQLiteStore(path)
+    assert sorted(conn.execute("SELECT type, name, sql FROM sqlite_master").fetchall(), key=repr) == schema
+    assert conn.execute("SELECT k, v FROM zarr").fetchall() == [("k", b"A")]
+    conn.close()
+    with SQLiteStore(path, read_only=True) as ro:
+        assert ro.versions_are_contents and ro.get_versioned("k")[0] == b"A"
+
+
+def test_sqlite_tokens_table_without_its_triggers(tmp_path):
+    # (a writer killed between creating them, before they were created together): read-only,
+    # the versions are the contents; a writable store adds the triggers
+    path = tmp_path / "p.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE zarr (k TEXT PRIMARY KEY, v BLOB)")
+    conn.execute("CREATE TABLE zarrkit_versions (k TEXT PRIMARY KEY, t INTEGER NOT NULL)")
+    conn.execute("INSERT INTO zarr VALUES ('k', x'41')")
+    conn.commit()
+    conn.close()
+    with SQLiteStore(path, read_only=True) as ro:
+        assert ro.versions_are_contents
+    with SQLiteStore(path) as store:
+        assert not store.versions_are_contents
+        first = store.set_if("k", b"A", store.get_versioned("k")[1])
+        store["k"] = b"B"
+        store["k"] = b"A"
+        with pytest.raises(VersionConflictError):
+            store.set_if("k", b"C", first)
+
+
+@pytest.mark.parametrize("prefix", ["zarrkit-versions", "zarrkit-versions:a", "zarrkit-conditional-write"])
+def test_redis_prefixes_of_the_tokens_are_reserved(prefix, redis_url):  # noqa: F811
+    # a store there would list every store's tokens as its keys, delete them in clear() and
+    # overwrite them (the other store's writes then failing, after storing their values)
+    with pytest.raises(ValueError, match="reserved"):
+        RedisStore(prefix=prefix, url=redis_url)
+    with RedisStore(prefix=prefix.replace(":", "-") + "-x", url=redis_url) as store:  # (its own)
+        store["k"] = b"v"
+        assert list(store) == ["k"]
+        store.clear()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX only")
+def test_sqlite_store_used_in_forked_children(tmp_path):
+    # a store inherited by forked children (a pool's workers): with the parent's connection a
+    # child repeats the random() values of its siblings, and the trigger's tokens with them
+    path = tmp_path / "f.sqlite"
+    store = SQLiteStore(path)
+    store["x"] = b"A"
+
+    def in_a_child(value: bytes) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads running
+            pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                store["x"] = value
+                code = 0 if store["x"] == value else 1
+            finally:
+                os._exit(code)
+        assert os.waitpid(pid, 0)[1] == 0
+
+    in_a_child(b"A")
+    version = store.get_versioned("x")[1]
+    in_a_child(b"B")
+    in_a_child(b"A")  # changed and changed back, by two children
+    assert store.get_versioned("x") != (b"A", version)
+    with pytest.raises(VersionConflictError):
+        store.set_if("x", b"C", version)
+    store.close()
+
+
+@pytest.mark.parametrize("store", ["sqlite", "redis"], indirect=True)
+def test_keys_named_like_the_tokens_are_ordinary_keys(store):
+    # (SQLite and Redis keep the tokens outside the keys: only LMDB reserves the name)
+    for key in ("__zarrkit_versions", "zarrkit_versions", "zarrkit-versions"):
+        first = store.set_if(key, b"A", ABSENT)
+        store[key] = b"B"
+        store[key] = b"A"
+        with pytest.raises(VersionConflictError):
+            store.set_if(key, b"C", first)
+        assert store.get(key) == b"A"
+    assert sorted(store) == ["__zarrkit_versions", "zarrkit-versions", "zarrkit_versions"]
+    store.delete_prefix("")
+    assert len(store) == 0

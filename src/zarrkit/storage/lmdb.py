@@ -13,7 +13,7 @@ except ImportError:  # Windows: LMDB's lock file is always used there
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from ..errors import StoreError, VersionConflictError
+from ..errors import InvalidPathError, StoreError, VersionConflictError
 from . import fileio
 from ._kvutil import new_token, token_version, version_conflict
 from .base import (
@@ -130,7 +130,11 @@ class LMDBStore(Store):
     that token with the value's content, its length and BLAKE2b-128 digest (see
     :func:`~zarrkit.storage._kvutil.token_version`), both read by one transaction.  A value
     written again, equal bytes included, is a new version; one changed by a writer that keeps
-    no tokens (zarr-python 2) is one by its content.  :meth:`set_if` and :meth:`delete_if` read, compare and
+    no tokens (zarr-python 2) is one by its content.  A writable store must keep the tokens:
+    opened with ``max_dbs=0``, or on a file with a value or another kind of database (other
+    flags) under that name, it raises :class:`~zarrkit.errors.StoreError` (read-only, it has
+    contents for versions); the key ``__zarrkit_versions`` itself is reserved
+    (:class:`~zarrkit.errors.InvalidPathError`).  :meth:`set_if` and :meth:`delete_if` read, compare and
     write inside one write transaction, and LMDB runs one write transaction at a time across
     every process using the database (its lock file's writer mutex), so no write lands in
     between.  Opened with ``lock=False`` (no locking: the caller serializes processes), the
@@ -232,26 +236,57 @@ class LMDBStore(Store):
                     raise StoreError(f"cannot open LMDB database {self.path!r}: {exc}") from None
                 self._tokens = self._open_tokens()
                 _ENVS[self._env_key] = [self.env, 1, self.read_only, self._tokens]
-        # without tokens (a read-only database that has none, max_dbs=0) a version is the content
+        # without tokens (a read-only database that has none usable) a version is the content
         self.versions_are_contents = self._tokens is None
 
     def _open_tokens(self) -> Any:
-        """The handle of the write tokens' database (created unless read-only); None when
-        there is none."""
+        """The handle of the write tokens' database (created unless read-only); None when a
+        read-only store finds none it can use (its versions are then the contents).
+
+        A writable store that cannot keep the tokens raises: its writes, renewing no token,
+        would let other writers' writes conditioned on a version from before them land (a
+        value changed and changed back by it would be the version read before).  So does one
+        finding another database under the name: a plain value (LMDB cannot open it), or a
+        database with other flags (with duplicates, a key keeps its first token)."""
         try:
+            with self.env.begin(write=not self.read_only) as txn:
+                db = self.env.open_db(TOKENS_DB, txn=txn, create=not self.read_only)
+                plain = not any(db.flags(txn).values())
+        except self._lmdb.Error as exc:
             if self.read_only:
-                with self.env.begin() as txn:
-                    return self.env.open_db(TOKENS_DB, txn=txn, create=False)
-            with self.env.begin(write=True) as txn:
-                return self.env.open_db(TOKENS_DB, txn=txn)
-        except self._lmdb.Error:
+                return None
+            self.env.close()
+            raise StoreError(
+                f"LMDB database {self.path!r} cannot keep its write tokens (the named database "
+                f"{TOKENS_DB.decode()!r}; it needs max_dbs >= 1, and its name must not hold a "
+                f"value): {exc}"
+            ) from None
+        if plain:
+            return db
+        if self.read_only:
             return None
+        self.env.close()
+        raise StoreError(
+            f"LMDB database {self.path!r} has a database {TOKENS_DB.decode()!r} with flags "
+            "(duplicates, integer keys, ...) that zarrkit's write tokens never have: not written to"
+        )
 
     # -- helpers ------------------------------------------------------------------------------
     def _env(self) -> Any:
         if self._closed:
             raise StoreError(f"LMDBStore {self.path!r} is closed")
         return self.env
+
+    def _raw(self, key: str) -> bytes:
+        """``key`` encoded; the tokens' database's name (a record of the main database, not a
+        value) is refused."""
+        raw = _encode(key)
+        if raw == TOKENS_DB:
+            raise InvalidPathError(
+                f"store key {key!r} is reserved in LMDB database {self.path!r}: it names the "
+                "database of write tokens"
+            )
+        return raw
 
     def _fail(self, what: str, exc: BaseException) -> StoreError:
         hint = ""
@@ -265,7 +300,7 @@ class LMDBStore(Store):
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         try:
             with self._env().begin(buffers=self.buffers) as txn:
-                value = txn.get(_encode(key))
+                value = txn.get(self._raw(key))
                 if value is None:
                     return None
                 if byte_range is None:
@@ -292,7 +327,7 @@ class LMDBStore(Store):
         try:
             with self._env().begin(buffers=self.buffers) as txn:
                 for k in keys:
-                    v = txn.get(_encode(k))
+                    v = txn.get(self._raw(k))
                     out[k] = None if v is None else bytes(v)
         except self._lmdb.Error as exc:
             raise self._fail(f"read of {len(keys)} keys", exc) from None
@@ -314,8 +349,8 @@ class LMDBStore(Store):
         with self._lock:
             try:
                 with self._env().begin(write=True) as txn:
-                    txn.put(_encode(key), value)
-                    self._stamp(txn, _encode(key))
+                    txn.put(self._raw(key), value)
+                    self._stamp(txn, self._raw(key))
             except self._lmdb.Error as exc:
                 raise self._fail(f"write of {key!r}", exc) from None
 
@@ -328,7 +363,7 @@ class LMDBStore(Store):
             The values by key.
         """
         self._check_writable()
-        rows = [(_encode(validate_key(k)), ensure_bytes_like(v, k)) for k, v in items.items()]
+        rows = [(self._raw(validate_key(k)), ensure_bytes_like(v, k)) for k, v in items.items()]
         with self._lock:
             try:
                 with self._env().begin(write=True) as txn:
@@ -342,8 +377,8 @@ class LMDBStore(Store):
         with self._lock:
             try:
                 with self._env().begin(write=True) as txn:
-                    txn.delete(_encode(key))
-                    self._stamp(txn, _encode(key), deleted=True)
+                    txn.delete(self._raw(key))
+                    self._stamp(txn, self._raw(key), deleted=True)
             except self._lmdb.Error as exc:
                 raise self._fail(f"delete of {key!r}", exc) from None
 
@@ -356,7 +391,7 @@ class LMDBStore(Store):
         return token_version(None if token is None else bytes(token), value)
 
     def _get_versioned(self, key: str, limit: int | None) -> tuple[bytes | None, Version]:
-        raw = _encode(key)
+        raw = self._raw(key)
         try:
             with self._env().begin(buffers=True) as txn:
                 value = txn.get(raw)
@@ -372,7 +407,7 @@ class LMDBStore(Store):
     def _conditional(self, key: str, version: Version, value: bytes | memoryview | None) -> Version:
         """In one write transaction: check that ``key`` is ``version``, then store ``value``
         there (None: remove the key); the version stored."""
-        raw = _encode(key)
+        raw = self._raw(key)
         with self._lock:
             try:
                 with self._env().begin(write=True, buffers=True) as txn:
@@ -432,7 +467,7 @@ class LMDBStore(Store):
         except self._lmdb.Error as exc:
             raise self._fail(f"read of {key!r}", exc) from None
         try:
-            view = txn.get(_encode(key))
+            view = txn.get(self._raw(key))
         except BaseException as exc:
             txn.abort()
             if isinstance(exc, self._lmdb.Error):
@@ -447,7 +482,7 @@ class LMDBStore(Store):
         validate_key(key)
         try:
             with self._env().begin(buffers=True) as txn:
-                return txn.get(_encode(key)) is not None
+                return txn.get(self._raw(key)) is not None
         except self._lmdb.Error as exc:
             raise self._fail(f"lookup of {key!r}", exc) from None
 
@@ -466,7 +501,7 @@ class LMDBStore(Store):
         validate_key(key)
         try:
             with self._env().begin(buffers=True) as txn:
-                value = txn.get(_encode(key))
+                value = txn.get(self._raw(key))
                 return 0 if value is None else len(value)
         except self._lmdb.Error as exc:
             raise self._fail(f"size of {key!r}", exc) from None

@@ -151,7 +151,9 @@ class RedisStore(Store):
     Parameters
     ----------
     prefix : str, default 'zarr'
-        Namespace of this store's keys in the database.
+        Namespace of this store's keys in the database (not ``zarrkit-versions`` or
+        ``zarrkit-conditional-write``, nor below them: those hold every store's write tokens
+        and tags).
     url : str, optional
         ``redis://[[user]:password@]host:port/db`` (or ``rediss://``, ``unix://``); without
         it ``redis_kwargs`` (``host``, ``port``, ``db``, ...) say where the server is.
@@ -199,6 +201,13 @@ class RedisStore(Store):
         redis = _import_redis()
         if not isinstance(prefix, str):
             raise TypeError(f"RedisStore prefix must be a str, got {type(prefix).__name__}")
+        for reserved in (TOKENS_PREFIX, TAG_PREFIX):
+            if (prefix + ":").encode("utf-8").startswith(reserved):
+                # its keys would be the write tokens or tags of stores: listed, cleared, overwritten
+                raise ValueError(
+                    f"RedisStore prefix {prefix!r} is reserved: the keys {reserved.decode()}* "
+                    "hold the write tokens (or the conditional writes' tags) of every store"
+                )
         if redis_kwargs.get("decode_responses"):
             raise ValueError("RedisStore needs decode_responses=False (values are bytes)")
         self._redis = redis

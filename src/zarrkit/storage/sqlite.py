@@ -44,10 +44,26 @@ _TOKEN_SCHEMA = (
     (f"CREATE TRIGGER IF NOT EXISTS {_TOKENS}_delete AFTER DELETE ON {_TABLE} BEGIN "
      f"DELETE FROM {_TOKENS} WHERE k = old.k; END"),
 )
+#: The rows ``sqlite_master`` holds for them (type, name, table, SQL): a database whose
+#: objects named like them, or whose triggers naming the tokens' table, are any other is a
+#: stranger's (its tokens could repeat: see :meth:`SQLiteStore._token_objects`)
+_TOKEN_OBJECTS = frozenset(
+    [("table", _TOKENS, _TOKENS, _TOKEN_SCHEMA[0].replace(" IF NOT EXISTS", "", 1)),
+     ("index", f"sqlite_autoindex_{_TOKENS}_1", _TOKENS, None)]
+    + [("trigger", f"{_TOKENS}_{op}", _TABLE, sql.replace(" IF NOT EXISTS", "", 1))
+       for op, sql in zip(("insert", "update", "delete"), _TOKEN_SCHEMA[1:])]
+)
 #: A row's token, as a column of a query of ``zarr`` (NULL: none)
 _TOKEN_OF = f"(SELECT t FROM {_TOKENS} WHERE {_TOKENS}.k = {_TABLE}.k)"
 #: Host parameters per statement in batched queries (SQLite's limit is 999 on old builds).
 _BATCH = 500
+
+#: this process's id, renewed in a forked child; and the connections a child inherited, kept
+#: open and never used (see :meth:`SQLiteStore._conn`)
+_PID = [os.getpid()]
+_INHERITED: list[sqlite3.Connection] = []
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=lambda: _PID.__setitem__(0, os.getpid()))
 
 
 class _Holder:
@@ -97,7 +113,11 @@ class SQLiteStore(Store):
     version is its token with its content, its length and BLAKE2b-128 digest (see
     :func:`~zarrkit.storage._kvutil.token_version`; a database opened read-only without the
     table has contents for versions): a value written again, equal bytes included, is a new
-    version.  A writable store adds the table and triggers to a database that has none.
+    version.  A writable store adds the table and triggers, in one transaction, to a
+    database that has none; one with a table, view or trigger of these names that is not
+    zarrkit's (or a trigger changing the tokens) is a stranger's file, whose tokens could stay
+    the same over writes: a writable store refuses it (:class:`~zarrkit.errors.StoreError`,
+    nothing changed), a read-only one has contents for versions.
     :meth:`set_if` and :meth:`delete_if` read the row, compare
     and write inside one ``BEGIN IMMEDIATE`` transaction, which holds the database's write
     lock from before the read to the commit: no other writer, in this process or another,
@@ -155,6 +175,7 @@ class SQLiteStore(Store):
         self._holders: weakref.WeakSet[_Holder] = weakref.WeakSet()
         self._closed = False
         self._shared: sqlite3.Connection | None = None
+        self._pid = _PID[0]
         if self.read_only and not self._memory and not os.path.exists(self.path):
             raise FileNotFoundError(f"SQLite database {self.path!r} does not exist")
         conn = self._connect()  # open now: bad paths and non-databases fail here
@@ -186,8 +207,23 @@ class SQLiteStore(Store):
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=FULL")
                 conn.execute(_SCHEMA)
-                for statement in _TOKEN_SCHEMA:
-                    conn.execute(statement)
+                if self._token_objects(conn) != _TOKEN_OBJECTS:
+                    conn.execute("BEGIN IMMEDIATE")  # (all of them, or none: never a table alone)
+                    try:
+                        if self._token_objects(conn) is not None:
+                            for statement in _TOKEN_SCHEMA:
+                                conn.execute(statement)
+                    except BaseException:
+                        conn.execute("ROLLBACK")
+                        raise
+                    conn.execute("COMMIT")
+                if self._token_objects(conn) is None:
+                    raise StoreError(
+                        f"SQLite database {self.path!r} has a table, view or trigger named "
+                        f"{_TOKENS!r}, or one changing it, that is not zarrkit's write tokens "
+                        "(left as it is): it is not written to; open it read-only (versions "
+                        "are then the values' contents)"
+                    )
                 self._tokens = True
             else:
                 found = conn.execute(
@@ -197,9 +233,7 @@ class SQLiteStore(Store):
                     raise StoreError(
                         f"SQLite database {self.path!r} has no table {_TABLE!r}: not a zarr store"
                     )
-                self._tokens = conn.execute(
-                    "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (_TOKENS,)
-                ).fetchone() is not None
+                self._tokens = self._token_objects(conn) == _TOKEN_OBJECTS
         except sqlite3.Error as exc:
             conn.close()
             if self.read_only and os.path.exists(self.path + "-journal"):
@@ -215,11 +249,41 @@ class SQLiteStore(Store):
             raise
         return conn
 
+    @staticmethod
+    def _token_objects(conn: sqlite3.Connection) -> frozenset[tuple[Any, ...]] | None:
+        """The write tokens' objects of the database (a part of :data:`_TOKEN_OBJECTS`), or
+        None when it has any other object named like them or changing their table: a table
+        of another layout or a view (tokens read from it could stay the same over writes), a
+        trigger of the same name doing something else, or one changing the tokens."""
+        rows = conn.execute(
+            "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE instr(lower(name), ?) "
+            "OR lower(tbl_name) = ? OR (type = 'trigger' AND instr(lower(sql), ?))",
+            (_TOKENS, _TOKENS, _TOKENS),
+        ).fetchall()
+        found = frozenset(tuple(r) for r in rows)
+        return found if found <= _TOKEN_OBJECTS else None
+
+    def _after_fork(self) -> None:
+        """In a forked child (a store handed to a pool's workers by fork), the first time:
+        leave the parent's connections, kept open and never used, for new ones.  SQLite's
+        connections must not be carried across fork, and a child using its parent's repeats
+        the random() values of its siblings -- the write tokens among them: a value changed
+        and changed back would be the version read before.  (SQLite reseeds its generator
+        when a new process opens a file.)"""
+        if self._pid == _PID[0] or self._memory:
+            return
+        self._pid = _PID[0]
+        _INHERITED.extend(h.conn for h in list(self._holders))
+        self._holders = weakref.WeakSet()
+        self._local = threading.local()
+        self._lock = threading.RLock()  # (perhaps held by a thread the child does not have)
+
     def _conn(self) -> sqlite3.Connection:
         if self._closed:
             raise StoreError(f"SQLiteStore {self.path!r} is closed")
         if self._shared is not None:
             return self._shared
+        self._after_fork()
         holder = getattr(self._local, "holder", None)
         if holder is None:
             holder = _Holder(self._connect())
@@ -241,6 +305,7 @@ class SQLiteStore(Store):
             raise StoreError(f"SQLite read of {what} in {self.path!r} failed: {exc}") from None
 
     def _write(self, statements: list[tuple[str, tuple[Any, ...] | list[Any]]], what: str) -> None:
+        self._after_fork()
         with self._lock:
             conn = self._conn()
             try:
@@ -260,6 +325,7 @@ class SQLiteStore(Store):
     def _transact(self, work: Callable[[sqlite3.Connection], Any], what: str) -> Any:
         """Run ``work(connection)`` in one ``BEGIN IMMEDIATE`` transaction: committed when it
         returns, rolled back when it raises (a conflict is raised as it is)."""
+        self._after_fork()
         with self._lock:
             conn = self._conn()
             try:
@@ -512,6 +578,7 @@ class SQLiteStore(Store):
     def vacuum(self) -> None:
         """Rebuild the database file, returning the space of deleted values to the OS."""
         self._check_writable()
+        self._after_fork()
         with self._lock:
             try:
                 self._conn().execute("VACUUM")
@@ -520,6 +587,7 @@ class SQLiteStore(Store):
 
     def close(self) -> None:
         """Close every connection of this store (closing twice is fine)."""
+        self._after_fork()
         with self._lock:
             if self._closed:
                 return

@@ -215,10 +215,11 @@ def open_array(
     stores = open_stores(store, chunk_store, read_only=(mode == "r"), storage_options=storage_options)
     path = normalize_path(path)
     create_format = zarr_format_arg(zarr_format)
+    settings = array_config_arg(array_config)
     options = ArrayOptions(
         synchronizer=synchronizer, cache_metadata=cache_metadata, cache_attrs=cache_attrs,
-        write_empty_chunks=write_empty_chunks,
-        order=array_config_arg(array_config).get("order"),
+        write_empty_chunks=write_empty_chunks, order=settings.get("order"),
+        read_missing_chunks=settings.get("read_missing_chunks"),
     )
 
     def make_spec() -> ArraySpec:

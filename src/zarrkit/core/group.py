@@ -34,7 +34,7 @@ from ..metadata.consolidated import (
 )
 from ..metadata.io import require_parent_groups
 from ..metadata.normalize import normalize_path
-from ..metadata.spec import zarr3_spec, zarr_format_arg
+from ..metadata.spec import array_config_arg, zarr3_spec, zarr_format_arg
 from ..storage.base import describe_location, describe_store, join_path
 from ..storage.coerce import NodeStores, open_stores
 from ..storage.store_path import StorePath
@@ -525,8 +525,10 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
             spec = zarr3_spec(shape, dtype="float64" if dtype is None else dtype,
                               zarr_format=kwargs.pop("zarr_format", self._zarr_format), **kwargs)
             # the one creation path: ``data`` is converted before what is at ``path`` is replaced
-            options = ArrayOptions(read_only=self._read_only, synchronizer=self._synchronizer,
-                                   cache_attrs=self._cache_attrs)
+            settings = array_config_arg(kwargs.get("config"))
+            options = ArrayOptions(read_only=self._read_only, synchronizer=self._synchronizer, cache_attrs=self._cache_attrs,
+                                   write_empty_chunks=settings.get("write_empty_chunks"),
+                                   read_missing_chunks=settings.get("read_missing_chunks"))
             return create_array_node(self._stores, path, spec, overwrite=overwrite, options=options,
                                      data=data)
 
@@ -545,7 +547,8 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
         exact : bool, optional
             Require an existing array's data type to be ``dtype`` exactly.
         **kwargs
-            Forwarded to :meth:`create_array` when the array is created.
+            Forwarded to :meth:`create_array` when the array is created; ``config`` (the
+            runtime settings, see :meth:`Array.with_config`) applies to an existing one too.
 
         Returns
         -------
@@ -553,12 +556,14 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
 
         Raises
         ------
-        TypeError
-            An existing array's shape or data type differs.
-        """
+        TypeError, ValueError
+            An existing array's shape or data type differs; an unknown ``config`` setting
+            (TypeError) or one of the wrong type (ValueError)."""
+        array_config_arg(config := kwargs.get("config"))  # checked whether or not the array is there
         if name not in self:
             return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
-        return self.require_dataset(name, shape=shape, dtype=dtype, exact=exact)
+        array = self.require_dataset(name, shape=shape, dtype=dtype, exact=exact)
+        return array if config is None else array.with_config(config)
 
     def create_hierarchy(self, nodes: Mapping[str, Any], *, overwrite: bool = False) -> Iterator[tuple[str, Array | Group]]:
         """Create the groups of ``nodes`` below this group, and the groups missing above

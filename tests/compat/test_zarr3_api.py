@@ -55,6 +55,12 @@ def test_group_create_array_and_the_member_accessors(fmt):
     assert g.nmembers() == 2 and g.nmembers(max_depth=None) == 3 and g.nmembers(max_depth=1) == 3
     assert [name for name, _ in g.members(max_depth=None)] == ["a", "sub", "sub/b"]
     assert [name for name, _ in g.members()] == ["a", "sub"]
+    assert [name for name, _ in g.members(max_depth=np.int64(1))] == ["a", "sub", "sub/b"]
+    for depth in (-1, 0.5, True):  # no depth: refused, for the count too
+        with pytest.raises(ValueError, match="max_depth"):
+            g.members(max_depth=depth)
+        with pytest.raises(ValueError, match="max_depth"):
+            g.nmembers(max_depth=depth)
     assert g.require_array("a", shape=(4, 4)) == a
     with pytest.raises(TypeError):
         g.require_array("a", shape=(5, 5))

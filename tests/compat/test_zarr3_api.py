@@ -182,3 +182,16 @@ def test_from_array_keeps_dimension_names_and_chunk_keys_as_zarr_python(zarr_for
             assert tuple(copy.metadata.dimension_names) == ("x", "y")
         stores.append(sorted(k for k in out if not k.startswith((".", "zarr.json"))))
     assert stores[0] == stores[1] and stores[0][0] == ("c.0.0" if zarr_format == 3 else "0/0")
+
+
+def test_group_update_attributes_async_replaces_the_attributes():
+    import asyncio
+
+    for zarr_format in (2, 3):
+        store = MemoryStore()
+        g = zarr.create_group(store, zarr_format=zarr_format, attributes={"foo": 1, "keep": 2})
+        g.update_attributes({"bar": 3})  # merges
+        assert dict(g.attrs) == {"foo": 1, "keep": 2, "bar": 3}
+        got = asyncio.run(g.update_attributes_async({"only": 4}))  # replaces, as zarr-python 3's
+        assert got is g and dict(g.attrs) == {"only": 4}
+        assert dict(zarr.open_group(store, mode="r").attrs) == {"only": 4}

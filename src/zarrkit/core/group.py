@@ -9,6 +9,7 @@ path, attributes) is :class:`~zarrkit.core.node.Node`'s.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import keyword
 from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
@@ -120,18 +121,27 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
         """zarr-python 3's asynchronous twin of this group (a :class:`zarrkit.AsyncGroup` over it)."""
         return self._asynchronous("AsyncGroup")
 
+    async def update_attributes_async(self, new_attributes: dict[str, Any]) -> Group:
+        """Replace the attributes and return this group (zarr-python 3's coroutine; where
+        :meth:`update_attributes` merges, this replaces them, as zarr-python 3's does).
+
+        Parameters
+        ----------
+        new_attributes : dict
+            All the attributes the group is to have (written at once, in a worker thread).
+
+        Returns
+        -------
+        Group
+            This group.
+        """
+        await asyncio.to_thread(self._attrs.put, dict(new_attributes))
+        return self
+
     def __init__(
-        self,
-        store: Any,
-        path: str | None = None,
-        read_only: bool = False,
-        chunk_store: Any = None,
-        cache_attrs: bool = True,
-        synchronizer: Any = None,
-        zarr_version: int | None = None,
-        *,
-        zarr_format: int | None = None,
-        meta_array: Any = None,
+        self, store: Any, path: str | None = None, read_only: bool = False, chunk_store: Any = None,
+        cache_attrs: bool = True, synchronizer: Any = None, zarr_version: int | None = None, *,
+        zarr_format: int | None = None, meta_array: Any = None,
     ):
         wrapped = getattr(store, "_group", None)
         if isinstance(wrapped, Group) and not isinstance(store, Group):
@@ -695,32 +705,11 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
         :meth:`members` list them."""
         return group_html(self, HTML_MEMBERS)
 
-    def _repr_markdown_(self) -> None:
+    def _no_display(self, include: Any = None, exclude: Any = None) -> None:
         return None
 
-    def _repr_svg_(self) -> None:
-        return None
-
-    def _repr_png_(self) -> None:
-        return None
-
-    def _repr_jpeg_(self) -> None:
-        return None
-
-    def _repr_latex_(self) -> None:
-        return None
-
-    def _repr_json_(self) -> None:
-        return None
-
-    def _repr_javascript_(self) -> None:
-        return None
-
-    def _repr_pdf_(self) -> None:
-        return None
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> None:
-        return None
+    _repr_markdown_ = _repr_svg_ = _repr_png_ = _repr_jpeg_ = _repr_latex_ = _no_display
+    _repr_json_ = _repr_javascript_ = _repr_pdf_ = _repr_mimebundle_ = _no_display
 
     def __getstate__(self) -> dict[str, Any]:
         return self._node_state()

@@ -241,6 +241,9 @@ class ArrayMetadataV2:
             return "0"
         return self.dimension_separator.join(map(str, coords))
 
+    #: zarr-python 3's name of :meth:`chunk_key`
+    encode_chunk_key = chunk_key
+
     def chunk_key_parts(self) -> tuple[str, str]:
         """``(head, separator)``: the key of chunk ``coords`` (at least one dimension) is
         ``head + separator.join(map(str, coords))``."""

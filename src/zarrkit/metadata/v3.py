@@ -555,6 +555,9 @@ class ArrayMetadataV3:
     def chunk_key(self, coords: tuple[int, ...]) -> str:
         return self.chunk_key_encoding.encode(coords)
 
+    #: zarr-python 3's name of :meth:`chunk_key`
+    encode_chunk_key = chunk_key
+
     def chunk_key_parts(self) -> tuple[str, str]:
         """``(head, separator)``: the key of chunk ``coords`` (at least one dimension) is
         ``head + separator.join(map(str, coords))``."""

@@ -49,3 +49,17 @@ def test_array_grids_agree_with_the_chunks_stored():
         assert np.all(a[region] == 1)
     v2 = zarrkit.create_array({}, shape=(5, 4), chunks=(2, 3), dtype="u1", zarr_format=2)
     assert v2.metadata.encode_chunk_key((2, 1)) == "2.1"
+
+
+@pytest.mark.parametrize("kwargs", [dict(chunks=(3, 4)), dict(chunks=(3, 4), zarr_format=2),
+                                    dict(chunks=(1, 1), shards=(3, 4)), dict(chunks=[[2, 3, 3], [3, 2, 4]])])
+def test_the_grid_of_metadata_of_another_shape(kwargs):
+    a = zarrkit.create_array({}, shape=(8, 9), dtype="int32", **kwargs)
+    grid = ChunkGrid.from_metadata(a.metadata)  # of what is stored: chunks, or shards
+    assert grid.grid_shape == (3, 3)
+    smaller = a.metadata.update_shape((4, 5))
+    assert smaller.shape == (4, 5) and a.metadata.shape == (8, 9)
+    assert ChunkGrid.from_metadata(smaller).grid_shape == (2, 2)
+    # the chunks a shrink leaves out are those no longer on the grid
+    gone = set(grid.all_chunk_coords()) - set(ChunkGrid.from_metadata(smaller).all_chunk_coords())
+    assert len(gone) == 9 - 4

@@ -335,6 +335,11 @@ class ChunkGrid:
             edges.append(Runs(runs))
         return RectilinearGrid(shape, edges)
 
+    @staticmethod
+    def from_metadata(metadata: Any) -> ChunkGrid:
+        """The grid of the objects an array's ``metadata`` stores: its chunks, or its shards."""
+        return metadata.storage_grid  # type: ignore[no-any-return]
+
     @property
     def is_regular(self) -> bool:
         """Whether every chunk has the same stored shape (zarr-python 3's name of :attr:`regular`)."""

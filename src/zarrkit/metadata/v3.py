@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import array
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import Any, ClassVar, Literal, TypedDict, cast
 
@@ -566,6 +566,11 @@ class ArrayMetadataV3:
 
     def parse_chunk_key(self, key: str) -> tuple[int, ...] | None:
         return self.chunk_key_encoding.decode(key, len(self.shape))
+
+    def update_shape(self, shape: Sequence[int]) -> ArrayMetadataV3:
+        """A copy of another shape (zarr-python 3's method; a rectilinear grid grows as
+        :meth:`evolve` grows it)."""
+        return self.evolve(shape=tuple(int(n) for n in shape))
 
     def evolve(self, **changes: Any) -> ArrayMetadataV3:
         if "shape" in changes and self.chunk_shapes is not None and "chunk_shapes" not in changes:

@@ -554,7 +554,6 @@ DIFFERENCES = [
         r"typing\.Any cannot|get_chunk_slice|AsyncGroup\.__init__\(\) got|ArrayMetadataV3\.__init__\(\) got|"
         r"supports_sync|SupportsSyncCodec|test_consistent_signatures|test_api_exports|"
         r"test_create_array_method_signature|_tunable_attrs|test_min_version_matches|chunk_shape == \(4,\)")),
-    ("read_missing_chunks=False", r"read_missing_chunks|test_require_array_config"),
     ("error messages", (r"Regex pattern did not match\.|^\S+ assert '.*' == '|AssertionError: assert '.*' == |"
                        r"assert \"\('|== \"Invalid|assert 'store' ==")),
     ("warnings", r"DID NOT WARN|did not match any of the \d+ warnings|FutureWarning|UserWarning: ZipStore"),

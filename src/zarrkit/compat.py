@@ -46,7 +46,15 @@ from .codecs import blosc_settings
 from .core import attributes
 from .core import group as core_group
 from .core import sync as core_sync
-from .metadata import consolidated, dtype_json, v2_documents, value_codecs, zdtype_base, zdtypes
+from .metadata import (
+    consolidated,
+    dtype_json,
+    grid,
+    v2_documents,
+    value_codecs,
+    zdtype_base,
+    zdtypes,
+)
 from .storage import cache
 
 __all__ = ["PLACED", "TABLE", "ZARR3_API_VERSION", "ZARR3_PATHS", "lookup", "attrs", "blosc", "convenience", "creation", "dtype", "experimental",
@@ -91,7 +99,7 @@ TABLE: dict[str, Row] = {
         (zdtype_base, "ZDType check_dtype_spec_v2 check_dtype_spec_no_object_codec_v2"),
         (dtype_json, " ".join(dtype_json.__all__)),
     ),
-    "experimental": ((cache, "CacheStore"),),
+    "experimental": ((cache, "CacheStore"), (grid, "ChunkGrid")),
     "experimental.cache_store": ((cache, "CacheStore"),),
     # zarr-python 3's Array._async_array / Group._async_group: the asynchronous facade's classes,
     # found by name from core/ (which lies below the facade); the module exists, none is made

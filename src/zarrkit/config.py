@@ -50,6 +50,7 @@ ZARR3_KEYS = {
     "default_zarr_version": "zarr_format",
     "array.order": "order",
     "array.write_empty_chunks": "write_empty_chunks",
+    "array.read_missing_chunks": "read_missing_chunks",
     "array.allow_unsafe_pickle_decode": "allow_unsafe_codecs",
     "async.concurrency": "io_threads",
     "threading.max_workers": "threads",
@@ -74,7 +75,6 @@ ZARR3_NO_EFFECT = {
     "codec_pipeline.max_workers": None,
     "codec_pipeline.batch_size": 1,
     "array.rectilinear_chunks": True,
-    "array.read_missing_chunks": True,
     "array.target_shard_size_bytes": None,
     "array.sharding_coalesce_max_gap_bytes": 1 << 20,
     "array.sharding_coalesce_max_bytes": 16 << 20,
@@ -286,6 +286,12 @@ class Config:
         implementation does, False for v3 arrays (zarr-python 3), True for v2 arrays
         (zarr-python 2); :meth:`write_empty_chunks_for` says which, and zarr-python 3's key
         ``config.get('array.write_empty_chunks')`` answers for the default format.
+    read_missing_chunks : bool
+        Whether reading a chunk that is not stored gives the fill value (True, the default)
+        or raises :class:`~zarrkit.errors.ChunkNotFoundError` (zarr-python 3's
+        ``array.read_missing_chunks``), for arrays opened or created while it is set and not
+        told otherwise (``config={'read_missing_chunks': ...}``).  Of a sharded array only a
+        missing shard raises: the chunks a stored shard leaves out read as the fill value.
     order : str
         Memory layout (``'C'`` or ``'F'``) of arrays made by :func:`zarrkit.create_array` when
         it is not given (zarr-python 3's ``array.order``), and the order reads of v3 arrays
@@ -327,6 +333,7 @@ class Config:
     parallel_min_chunk_bytes: int = 16 * 1024
     zarr_format: int = 3
     write_empty_chunks: bool | None = None
+    read_missing_chunks: bool = True
     order: str = "C"
     max_chunk_bytes: int = 4 * 2**30
     default_compressor: Any = field(default_factory=_default_compressor)
@@ -586,8 +593,9 @@ class Config:
             raise ValueError(
                 f"config string_dtype must be 'StringDType' or 'object', got {changes['string_dtype']!r}"
             )
-        if "allow_unsafe_codecs" in changes and not isinstance(changes["allow_unsafe_codecs"], bool):
-            raise ValueError(f"config allow_unsafe_codecs must be True or False, got {changes['allow_unsafe_codecs']!r}")
+        for name in ("allow_unsafe_codecs", "read_missing_chunks"):
+            if name in changes and not isinstance(changes[name], bool):
+                raise ValueError(f"config {name} must be True or False, got {changes[name]!r}")
         if "order" in changes and changes["order"] not in ("C", "F"):
             raise ValueError(f"config order must be 'C' or 'F', got {changes['order']!r}")
 

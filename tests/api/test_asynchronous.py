@@ -663,3 +663,15 @@ def test_group_async_group_accessor():
     root = _hierarchy({})
     assert isinstance(root._async_group, AsyncGroup)
     assert sorted(arun(collect(root._async_group.keys()))) == sorted(root.keys())
+
+
+@pytest.mark.parametrize("name", [n for n in aapi.__all__ if n not in (
+    "AsyncArray", "AsyncGroup", "create_hierarchy", "open_consolidated", "tree")])
+def test_each_function_shows_the_parameters_of_its_synchronous_twin(name):
+    import inspect
+
+    import zarrkit.api.synchronous as sapi
+
+    function, twin = getattr(aapi, name), getattr(sapi, name)
+    assert inspect.signature(function).parameters == inspect.signature(twin).parameters
+    assert inspect.iscoroutinefunction(function)

@@ -55,6 +55,12 @@ def test_group_create_array_and_the_member_accessors(fmt):
     assert g.nmembers() == 2 and g.nmembers(max_depth=None) == 3 and g.nmembers(max_depth=1) == 3
     assert [name for name, _ in g.members(max_depth=None)] == ["a", "sub", "sub/b"]
     assert [name for name, _ in g.members()] == ["a", "sub"]
+    assert [name for name, _ in g.members(max_depth=np.int64(1))] == ["a", "sub", "sub/b"]
+    for depth in (-1, 0.5, True):  # no depth: refused, for the count too
+        with pytest.raises(ValueError, match="max_depth"):
+            g.members(max_depth=depth)
+        with pytest.raises(ValueError, match="max_depth"):
+            g.nmembers(max_depth=depth)
     assert g.require_array("a", shape=(4, 4)) == a
     with pytest.raises(TypeError):
         g.require_array("a", shape=(5, 5))
@@ -176,3 +182,16 @@ def test_from_array_keeps_dimension_names_and_chunk_keys_as_zarr_python(zarr_for
             assert tuple(copy.metadata.dimension_names) == ("x", "y")
         stores.append(sorted(k for k in out if not k.startswith((".", "zarr.json"))))
     assert stores[0] == stores[1] and stores[0][0] == ("c.0.0" if zarr_format == 3 else "0/0")
+
+
+def test_group_update_attributes_async_replaces_the_attributes():
+    import asyncio
+
+    for zarr_format in (2, 3):
+        store = MemoryStore()
+        g = zarr.create_group(store, zarr_format=zarr_format, attributes={"foo": 1, "keep": 2})
+        g.update_attributes({"bar": 3})  # merges
+        assert dict(g.attrs) == {"foo": 1, "keep": 2, "bar": 3}
+        got = asyncio.run(g.update_attributes_async({"only": 4}))  # replaces, as zarr-python 3's
+        assert got is g and dict(g.attrs) == {"only": 4}
+        assert dict(zarr.open_group(store, mode="r").attrs) == {"only": 4}

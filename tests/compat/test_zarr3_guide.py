@@ -15,7 +15,7 @@ from zarrkit.dtype import Float64, Int8, Int64, Struct, parse_dtype
 from zarrkit.experimental.cache_store import CacheStore
 
 import zarrkit as zarr
-from zarrkit.errors import ContainsGroupError
+from zarrkit.errors import ChunkNotFoundError, ContainsGroupError
 from zarrkit.storage import LocalStore, MemoryStore, ZipStore
 
 
@@ -196,10 +196,11 @@ def test_save_array_mode_zipstore_over_a_file(tmp_path):
             ZipStore(f, mode="w")
 
 
-def test_with_config_refuses_settings_it_cannot_honour_and_create_hierarchy_keeps_parents():
+def test_with_config_read_missing_chunks_and_create_hierarchy_keeps_parents():
     a = zarr.create_array({}, shape=(4,), dtype="int8")
-    with pytest.raises(ValueError, match="read_missing_chunks is fixed"):
-        a.with_config({"read_missing_chunks": False})
+    with pytest.raises(ChunkNotFoundError, match="'c/0'"):
+        a.with_config({"read_missing_chunks": False})[:]
+    assert a[:].tolist() == [0] * 4
     from zarrkit.core.group import GroupMetadata
 
     store = {}

@@ -136,3 +136,41 @@ def test_buffers_are_zarr_buffer_and_gpu_ones_say_what_they_need():
     if not gpu.available:
         with pytest.raises(ImportError, match="cupy"):
             gpu.Buffer.from_bytes(b"x")
+
+
+def test_built_in_codecs_run_on_zarr3_buffers_without_an_event_loop(plugin):
+    from zarrkit.dtype import parse_dtype
+
+    from zarrkit.abc.codec import ArraySpec, SupportsSyncCodec
+    from zarrkit.codecs import (
+        BloscCodec,
+        BytesCodec,
+        Crc32cCodec,
+        GzipCodec,
+        TransposeCodec,
+        VLenUTF8Codec,
+        ZstdCodec,
+    )
+
+    data = np.arange(12, dtype=">i4").reshape(3, 4)
+    spec = ArraySpec(data.shape, parse_dtype(data.dtype, zarr_format=3), 0)
+    nd = default_buffer_prototype().nd_buffer.from_ndarray_like(data)
+    transpose, serializer = TransposeCodec(order=(1, 0)), BytesCodec(endian="big")
+    moved = transpose._encode_sync(nd, spec)
+    assert moved.as_numpy_array().shape == (4, 3)
+    raw = serializer._encode_sync(moved, ArraySpec((4, 3), spec.dtype, 0))
+    assert raw.to_bytes() == data.T.tobytes()  # big-endian, as the array is
+    for compressor in (ZstdCodec(level=1), BloscCodec(), GzipCodec(), Crc32cCodec()):
+        assert isinstance(compressor, SupportsSyncCodec)
+        encoded = compressor._encode_sync(raw, spec)
+        assert encoded.to_bytes() != raw.to_bytes()
+        assert compressor._decode_sync(encoded, spec).to_bytes() == raw.to_bytes()
+    back = transpose._decode_sync(serializer._decode_sync(raw, ArraySpec((4, 3), spec.dtype, 0)), spec)
+    assert np.array_equal(back.as_numpy_array(), data)
+    words = np.array(["a", "zarr", ""], dtype=object)
+    text = ArraySpec((3,), parse_dtype(str, zarr_format=3), "")
+    vlen = VLenUTF8Codec()
+    assert list(vlen._decode_sync(vlen._encode_sync(nd.from_ndarray_like(words), text), text).as_numpy_array()) == list(words)
+    # a codec of another package is one only when it defines both methods
+    assert isinstance(plugin.AddDemo(amount=1), SupportsSyncCodec)
+    assert not isinstance(plugin.XorDemo(key=1), SupportsSyncCodec)

@@ -146,9 +146,10 @@ def test_open_array_applies_config_order_to_an_existing_array() -> None:
     assert a[:].flags.f_contiguous
 
 
-def test_config_read_missing_chunks_false_is_refused() -> None:
-    with pytest.raises(ValueError, match="read_missing_chunks"):
-        zarrkit.create_array({}, shape=(2,), dtype="u1", config={"read_missing_chunks": False})
+def test_config_read_missing_chunks_false_is_kept() -> None:
+    a = zarrkit.create_array({}, shape=(2,), dtype="u1", config={"read_missing_chunks": False})
+    assert a.config.read_missing_chunks is False
+    assert zarrkit.create_array({}, shape=(2,), dtype="u1").config.read_missing_chunks is True
 
 
 def test_order_none_is_the_configured_order() -> None:

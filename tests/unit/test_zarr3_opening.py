@@ -16,6 +16,15 @@ def test_open_like_with_a_store_takes_path_as_the_path_in_it():
     assert opened.path == "inner/x" and store.get("inner/x/zarr.json") is not None
 
 
+def test_open_like_with_mode_none_creates_as_without_a_mode():
+    source = zarrkit.create_array({}, shape=(3, 4), chunks=(3, 4), dtype="u1", fill_value=9)
+    store = MemoryStore()
+    made = zarrkit.open_like(source, path="x", store=store, mode=None)
+    assert (made.shape, made.chunks, made.dtype, made[0, 0]) == ((3, 4), (3, 4), np.dtype("u1"), 9)
+    made[0, 0] = 1
+    assert zarrkit.open_like(source, path="x", store=store, mode=None)[0, 0] == 1  # 'a': opened again
+
+
 def test_open_group_writes_the_attributes_of_a_group_it_creates_only():
     store = MemoryStore()
     g = zarrkit.open_group(store, mode="a", attributes={"a": 1})

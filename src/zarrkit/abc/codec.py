@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
-from typing import Any, Self
+from typing import Any, Protocol, Self, runtime_checkable
 
 import numpy as np
 
@@ -42,7 +42,17 @@ from ..metadata.zdtypes import data_type_of
 from ..storage.buffer import Buffer, NDBuffer, default_buffer_prototype
 from ..storage.zarr3_api import BackgroundLoop
 
-__all__ = ["ArrayArrayCodec", "ArrayBytesCodec", "ArraySpec", "BaseCodec", "BytesBytesCodec"]
+__all__ = ["ArrayArrayCodec", "ArrayBytesCodec", "ArraySpec", "BaseCodec", "BytesBytesCodec", "SupportsSyncCodec"]
+
+
+@runtime_checkable
+class SupportsSyncCodec(Protocol):
+    """A codec that encodes and decodes a chunk without an event loop (zarr-python 3's
+    protocol): every built-in codec, and a zarr-python 3 codec that defines both methods."""
+
+    def _decode_sync(self, chunk_data: Any, chunk_spec: Any) -> Any: ...
+
+    def _encode_sync(self, chunk_data: Any, chunk_spec: Any) -> Any: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,6 +92,10 @@ class BaseCodec:
 
     #: whether :meth:`compute_encoded_size` tells the encoded size
     is_fixed_size: bool = False
+    #: zarr-python 3's synchronous methods, when the codec defines them (else its coroutines
+    #: run; the built-in codecs' versions, over zarrkit's methods, are not these codecs')
+    _encode_sync: Any = None
+    _decode_sync: Any = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

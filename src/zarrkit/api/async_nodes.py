@@ -145,7 +145,8 @@ class AsyncArray:
         zarr_format : {2, 3, None}, optional
             The format to look for (``None``: either).
         config : dict or ArrayConfig, optional
-            Run-time settings of the opened array (``write_empty_chunks``, ``order``).
+            Run-time settings of the opened array (``write_empty_chunks``, ``order``,
+            ``read_missing_chunks``).
 
         Returns
         -------
@@ -167,7 +168,7 @@ class AsyncArray:
 
     @property
     def config(self) -> Any:
-        """Run-time settings (``order``, ``write_empty_chunks``)."""
+        """Run-time settings (``order``, ``write_empty_chunks``, ``read_missing_chunks``)."""
         return self._array.config
 
     @property

@@ -127,10 +127,6 @@ async def create_array(*args: Any, **kwargs: Any) -> AsyncArray:
     return await run_array(_creation.create_array, *args, **kwargs)
 
 
-# the parameters it takes are its twin's: introspection (and zarr-python 3's tests) sees them
-create_array.__signature__ = inspect.signature(_creation.create_array)  # type: ignore[attr-defined]
-
-
 async def create_group(*args: Any, **kwargs: Any) -> AsyncGroup:
     """Create a group.
 
@@ -387,3 +383,22 @@ async def tree(grp: AsyncGroup | Any, expand: bool | None = None, level: int | N
     The arguments of :func:`zarrkit.api.convenience.tree`, which runs in a worker thread.
     """
     return await run(_convenience.tree, grp, expand=bool(expand), level=level)
+
+
+# each function takes its twin's parameters: introspection (help(), ``inspect.signature``,
+# an editor's hints) shows them, with what the function gives back
+for _function, _twin in (
+    (array, _creation.array), (consolidate_metadata, _opening.consolidate_metadata), (copy, _copying.copy),
+    (copy_all, _copying.copy_all), (copy_store, _copying.copy_store), (create, _creation.create),
+    (create_array, _creation.create_array), (create_group, _hierarchy.create_group), (empty, _creation.empty),
+    (empty_like, _like.empty_like), (from_array, _hierarchy.from_array), (full, _creation.full),
+    (full_like, _like.full_like), (group, _opening.group), (load, _convenience.load), (ones, _creation.ones),
+    (ones_like, _like.ones_like), (open, _opening.open), (open_array, _opening.open_array),
+    (open_group, _opening.open_group), (open_like, _opening.open_like), (save, _convenience.save),
+    (save_array, _convenience.save_array), (save_group, _convenience.save_group), (zeros, _creation.zeros),
+    (zeros_like, _like.zeros_like),
+):
+    _function.__signature__ = inspect.signature(_twin).replace(  # type: ignore[attr-defined]
+        return_annotation=inspect.signature(_function).return_annotation
+    )
+del _function, _twin

@@ -576,8 +576,10 @@ def create_array(
         Options of the remote file system when ``store`` is a URL.
     config : dict or ArrayConfig, optional
         zarr-python 3's per-array settings: ``order`` (when ``order=`` is not given;
-        default ``zarrkit.config.order``) and ``write_empty_chunks``; the others
-        (``read_missing_chunks``, ``sharding_coalesce_*``) only at their fixed values.
+        default ``zarrkit.config.order``), ``write_empty_chunks`` and ``read_missing_chunks``
+        (False: reading a chunk that is not stored raises
+        :class:`~zarrkit.errors.ChunkNotFoundError`); the ``sharding_coalesce_*`` hints are
+        accepted and left to the engine.
     write_data : bool, optional
         Write ``data``'s values (False: create the array only).
 
@@ -609,10 +611,12 @@ def create_array(
         serializer=serializer, fill_value=fill_value, order=order, zarr_format=zarr_format, attributes=attributes,
         chunk_key_encoding=chunk_key_encoding, dimension_names=dimension_names, codecs=codecs, config=config,
     )
+    settings = array_config_arg(config)
     if write_empty_chunks is None:  # else the format's default (zarrkit.config.write_empty_chunks_for)
-        write_empty_chunks = array_config_arg(config).get("write_empty_chunks")
+        write_empty_chunks = settings.get("write_empty_chunks")
     stores = open_stores(store, storage_options=storage_options)
-    options = ArrayOptions(synchronizer=synchronizer, write_empty_chunks=write_empty_chunks)
+    options = ArrayOptions(synchronizer=synchronizer, write_empty_chunks=write_empty_chunks,
+                           read_missing_chunks=settings.get("read_missing_chunks"))
     return create_array_node(stores, name, spec, overwrite=overwrite, options=options,
                              data=data if write_data else None)
 

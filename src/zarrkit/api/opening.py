@@ -65,7 +65,7 @@ V3_CONSOLIDATED_WARNING = (
 
 
 def open_like(
-    a: Any, path: Any, *, mode: str = "a", shape: Any = AS_SOURCE, chunks: Any = AS_SOURCE, dtype: Any = AS_SOURCE,
+    a: Any, path: Any, *, mode: str | None = "a", shape: Any = AS_SOURCE, chunks: Any = AS_SOURCE, dtype: Any = AS_SOURCE,
     compressor: Any = AS_SOURCE, fill_value: Any = AS_SOURCE, order: Any = AS_SOURCE, synchronizer: Any = None,
     filters: Any = AS_SOURCE, cache_metadata: bool = True, cache_attrs: bool = True, object_codec: Any = AS_SOURCE,
     chunk_store: StoreLike = None, write_empty_chunks: bool | None = None, dimension_separator: str | None = None,
@@ -81,8 +81,8 @@ def open_like(
     path : str or store
         Where the array is: a directory path, URL, mapping or store (the ``store`` of
         :func:`open_array`); with ``store=`` given (zarr-python 3), the path in that store.
-    mode : {'r', 'r+', 'a', 'w', 'w-', 'x'}, optional
-        As in :func:`open_array`.
+    mode : {'r', 'r+', 'a', 'w', 'w-', 'x'} or None, optional
+        As in :func:`open_array` (None: ``'a'``, as not given).
     shape, chunks, dtype, compressor, fill_value, order, filters, object_codec : optional
         As in :func:`open_array`; not given (``AS_SOURCE``): ``a``'s.
     synchronizer, chunk_store, write_empty_chunks, dimension_separator, zarr_format, storage_options : optional
@@ -108,6 +108,8 @@ def open_like(
     kwargs = like_args("open_like", a, given_args(locals()))
     kwargs.pop("a")
     path = kwargs.pop("path")
+    if kwargs.get("mode") is None:
+        kwargs["mode"] = "a"
     if "store" in kwargs:  # zarr-python 3's open_like(a, path, store=...): a path in that store
         return open_array(kwargs.pop("store"), path=path, **kwargs)
     return open_array(path, **kwargs)
@@ -215,10 +217,11 @@ def open_array(
     stores = open_stores(store, chunk_store, read_only=(mode == "r"), storage_options=storage_options)
     path = normalize_path(path)
     create_format = zarr_format_arg(zarr_format)
+    settings = array_config_arg(array_config)
     options = ArrayOptions(
         synchronizer=synchronizer, cache_metadata=cache_metadata, cache_attrs=cache_attrs,
-        write_empty_chunks=write_empty_chunks,
-        order=array_config_arg(array_config).get("order"),
+        write_empty_chunks=write_empty_chunks, order=settings.get("order"),
+        read_missing_chunks=settings.get("read_missing_chunks"),
     )
 
     def make_spec() -> ArraySpec:

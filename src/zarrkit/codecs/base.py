@@ -14,6 +14,7 @@ from typing import Any, Self
 import numpy as np
 
 from ..errors import MetadataError
+from ..storage.buffer import default_buffer_prototype
 
 __all__ = [
     "ChunkSpec",
@@ -36,8 +37,36 @@ class ChunkSpec:
     fill_value: Any = None
 
 
+def _chunk_spec(array_spec: Any) -> ChunkSpec:
+    """zarrkit's spec of the chunk zarr-python 3's ``ArraySpec`` describes (anything with a
+    ``shape``, a ``dtype``, a NumPy dtype or a ``ZDType``, and a ``fill_value``)."""
+    dtype = array_spec.dtype
+    native = dtype.to_native_dtype() if hasattr(dtype, "to_native_dtype") else np.dtype(dtype)
+    return ChunkSpec(tuple(array_spec.shape), native, array_spec.fill_value)
+
+
+def _prototype(array_spec: Any) -> Any:
+    return getattr(array_spec, "prototype", None) or default_buffer_prototype()
+
+
+def _array(buffer: Any) -> np.ndarray:
+    """The NumPy array of zarr-python 3's ``NDBuffer`` (or of an array)."""
+    return np.asarray(buffer.as_numpy_array() if hasattr(buffer, "as_numpy_array") else buffer)
+
+
+def _bytes(buffer: Any) -> Any:
+    """The bytes of zarr-python 3's ``Buffer`` (or of a bytes-like object)."""
+    return buffer.to_bytes() if hasattr(buffer, "to_bytes") else buffer
+
+
 class V3Codec:
-    """Base of all v3 codecs.  ``name`` is the codec's registered name."""
+    """Base of all v3 codecs.  ``name`` is the codec's registered name.
+
+    Each kind of codec also runs on zarr-python 3's buffers, as its ``SupportsSyncCodec``
+    protocol calls a codec: ``_encode_sync(chunk, chunk_spec)`` and ``_decode_sync``, with a
+    ``Buffer`` or ``NDBuffer`` and an ``ArraySpec``; the codec is evolved for the spec first
+    (:meth:`evolve`), and the result is made with the spec's ``prototype``.
+    """
 
     name: str = ""
 
@@ -76,9 +105,7 @@ class V3Codec:
     def evolve_from_array_spec(self, array_spec: Any) -> Self:
         """:meth:`evolve` given zarr-python 3's ``ArraySpec``: anything with a ``shape``, a
         ``dtype`` (a NumPy dtype or a ``ZDType``) and a ``fill_value``."""
-        dtype = array_spec.dtype
-        native = dtype.to_native_dtype() if hasattr(dtype, "to_native_dtype") else np.dtype(dtype)
-        return self.evolve(ChunkSpec(tuple(array_spec.shape), native, array_spec.fill_value))
+        return self.evolve(_chunk_spec(array_spec))
 
     def validate(self, spec: ChunkSpec) -> None:
         """Raise MetadataError if this codec cannot handle chunks of ``spec``."""
@@ -120,6 +147,14 @@ class ArrayArrayCodec(V3Codec):
     def decode(self, chunk: np.ndarray, spec: ChunkSpec) -> np.ndarray:
         raise NotImplementedError
 
+    def _encode_sync(self, chunk_array: Any, chunk_spec: Any) -> Any:
+        spec = _chunk_spec(chunk_spec)
+        return _prototype(chunk_spec).nd_buffer.from_ndarray_like(self.evolve(spec).encode(_array(chunk_array), spec))
+
+    def _decode_sync(self, chunk_array: Any, chunk_spec: Any) -> Any:
+        spec = _chunk_spec(chunk_spec)  # (the decoded chunk's)
+        return _prototype(chunk_spec).nd_buffer.from_ndarray_like(self.evolve(spec).decode(_array(chunk_array), spec))
+
 
 class ArrayBytesCodec(V3Codec):
     """Serialises the chunk array to bytes (``bytes``, ``vlen-utf8``, ``sharding_indexed``)."""
@@ -129,6 +164,15 @@ class ArrayBytesCodec(V3Codec):
 
     def decode(self, data: bytes, spec: ChunkSpec) -> np.ndarray:
         raise NotImplementedError
+
+    def _encode_sync(self, chunk_array: Any, chunk_spec: Any) -> Any:
+        spec = _chunk_spec(chunk_spec)
+        return _prototype(chunk_spec).buffer.from_bytes(bytes(self.evolve(spec).encode(_array(chunk_array), spec)))
+
+    def _decode_sync(self, chunk_bytes: Any, chunk_spec: Any) -> Any:
+        spec = _chunk_spec(chunk_spec)
+        decoded = np.asarray(self.evolve(spec).decode(_bytes(chunk_bytes), spec)).reshape(spec.shape)
+        return _prototype(chunk_spec).nd_buffer.from_ndarray_like(decoded)
 
     def raw_dtype(self, spec: ChunkSpec) -> np.dtype | None:
         """The dtype whose memory (C order, no header) the encoded bytes are, when they are
@@ -162,6 +206,14 @@ class BytesBytesCodec(V3Codec):
 
     def decode(self, data: Any) -> Any:
         raise NotImplementedError
+
+    def _encode_sync(self, chunk_bytes: Any, chunk_spec: Any) -> Any:
+        encoded = self.evolve(_chunk_spec(chunk_spec)).encode(_bytes(chunk_bytes))
+        return _prototype(chunk_spec).buffer.from_bytes(bytes(memoryview(encoded).cast("B")))
+
+    def _decode_sync(self, chunk_bytes: Any, chunk_spec: Any) -> Any:
+        decoded = self.evolve(_chunk_spec(chunk_spec)).decode(_bytes(chunk_bytes))
+        return _prototype(chunk_spec).buffer.from_bytes(bytes(memoryview(decoded).cast("B")))
 
     def decode_limited(self, data: Any, limit: int) -> Any:
         """:meth:`decode`, failing (``ValueError``) as soon as the output would exceed

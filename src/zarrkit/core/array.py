@@ -115,6 +115,9 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
     _meta: ArrayMetadataV2 | ArrayMetadataV3
     #: the memory order reads return, set by ``with_config`` (None: the stored layout's)
     _runtime_order: str | None = None
+    #: whether a chunk not stored reads as the fill value (False: reading it raises
+    #: ChunkNotFoundError; zarr-python 3's ``config={'read_missing_chunks': False}``)
+    _read_missing_chunks: bool = True
 
     def __init__(
         self,
@@ -168,7 +171,7 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
     def _from_metadata(
         cls, store: Any, path: str | None, meta: Any, *, read_only: bool = False, chunk_store: Any = None,
         synchronizer: Any = None, cache_metadata: bool = True, cache_attrs: bool = True,
-        write_empty_chunks: bool | None = None,
+        write_empty_chunks: bool | None = None, read_missing_chunks: bool | None = None,
     ) -> Array:
         """The array at ``path`` described by ``meta``, the metadata just written there: nothing
         is read from the store.
@@ -179,13 +182,14 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
         """
         array = cls.__new__(cls)
         array._open(store, path, read_only, chunk_store, synchronizer, cache_metadata, cache_attrs,
-                    write_empty_chunks, meta=meta)
+                    write_empty_chunks, meta=meta, read_missing_chunks=read_missing_chunks)
         return array
 
     def _open(  # __init__'s work; with ``meta`` given, nothing is read from the store
         self, store: Any, path: str | None = None, read_only: bool = False, chunk_store: Any = None,
         synchronizer: Any = None, cache_metadata: bool = True, cache_attrs: bool = True,
         write_empty_chunks: bool | None = None, wanted: int | None = None, meta: Any = None, is_view: bool = False,
+        read_missing_chunks: bool | None = None,
     ) -> None:
         stores = NodeStores.of(store, chunk_store)
         self._init_node(stores, path, read_only, synchronizer, cache_attrs)
@@ -202,13 +206,16 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
         # not told: each format's reference implementation's default (zarrkit.config)
         self._write_empty_chunks = (config.write_empty_chunks_for(meta.zarr_format)
                                     if write_empty_chunks is None else write_empty_chunks)
+        self._read_missing_chunks = bool(config.read_missing_chunks if read_missing_chunks is None
+                                         else read_missing_chunks)
         self._set_meta(meta)
         self._attach_attributes(meta.zarr_format)
         if meta.reads_in_config_order and config.order == "F":
             self._runtime_order = "F"  # zarr-python 3's ``array.order``
 
     def _reopen(self, meta: Any = None, *, read_only: bool | None = None, synchronizer: Any = None,
-                order: str | None = None, write_empty_chunks: bool | None = None) -> Array:
+                order: str | None = None, write_empty_chunks: bool | None = None,
+                read_missing_chunks: bool | None = None) -> Array:
         """Another handle on this array's data: a view read with ``meta`` (nothing read from
         the store), or without it the array as stored, with other settings."""
         other = Array.__new__(Array)
@@ -219,6 +226,7 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
             cache_metadata=self._cache_metadata, cache_attrs=self._cache_attrs,
             write_empty_chunks=self._write_empty_chunks if write_empty_chunks is None else write_empty_chunks,
             meta=meta, is_view=meta is not None,
+            read_missing_chunks=self._read_missing_chunks if read_missing_chunks is None else read_missing_chunks,
         )
         if order is not None:
             other._runtime_order = order
@@ -230,6 +238,7 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
             other._stores, other._path, read_only=other._read_only, synchronizer=other._synchronizer,
             cache_metadata=other._cache_metadata, cache_attrs=other._cache_attrs,
             write_empty_chunks=other._write_empty_chunks, meta=other._meta, is_view=other._is_view,
+            read_missing_chunks=other._read_missing_chunks,
         )
         self._runtime_order = other._runtime_order
 
@@ -243,8 +252,10 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
     @property
     def _ctx(self) -> ChunkContext:
         ctx, meta = self._chunk_context, self._meta
-        if ctx is None or ctx.meta is not meta:
-            ctx = self._chunk_context = ChunkContext.build(self._chunk_store, self._path, meta)
+        if ctx is None or ctx.meta is not meta or ctx.read_missing_chunks is not self._read_missing_chunks:
+            ctx = self._chunk_context = ChunkContext.build(
+                self._chunk_store, self._path, meta, read_missing_chunks=self._read_missing_chunks,
+            )
         return ctx
 
     def _refresh_metadata(self) -> None:
@@ -727,6 +738,7 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
             **self._node_state(),
             "cache_metadata": self._cache_metadata,
             "write_empty_chunks": self._write_empty_chunks,
+            "read_missing_chunks": self._read_missing_chunks,
             "meta": self._meta if self._is_view else None,
             "is_view": self._is_view,
             "dtype": self._meta.dtype,
@@ -744,6 +756,7 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
             write_empty_chunks=state["write_empty_chunks"],
             meta=state["meta"],
             is_view=state["is_view"],
+            read_missing_chunks=state.get("read_missing_chunks", True),
         )
         dtype = state.get("dtype")
         if dtype is not None and dtype != self._meta.dtype and {dtype.kind, self._meta.dtype.kind} == {"O", "T"}:

@@ -14,7 +14,7 @@ from ..codecs.buffers import filled, is_all_fill, scratch
 from ..codecs.chain import CodecChain, max_stored_size
 from ..codecs.sharding import GroupedKeys, ShardedStore
 from ..config import config
-from ..errors import ChunkDecodeError
+from ..errors import ChunkDecodeError, ChunkNotFoundError
 from ..metadata.grid import ChunkGrid
 from ..metadata.v2 import ArrayMetadataV2
 from ..metadata.v3 import ArrayMetadataV3
@@ -80,9 +80,12 @@ class ChunkContext:
     max_stored: int | None = None
     #: ``chunks`` when it reads and writes keys in groups (the inner chunks of a shard)
     grouped: GroupedKeys | None = None
+    #: whether a read of a chunk not stored gives :attr:`missing` (False: raises, see
+    #: :meth:`missing_chunk`)
+    read_missing_chunks: bool = True
 
     @classmethod
-    def build(cls, store: Store, path: str, meta: Any) -> ChunkContext:
+    def build(cls, store: Store, path: str, meta: Any, read_missing_chunks: bool = True) -> ChunkContext:
         prefix = f"{path}/" if path else ""
         sharding = getattr(meta, "sharding", None)
         if sharding is None:
@@ -117,6 +120,7 @@ class ChunkContext:
         # every chunk is at most the largest (a rectilinear grid's chains differ by shape only)
         bounded = codec if codec_at is None or sharding is not None else meta.codec_for(largest)
         return cls(
+            read_missing_chunks=read_missing_chunks,
             max_stored=max_stored_size(bounded),
             store=store,
             prefix=prefix,
@@ -138,6 +142,29 @@ class ChunkContext:
                 if meta.fill_value is None and meta.dtype.kind != "O"
                 else meta.fill_value
             ),
+        )
+
+    def missing_chunk(self, key: str) -> Any:
+        """What a read puts where the chunk at ``key`` (a key of :attr:`chunks`) is not
+        stored: :attr:`missing`, unless :attr:`read_missing_chunks` is False.  Then a missing
+        chunk raises, and of a sharded array a missing shard: the inner chunks a stored shard
+        leaves out are none its store lost, and read as :attr:`missing`.
+
+        Raises
+        ------
+        ChunkNotFoundError
+            Naming the array, its store and the key.
+        """
+        if self.read_missing_chunks or (self.grouped is not None and self.grouped.group_stored(key)):
+            return self.missing
+        where = f"chunk {key!r}"
+        if self.grouped is not None:  # the key of an inner chunk: 'shard key@i.j'
+            shard, _, inner = key.rpartition("@")
+            where = f"shard {shard!r} (of inner chunk ({inner.replace('.', ', ')}))"
+        raise ChunkNotFoundError(
+            f"array '/{self.prefix.rstrip('/')}' of {self.store!r}: {where} is not stored; expected every "
+            "chunk read to be there (read_missing_chunks=False; with True a chunk not stored reads as "
+            "the fill value)"
         )
 
     def stored_limit(self) -> int:

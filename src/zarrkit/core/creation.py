@@ -48,6 +48,9 @@ class ArrayOptions:
     #: the memory order reads return (zarr-python 3's ``config={'order': ...}``); None: the
     #: stored layout's
     order: str | None = None
+    #: whether a chunk not stored reads as the fill value (False: raises
+    #: :class:`~zarrkit.errors.ChunkNotFoundError`); None: ``config.read_missing_chunks``
+    read_missing_chunks: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,8 @@ def classic_request(
     dimension_separator: str | None = None, write_empty_chunks: bool | None = None, zarr_format: int | None = None,
     *, attributes: dict[str, Any] | None = None, mode: str | None = None, shards: Any = None,
     dimension_names: Any = None, codecs: Any = None, chunk_key_encoding: Any = None, serializer: Any = None,
-    compressors: Any = AUTO, config_order: str | None = None, fn: str = "create", **kwargs: Any,
+    compressors: Any = AUTO, config_order: str | None = None, read_missing_chunks: bool | None = None,
+    fn: str = "create", **kwargs: Any,
 ) -> ArrayRequest:
     """The :class:`ArrayRequest` of zarr-python 2's ``create`` arguments (all but where the
     array goes: ``store``, ``path``, ``chunk_store``), as :func:`zarrkit.create` and a
@@ -80,7 +84,7 @@ def classic_request(
     )
     options = ArrayOptions(
         read_only=read_only, synchronizer=synchronizer, cache_metadata=cache_metadata, cache_attrs=cache_attrs,
-        write_empty_chunks=write_empty_chunks,
+        write_empty_chunks=write_empty_chunks, read_missing_chunks=read_missing_chunks,
     )
     # zarr-python 3's mode='w' is zarr-python 2's overwrite=True
     return ArrayRequest(spec, options, overwrite=overwrite or mode == "w")
@@ -112,7 +116,7 @@ def create_array_node(
     array = Array._from_metadata(
         stores, path, meta, read_only=options.read_only and data is None, synchronizer=options.synchronizer,
         cache_metadata=options.cache_metadata, cache_attrs=options.cache_attrs,
-        write_empty_chunks=options.write_empty_chunks,
+        write_empty_chunks=options.write_empty_chunks, read_missing_chunks=options.read_missing_chunks,
     )
     if (options.order or spec.read_order) is not None:
         array._runtime_order = options.order or spec.read_order
@@ -213,11 +217,13 @@ def open_array_node(
             cache_metadata=options.cache_metadata, cache_attrs=options.cache_attrs,
             write_empty_chunks=options.write_empty_chunks, zarr_format=zarr_format,
         )
+        if options.read_missing_chunks is not None:
+            array._read_missing_chunks = options.read_missing_chunks
     else:
         array = Array._from_metadata(
             stores, path, meta, read_only=options.read_only, synchronizer=options.synchronizer,
             cache_metadata=options.cache_metadata, cache_attrs=options.cache_attrs,
-            write_empty_chunks=options.write_empty_chunks,
+            write_empty_chunks=options.write_empty_chunks, read_missing_chunks=options.read_missing_chunks,
         )
     if options.order is not None:
         array._runtime_order = options.order

@@ -9,6 +9,7 @@ path, attributes) is :class:`~zarrkit.core.node.Node`'s.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import keyword
 from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
@@ -34,7 +35,7 @@ from ..metadata.consolidated import (
 )
 from ..metadata.io import require_parent_groups
 from ..metadata.normalize import normalize_path
-from ..metadata.spec import zarr3_spec, zarr_format_arg
+from ..metadata.spec import array_config_arg, zarr3_spec, zarr_format_arg
 from ..storage.base import describe_location, describe_store, join_path
 from ..storage.coerce import NodeStores, open_stores
 from ..storage.store_path import StorePath
@@ -120,18 +121,27 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
         """zarr-python 3's asynchronous twin of this group (a :class:`zarrkit.AsyncGroup` over it)."""
         return self._asynchronous("AsyncGroup")
 
+    async def update_attributes_async(self, new_attributes: dict[str, Any]) -> Group:
+        """Replace the attributes and return this group (zarr-python 3's coroutine; where
+        :meth:`update_attributes` merges, this replaces them, as zarr-python 3's does).
+
+        Parameters
+        ----------
+        new_attributes : dict
+            All the attributes the group is to have (written at once, in a worker thread).
+
+        Returns
+        -------
+        Group
+            This group.
+        """
+        await asyncio.to_thread(self._attrs.put, dict(new_attributes))
+        return self
+
     def __init__(
-        self,
-        store: Any,
-        path: str | None = None,
-        read_only: bool = False,
-        chunk_store: Any = None,
-        cache_attrs: bool = True,
-        synchronizer: Any = None,
-        zarr_version: int | None = None,
-        *,
-        zarr_format: int | None = None,
-        meta_array: Any = None,
+        self, store: Any, path: str | None = None, read_only: bool = False, chunk_store: Any = None,
+        cache_attrs: bool = True, synchronizer: Any = None, zarr_version: int | None = None, *,
+        zarr_format: int | None = None, meta_array: Any = None,
     ):
         wrapped = getattr(store, "_group", None)
         if isinstance(wrapped, Group) and not isinstance(store, Group):
@@ -525,8 +535,10 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
             spec = zarr3_spec(shape, dtype="float64" if dtype is None else dtype,
                               zarr_format=kwargs.pop("zarr_format", self._zarr_format), **kwargs)
             # the one creation path: ``data`` is converted before what is at ``path`` is replaced
-            options = ArrayOptions(read_only=self._read_only, synchronizer=self._synchronizer,
-                                   cache_attrs=self._cache_attrs)
+            settings = array_config_arg(kwargs.get("config"))
+            options = ArrayOptions(read_only=self._read_only, synchronizer=self._synchronizer, cache_attrs=self._cache_attrs,
+                                   write_empty_chunks=settings.get("write_empty_chunks"),
+                                   read_missing_chunks=settings.get("read_missing_chunks"))
             return create_array_node(self._stores, path, spec, overwrite=overwrite, options=options,
                                      data=data)
 
@@ -545,7 +557,8 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
         exact : bool, optional
             Require an existing array's data type to be ``dtype`` exactly.
         **kwargs
-            Forwarded to :meth:`create_array` when the array is created.
+            Forwarded to :meth:`create_array` when the array is created; ``config`` (the
+            runtime settings, see :meth:`Array.with_config`) applies to an existing one too.
 
         Returns
         -------
@@ -553,12 +566,14 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
 
         Raises
         ------
-        TypeError
-            An existing array's shape or data type differs.
-        """
+        TypeError, ValueError
+            An existing array's shape or data type differs; an unknown ``config`` setting
+            (TypeError) or one of the wrong type (ValueError)."""
+        array_config_arg(config := kwargs.get("config"))  # checked whether or not the array is there
         if name not in self:
             return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
-        return self.require_dataset(name, shape=shape, dtype=dtype, exact=exact)
+        array = self.require_dataset(name, shape=shape, dtype=dtype, exact=exact)
+        return array if config is None else array.with_config(config)
 
     def create_hierarchy(self, nodes: Mapping[str, Any], *, overwrite: bool = False) -> Iterator[tuple[str, Array | Group]]:
         """Create the groups of ``nodes`` below this group, and the groups missing above
@@ -690,32 +705,11 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
         :meth:`members` list them."""
         return group_html(self, HTML_MEMBERS)
 
-    def _repr_markdown_(self) -> None:
+    def _no_display(self, include: Any = None, exclude: Any = None) -> None:
         return None
 
-    def _repr_svg_(self) -> None:
-        return None
-
-    def _repr_png_(self) -> None:
-        return None
-
-    def _repr_jpeg_(self) -> None:
-        return None
-
-    def _repr_latex_(self) -> None:
-        return None
-
-    def _repr_json_(self) -> None:
-        return None
-
-    def _repr_javascript_(self) -> None:
-        return None
-
-    def _repr_pdf_(self) -> None:
-        return None
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> None:
-        return None
+    _repr_markdown_ = _repr_svg_ = _repr_png_ = _repr_jpeg_ = _repr_latex_ = _no_display
+    _repr_json_ = _repr_javascript_ = _repr_pdf_ = _repr_mimebundle_ = _no_display
 
     def __getstate__(self) -> dict[str, Any]:
         return self._node_state()

@@ -10,6 +10,7 @@ high-latency store the groups of one level are listed together (:func:`list_leve
 from __future__ import annotations
 
 import functools
+import numbers
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
@@ -151,7 +152,14 @@ def _visit_values(group: Navigable, func: Callable[[Any], Any]) -> Any:
     return None
 
 
+def _check_depth(max_depth: Any) -> None:
+    """Refuse a ``max_depth`` of :meth:`~NavigationMethods.members` that is no depth."""
+    if max_depth is not None and (isinstance(max_depth, bool) or not isinstance(max_depth, numbers.Integral) or max_depth < 0):
+        raise ValueError(f"max_depth: expected None or an int >= 0, got {max_depth!r}")
+
+
 def _members(group: Navigable, max_depth: int | None) -> list[tuple[str, Any]]:
+    _check_depth(max_depth)
     with io.reuse_documents(group._store):  # members opened with the listing's documents
         found = list(walk_group(group, max_depth))
         nodes = run_tasks(lambda m: group._open_member(m[2], m[1]), found, threads_for(group._store) or 1)
@@ -231,6 +239,11 @@ class NavigationMethods:
         -------
         list of (str, Array or Group)
 
+        Raises
+        ------
+        ValueError
+            A ``max_depth`` that is neither None nor an int >= 0.
+
         Examples
         --------
         >>> import zarrkit
@@ -261,6 +274,7 @@ class NavigationMethods:
         >>> g.nmembers(), g.nmembers(max_depth=None)
         (1, 2)
         """
+        _check_depth(max_depth)
         total = 0
         for _, member in _members(self, 0):
             total += 1

@@ -75,7 +75,7 @@ def read_selection(
     """Read the chunks an indexer touches into ``out`` (allocated here when not given).
 
     Chunks are independent and write disjoint regions of ``out``, so tasks need no locks.
-    A missing chunk reads as the fill value.
+    A missing chunk reads as the fill value (or raises: :meth:`ChunkContext.missing_chunk`).
     """
     shape = tuple(indexer.shape)
     if fields is not None:
@@ -219,7 +219,7 @@ def _chunk_readers(
     ``rows``) one row of chunks (see :func:`chunk_rows`); closures, so that the per-chunk path
     looks nothing up."""
     codec = ctx.codec
-    missing = ctx.missing
+    missing = ctx.missing_chunk
     chunk_shape = ctx.chunk_shape
     dtype = ctx.dtype
     key_of = ctx.chunk_key_function()
@@ -230,7 +230,7 @@ def _chunk_readers(
         key = key_of(p.chunk_coords)
         raw = get(key)
         if raw is None:
-            out[p.out_selection] = missing
+            out[p.out_selection] = missing(key)
             return
         c = codec if codec_at is None else codec_at(p.chunk_coords)
         c.decode_into(raw, key, out, p.out_selection, p.chunk_selection, p.is_complete_chunk)
@@ -242,7 +242,7 @@ def _chunk_readers(
         for part, key in zip(buf, row_keys(row.coords, row.indices)):
             raw = get(key)
             if raw is None:
-                part[...] = missing
+                part[...] = missing(key)
             else:
                 codec.decode_into(raw, key, part)
         copy_row(buf, row.out_selection, out)
@@ -266,7 +266,7 @@ def _read_groups(
     grouped and fetched by their coordinates; their keys are made only where a store's read
     or an error needs them."""
     codec_of = ctx.codec_of
-    missing = ctx.missing
+    missing = ctx.missing_chunk
     key_of = ctx.chunk_key_function()
     nbytes = ctx.chunk_nbytes
     runs = ctx.codec.decodes_runs and nbytes <= RUN_MAX_CHUNK_BYTES and ctx.codec_at is None
@@ -313,7 +313,7 @@ def _read_groups(
             key = keys[i]
             raw = raws[key]
             if raw is None:
-                out[p.out_selection] = missing
+                out[p.out_selection] = missing(key)
             else:
                 codec_of(p.chunk_coords).decode_into(raw, key, out, p.out_selection, p.chunk_selection, p.is_complete_chunk)
 
@@ -337,7 +337,7 @@ def _read_small(ctx: ChunkContext, tasks: list[Any], out: np.ndarray, limit: int
     few system calls and their Python per chunk); the decoding threads need it a few times
     per batch, so they run beside the reader instead of taking turns with it."""
     codec = ctx.codec
-    missing = ctx.missing
+    missing = ctx.missing_chunk
     key_of = ctx.chunk_key_function()
     row_keys = ctx.row_keys_function()
     get_many = ctx.chunks.get_many_upto
@@ -369,7 +369,7 @@ def _read_small(ctx: ChunkContext, tasks: list[Any], out: np.ndarray, limit: int
             chunks = [p for task in batch for p in (task.projections() if type(task) is Row else (task,))]
             for p, key, raw in zip(chunks, keys, raws):
                 if raw is None:
-                    out[p.out_selection] = missing
+                    out[p.out_selection] = missing(key)
                 else:
                     codec.decode_into(raw, key, out, p.out_selection, p.chunk_selection, p.is_complete_chunk)
             return
@@ -394,7 +394,8 @@ def _decode_runs(
     """Decode the chunks of ``group``, stored in ``runs`` (see :meth:`GroupedKeys.get_runs`),
     in batches of up to ``per_batch`` chunks stored one after the other, each batch with one
     call of the compressor, and copy them into ``out`` (a batch tiling a box of the chunk
-    grid as one box, see :func:`place_box`); chunks in no run read as missing."""
+    grid as one box, see :func:`place_box`); chunks in no run read as missing
+    (:meth:`ChunkContext.missing_chunk`)."""
     codec = ctx.codec
     key_of = ctx.chunk_key_function()
     batches = []
@@ -410,7 +411,7 @@ def _decode_runs(
             stored[i] = True
     for p, there in zip(group, stored):
         if not there:
-            out[p.out_selection] = ctx.missing
+            out[p.out_selection] = ctx.missing_chunk(key_of(p.chunk_coords))
 
     def decode(batch: tuple[Any, list[int], list[int]]) -> None:
         data, positions, lengths = batch

@@ -39,9 +39,9 @@ class ArrayConfigParams(TypedDict, total=False):
 @dataclasses.dataclass(frozen=True)
 class ArrayConfig:
     """An array's runtime settings, as zarr-python 3 names them: the memory ``order`` of what
-    it reads, whether all-fill chunks are written, that missing chunks read as the fill value,
-    and how far apart (and how large) the chunks of a shard fetched together may be (fixed
-    here).
+    it reads, whether all-fill chunks are written, whether missing chunks read as the fill
+    value (or raise :class:`~zarrkit.errors.ChunkNotFoundError`), and how far apart (and how
+    large) the chunks of a shard fetched together may be (fixed here).
 
     Examples
     --------
@@ -127,6 +127,7 @@ class Viewable(Protocol):
     _meta: ArrayMetadataV2 | ArrayMetadataV3
     _runtime_order: str | None
     _write_empty_chunks: bool
+    _read_missing_chunks: bool
 
     @property
     def order(self) -> str: ...
@@ -135,7 +136,8 @@ class Viewable(Protocol):
     def dtype(self) -> np.dtype: ...
 
     def _reopen(self, meta: Any = None, *, read_only: bool | None = None, synchronizer: Any = None,
-                order: str | None = None, write_empty_chunks: bool | None = None) -> Any: ...
+                order: str | None = None, write_empty_chunks: bool | None = None,
+                read_missing_chunks: bool | None = None) -> Any: ...
 
 
 #: the array a view method is called on, and the type of what it gives
@@ -247,12 +249,12 @@ class ViewMethods:
 
     @property
     def config(self: Viewable) -> ArrayConfig:
-        """The array's runtime settings (zarr-python 3's ``ArrayConfig``): its ``order`` and
-        ``write_empty_chunks``; the others as ``zarrkit.config`` has them (``read_missing_chunks``
-        is always True; the ``sharding_coalesce_*`` hints are left to the engine)."""
+        """The array's runtime settings (zarr-python 3's ``ArrayConfig``): its ``order``,
+        ``write_empty_chunks`` and ``read_missing_chunks``; the ``sharding_coalesce_*`` hints as
+        ``zarrkit.config`` has them (they are left to the engine)."""
         return ArrayConfig.from_dict({
             "order": self._runtime_order or self.order, "write_empty_chunks": self._write_empty_chunks,
-            "read_missing_chunks": True,
+            "read_missing_chunks": self._read_missing_chunks,
         })
 
     def with_config(self: _V, config: Any) -> _V:  # noqa: PYI019
@@ -261,9 +263,10 @@ class ViewMethods:
         Parameters
         ----------
         config : ArrayConfig or dict
-            ``order`` (memory layout of what reads return) and ``write_empty_chunks``;
-            ``read_missing_chunks`` only True; the ``sharding_coalesce_*`` hints are accepted
-            and left to the engine.
+            ``order`` (memory layout of what reads return), ``write_empty_chunks`` and
+            ``read_missing_chunks`` (False: reading a chunk that is not stored raises
+            :class:`~zarrkit.errors.ChunkNotFoundError`); the ``sharding_coalesce_*`` hints are
+            accepted and left to the engine.
 
         Returns
         -------
@@ -275,7 +278,7 @@ class ViewMethods:
         TypeError
             An unknown setting.
         ValueError
-            ``read_missing_chunks`` False, or an ``order`` other than 'C' and 'F'.
+            A setting of the wrong type, or an ``order`` other than 'C' and 'F'.
 
         Examples
         --------
@@ -294,7 +297,9 @@ class ViewMethods:
             raise type(exc)(f"with_config: {exc}") from None
         order = settings.pop("order", None)
         write_empty_chunks = settings.pop("write_empty_chunks", None)
+        read_missing_chunks = settings.pop("read_missing_chunks", None)
         return self._reopen(
             order=order or self._runtime_order,
             write_empty_chunks=self._write_empty_chunks if write_empty_chunks is None else write_empty_chunks,
+            read_missing_chunks=self._read_missing_chunks if read_missing_chunks is None else read_missing_chunks,
         )

@@ -29,6 +29,7 @@ Examples
 from __future__ import annotations
 
 import bisect
+import math
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -305,6 +306,95 @@ class ChunkGrid:
     def max_chunk_shape(self) -> tuple[int, ...]:
         """The largest edge along each dimension (of the chunks holding part of the array)."""
         return tuple(d.max_length for d in self.dims)
+
+    # -- zarr-python 3's ChunkGrid (``zarr.experimental.ChunkGrid``) --------------------------
+    @staticmethod
+    def from_sizes(array_shape: Sequence[int] | int, chunk_sizes: Sequence[int | Sequence[int]]) -> ChunkGrid:
+        """The grid of an array of ``array_shape`` whose chunks have, along each dimension, one
+        edge length (an int: a regular dimension) or the edge length of each chunk in turn (a
+        sequence: a rectilinear one, however equal its edges).
+
+        Raises
+        ------
+        ValueError
+            ``chunk_sizes`` of another number of dimensions than ``array_shape``.
+        """
+        shape = (int(array_shape),) if isinstance(array_shape, (int, np.integer)) else tuple(int(n) for n in array_shape)
+        if len(shape) != len(chunk_sizes):
+            raise ValueError(f"chunk_sizes: expected {len(shape)} dimensions (the array shape's), got {len(chunk_sizes)}")
+        if all(isinstance(c, (int, np.integer)) for c in chunk_sizes):
+            return RegularGrid(shape, [int(c) for c in chunk_sizes])  # type: ignore[arg-type]
+        edges: list[int | Runs] = []
+        for c in chunk_sizes:
+            if isinstance(c, (int, np.integer)):
+                edges.append(int(c))
+                continue
+            runs: list[tuple[int, int]] = []
+            for length in c:
+                runs.append(merge_run(runs, int(length), 1))
+            edges.append(Runs(runs))
+        return RectilinearGrid(shape, edges)
+
+    @staticmethod
+    def from_metadata(metadata: Any) -> ChunkGrid:
+        """The grid of the objects an array's ``metadata`` stores: its chunks, or its shards."""
+        return metadata.storage_grid  # type: ignore[no-any-return]
+
+    @property
+    def is_regular(self) -> bool:
+        """Whether every chunk has the same stored shape (zarr-python 3's name of :attr:`regular`)."""
+        return self.regular
+
+    @property
+    def chunk_sizes(self) -> tuple[tuple[int, ...], ...]:
+        """Along each dimension, the length of each chunk's part inside the array."""
+        return tuple(tuple(d.stop(c) - d.start(c) for c in range(d.n)) for d in self.dims)
+
+    def get_nchunks(self) -> int:
+        """How many chunks the grid has."""
+        return math.prod(self.grid_shape)
+
+    def all_chunk_coords(self, *, origin: Sequence[int] | None = None,
+                         selection_shape: Sequence[int] | None = None) -> Iterator[tuple[int, ...]]:
+        """The coordinates of the chunks from ``origin`` (default: the first chunk),
+        ``selection_shape`` chunks along each dimension (default: to the end), in C order;
+        made one at a time.
+
+        Raises
+        ------
+        IndexError
+            A selection reaching past the grid.
+        """
+        grid = self.grid_shape
+        first = tuple(origin) if origin is not None else (0,) * len(grid)
+        counts = tuple(selection_shape) if selection_shape is not None else tuple(g - o for o, g in zip(first, grid))
+        for axis, (o, n, g) in enumerate(zip(first, counts, grid)):
+            if o + n > g:
+                raise IndexError(f"chunks {o} to {o + n} of axis {axis}: expected at most {g} chunks, got more")
+        return _c_order([range(o, o + n) for o, n in zip(first, counts)])
+
+    def iter_chunk_regions(self, *, origin: Sequence[int] | None = None,
+                           selection_shape: Sequence[int] | None = None) -> Iterator[tuple[slice, ...]]:
+        """The region of the array each chunk of :meth:`all_chunk_coords` holds, as slices."""
+        for coords in self.all_chunk_coords(origin=origin, selection_shape=selection_shape):
+            yield tuple(slice(d.start(c), d.stop(c), 1) for d, c in zip(self.dims, coords))
+
+
+def _c_order(ranges: list[range]) -> Iterator[tuple[int, ...]]:
+    """The points of the box ``ranges`` spans, in C order, one at a time (not as
+    ``itertools.product``, which holds every range's values: 2**40 chunks along an axis)."""
+    if any(not r for r in ranges):
+        return
+    point = [r.start for r in ranges]
+    while True:
+        yield tuple(point)
+        for axis in reversed(range(len(ranges))):
+            point[axis] += 1
+            if point[axis] < ranges[axis].stop:
+                break
+            point[axis] = ranges[axis].start
+        else:
+            return
 
 
 class RegularGrid(ChunkGrid):

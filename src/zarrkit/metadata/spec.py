@@ -336,20 +336,19 @@ ARRAY_CONFIG_KEYS = (
 
 def array_config_arg(config: Any) -> dict[str, Any]:
     """``config=`` of zarr-python 3's creation and opening functions as a dict of the settings
-    that choose something here, ``order`` and ``write_empty_chunks``: from a mapping, or an
-    object with those attributes (``zarrkit.core.views.ArrayConfig``).
+    that choose something here, ``order``, ``write_empty_chunks`` and ``read_missing_chunks``:
+    from a mapping, or an object with those attributes (``zarrkit.core.views.ArrayConfig``).
 
     ``sharding_coalesce_max_gap_bytes`` and ``sharding_coalesce_max_bytes`` are accepted and
     dropped (how a shard's chunks are fetched together is the engine's choice; what is read
-    is the same); ``read_missing_chunks`` may only be True (a chunk not stored reads as the
-    fill value).
+    is the same).
 
     Raises
     ------
     TypeError
         A key that is no setting (all such keys named), or a ``config`` of another type.
     ValueError
-        ``read_missing_chunks`` False, or a setting of the wrong type.
+        A setting of the wrong type.
     """
     if config is None:
         return {}
@@ -370,8 +369,6 @@ def array_config_arg(config: Any) -> dict[str, Any]:
         value = settings.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0):
             raise ValueError(f"config: {name}: expected a non-negative int, got {value!r}")
-    if not settings.pop("read_missing_chunks", True):
-        raise ValueError("config: read_missing_chunks is fixed at True here (a chunk not stored reads as the fill value)")
     settings.pop("sharding_coalesce_max_gap_bytes", None)
     settings.pop("sharding_coalesce_max_bytes", None)
     order = settings.get("order")
@@ -383,11 +380,13 @@ def array_config_arg(config: Any) -> dict[str, Any]:
 def with_array_config(kwargs: dict[str, Any]) -> dict[str, Any]:
     """zarr-python 2 style creation keywords with zarr-python 3's ``config=`` taken out: its
     ``write_empty_chunks`` fills in that keyword when not given, its ``order`` is kept as
-    ``config_order`` (see :func:`resolve_order`)."""
+    ``config_order`` (see :func:`resolve_order`), its ``read_missing_chunks`` as that keyword."""
     kwargs = dict(kwargs)
     array_config = array_config_arg(kwargs.pop("config", None))
     if "order" in array_config:
         kwargs["config_order"] = array_config["order"]
+    if array_config.get("read_missing_chunks") is not None:
+        kwargs["read_missing_chunks"] = array_config["read_missing_chunks"]
     if "write_empty_chunks" in array_config and kwargs.get("write_empty_chunks") is None:
         kwargs["write_empty_chunks"] = array_config["write_empty_chunks"]
     return kwargs

@@ -7,7 +7,7 @@ engine needs (chunk keys, the resolved codec chain) is derived from it once.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import Any, ClassVar, Literal
 
@@ -241,6 +241,9 @@ class ArrayMetadataV2:
             return "0"
         return self.dimension_separator.join(map(str, coords))
 
+    #: zarr-python 3's name of :meth:`chunk_key`
+    encode_chunk_key = chunk_key
+
     def chunk_key_parts(self) -> tuple[str, str]:
         """``(head, separator)``: the key of chunk ``coords`` (at least one dimension) is
         ``head + separator.join(map(str, coords))``."""
@@ -270,6 +273,10 @@ class ArrayMetadataV2:
     def evolve(self, **changes: Any) -> ArrayMetadataV2:
         """A copy with some fields changed (validated again)."""
         return dataclasses.replace(self, **changes)
+
+    def update_shape(self, shape: Sequence[int]) -> ArrayMetadataV2:
+        """A copy of another shape (zarr-python 3's method)."""
+        return self.evolve(shape=tuple(int(n) for n in shape))
 
 
 #: zarr-python 3's name of the class (``zarr.core.metadata.v2.ArrayV2Metadata``)

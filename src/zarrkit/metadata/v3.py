@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import array
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import Any, ClassVar, Literal, TypedDict, cast
 
@@ -555,6 +555,9 @@ class ArrayMetadataV3:
     def chunk_key(self, coords: tuple[int, ...]) -> str:
         return self.chunk_key_encoding.encode(coords)
 
+    #: zarr-python 3's name of :meth:`chunk_key`
+    encode_chunk_key = chunk_key
+
     def chunk_key_parts(self) -> tuple[str, str]:
         """``(head, separator)``: the key of chunk ``coords`` (at least one dimension) is
         ``head + separator.join(map(str, coords))``."""
@@ -563,6 +566,11 @@ class ArrayMetadataV3:
 
     def parse_chunk_key(self, key: str) -> tuple[int, ...] | None:
         return self.chunk_key_encoding.decode(key, len(self.shape))
+
+    def update_shape(self, shape: Sequence[int]) -> ArrayMetadataV3:
+        """A copy of another shape (zarr-python 3's method; a rectilinear grid grows as
+        :meth:`evolve` grows it)."""
+        return self.evolve(shape=tuple(int(n) for n in shape))
 
     def evolve(self, **changes: Any) -> ArrayMetadataV3:
         if "shape" in changes and self.chunk_shapes is not None and "chunk_shapes" not in changes:

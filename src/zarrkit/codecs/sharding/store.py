@@ -117,6 +117,10 @@ class GroupedKeys(Protocol):
         """Whether the group of ``key`` changed since it was last read (a read that failed
         to decode is then worth another try)."""
 
+    def group_stored(self, key: str) -> bool:
+        """Whether the group of ``key`` is stored at all (a key it leaves out is then simply
+        not among its values)."""
+
     def transaction(self, key: str) -> GroupWrite:
         """A write of the group holding ``key``."""
 
@@ -427,6 +431,11 @@ class ShardedStore(Store):
         sharding = self.sharding_at(self._locate(key)[0])
         raw = self.base.get(shard, ByteRange(*sharding.index.range()))
         return raw is None or bytes(raw) != seen
+
+    def group_stored(self, key: str) -> bool:
+        """Whether the shard holding inner chunk ``key`` is stored: an inner chunk missing
+        from a stored shard is one its index leaves out, not one the store lost."""
+        return self.base.exists(key.rpartition("@")[0])
 
     def _read_one(self, key: str, limit: int | None, transient: bool) -> bytes | memoryview | None:
         shard_coords, local = self._locate(key)

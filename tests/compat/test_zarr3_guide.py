@@ -183,6 +183,16 @@ def test_config_keys_without_effect_and_pprint():
     assert zarr.config.get("codec_pipeline.path").endswith("BatchedCodecPipeline")
 
 
+def test_save_takes_storage_options_for_the_store_not_as_an_array(tmp_path):
+    zarr.save(str(tmp_path / "one.zarr"), np.arange(4), storage_options=None)
+    assert isinstance(zarr.open(str(tmp_path / "one.zarr"), mode="r"), zarr.Array)
+    # options reach a URL's file system, for arrays given by position too
+    zarr.save_group(f"file://{tmp_path}/new/dir/g.zarr", np.arange(3), np.ones(2), storage_options={"auto_mkdir": True})
+    assert sorted(zarr.open_group(str(tmp_path / "new/dir/g.zarr"), mode="r")) == ["arr_0", "arr_1"]
+    zarr.save_array(f"file://{tmp_path}/x.zarr", np.arange(2), storage_options={"auto_mkdir": True})
+    assert zarr.load(str(tmp_path / "x.zarr")).tolist() == [0, 1]
+
+
 def test_save_array_mode_zipstore_over_a_file(tmp_path):
     zarr.save_array(str(tmp_path / "a.zarr"), np.arange(10), mode="w")
     assert (zarr.load(str(tmp_path / "a.zarr")) == np.arange(10)).all()

@@ -47,7 +47,8 @@ __all__ = [
 
 
 def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: str | None = None,
-               zarr_version: int | None = None, **kwargs: Any) -> None:
+               zarr_version: int | None = None, storage_options: dict[str, Any] | None = None,
+               **kwargs: Any) -> None:
     """Save a NumPy array (or array-like) to the local file system or another store.
 
     Parameters
@@ -62,6 +63,8 @@ def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: st
         Path of the array within the store.
     zarr_version : int (2 or 3), optional
         zarr-python 2's spelling of ``zarr_format``.
+    storage_options : dict, optional
+        Options of the remote file system when ``store`` is a URL.
     **kwargs
         Passed to :func:`zarrkit.array` (``chunks``, ``compressor``, ...); ``mode``
         (zarr-python 3's) may be ``'w'`` (the default), ``'a'`` or ``'r+'`` (replace), or
@@ -79,7 +82,7 @@ def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: st
     mode = kwargs.pop("mode", "w")  # zarr-python 3 takes a mode; saving always replaces
     if mode not in ("w", "w-", "a", "r+"):
         raise ValueError(f"save_array: mode must be 'w', 'w-', 'a' or 'r+', got {mode!r}")
-    s, close = _open_store(store, "w")
+    s, close = _open_store(store, "w", storage_options)
     try:
         array(arr, store=s, overwrite=mode != "w-", path=path, zarr_format=zarr_format,
               zarr_version=zarr_version, **kwargs)
@@ -89,7 +92,8 @@ def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: st
 
 
 def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str | None = None,
-               zarr_version: int | None = None, **kwargs: Any) -> None:
+               zarr_version: int | None = None, storage_options: dict[str, Any] | None = None,
+               **kwargs: Any) -> None:
     """Save several NumPy arrays in a group: positional ones as ``arr_0``, ``arr_1``, ...,
     keyword ones under their keyword.
 
@@ -105,6 +109,8 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
         Path of the group within the store.
     zarr_version : int (2 or 3), optional
         zarr-python 2's spelling of ``zarr_format``.
+    storage_options : dict, optional
+        Options of the remote file system when ``store`` is a URL (no array of that name).
     **kwargs : ndarray
         Arrays saved under their keyword.
 
@@ -123,7 +129,7 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
     if not args and not kwargs:
         raise ValueError("at least one array must be provided")
     zarr_format = legacy_format({"zarr_version": zarr_version}, zarr_format, "save_group")
-    s, close = _open_store(store, "w")
+    s, close = _open_store(store, "w", storage_options)
     try:
         init_group(s, overwrite=True, path=path,
                    zarr_format=config.zarr_format if zarr_format is None else zarr_format)
@@ -138,7 +144,7 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
 
 
 def save(store: Any, *args: Any, zarr_format: int | None = None, path: str | None = None,
-         zarr_version: int | None = None, **kwargs: Any) -> None:
+         zarr_version: int | None = None, storage_options: dict[str, Any] | None = None, **kwargs: Any) -> None:
     """Save one array (:func:`save_array`) or several in a group (:func:`save_group`).
 
     Parameters
@@ -154,6 +160,8 @@ def save(store: Any, *args: Any, zarr_format: int | None = None, path: str | Non
         Path of the array or group within the store.
     zarr_version : int (2 or 3), optional
         zarr-python 2's spelling of ``zarr_format``.
+    storage_options : dict, optional
+        Options of the remote file system when ``store`` is a URL (no array of that name).
     **kwargs : ndarray
         Arrays saved under their keyword (in a group).
 
@@ -174,9 +182,11 @@ def save(store: Any, *args: Any, zarr_format: int | None = None, path: str | Non
     if not args and not kwargs:
         raise ValueError("at least one array must be provided")
     if len(args) == 1 and not kwargs:
-        save_array(store, args[0], zarr_format=zarr_format, path=path, zarr_version=zarr_version)
+        save_array(store, args[0], zarr_format=zarr_format, path=path, zarr_version=zarr_version,
+                   storage_options=storage_options)
     else:
-        save_group(store, *args, zarr_format=zarr_format, path=path, zarr_version=zarr_version, **kwargs)
+        save_group(store, *args, zarr_format=zarr_format, path=path, zarr_version=zarr_version,
+                   storage_options=storage_options, **kwargs)
 
 
 class LazyLoader(Mapping[str, Any]):

@@ -28,15 +28,16 @@ __all__ = ["creation_kwargs", "iter_blocks", "stream_copy", "write_block"]
 
 
 # -- opening what users pass as a store -----------------------------------------------------------
-def _open_store(store: StoreLike, mode: str) -> tuple[Store, bool]:
-    """``(store, we_opened_it)``: paths and URLs are opened here (and must be closed here); a
-    ``*.zip`` path opened for writing is truncated, as zarr-python 2's ``save`` did."""
+def _open_store(store: StoreLike, mode: str, storage_options: dict[str, Any] | None = None) -> tuple[Store, bool]:
+    """``(store, we_opened_it)``: paths and URLs are opened here (and must be closed here), a
+    URL with ``storage_options``; a ``*.zip`` path opened for writing is truncated, as
+    zarr-python 2's ``save`` did."""
     if isinstance(store, (str, os.PathLike)):
         path = os.fspath(store)
         if isinstance(path, str) and "://" not in path and path.endswith(".zip") and not os.path.isdir(path):
             return ZipStore(path, mode="r" if mode == "r" else "w" if mode == "w" else "a"), True
-        return open_store(store, read_only=(mode == "r")), True
-    return open_store(store), False
+        return open_store(store, read_only=(mode == "r"), storage_options=storage_options), True
+    return open_store(store, storage_options=storage_options), False
 
 
 

@@ -357,3 +357,27 @@ def test_keys_named_like_the_tokens_are_ordinary_keys(store):
     assert sorted(store) == ["__zarrkit_versions", "zarrkit-versions", "zarrkit_versions"]
     store.delete_prefix("")
     assert len(store) == 0
+
+
+def test_redis_stores_of_nested_prefixes_share_the_tokens(redis_url):  # noqa: F811
+    # 'p' and 'p:arr' reach the Redis key 'p:arr:c' both: a value changed and changed back
+    # through one is not the version the other read before
+    root = uuid.uuid4().hex
+    with RedisStore(prefix=root, url=redis_url) as outer, \
+            RedisStore(prefix=f"{root}:arr", url=redis_url) as inner:
+        first = outer.set_if("arr:c", b"A", ABSENT)
+        assert inner.get_versioned("c") == (b"A", first)
+        inner["c"] = b"B"
+        inner["c"] = b"A"
+        with pytest.raises(VersionConflictError):
+            outer.set_if("arr:c", b"Z", first)
+        now = inner.set_if("c", b"B", inner.get_versioned("c")[1])
+        outer.set_if("arr:c", b"A", now)
+        with pytest.raises(VersionConflictError):
+            inner.delete_if("c", now)
+        outer.set_many({"arr:c": b"A", "arr:d": b"D"})
+        inner.delete_prefix("")
+        assert outer.get_versioned("arr:c") == (None, ABSENT) and list(outer) == []
+        client = redis.Redis.from_url(redis_url)
+        assert client.exists(f"zarrkit-versions:{root}") == 0  # (the fields went with the values)
+        client.close()

@@ -381,3 +381,20 @@ def test_redis_stores_of_nested_prefixes_share_the_tokens(redis_url):  # noqa: F
         client = redis.Redis.from_url(redis_url)
         assert client.exists(f"zarrkit-versions:{root}") == 0  # (the fields went with the values)
         client.close()
+
+
+def test_sqlite_row_removed_by_another_trigger_as_it_is_written(tmp_path):
+    # a stranger's trigger, older than the tokens' ones, removes the row a write inserts: the
+    # write returns a version no value has (a TypeError used to escape)
+    path = tmp_path / "t.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE zarr (k TEXT PRIMARY KEY, v BLOB)")
+    conn.execute("CREATE TRIGGER gone AFTER INSERT ON zarr WHEN new.k = 'k' BEGIN "
+                 "DELETE FROM zarr WHERE k = new.k; END")
+    conn.commit()
+    conn.close()
+    with SQLiteStore(path) as store:
+        version = store.set_if("k", b"v", ABSENT)
+        assert store.get_versioned("k") == (None, ABSENT)
+        with pytest.raises(VersionConflictError):
+            store.set_if("k", b"w", version)

@@ -357,3 +357,44 @@ def test_keys_named_like_the_tokens_are_ordinary_keys(store):
     assert sorted(store) == ["__zarrkit_versions", "zarrkit-versions", "zarrkit_versions"]
     store.delete_prefix("")
     assert len(store) == 0
+
+
+def test_redis_stores_of_nested_prefixes_share_the_tokens(redis_url):  # noqa: F811
+    # 'p' and 'p:arr' reach the Redis key 'p:arr:c' both: a value changed and changed back
+    # through one is not the version the other read before
+    root = uuid.uuid4().hex
+    with RedisStore(prefix=root, url=redis_url) as outer, \
+            RedisStore(prefix=f"{root}:arr", url=redis_url) as inner:
+        first = outer.set_if("arr:c", b"A", ABSENT)
+        assert inner.get_versioned("c") == (b"A", first)
+        inner["c"] = b"B"
+        inner["c"] = b"A"
+        with pytest.raises(VersionConflictError):
+            outer.set_if("arr:c", b"Z", first)
+        now = inner.set_if("c", b"B", inner.get_versioned("c")[1])
+        outer.set_if("arr:c", b"A", now)
+        with pytest.raises(VersionConflictError):
+            inner.delete_if("c", now)
+        outer.set_many({"arr:c": b"A", "arr:d": b"D"})
+        inner.delete_prefix("")
+        assert outer.get_versioned("arr:c") == (None, ABSENT) and list(outer) == []
+        client = redis.Redis.from_url(redis_url)
+        assert client.exists(f"zarrkit-versions:{root}") == 0  # (the fields went with the values)
+        client.close()
+
+
+def test_sqlite_row_removed_by_another_trigger_as_it_is_written(tmp_path):
+    # a stranger's trigger, older than the tokens' ones, removes the row a write inserts: the
+    # write returns a version no value has (a TypeError used to escape)
+    path = tmp_path / "t.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE zarr (k TEXT PRIMARY KEY, v BLOB)")
+    conn.execute("CREATE TRIGGER gone AFTER INSERT ON zarr WHEN new.k = 'k' BEGIN "
+                 "DELETE FROM zarr WHERE k = new.k; END")
+    conn.commit()
+    conn.close()
+    with SQLiteStore(path) as store:
+        version = store.set_if("k", b"v", ABSENT)
+        assert store.get_versioned("k") == (None, ABSENT)
+        with pytest.raises(VersionConflictError):
+            store.set_if("k", b"w", version)

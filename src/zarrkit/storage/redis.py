@@ -39,8 +39,10 @@ TAG_TTL_MS = 300_000
 TAG_PREFIX = b"zarrkit-conditional-write:"
 
 #: The Redis key prefix of the hashes of write tokens (see
-#: :func:`~zarrkit.storage._kvutil.token_version`): ``<prefix><store prefix>``, outside every
-#: store's namespace, a field per key holding the token of the write that stored it.
+#: :func:`~zarrkit.storage._kvutil.token_version`): ``<prefix><first part>``, outside every
+#: store's namespace, a field per key holding the token of the write that stored it (the
+#: first ``:``-separated part of the Redis key names the hash, the rest is the field: stores
+#: of nested prefixes, ``p`` and ``p:a``, keep one token per Redis key).
 TOKENS_PREFIX = b"zarrkit-versions:"
 
 #: The conditional write, run by the server as one atomic step.  KEYS = the value's key, the
@@ -135,7 +137,8 @@ class RedisStore(Store):
 
     **Versions and conditional writes.**  Every write of this store also stores a new random
     token for its key, in the same transaction, in a hash outside every store's namespace
-    (``zarrkit-versions:<prefix>``); a value's version is its token with its content, its
+    (``zarrkit-versions:<prefix>``, or for a prefix ``p:q`` the fields ``q:<key>`` of
+    ``zarrkit-versions:p``); a value's version is its token with its content, its
     length and SHA-1 digest (see :func:`~zarrkit.storage._kvutil.token_version`).  A value
     written again, equal bytes included, is a new version; a client writing the key plainly
     (zarr-python, ``redis-cli``, another program) makes another one by writing other bytes.
@@ -226,7 +229,12 @@ class RedisStore(Store):
             raise StoreError(f"cannot create a Redis client for {self._where()}: {exc}") from None
         self._head = prefix + ":"
         self._raw_head = self._head.encode("utf-8")
-        self._tokens = TOKENS_PREFIX + prefix.encode("utf-8")
+        # the tokens' hash is named by the Redis key's first ':'-separated part, and a field
+        # is the rest: the stores of nested prefixes ('p', 'p:a') reach a Redis key by the
+        # same field, so a write through either renews the token the other reads
+        root, nested, below = prefix.partition(":")
+        self._tokens = TOKENS_PREFIX + root.encode("utf-8")
+        self._field_head = (below + ":").encode("utf-8") if nested else b""
         # (the scripts are sent on first use)
         self._script = self.client.register_script(_CONDITIONAL)
         self._limited = self.client.register_script(_LIMITED_READ)
@@ -245,6 +253,10 @@ class RedisStore(Store):
 
     def _key(self, key: str) -> bytes:
         return self._raw_head + key.encode("utf-8")
+
+    def _field(self, key: str) -> bytes:
+        """The field of ``key``'s token in the tokens' hash."""
+        return self._field_head + key.encode("utf-8")
 
     @contextmanager
     def _op(self, what: str) -> Iterator[Any]:
@@ -311,7 +323,7 @@ class RedisStore(Store):
         with self._op(f"write of {key!r}") as client:
             pipe = client.pipeline(transaction=True)
             pipe.set(self._key(key), bytes(value))
-            pipe.hset(self._tokens, key.encode("utf-8"), self._new_token())
+            pipe.hset(self._tokens, self._field(key), self._new_token())
             pipe.execute()
 
     def set_many(self, items: Mapping[str, Any]) -> None:
@@ -330,14 +342,14 @@ class RedisStore(Store):
             with self._op(f"write of {len(mapping)} keys") as client:
                 pipe = client.pipeline(transaction=True)
                 pipe.mset(mapping)
-                pipe.hset(self._tokens, mapping={k[n:]: self._new_token() for k in mapping})
+                pipe.hset(self._tokens, mapping={self._field_head + k[n:]: self._new_token() for k in mapping})
                 pipe.execute()
 
     def _delete(self, key: str) -> None:
         with self._op(f"delete of {key!r}") as client:
             pipe = client.pipeline(transaction=True)
             pipe.delete(self._key(key))
-            pipe.hdel(self._tokens, key.encode("utf-8"))
+            pipe.hdel(self._tokens, self._field(key))
             pipe.execute()
 
     # -- versions and conditional writes (see the class's text) ------------------------------
@@ -350,7 +362,7 @@ class RedisStore(Store):
         with self._op(f"read of {key!r}") as client:
             # the size first, in the same script: an oversized value is not sent
             found = self._limited(keys=[self._key(key), self._tokens],
-                                  args=["" if limit is None else limit, key.encode("utf-8")], client=client)
+                                  args=["" if limit is None else limit, self._field(key)], client=client)
         if not found:
             return None, b""
         if len(found) == 1:
@@ -411,7 +423,7 @@ class RedisStore(Store):
             done = self._script(
                 keys=[self._key(key), tag, self._tokens],
                 args=[size, digest, "0" if value is None else "1",
-                      b"" if value is None else value, TAG_TTL_MS, key.encode("utf-8"), token, new],
+                      b"" if value is None else value, TAG_TTL_MS, self._field(key), token, new],
                 client=client,
             )
         if done != 1:
@@ -467,7 +479,7 @@ class RedisStore(Store):
                 batch = keys[i:i + _BATCH]
                 pipe = client.pipeline(transaction=True)
                 pipe.delete(*batch)
-                pipe.hdel(self._tokens, *(k[n:] for k in batch))
+                pipe.hdel(self._tokens, *(self._field_head + k[n:] for k in batch))
                 pipe.execute()
 
     def clear(self) -> None:

@@ -498,7 +498,9 @@ class SQLiteStore(Store):
             conn.execute(f"INSERT OR REPLACE INTO {_TABLE} (k, v) VALUES (?, ?)", (key, new))
             if not self._tokens:
                 return None
-            return conn.execute(f"SELECT t FROM {_TOKENS} WHERE k = ?", (key,)).fetchone()[0]
+            # (none when another trigger of the database removed the row as it was written)
+            row = conn.execute(f"SELECT t FROM {_TOKENS} WHERE k = ?", (key,)).fetchone()
+            return None if row is None else row[0]
 
         token = self._transact(write, repr(key))
         return token_version(token, new)

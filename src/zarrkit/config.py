@@ -106,6 +106,14 @@ _SCOPED: contextvars.ContextVar[Mapping[int, Mapping[str, object]]] = contextvar
 )
 
 
+def scope() -> object:
+    """What ``with config.set(...)`` blocks hold for the code running now, as one mapping
+    (never changed in place): two pieces of code run with the same settings when theirs
+    compare equal (a batch of reads asked for by several coroutines is read once only for
+    those that share them)."""
+    return _SCOPED.get()
+
+
 def _scoped_of(cfg: object) -> Mapping[str, object]:
     return _SCOPED.get().get(id(cfg), _EMPTY)
 

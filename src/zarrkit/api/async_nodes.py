@@ -41,6 +41,7 @@ from ..core.info import InfoReporter
 from ..metadata.zdtypes import ZDType
 from ..storage.store_path import StorePath
 from .async_run import run_in_thread, sync
+from .gathered import gathered_read
 from .hierarchy import create_group
 from .opening import open_array
 
@@ -314,9 +315,16 @@ class AsyncArray:
     async def getitem(self, selection: Any, *, prototype: Any = None) -> NDArrayOrScalar:
         """Read a basic selection (integers, slices, ``...``): ``await arr.getitem((0, slice(2)))``.
 
-        ``prototype`` (zarr-python's buffer choice) is accepted; zarrkit returns NumPy arrays.
+        Reads of one array that coroutines ask for in the same turn of the loop
+        (``asyncio.gather``) are read as one (:mod:`zarrkit.api.gathered`).  ``prototype``
+        (zarr-python's buffer choice) is accepted; zarrkit returns NumPy arrays.
         """
-        return await run(self._array.get_basic_selection, selection)
+        return await gathered_read(self._array, selection)
+
+    async def get_many(self, selections: Any) -> list[NDArrayOrScalar]:
+        """Read several basic selections at once (:meth:`Array.get_many
+        <zarrkit.core.selection.SelectionMethods.get_many>`)."""
+        return await run(self._array.get_many, selections)
 
     async def setitem(self, selection: Any, value: Any, prototype: Any = None) -> None:
         """Write ``value`` into a basic selection."""

@@ -247,11 +247,11 @@ def copy_by_runs(dst: np.ndarray, src: np.ndarray) -> None:
 
 def place(out: np.ndarray, selection: Any, part: Any) -> None:
     """``out[selection] = part``, by runs (see :func:`copy_runs`) where :func:`runs_pay`
-    holds for ``part`` and the selection is basic slices of an array with dimensions (its
-    result a view of ``out``); plainly otherwise."""
+    holds for ``part`` and the selection is basic slices and ints of an array with dimensions
+    (its result a view of ``out``); plainly otherwise."""
     if (
         type(part) is np.ndarray and runs_pay(part.shape, part.itemsize)
-        and type(selection) is tuple and all(type(s) is slice for s in selection)
+        and type(selection) is tuple and all(type(s) is slice or type(s) is int for s in selection)
     ):
         copy_by_runs(out[selection], part)
     else:

@@ -42,6 +42,7 @@ __all__ = [
     "OrthogonalIndexer",
     "CoordinateIndexer",
     "MaskIndexer",
+    "StackedIndexer",
 ]
 
 #: what reading a selection gives: an array, or a scalar where every dimension is indexed by an int
@@ -560,6 +561,30 @@ class MaskIndexer(_PointIndexer):
         shape, grid = _shape_grid(shape, chunk_grid)
         coords = _mask(selection, shape)
         super().__init__(coords, grid, out_shape=(coords[0].size if coords else 0,))
+
+
+class StackedIndexer:
+    """Several selections of one shape read as one: the output is their results stacked
+    along a new first dimension (``out[k]`` the result of ``indexers[k]``), and the
+    projections are theirs, each placed in its own part of that output.  One read of all
+    of them plans the chunks together -- the inner chunks of one shard fetched with one
+    request and decoded in batches -- instead of a read, its plan and its Python per
+    selection (see :meth:`~zarrkit.core.selection.SelectionMethods.get_many`).  A chunk two
+    selections touch is read for each."""
+
+    def __init__(self, indexers: Sequence[Any]):
+        shapes = {tuple(ix.shape) for ix in indexers}
+        if len(shapes) != 1:
+            raise ValueError(f"expected selections of one shape, got {sorted(shapes)}")
+        self.indexers = list(indexers)
+        self.shape = (len(self.indexers), *shapes.pop())
+
+    def __iter__(self) -> Iterator[ChunkProjection]:
+        make = tuple.__new__
+        for k, ix in enumerate(self.indexers):
+            for p in ix:
+                yield make(ChunkProjection, (p.chunk_coords, p.chunk_selection, (k, *p.out_selection),
+                                             p.is_complete_chunk))
 
 
 #: the indexer of each kind of selection

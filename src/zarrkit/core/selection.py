@@ -18,6 +18,7 @@ from ..metadata.v3 import ArrayMetadataV3
 from .chunks import ChunkContext
 from .indexing import (
     NDArrayOrScalar,
+    StackedIndexer,
     _BlockIndex,
     _is_scalar_selection,
     _OIndex,
@@ -28,7 +29,7 @@ from .indexing_tools import grid_regions
 from .read import read_selection
 from .write import write_selection
 
-__all__ = ["SelectionMethods", "Selectable", "get_selection", "set_selection"]
+__all__ = ["SelectionMethods", "Selectable", "get_selection", "get_selections", "set_selection"]
 
 
 class Selectable(Protocol):
@@ -68,6 +69,37 @@ def get_selection(array: Selectable, selection: Any, kind: str, out: Any = None,
     ):
         return result[()]  # a single item is a scalar, as zarr-python 2 returns it
     return result
+
+
+def get_selections(array: Selectable, selections: Sequence[Any]) -> list[NDArrayOrScalar]:
+    """Read the basic selections ``selections`` of ``array`` together (see
+    :meth:`SelectionMethods.get_many`): every selection is checked before anything is read,
+    then those of one shape are read as one (:class:`~zarrkit.core.indexing.StackedIndexer`)."""
+    if isinstance(selections, (str, bytes)) or not isinstance(selections, Sequence):
+        raise TypeError(f"selections must be a sequence of selections, got {type(selections).__name__}")
+    array._refresh_metadata()
+    meta = array._meta
+    grid = array._ctx.grid
+    indexers = []
+    for k, selection in enumerate(selections):
+        try:
+            indexers.append(make_indexer(selection, meta.shape, grid, "basic"))
+        except Exception as e:
+            e.add_note(f"(selections[{k}] of get_many: {selection!r})")
+            raise
+    by_shape: dict[tuple[int, ...], list[int]] = {}
+    for k, ix in enumerate(indexers):
+        by_shape.setdefault(tuple(ix.shape), []).append(k)
+    results: list[Any] = [None] * len(indexers)
+    fortran = array._runtime_order == "F"
+    for shape, ks in by_shape.items():
+        stacked = read_selection(array._ctx, StackedIndexer([indexers[k] for k in ks]))
+        for part, k in zip(stacked, ks):
+            if shape == () and _is_scalar_selection(selections[k], meta.shape):
+                results[k] = part[()]
+            else:
+                results[k] = np.asfortranarray(part) if fortran and part.ndim > 1 else part
+    return results
 
 
 def set_selection(array: Selectable, selection: Any, value: Any, kind: str, fields: Any = None) -> None:
@@ -136,6 +168,48 @@ class SelectionMethods:
     def __iter__(self: Selectable) -> Iterator[Any]:
         # (an item is an array, or a scalar for a 1-d array: Any, as NumPy's own iteration is)
         return SelectionMethods.islice(self)
+
+    def get_many(self: Selectable, selections: Sequence[Any]) -> list[NDArrayOrScalar]:
+        """Read several basic selections at once: ``z.get_many([sel1, sel2, ...])`` is
+        ``[z[sel1], z[sel2], ...]`` read as one plan.
+
+        Many small reads -- the tiles of a tile server, the samples of a data loader, the
+        inner chunks of a shard -- each cost a plan, a store request and their Python when read
+        one by one, and threads reading them convoy on the interpreter lock.  Read together,
+        the chunks they touch are fetched together (the inner chunks of one shard with one
+        request for its index and one for their bytes) and decoded in batches on the thread
+        pool, releasing the interpreter lock.  ``asyncio.gather`` over
+        :meth:`AsyncArray.getitem <zarrkit.api.AsyncArray.getitem>` calls of one array reads
+        through this too.
+
+        Parameters
+        ----------
+        selections : sequence of selections
+            Each one a basic selection (ints, slices, ``...``), as ``z[...]`` takes.
+
+        Returns
+        -------
+        list
+            The result of each selection, in order: an array (those of one shape are views of
+            one block of memory, which stays alive while any of them does), or a scalar where
+            a selection indexes every dimension with an int.
+
+        Raises
+        ------
+        IndexError, TypeError
+            A selection out of bounds or not basic (the error's note names which one), before
+            anything is read.
+
+        Examples
+        --------
+        >>> import numpy as np, zarrkit
+        >>> z = zarrkit.array(np.arange(100).reshape(10, 10), chunks=(5, 5))
+        >>> [r.tolist() for r in z.get_many([(0, slice(0, 3)), (9, slice(7, 10))])]
+        [[0, 1, 2], [97, 98, 99]]
+        >>> int(z.get_many([(2, 3)])[0])
+        23
+        """
+        return get_selections(self, selections)
 
     def _get(self: Selectable, selection: Any, kind: str, out: Any = None, fields: Any = None) -> NDArrayOrScalar:
         return get_selection(self, selection, kind, out=out, fields=fields)

@@ -654,6 +654,9 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default=None, help="comma-separated workloads, e.g. W1,W2 "
                     "(remote, growth, threads: the remote-read, cost-growth and "
                     "thread-scaling sections)")
+    ap.add_argument("--ops", default=None, help="comma-separated parts of operation names: only "
+                    "the operations of the chosen workloads whose name holds one of them, e.g. "
+                    "'inner chunks'")
     ap.add_argument("--libs", default=None, help="comma-separated libraries (default: all: "
                     + ",".join(B.LIBRARIES) + ")")
     ap.add_argument("--runs", type=int, default=None, help="timed runs (default 3 quick, 5 full)")
@@ -763,6 +766,8 @@ def main(argv=None) -> int:
                 refs.pop("_wall", None)
                 zb_refs[w] = refs
             for n, op in enumerate(ZB.OPS if zb else B.OPS[w]):
+                if args.ops and not any(part.strip() in op for part in args.ops.split(",")):
+                    continue
                 results[w][op] = {}
                 op_libs = B.libraries(w, op, libs)
                 specs = [{"kind": "run", "workload": w, "op": op, "lib": lib, "tmp": tmp,

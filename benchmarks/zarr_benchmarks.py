@@ -19,6 +19,11 @@ Operations, as that benchmark runs them:
   as many reads in flight as the machine has cores (the published benchmark reads with 1, 2,
   4 and 8 in flight; its scripts use asyncio tasks behind a semaphore for zarr-python and
   tensorstore, which this does too; zarrkit's reads run on a thread pool of that size).
+* inner chunks all at once (not in the published benchmark): the same reads, all asked for
+  at once in each library's own way of asking for many -- tensorstore a future per read,
+  all issued before any is awaited; zarr-python ``asyncio.gather`` over every
+  ``AsyncArray.getitem`` (its own limit on concurrent work applies); zarrkit
+  ``Array.get_many`` with every selection.
 
 Differences from the published runs: the arrays are written by zarr-python here (the suite's
 neutral writer; the stored values and metadata are the same), reads come from the page cache
@@ -68,7 +73,7 @@ DATASETS = {
 }
 
 OPS = [f"read all {d}" for d in DATASETS] + [f"round trip {d}" for d in DATASETS] + [
-    "inner chunks one by one sharded zstd"]
+    "inner chunks one by one sharded zstd", "inner chunks all at once sharded zstd"]
 
 #: zarrs' published figures (README and measurements/ of github.com/zarrs/zarr_benchmarks at
 #: commit 5f65c77): seconds, best of 5, on an Intel Core Ultra 7 268V (8 cores), 32 GB,
@@ -183,9 +188,26 @@ def writable(A: B.Adapter, path: str) -> Any:
 
 
 def inner_chunk_reader(A: B.Adapter, h: Any, sels: list, n: int):
-    """A function reading every selection of ``sels`` with ``n`` reads in flight, keeping
-    the results of the first few (returned)."""
+    """A function reading every selection of ``sels`` with ``n`` reads in flight (0: all
+    asked for at once), keeping the results of a few (returned)."""
     keep = set(range(0, len(sels), max(1, len(sels) // 16)))
+    if n == 0:  # all at once, each library's own way
+        if isinstance(A, B.ZarrkitAdapter):
+            return lambda: {i: r for i, r in enumerate(h.get_many(sels)) if i in keep}
+        if A.key == "tensorstore":
+            def issue_all():
+                futures = [h[s].read() for s in sels]
+                results = [f.result() for f in futures]
+                return {i: r for i, r in enumerate(results) if i in keep}
+
+            return issue_all
+        aa = h._async_array
+
+        async def gathered():
+            results = await asyncio.gather(*(aa.getitem(s) for s in sels))
+            return {i: r for i, r in enumerate(results) if i in keep}
+
+        return lambda: asyncio.run(gathered())
     # every library's task drops a result not kept as soon as it is read (a task holds what it
     # returns until the results are gathered)
     if isinstance(A, B.ZarrkitAdapter):
@@ -291,7 +313,7 @@ def run_child(op: str, libkey: str, tmp: str, quick: bool, turns: B.Turns,
             inner = S["inner"]
             sels = [tuple(slice(c * s, (c + 1) * s) for c, s in zip(coords, inner))
                     for coords in np.ndindex(*(n // s for n, s in zip(shape, inner)))]
-            n = concurrency()
+            n = 0 if "all at once" in op else concurrency()
 
             def prepare_run():
                 return {"read": inner_chunk_reader(A, A.open(loc, meta), sels, n)}
@@ -322,9 +344,9 @@ def run_child(op: str, libkey: str, tmp: str, quick: bool, turns: B.Turns,
 
 
 def _published(op: str, libkey: str, n: int) -> str:
-    kind = next(k for k in PUBLISHED if op.startswith(k))
+    kind = next((k for k in PUBLISHED if op.startswith(k)), None)
     pos = PUBLISHED_POS.get(libkey)
-    if pos is None:
+    if pos is None or kind is None:
         return ""
     if kind == "inner chunks one by one":
         table = PUBLISHED[kind]
@@ -385,14 +407,15 @@ def render(results: dict, quick: bool, refs: dict | None, fmt_time, md,
         zk = per_lib.get("zarrkit")
         n = next((e.get("in_flight") for e in per_lib.values() if e.get("in_flight")),
                  concurrency())
-        extra = (f" ({next((e['n'] for e in per_lib.values() if e.get('n')), '?')} reads, "
-                 f"{n} in flight)" if op.startswith("inner") else "")
+        reads = next((e['n'] for e in per_lib.values() if e.get('n')), '?')
+        extra = ((f" ({reads} reads, {n} in flight)" if "one by one" in op else f" ({reads} reads)")
+                 if op.startswith("inner") else "")
         L += [f"### {workload} {op}{extra}", "", head, rule]
         for lib, e in per_lib.items():
             name = e.get("library", lib)
             pub = _published(op, lib, n) if published else ""
-            if lib == "zarrkit" and published:
-                kind = next(k for k in PUBLISHED if op.startswith(k))
+            kind = next((k for k in PUBLISHED if op.startswith(k)), None)
+            if lib == "zarrkit" and published and kind is not None:
                 if kind == "inner chunks one by one":
                     row = PUBLISHED[kind].get(n) or PUBLISHED[kind][8]
                     pub = f"zarrs (Rust): {row[0]:.2f} s"

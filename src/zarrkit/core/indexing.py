@@ -335,6 +335,13 @@ class _ProductIndexer:
         per_dim = [list(d) for d in self.dims]
         drop = any(d.drop for d in self.dims)
         orthogonal = self.orthogonal
+        if not orthogonal and all(len(items) == 1 for items in per_dim):
+            # one chunk (a small region, as reads of many of them ask): its projection at once
+            only = [items[0] for items in per_dim]
+            out_sel = tuple(t[2] for t in only if t[2] is not None) if drop else tuple(t[2] for t in only)
+            yield tuple.__new__(ChunkProjection, (tuple(t[0] for t in only), tuple(t[1] for t in only), out_sel,
+                                                  all(t[3] for t in only)))
+            return
         # one product per field of the per-dimension tuples, advanced in step: the tuples of
         # every projection are built in C (the projections of a large read are many)
         fields = [itertools.product(*[[t[k] for t in items] for items in per_dim]) for k in range(4)]

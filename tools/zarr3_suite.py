@@ -486,11 +486,15 @@ def is_internal(key: str, internal: set[tuple[str, str]]) -> bool:
 
 
 def summarize(reference: Report, measured: Report, modules: list[str], top: int,
-              label: str = "zarrkit", internal: set[tuple[str, str]] | None = None) -> None:
+              label: str = "zarrkit", internal: set[tuple[str, str]] | None = None,
+              failing: str | None = None) -> None:
     ref_passed, got_passed = reference.passed(), measured.passed()
     if internal is not None:
         public = {k for k in ref_passed if not is_internal(k, internal)}
         both_public = public & got_passed
+        if failing:
+            with open(failing, "w") as out:
+                out.writelines(f"{key}\t{measured.why_not(key)}\n" for key in sorted(public - got_passed))
         print(f"{label} passes {len(both_public)} of the {len(public)} tests that pass with zarr-python "
               f"and use only its public names ({len(ref_passed) - len(public)} use its internals): "
               f"{len(both_public) / max(len(public), 1):.1%}")
@@ -600,6 +604,8 @@ def common_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--junit", help="keep zarrkit's JUnit report here (zarr-python's beside it)")
     ap.add_argument("--reference", help="zarr-python's JUnit report of an earlier run, reused")
     ap.add_argument("--timeout", type=float, default=60, help="seconds allowed per test")
+    ap.add_argument("--failing", help="write the tests that pass with zarr-python, use only its "
+                    "public names and fail with zarrkit here, one a line with their first failure")
     ap.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
 
 
@@ -639,7 +645,7 @@ def main() -> None:
     args = ap.parse_args()
     internal: list[set[tuple[str, str]]] = []
     reference, measured, modules = measure(args, "zarr", VERSION, TESTS, args.pytest_args, "", internal)
-    summarize(reference, measured, modules, args.top, internal=internal[0])
+    summarize(reference, measured, modules, args.top, internal=internal[0], failing=args.failing)
     differences(reference, measured, DIFFERENCES)
 
 if __name__ == "__main__":

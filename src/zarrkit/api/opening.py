@@ -42,6 +42,7 @@ from ..metadata.spec import (
 from ..storage.base import StoreLike, describe_location, describe_store
 from ..storage.coerce import open_store, open_stores
 from ..storage.memory import DictStore
+from ..storage.store_path import refuse_writing_mode
 
 __all__ = [
     "open_array",
@@ -395,8 +396,10 @@ def open_group(
         if kind == "array":
             raise ContainsArrayError(f"path {path!r} holds an array, not a group", path=path)
         if kind is None:
+            refuse_writing_mode(stores.store, mode)
             write_group_node(stores, path, create_format, attributes)
     else:  # 'w' replaces what is there; 'w-' / 'x' refuse to
+        refuse_writing_mode(stores.store, mode)
         write_group_node(stores, path, create_format, attributes, overwrite=(mode == "w"))
     return Group(
         stores.store_arg,

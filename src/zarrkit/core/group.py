@@ -553,7 +553,8 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
         shape : tuple of ints
             The shape an existing array must have, or the new one's.
         dtype : str or dtype, optional
-            The data type (an existing array's is checked as by :meth:`require_dataset`).
+            The data type: an existing array's must cast safely to it (as zarr-python 3
+            checks; :meth:`require_dataset` checks the other way, as zarr-python 2 did).
         exact : bool, optional
             Require an existing array's data type to be ``dtype`` exactly.
         **kwargs
@@ -568,11 +569,16 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
         ------
         TypeError, ValueError
             An existing array's shape or data type differs; an unknown ``config`` setting
-            (TypeError) or one of the wrong type (ValueError)."""
+            (TypeError) or one of the wrong type (ValueError).
+        GroupNotArrayError
+            A group is at ``name`` (a ``TypeError`` too)."""
         array_config_arg(config := kwargs.get("config"))  # checked whether or not the array is there
         if name not in self:
             return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
-        array = self.require_dataset(name, shape=shape, dtype=dtype, exact=exact)
+        self._check_writable()
+        path = self._item_path(name)
+        array = self._required_array(path, io.node_kind(self._store, path), shape, dtype, exact,
+                                     casts_to_existing=False)
         return array if config is None else array.with_config(config)
 
     def create_hierarchy(self, nodes: Mapping[str, Any], *, overwrite: bool = False) -> Iterator[tuple[str, Array | Group]]:
@@ -754,7 +760,9 @@ def create_group_nodes(stores: NodeStores, nodes: Mapping[str, Any], *, overwrit
             if rel in specs:
                 io.check_free(stores.store, path)
             elif io.node_kind(stores.store, path) == "array":
-                raise ContainsArrayError(f"cannot create a node below the array at {path!r}", path=path)
+                raise ContainsArrayError(
+                    f"cannot create a node below the array at {path!r}: A parent of the nodes "
+                    "to create is an array - only groups may have child nodes.", path=path)
     for rel in ordered:
         path = join_path(base, rel)
         spec = specs.get(rel)

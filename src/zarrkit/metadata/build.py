@@ -36,12 +36,12 @@ from .grid import longest_edges
 from .normalize import normalize_chunks, normalize_order, normalize_shape, rectilinear_chunks
 from .spec import (
     ArraySpec,
-    FormatArgumentError,
     chunk_key_encoding_arg,
     default_compressor,
     dtype_arg,
     v2_compressor_arg,
     v2_separator_arg,
+    v3_only_arguments_error,
     zarr3_spec,
 )
 from .v2 import ArrayMetadataV2
@@ -207,7 +207,7 @@ def build_metadata(spec: ArraySpec, key: str = ZARR_JSON) -> ArrayMetadataV2 | A
         compressor = v2_compressor_arg(given)
     separator = v2_separator_arg(options.pop("chunk_key_encoding", None), spec.dimension_separator)
     if options:
-        raise FormatArgumentError(f"{sorted(options)} are only for zarr_format=3")
+        raise v3_only_arguments_error("create", dict(sorted(options.items())))
     return build_array_metadata(
         spec.shape, spec.chunks, spec.dtype, compressor, spec.fill_value, spec.order, spec.filters,
         spec.object_codec, separator,

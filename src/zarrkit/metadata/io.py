@@ -22,6 +22,7 @@ from ..errors import (
 )
 from ..storage.base import ABSENT, Store, describe_location, describe_store, join_path
 from ..storage.optimistic import KEEP, update
+from ..storage.store_path import refuse_writing_mode
 from . import v2, v3
 from .common import parse_document
 from .json_text import dump_json, json_number, load_json
@@ -493,6 +494,7 @@ def open_or_place_array(
         raise ArrayNotFoundError(not_found_message("array", store if shown is None else shown, path), path=path)
     if kind is not None and mode in ("r", "r+", "a"):
         return None
+    refuse_writing_mode(store, mode)
     if mode in ("w-", "x"):
         check_free(store, path)
     meta, documents, zarr_format = build()
@@ -528,7 +530,9 @@ def require_parent_groups(
         kind = node_kind(store, parent)
         if kind == "array":
             if not overwrite:
-                raise ContainsArrayError(f"cannot create a node below the array at {parent!r}", path=parent)
+                raise ContainsArrayError(
+                    f"cannot create a node at {path!r} below the array at {parent!r}: A parent of "
+                    f"{path!r} is an array - only groups may have child nodes.", path=parent)
             _clear_path(store, chunk_store, parent)
             kind = None
         if kind is None:

@@ -49,6 +49,31 @@ class FormatArgumentError(ZarrkitError, TypeError, ValueError):
 #: ``compressors=``'s "not given": ``compressor`` says (zarr-python 3's ``'auto'``)
 AUTO = "auto"
 
+#: the sentences zarr-python 3 ends its refusals of v3-only arguments for a v2 array with,
+#: by function: ``create_array``'s, then ``create``'s (''{}'': the value given)
+_V2_REFUSALS = {
+    "create_array": {
+        "shards": "Zarr format 2 arrays can only be created with `shard_shape` set to `None`. "
+                  "Got `shard_shape={!r}` instead.",
+        "serializer": "Zarr format 2 arrays do not support `serializer`.",
+        "dimension_names": "Zarr format 2 arrays do not support dimension names.",
+    },
+    "create": {
+        "codecs": "codecs cannot be used for arrays with zarr_format 2. Use filters and compressor instead.",
+    },
+}
+
+
+def v3_only_arguments_error(fn: str, given: dict[str, Any]) -> FormatArgumentError:
+    """The error refusing the zarr-format-3 arguments ``given`` (name: value) to ``fn``'s
+    ``zarr_format=2`` array: each named with its value, and zarr-python 3's sentence for it."""
+    refusals = _V2_REFUSALS.get(fn, {})
+    parts = []
+    for name, value in given.items():
+        sentence = refusals.get(name, f"{name} cannot be used for arrays with zarr_format 2.")
+        parts.append(f"{name}={value!r} needs zarr_format=3 ({sentence.format(value)})")
+    return FormatArgumentError(f"{fn}(zarr_format=2): " + "; ".join(parts))
+
 
 @dataclass(frozen=True)
 class ArraySpec:
@@ -144,7 +169,9 @@ def v2_separator_arg(chunk_key_encoding: Any, dimension_separator: str | None = 
     encoding = chunk_key_encoding_arg(chunk_key_encoding)
     if encoding.name != "v2":
         raise ValueError(
-            f"chunk_key_encoding: a zarr_format=2 array's chunk keys are the 'v2' encoding's, got {encoding.name!r}"
+            f"chunk_key_encoding: a zarr_format=2 array's chunk keys are the 'v2' encoding's, got "
+            f"{encoding.name!r} (any other chunk_key_encoding cannot be used for arrays with zarr_format 2. "
+            "Use dimension_separator instead.)"
         )
     if dimension_separator not in (None, encoding.separator):
         raise ValueError(
@@ -214,7 +241,8 @@ def check_create_mode(mode: str | None) -> None:
     """zarr-python 3's creation functions take a ``mode``; those that create an array refuse
     the reading ones."""
     if mode not in (None, "w", "w-", "x", "a"):
-        raise ValueError(f"mode must be 'w', 'w-', 'x' or 'a' to create an array, got {mode!r}")
+        reading = " (a read-only mode)" if mode == "r" else ""
+        raise ValueError(f"mode must be 'w', 'w-', 'x' or 'a' to create an array, got {mode!r}{reading}")
 
 
 def pop_h5py_compression(compressor: Any, kwargs: dict[str, Any]) -> Any:
@@ -306,7 +334,8 @@ def classic_spec(
     if kwargs.get("chunk_shape") is not None:  # zarr-python 3's other spelling of chunks
         chunk_shape = kwargs.pop("chunk_shape")
         if chunks is not True and chunks is not None and chunks != chunk_shape:
-            raise ValueError(f"chunk_shape={chunk_shape!r} contradicts chunks={chunks!r}")
+            raise ValueError(f"chunk_shape={chunk_shape!r} contradicts chunks={chunks!r}, two names of the "
+                             "chunk shape. Only one of chunk_shape or chunks can be provided.")
         chunks = chunk_shape
     kwargs.pop("chunk_shape", None)
     compressor = pop_h5py_compression(compressor, kwargs)
@@ -443,8 +472,11 @@ def zarr3_spec(
     compressor: Any = "default" if _is_auto(compressors) else compressors
     dimension_separator = None
     if zarr_format == 2:
-        if shards is not None or codecs is not None or dimension_names is not None or serializer not in (AUTO, None):
-            raise FormatArgumentError("shards, codecs, serializer and dimension_names need zarr_format=3")
+        refused = {"shards": shards, "codecs": codecs, "serializer": None if _is_auto(serializer) else serializer,
+                   "dimension_names": dimension_names}
+        refused = {name: value for name, value in refused.items() if value is not None}
+        if refused:
+            raise v3_only_arguments_error("create_array", refused)
         compressor = v2_compressor_arg(compressors)  # errors name the argument given
         dimension_separator = v2_separator_arg(chunk_key_encoding)
         chunk_key_encoding, serializer = None, None

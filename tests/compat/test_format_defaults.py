@@ -52,3 +52,20 @@ def test_config_answers_what_is_used_and_root_names_and_times():
     for dt in ("M8[s]", "m8[ms]"):
         t = zarrkit.create_array({}, shape=(3,), dtype=dt)
         assert np.isnat(t[:]).all() and np.isnat(t.fill_value)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda fmt: zarrkit.zeros((1000, 1000), dtype="u1", zarr_format=fmt),
+        lambda fmt: zarrkit.create((1000, 1000), dtype="u1", zarr_format=fmt),
+        lambda fmt: zarrkit.open_array({}, mode="w", shape=(1000, 1000), dtype="u1", zarr_format=fmt),
+        lambda fmt: zarrkit.group(zarr_format=fmt).zeros(name="a", shape=(1000, 1000), dtype="u1"),
+    ],
+    ids=["zeros", "create", "open_array", "group.zeros"],
+)
+def test_guessed_chunks_are_the_formats(make):
+    # zarr-python 3 aims at larger chunks than zarr-python 2 did: 250 KB here, 125 KB for v2
+    assert make(3).chunks == (500, 500)
+    assert make(2).chunks == (250, 500)
+    assert zarrkit.create_array({}, shape=(1000, 1000), dtype="u1").chunks == (500, 500)

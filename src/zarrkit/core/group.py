@@ -245,14 +245,16 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
     @classmethod
     def _from_metadata(
         cls, store: Any, path: str | None, zarr_format: int, *, read_only: bool = False, chunk_store: Any = None,
-        cache_attrs: bool = True, synchronizer: Any = None,
+        cache_attrs: bool = True, synchronizer: Any = None, attributes: dict[str, Any] | None = None,
     ) -> Group:
         """The group of format ``zarr_format`` at ``path``, whose metadata was just written
-        there: nothing is read from the store (``store`` as for
-        :meth:`Array._from_metadata <zarrkit.core.array.Array._from_metadata>`)."""
+        there (or is not stored, and has ``attributes``: ``from_dict``): nothing is read from
+        the store (``store`` as for :meth:`Array._from_metadata <zarrkit.core.array.Array._from_metadata>`)."""
         group = cls.__new__(cls)
         group._open(NodeStores.of(store, chunk_store), path, read_only, cache_attrs, synchronizer,
                     zarr_format=zarr_format)
+        if attributes is not None:
+            group._know_attributes(attributes)
         return group
 
     def _open(  # __init__'s work; with ``zarr_format`` given, nothing is read from the store

@@ -33,7 +33,13 @@ from ..storage.extras import install_hint
 from .codec_args import to_v2_codec, to_v2_codecs, to_v3_codec, to_v3_codecs
 from .dtypes import BYTES_DTYPE, ML_DTYPES, is_bytes_dtype, normalize_fill_value, string_dtype
 from .grid import longest_edges
-from .normalize import normalize_chunks, normalize_order, normalize_shape, rectilinear_chunks
+from .normalize import (
+    ZARR3_CHUNK_BASE,
+    normalize_chunks,
+    normalize_order,
+    normalize_shape,
+    rectilinear_chunks,
+)
 from .spec import (
     ArraySpec,
     chunk_key_encoding_arg,
@@ -312,9 +318,10 @@ def build_array_metadata_v3(
     grid: Any
     if codecs is not None:
         chain = to_v3_codecs(codecs, "codecs")
-        grid = () if edges is not None else normalize_chunks(chunks, shape, dt.itemsize)
+        grid = () if edges is not None else normalize_chunks(chunks, shape, dt.itemsize, ZARR3_CHUNK_BASE)
     else:
-        inner = longest_edges(edges) if edges is not None else normalize_chunks(chunks, shape, dt.itemsize)
+        inner = longest_edges(edges) if edges is not None else normalize_chunks(chunks, shape, dt.itemsize,
+                                                                                ZARR3_CHUNK_BASE)
         chain = _v3_chain(shape, inner, dt, order, filters, serializer, compressors, object_codec)
         grid = inner
         if shards is not None:

@@ -170,6 +170,26 @@ def node_kind(store: Store, path: str) -> str | None:
     return node_info(store, path)[0]
 
 
+def array_metadata_from_dict(data: Any) -> Any:
+    """The metadata object of an array's document given as a dict, in zarr-python 3's form
+    (``from_dict``: the ``zarr.json`` fields for ``zarr_format`` 3, the ``.zarray`` ones for
+    2; tuples allowed for lists, the attributes under ``attributes``).
+
+    Raises
+    ------
+    MetadataError
+        A ``zarr_format`` other than 2 or 3, or an invalid field (named).
+    """
+    if not isinstance(data, dict):
+        raise TypeError(f"from_dict: expected a dict of an array's metadata fields, got {type(data).__name__}")
+    zarr_format = data.get("zarr_format")
+    if zarr_format == 3:
+        return v3.ArrayMetadataV3.from_dict(data)
+    if zarr_format == 2:
+        return v2.ArrayMetadataV2.from_dict(data)
+    raise MetadataError(f"zarr_format of the metadata given: Invalid zarr_format: {zarr_format}. Expected 2 or 3")
+
+
 def load_array_metadata(store: Store, path: str) -> Any:
     """Parse the array metadata at ``path`` (v2 or v3); ArrayNotFoundError when there is none."""
     kind, fmt, doc = node_info(store, path)

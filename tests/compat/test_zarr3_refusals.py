@@ -174,3 +174,53 @@ def test_create_array_with_data_and_its_shape_or_dtype(given):
     extra = {"shape": data.shape} if given == "shape" else {"dtype": data.dtype}
     with pytest.raises(ValueError, match=f"The data parameter was used, but the {given} parameter"):
         zarrkit.create_array({}, data=data, **extra)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda g: g.zeros(name="a", shape=(4,), zarr_format=3),
+     lambda g: g.create_array("a", shape=(4,), dtype="u1", zarr_format=3),
+     lambda g: g.create_dataset("a", shape=(4,), zarr_format=3)],
+    ids=["zeros", "create_array", "create_dataset"],
+)
+def test_an_array_of_another_format_than_its_group_is_refused(make):
+    group = zarrkit.Group.from_store(MemoryStore(), zarr_format=2)
+    with pytest.raises(ValueError, match="zarr_format=3 array in a zarr_format=2 group"):
+        make(group)
+    assert list(group) == []
+    assert group.zeros(name="b", shape=(4,), zarr_format=2).metadata.zarr_format == 2  # its own: taken
+
+
+@pytest.mark.parametrize("exists", [True, False])
+def test_open_with_an_array_config_on_a_group(exists):
+    store = MemoryStore()
+    if exists:
+        zarrkit.create_group(store)
+    with pytest.raises(TypeError, match="resolves to a group"):
+        zarrkit.open(store=store, mode="a", config={"order": "F"})
+    assert (dict(store._store_dict) != {}) is exists  # nothing was created
+    opened = zarrkit.open(store=store, mode="a", shape=(2,), config={"order": "F"}) if not exists else None
+    assert opened is None or opened.shape == (2,)
+
+
+def test_an_invalid_zarr_format_is_a_metadata_error():
+    from zarrkit.errors import MetadataError
+
+    with pytest.raises(MetadataError, match=r"zarr_format must be 2 or 3, got '3.0'") as info:
+        zarrkit.open_group({}, zarr_format="3.0")
+    assert "Expected 2, 3, or None. Got '3.0'." in str(info.value)
+    with pytest.raises(ValueError, match="got 4"):
+        zarrkit.open_array({}, shape=(1,), zarr_format=4)
+
+
+def test_create_array_chunks_need_every_dimension():
+    with pytest.raises(ValueError, match=r"chunks: \(8,\) has 1 dimension\(s\), shape \(16, 16\) has 2"):
+        zarrkit.create_array({}, shape=(16, 16), chunks=(8,), dtype="u1")
+    # zarr-python 2's create still lets the last dimensions whole
+    assert zarrkit.create(shape=(16, 16), chunks=(8,), dtype="u1", store={}).chunks == (8, 16)
+
+
+def test_shards_that_do_not_hold_whole_chunks():
+    with pytest.raises(ValueError, match="chunk length 9 along dimension 0, got 16") as info:
+        zarrkit.create_array({}, shape=(16, 16), shards=(16, 16), chunks=(9, 9), dtype="u1")
+    assert "Chunk edge length 16 in dimension 0 is not divisible by the shard's inner chunk size 9." in str(info.value)

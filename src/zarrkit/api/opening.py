@@ -464,12 +464,12 @@ def open(
     store_arg = stores.store_arg
     if mode in ("r", "r+") and kind is None:
         raise NodeNotFoundError(io.not_found_message("array or group", store_arg, norm), norm)
-    if mode == "w" or mode in ("w-", "x") or kind is None:
-        if "shape" in kwargs:
-            return open_array(store_arg, mode=mode, path=norm, **kwargs)
-        return open_group(store_arg, mode=mode, path=norm, **kwargs)
-    if kind == "array":
+    creates = mode == "w" or mode in ("w-", "x") or kind is None
+    if ("shape" in kwargs) if creates else kind == "array":
         return open_array(store_arg, mode=mode, path=norm, **kwargs)
+    if "config" in kwargs:  # checked before anything is written
+        raise TypeError(f"open: config= holds an array's run-time settings, but {describe_location(store_arg, norm)} "
+                        "resolves to a group (no shape= to create an array)")
     return open_group(store_arg, mode=mode, path=norm, **kwargs)
 
 

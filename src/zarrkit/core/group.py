@@ -535,7 +535,7 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
             if kwargs.get("storage_options", True) is None:
                 del kwargs["storage_options"]
             spec = zarr3_spec(shape, dtype="float64" if dtype is None else dtype,
-                              zarr_format=kwargs.pop("zarr_format", self._zarr_format), **kwargs)
+                              zarr_format=self._member_format(kwargs.pop("zarr_format", None)), **kwargs)
             # the one creation path: ``data`` is converted before what is at ``path`` is replaced
             settings = array_config_arg(kwargs.get("config"))
             options = ArrayOptions(read_only=self._read_only, synchronizer=self._synchronizer, cache_attrs=self._cache_attrs,

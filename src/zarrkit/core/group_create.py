@@ -36,6 +36,7 @@ class MemberCreationMethods:
     _zarr_format: int
     _synchronizer: Any
     _cache_attrs: bool
+    _path: str
     _item_path: Callable[[Any], str]
     _check_not_above: Callable[[str, Any], None]
     _check_free: Callable[[str, Any], None]
@@ -165,8 +166,19 @@ class MemberCreationMethods:
         """
         return tuple(self.require_group(n) for n in names)
 
+    def _member_format(self, zarr_format: Any) -> int:
+        """The format of an array made below this group: the group's (given or not); another is
+        refused, as zarr-python 3 does -- a hierarchy of mixed formats is read by neither
+        format's readers whole."""
+        if zarr_format is not None and zarr_format != self._zarr_format:
+            raise ValueError(
+                f"cannot create a zarr_format={zarr_format} array in a zarr_format={self._zarr_format} "
+                f"group ({describe_location(self._store_arg, self._path)}): the members of a group are "
+                "of its format")
+        return self._zarr_format
+
     def _array_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
-        kwargs.setdefault("zarr_format", self._zarr_format)
+        kwargs["zarr_format"] = self._member_format(kwargs.get("zarr_format"))
         kwargs.setdefault("synchronizer", self._synchronizer)
         kwargs.setdefault("cache_attrs", self._cache_attrs)
         return kwargs

@@ -374,7 +374,8 @@ def _check_shards(edges: Any, grid: tuple[int, ...], inner: tuple[int, ...], sha
         if bad:
             raise ValueError(
                 f"shards: every shard length must be a multiple of the chunk length {c} along "
-                f"dimension {dim}, got {bad[0]} (shards={grid if edges is None else edges}, chunks={inner})"
+                f"dimension {dim}, got {bad[0]} (shards={grid if edges is None else edges}, chunks={inner}). "
+                f"Chunk edge length {bad[0]} in dimension {dim} is not divisible by the shard's inner chunk size {c}."
             )
 
 

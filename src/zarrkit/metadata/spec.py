@@ -22,7 +22,7 @@ from ..codecs.registry import get_codec
 from ..codecs.zstd import ZstdCodec
 from ..config import config
 from ..config import config as _settings  # the name zarr3_spec's config= argument shadows
-from ..errors import ZarrkitError
+from ..errors import MetadataError, ZarrkitError
 from .codec_args import check_codec_argument, to_v2_codec
 from .normalize import ZARR3_CHUNK_BASE, guess_chunks, normalize_shape
 from .v3 import ChunkKeyEncoding
@@ -233,7 +233,8 @@ def zarr_format_arg(zarr_format: Any) -> int:
     """``zarr_format=`` checked, ``zarrkit.config.zarr_format`` when not given."""
     zarr_format = config.zarr_format if zarr_format is None else zarr_format
     if zarr_format not in (2, 3):
-        raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
+        raise MetadataError(f"zarr_format must be 2 or 3, got {zarr_format!r} (Invalid value for 'zarr_format'. "
+                            f"Expected 2, 3, or None. Got {str(zarr_format)!r}.)")
     return int(zarr_format)
 
 
@@ -482,6 +483,11 @@ def zarr3_spec(
         chunk_key_encoding, serializer = None, None
     if isinstance(chunks, str) and chunks == "auto":
         chunks = zarr3_chunk_guess(shape, dtype)
+    elif isinstance(chunks, (list, tuple)) and len(chunks) != len(normalize_shape(shape)) \
+            and not any(isinstance(c, (list, tuple)) for c in chunks):  # (rectilinear: checked with its edges)
+        # (zarr-python 2's create took fewer and let the last dimensions whole; create_array does not)
+        raise ValueError(f"chunks: {chunks!r} has {len(chunks)} dimension(s), shape {shape!r} has "
+                         f"{len(normalize_shape(shape))}")
     if _is_auto(compressors) and zarr_format == 3 and codecs is None:
         compressor = [ZstdCodec(level=0, checksum=False)]  # zarr-python 3's default
     return ArraySpec(

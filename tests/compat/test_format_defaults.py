@@ -69,3 +69,14 @@ def test_guessed_chunks_are_the_formats(make):
     assert make(3).chunks == (500, 500)
     assert make(2).chunks == (250, 500)
     assert zarrkit.create_array({}, shape=(1000, 1000), dtype="u1").chunks == (500, 500)
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_from_array_keeps_the_fill_value_unless_one_is_given(zarr_format):
+    source = zarrkit.create_array({}, shape=(4,), dtype="i4", fill_value=42, zarr_format=zarr_format)
+    assert zarrkit.from_array({}, data=source).fill_value == 42
+    assert zarrkit.from_array({}, data=source, fill_value=7).fill_value == 7
+    # None is create_array's: the data type's default for v3, none for v2
+    default = zarrkit.from_array({}, data=source, fill_value=None).fill_value
+    assert default is None if zarr_format == 2 else default == 0
+    assert zarrkit.from_array({}, data=np.arange(3)).fill_value == (None if zarrkit.config.zarr_format == 2 else 0)

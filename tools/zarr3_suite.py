@@ -554,7 +554,7 @@ DIFFERENCES = [
      r"await' expression|coroutine|async for|__aiter__|[Uu]nraisable|CountingDict\.get|dict\.get\(\) takes"),
     ("zarr-python internals", (
         r"zarrkit has no zarr\.|_PlaceholderType|has no attribute '(_\w+|encode_chunk_key|all_chunk_coords|"
-        r"to_buffer_dict|chunk_grid|compute_encoded_size|from_sizes|update_attributes_async|from_dict)'|"
+        r"to_buffer_dict|chunk_grid|compute_encoded_size|from_sizes|update_attributes_async)'|"
         r"typing\.Any cannot|get_chunk_slice|AsyncGroup\.__init__\(\) got|ArrayMetadataV3\.__init__\(\) got|"
         r"supports_sync|SupportsSyncCodec|test_consistent_signatures|test_api_exports|"
         r"test_create_array_method_signature|_tunable_attrs|test_min_version_matches|chunk_shape == \(4,\)")),

@@ -80,3 +80,12 @@ def test_from_array_keeps_the_fill_value_unless_one_is_given(zarr_format):
     default = zarrkit.from_array({}, data=source, fill_value=None).fill_value
     assert default is None if zarr_format == 2 else default == 0
     assert zarrkit.from_array({}, data=np.arange(3)).fill_value == (None if zarrkit.config.zarr_format == 2 else 0)
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_stringdtype_by_its_code_is_a_string_array(zarr_format):
+    by_code = zarrkit.create_array({}, shape=(2,), dtype="T", zarr_format=zarr_format)
+    by_dtype = zarrkit.create_array({}, shape=(2,), dtype=np.dtypes.StringDType(), zarr_format=zarr_format)
+    assert by_code.dtype == by_dtype.dtype
+    by_code[:] = ["a", "bc"]
+    assert by_code[:].tolist() == ["a", "bc"]

@@ -130,6 +130,11 @@ def dtype_arg(dtype: Any) -> Any:
         return "bytes"
     if isinstance(dtype, ZDType):
         return dtype.to_native_dtype()
+    if isinstance(dtype, str) and dtype.lstrip("<>=|").startswith("T"):  # StringDType's code ('T')
+        try:
+            dtype = np.dtype(dtype)
+        except (TypeError, ValueError):
+            return dtype
     if isinstance(dtype, np.dtype) and dtype.kind == "T":  # NumPy 2's StringDType
         return "str"
     return dtype

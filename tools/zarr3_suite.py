@@ -5,7 +5,7 @@ synchronous API, run with zarr-python and with ``zarr`` resolving to zarrkit by 
 Usage::
 
     python tools/zarr3_suite.py [--src DIR] [--top N] [--junit OUT.xml] [--reference REF.xml]
-                                [--timeout S] [-- PYTEST ARGS]
+                                [--timeout S] [--failing OUT.txt] [-- PYTEST ARGS]
 
 What it does, in a temporary directory (nothing of zarr-python enters this repository):
 
@@ -41,7 +41,8 @@ functions it calls, followed from call to call; not type annotations, not fixtur
 This is decided from zarr-python's test sources and zarr-python itself, before anything runs
 on zarrkit, so it does not depend on what zarrkit does.
 
-``--junit OUT.xml`` keeps zarrkit's JUnit report as ``OUT.xml`` and zarr-python's as
+``--failing OUT.txt`` writes the tests that pass with zarr-python, use only its public names and
+fail under zarrkit, one a line with its first failure. ``--junit OUT.xml`` keeps zarrkit's JUnit report as ``OUT.xml`` and zarr-python's as
 ``OUT.zarr-python.xml``; ``--reference REF.xml`` reuses such a zarr-python report instead of
 running zarr-python again (its results do not change with zarrkit's sources). Failures are
 reported with ``--tb=line`` (pytest's usual tracebacks parse the test file's source for each
@@ -604,8 +605,6 @@ def common_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--junit", help="keep zarrkit's JUnit report here (zarr-python's beside it)")
     ap.add_argument("--reference", help="zarr-python's JUnit report of an earlier run, reused")
     ap.add_argument("--timeout", type=float, default=60, help="seconds allowed per test")
-    ap.add_argument("--failing", help="write the tests that pass with zarr-python, use only its "
-                    "public names and fail with zarrkit here, one a line with their first failure")
     ap.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
 
 
@@ -642,6 +641,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     common_arguments(ap)
+    ap.add_argument("--failing", help="write the tests that pass with zarr-python, use only its "
+                    "public names and fail with zarrkit here, one a line with their first failure")
     args = ap.parse_args()
     internal: list[set[tuple[str, str]]] = []
     reference, measured, modules = measure(args, "zarr", VERSION, TESTS, args.pytest_args, "", internal)

@@ -5,7 +5,7 @@ synchronous API, run with zarr-python and with ``zarr`` resolving to zarrkit by 
 Usage::
 
     python tools/zarr3_suite.py [--src DIR] [--top N] [--junit OUT.xml] [--reference REF.xml]
-                                [--timeout S] [-- PYTEST ARGS]
+                                [--timeout S] [--failing OUT.txt] [-- PYTEST ARGS]
 
 What it does, in a temporary directory (nothing of zarr-python enters this repository):
 
@@ -41,7 +41,8 @@ functions it calls, followed from call to call; not type annotations, not fixtur
 This is decided from zarr-python's test sources and zarr-python itself, before anything runs
 on zarrkit, so it does not depend on what zarrkit does.
 
-``--junit OUT.xml`` keeps zarrkit's JUnit report as ``OUT.xml`` and zarr-python's as
+``--failing OUT.txt`` writes the tests that pass with zarr-python, use only its public names and
+fail under zarrkit, one a line with its first failure. ``--junit OUT.xml`` keeps zarrkit's JUnit report as ``OUT.xml`` and zarr-python's as
 ``OUT.zarr-python.xml``; ``--reference REF.xml`` reuses such a zarr-python report instead of
 running zarr-python again (its results do not change with zarrkit's sources). Failures are
 reported with ``--tb=line`` (pytest's usual tracebacks parse the test file's source for each
@@ -486,11 +487,15 @@ def is_internal(key: str, internal: set[tuple[str, str]]) -> bool:
 
 
 def summarize(reference: Report, measured: Report, modules: list[str], top: int,
-              label: str = "zarrkit", internal: set[tuple[str, str]] | None = None) -> None:
+              label: str = "zarrkit", internal: set[tuple[str, str]] | None = None,
+              failing: str | None = None) -> None:
     ref_passed, got_passed = reference.passed(), measured.passed()
     if internal is not None:
         public = {k for k in ref_passed if not is_internal(k, internal)}
         both_public = public & got_passed
+        if failing:
+            with open(failing, "w") as out:
+                out.writelines(f"{key}\t{measured.why_not(key)}\n" for key in sorted(public - got_passed))
         print(f"{label} passes {len(both_public)} of the {len(public)} tests that pass with zarr-python "
               f"and use only its public names ({len(ref_passed) - len(public)} use its internals): "
               f"{len(both_public) / max(len(public), 1):.1%}")
@@ -550,7 +555,7 @@ DIFFERENCES = [
      r"await' expression|coroutine|async for|__aiter__|[Uu]nraisable|CountingDict\.get|dict\.get\(\) takes"),
     ("zarr-python internals", (
         r"zarrkit has no zarr\.|_PlaceholderType|has no attribute '(_\w+|encode_chunk_key|all_chunk_coords|"
-        r"to_buffer_dict|chunk_grid|compute_encoded_size|from_sizes|update_attributes_async|from_dict)'|"
+        r"to_buffer_dict|chunk_grid|compute_encoded_size|from_sizes|update_attributes_async)'|"
         r"typing\.Any cannot|get_chunk_slice|AsyncGroup\.__init__\(\) got|ArrayMetadataV3\.__init__\(\) got|"
         r"supports_sync|SupportsSyncCodec|test_consistent_signatures|test_api_exports|"
         r"test_create_array_method_signature|_tunable_attrs|test_min_version_matches|chunk_shape == \(4,\)")),
@@ -636,10 +641,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     common_arguments(ap)
+    ap.add_argument("--failing", help="write the tests that pass with zarr-python, use only its "
+                    "public names and fail with zarrkit here, one a line with their first failure")
     args = ap.parse_args()
     internal: list[set[tuple[str, str]]] = []
     reference, measured, modules = measure(args, "zarr", VERSION, TESTS, args.pytest_args, "", internal)
-    summarize(reference, measured, modules, args.top, internal=internal[0])
+    summarize(reference, measured, modules, args.top, internal=internal[0], failing=args.failing)
     differences(reference, measured, DIFFERENCES)
 
 if __name__ == "__main__":

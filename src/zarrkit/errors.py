@@ -39,6 +39,8 @@ __all__ = [
     "NodeExistsError",
     "ContainsArrayError",
     "ContainsGroupError",
+    "ArrayNotGroupError",
+    "GroupNotArrayError",
     "MetadataError",
     "DimensionNamesError",
     "UnknownCodecError",
@@ -164,6 +166,18 @@ class ContainsGroupError(NodeExistsError):
     zarr-python 3's message)."""
 
     _msg = "A group exists in store {!r} at path {!r}."
+
+
+class ArrayNotGroupError(ContainsArrayError, TypeError):
+    """A group was required (``require_group``) where an array is: a
+    :class:`ContainsArrayError`, and a ``TypeError`` (the node is of the other kind), as
+    zarr-python 3's ``require_group`` raises."""
+
+
+class GroupNotArrayError(ContainsGroupError, TypeError):
+    """An array was required (``require_dataset``, ``require_array``) where a group is: a
+    :class:`ContainsGroupError`, and a ``TypeError``, as zarr-python 3's ``require_array``
+    raises."""
 
 
 class MetadataError(ZarrkitError, ValueError):

@@ -52,3 +52,40 @@ def test_config_answers_what_is_used_and_root_names_and_times():
     for dt in ("M8[s]", "m8[ms]"):
         t = zarrkit.create_array({}, shape=(3,), dtype=dt)
         assert np.isnat(t[:]).all() and np.isnat(t.fill_value)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda fmt: zarrkit.zeros((1000, 1000), dtype="u1", zarr_format=fmt),
+        lambda fmt: zarrkit.create((1000, 1000), dtype="u1", zarr_format=fmt),
+        lambda fmt: zarrkit.open_array({}, mode="w", shape=(1000, 1000), dtype="u1", zarr_format=fmt),
+        lambda fmt: zarrkit.group(zarr_format=fmt).zeros(name="a", shape=(1000, 1000), dtype="u1"),
+    ],
+    ids=["zeros", "create", "open_array", "group.zeros"],
+)
+def test_guessed_chunks_are_the_formats(make):
+    # zarr-python 3 aims at larger chunks than zarr-python 2 did: 250 KB here, 125 KB for v2
+    assert make(3).chunks == (500, 500)
+    assert make(2).chunks == (250, 500)
+    assert zarrkit.create_array({}, shape=(1000, 1000), dtype="u1").chunks == (500, 500)
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_from_array_keeps_the_fill_value_unless_one_is_given(zarr_format):
+    source = zarrkit.create_array({}, shape=(4,), dtype="i4", fill_value=42, zarr_format=zarr_format)
+    assert zarrkit.from_array({}, data=source).fill_value == 42
+    assert zarrkit.from_array({}, data=source, fill_value=7).fill_value == 7
+    # None is create_array's: the data type's default for v3, none for v2
+    default = zarrkit.from_array({}, data=source, fill_value=None).fill_value
+    assert default is None if zarr_format == 2 else default == 0
+    assert zarrkit.from_array({}, data=np.arange(3)).fill_value == (None if zarrkit.config.zarr_format == 2 else 0)
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_stringdtype_by_its_code_is_a_string_array(zarr_format):
+    by_code = zarrkit.create_array({}, shape=(2,), dtype="T", zarr_format=zarr_format)
+    by_dtype = zarrkit.create_array({}, shape=(2,), dtype=np.dtypes.StringDType(), zarr_format=zarr_format)
+    assert by_code.dtype == by_dtype.dtype
+    by_code[:] = ["a", "bc"]
+    assert by_code[:].tolist() == ["a", "bc"]

@@ -276,6 +276,19 @@ def test_cast_value_and_scale_offset_classes():
     np.testing.assert_allclose(a[:], [0.1, 0.2, 0.3, 0.4])
 
 
+def test_scale_offset_decode_of_a_stored_value_that_does_not_divide():
+    from zarrkit.metadata.value_codecs import ScaleOffset
+
+    store = zarrkit.storage.MemoryStore()
+    a = zarrkit.create_array(store, shape=(3,), chunks=(3,), dtype="i1", compressors=None, fill_value=0,
+                             filters=[ScaleOffset(offset=0, scale=2)])
+    a[:] = [1, 2, 3]
+    assert a[:].tolist() == [1, 2, 3]
+    store["c/0"] = np.array([2, 3, 4], dtype="i1").tobytes()  # 3 is not 2 times an int8
+    with pytest.raises(ValueError, match=r"not a multiple of scale 2 \(its division leaves a non-zero remainder\)"):
+        a[:]
+
+
 def test_parse_scalar_map():
     from zarrkit.codecs.cast import parse_scalar_map
 

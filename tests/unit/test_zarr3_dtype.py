@@ -220,7 +220,11 @@ def test_default_scalars():
     assert NullTerminatedBytes(length=2).default_scalar() == np.bytes_(b"")
     assert VariableLengthUTF8().default_scalar() == ""
     assert VariableLengthBytes().default_scalar() == b""
-    assert np.isnat(DateTime64(unit="s").default_scalar()) is np.False_
+    # times: NaT, the fill value of a v3 array created without one (scale factors kept)
+    for time in (DateTime64(unit="s"), DateTime64(unit="s", scale_factor=10), TimeDelta64(unit="ms", scale_factor=5)):
+        scalar = time.default_scalar()
+        assert np.isnat(scalar) and np.datetime_data(scalar.dtype) == np.datetime_data(time.to_native_dtype())
+        assert zarrkit.create_array({}, shape=(1,), dtype=time).fill_value.dtype == scalar.dtype
 
 
 def test_cast_scalar_converts_or_says_why_not():

@@ -38,6 +38,8 @@ from ..core.array import Array
 from ..core.group import Group
 from ..core.indexing import IntSelection, KeepingSelection, NDArrayOrScalar
 from ..core.info import InfoReporter
+from ..errors import ContainsArrayError
+from ..metadata.consolidated import GroupMetadata
 from ..metadata.zdtypes import ZDType
 from ..storage.store_path import StorePath
 from .async_run import run_in_thread, sync
@@ -160,6 +162,12 @@ class AsyncArray:
         """
         array = await run(open_array, store, mode="r+", zarr_format=zarr_format)
         return cls(array if config is None else array.with_config(config))
+
+    @classmethod
+    def from_dict(cls, store_path: Any, data: dict[str, Any]) -> AsyncArray:
+        """The array ``data`` describes at ``store_path``, nothing read or written
+        (:meth:`Array.from_dict <zarrkit.core.array.Array.from_dict>`)."""
+        return cls(Array.from_dict(store_path, data))
 
     # -- what the array holds ----------------------------------------------------------------
     @property
@@ -470,6 +478,24 @@ class AsyncGroup:
             No group of that format is there.
         """
         return await run_group(Group.open, store, zarr_format=zarr_format, use_consolidated=use_consolidated)
+
+    @classmethod
+    def from_dict(cls, store_path: Any, data: dict[str, Any]) -> AsyncGroup:
+        """The group ``data`` describes at ``store_path`` (zarr-python 3's: a group's metadata
+        document as a dict, ``zarr_format`` and ``attributes``).  Nothing is read or written:
+        the document is not stored (:meth:`from_store` stores one).
+
+        Raises
+        ------
+        ContainsArrayError
+            ``data`` describes an array.
+        NodeTypeValidationError
+            Another ``node_type`` than ``'group'``.
+        """
+        if data.get("node_type") == "array":
+            raise ContainsArrayError(f"from_dict: the metadata given at {store_path} describes an array, not a group")
+        meta = GroupMetadata.from_dict(data)
+        return cls(Group._from_metadata(store_path, None, meta.zarr_format, attributes=meta.attributes))
 
     # -- what the group holds ----------------------------------------------------------------
     @property

@@ -28,6 +28,7 @@ from ..errors import CopyError, NodeNotFoundError
 from ..metadata import io
 from ..metadata.normalize import normalize_path
 from ..metadata.spec import legacy_format
+from ..storage.store_path import refuse_writing_mode
 from .copying import copy, copy_all, copy_store  # zarr-python 2 has them here
 from .creation import array, init_group
 from .streaming import _is_h5py, _open_store, creation_kwargs, iter_blocks, stream_copy  # noqa: F401
@@ -84,6 +85,7 @@ def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: st
         raise ValueError(f"save_array: mode must be 'w', 'w-', 'a' or 'r+', got {mode!r}")
     s, close = _open_store(store, "w", storage_options)
     try:
+        refuse_writing_mode(s, mode)
         array(arr, store=s, overwrite=mode != "w-", path=path, zarr_format=zarr_format,
               zarr_version=zarr_version, **kwargs)
     finally:
@@ -131,6 +133,7 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
     zarr_format = legacy_format({"zarr_version": zarr_version}, zarr_format, "save_group")
     s, close = _open_store(store, "w", storage_options)
     try:
+        refuse_writing_mode(s, "w")  # saving replaces the group
         init_group(s, overwrite=True, path=path,
                    zarr_format=config.zarr_format if zarr_format is None else zarr_format)
         grp = Group(s, path=path)

@@ -41,6 +41,7 @@ from ..metadata.spec import (
 )
 from ..storage.base import StoreLike
 from ..storage.coerce import open_stores
+from ..storage.store_path import refuse_writing_mode
 
 __all__ = [
     "create", "empty", "zeros", "ones", "full", "array", "create_array", "init_array", "init_group",
@@ -60,8 +61,10 @@ def create_classic(kwargs: dict[str, Any], data: Any = None) -> Array:
     chunk_store = kwargs.pop("chunk_store", None)
     path = kwargs.pop("path", None)
     storage_options = kwargs.pop("storage_options", None)
+    mode = kwargs.get("mode")
     request = classic_request(**with_array_config(kwargs))
     stores = open_stores(store, chunk_store, storage_options=storage_options)
+    refuse_writing_mode(stores.store, mode)
     return create_array_node(
         stores, path, request.spec, overwrite=request.overwrite, options=request.options, data=data,
     )
@@ -632,7 +635,8 @@ def _data_shape_dtype(data: Any, shape: Any, dtype: Any) -> tuple[Any, Any, Any]
         return shape, "float64" if dtype is None else dtype, None
     if shape is not None or dtype is not None:
         given = "shape" if shape is not None else "dtype"
-        raise ValueError(f"create_array: {given}= given with data=, whose {given} the array takes; give one")
+        raise ValueError(f"The data parameter was used, but the {given} parameter was also used: "
+                         f"create_array takes the {given} of data=; give one of them")
     if not (hasattr(data, "shape") and hasattr(data, "dtype")):
         data = np.asanyarray(data)
     return data.shape, data.dtype, data

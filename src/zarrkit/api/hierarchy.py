@@ -10,7 +10,7 @@ import numpy as np
 
 from ..core.array import Array
 from ..core.creation import write_group_node
-from ..core.creation_like import v2_source_order
+from ..core.creation_like import AS_SOURCE, v2_source_order
 from ..core.group import Group, create_group_nodes
 from ..metadata.normalize import normalize_path
 from ..metadata.spec import zarr_format_arg
@@ -125,7 +125,7 @@ def from_array(
     filters: Any = "keep",
     compressors: Any = "keep",
     serializer: Any = "keep",
-    fill_value: Any = None,
+    fill_value: Any = AS_SOURCE,
     order: str | None = None,
     zarr_format: int | None = None,
     attributes: dict[str, Any] | None = None,
@@ -150,7 +150,8 @@ def from_array(
     chunks, shards, filters, compressors, serializer : optional
         As in :func:`create_array`; ``'keep'`` (the default) takes a zarrkit source's.
     fill_value : object, optional
-        Default: a zarrkit source's fill value.
+        Default: a zarrkit source's fill value; ``None`` gives the new array the default of
+        :func:`create_array` (the data type's default scalar for v3, none for v2).
     order : {'C', 'F'}, optional
         Memory layout within each chunk.
     zarr_format : int (2 or 3), optional
@@ -195,7 +196,7 @@ def from_array(
                 options[key] = kept
     if source is not None:
         zarr_format = source.zarr_format if zarr_format is None else zarr_format
-        fill_value = source.fill_value if fill_value is None else fill_value
+        fill_value = source.fill_value if fill_value is AS_SOURCE else fill_value
         attributes = dict(source.attrs.asdict()) if attributes is None else attributes
         if source.zarr_format == 2:  # (a v2 array's order is in its metadata; v3 has none)
             order = v2_source_order(source.order, order, zarr_format)
@@ -209,6 +210,8 @@ def from_array(
             )
         if kwargs.get("dimension_names") is None and source.zarr_format == 3:
             kwargs["dimension_names"] = source.metadata.dimension_names
+    if fill_value is AS_SOURCE:  # (an array-like source has none)
+        fill_value = None
     if zarr_format == 2:
         options.pop("shards", None)
         options.pop("serializer", None)

@@ -42,6 +42,7 @@ from ..metadata.spec import (
 from ..storage.base import StoreLike, describe_location, describe_store
 from ..storage.coerce import open_store, open_stores
 from ..storage.memory import DictStore
+from ..storage.store_path import refuse_writing_mode
 
 __all__ = [
     "open_array",
@@ -395,8 +396,10 @@ def open_group(
         if kind == "array":
             raise ContainsArrayError(f"path {path!r} holds an array, not a group", path=path)
         if kind is None:
+            refuse_writing_mode(stores.store, mode)
             write_group_node(stores, path, create_format, attributes)
     else:  # 'w' replaces what is there; 'w-' / 'x' refuse to
+        refuse_writing_mode(stores.store, mode)
         write_group_node(stores, path, create_format, attributes, overwrite=(mode == "w"))
     return Group(
         stores.store_arg,
@@ -461,12 +464,12 @@ def open(
     store_arg = stores.store_arg
     if mode in ("r", "r+") and kind is None:
         raise NodeNotFoundError(io.not_found_message("array or group", store_arg, norm), norm)
-    if mode == "w" or mode in ("w-", "x") or kind is None:
-        if "shape" in kwargs:
-            return open_array(store_arg, mode=mode, path=norm, **kwargs)
-        return open_group(store_arg, mode=mode, path=norm, **kwargs)
-    if kind == "array":
+    creates = mode == "w" or mode in ("w-", "x") or kind is None
+    if ("shape" in kwargs) if creates else kind == "array":
         return open_array(store_arg, mode=mode, path=norm, **kwargs)
+    if "config" in kwargs:  # checked before anything is written
+        raise TypeError(f"open: config= holds an array's run-time settings, but {describe_location(store_arg, norm)} "
+                        "resolves to a group (no shape= to create an array)")
     return open_group(store_arg, mode=mode, path=norm, **kwargs)
 
 

@@ -434,7 +434,8 @@ class ScaleOffsetCodec(ArrayArrayCodec):
         if numeric_kind(spec.dtype) == "i":
             wide = chunk.astype(object if spec.dtype.itemsize == 8 else np.int64)
             if np.any(wide % scale):
-                raise ValueError(f"a value is not a multiple of scale {scale}: not representable in {spec.dtype}")
+                raise ValueError(f"a value is not a multiple of scale {scale} (its division leaves a non-zero "
+                                 f"remainder): not representable in {spec.dtype}")
             return _int_arith(chunk, lambda v: v // scale + offset, spec.dtype)
         dt = spec.dtype.type
         with np.errstate(all="ignore"):

@@ -168,6 +168,22 @@ class Array(Node, SelectionMethods, ResizeMethods, ViewMethods):
         return cls(store)
 
     @classmethod
+    def from_dict(cls, store_path: Any, data: dict[str, Any]) -> Array:
+        """The array ``data`` describes at ``store_path`` (zarr-python 3's: its ``zarr.json`` or
+        ``.zarray`` document as a dict, attributes under ``attributes``).  Nothing is read or
+        written: the document is not stored (:func:`zarrkit.create_array` stores one).
+
+        Raises
+        ------
+        MetadataError
+            ``data`` is no valid array document (the field is named).
+        """
+        meta = io.array_metadata_from_dict(data)
+        array = cls._from_metadata(store_path, None, meta)
+        array._know_attributes(meta.attributes)
+        return array
+
+    @classmethod
     def _from_metadata(
         cls, store: Any, path: str | None, meta: Any, *, read_only: bool = False, chunk_store: Any = None,
         synchronizer: Any = None, cache_metadata: bool = True, cache_attrs: bool = True,

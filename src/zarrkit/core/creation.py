@@ -146,7 +146,7 @@ def check_no_overlap(source: Any, source_path: str, dest: Any, dest_path: str) -
     if places_overlap(source_place, dest_place):
         raise NodesOverlapError(
             f"cannot overwrite path {dest_path!r} (at {dest_place}) with a copy of the node at "
-            f"{source_path!r} (at {source_place}): expected places apart, got overlapping ones; "
+            f"{source_path!r} (at {source_place}): the paths overlap (expected places apart), so "
             "the source would be deleted before it is copied",
             source=str(source_place), destination=str(dest_place),
         )

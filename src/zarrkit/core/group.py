@@ -245,14 +245,16 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
     @classmethod
     def _from_metadata(
         cls, store: Any, path: str | None, zarr_format: int, *, read_only: bool = False, chunk_store: Any = None,
-        cache_attrs: bool = True, synchronizer: Any = None,
+        cache_attrs: bool = True, synchronizer: Any = None, attributes: dict[str, Any] | None = None,
     ) -> Group:
         """The group of format ``zarr_format`` at ``path``, whose metadata was just written
-        there: nothing is read from the store (``store`` as for
-        :meth:`Array._from_metadata <zarrkit.core.array.Array._from_metadata>`)."""
+        there (or is not stored, and has ``attributes``: ``from_dict``): nothing is read from
+        the store (``store`` as for :meth:`Array._from_metadata <zarrkit.core.array.Array._from_metadata>`)."""
         group = cls.__new__(cls)
         group._open(NodeStores.of(store, chunk_store), path, read_only, cache_attrs, synchronizer,
                     zarr_format=zarr_format)
+        if attributes is not None:
+            group._know_attributes(attributes)
         return group
 
     def _open(  # __init__'s work; with ``zarr_format`` given, nothing is read from the store
@@ -533,7 +535,7 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
             if kwargs.get("storage_options", True) is None:
                 del kwargs["storage_options"]
             spec = zarr3_spec(shape, dtype="float64" if dtype is None else dtype,
-                              zarr_format=kwargs.pop("zarr_format", self._zarr_format), **kwargs)
+                              zarr_format=self._member_format(kwargs.pop("zarr_format", None)), **kwargs)
             # the one creation path: ``data`` is converted before what is at ``path`` is replaced
             settings = array_config_arg(kwargs.get("config"))
             options = ArrayOptions(read_only=self._read_only, synchronizer=self._synchronizer, cache_attrs=self._cache_attrs,
@@ -553,7 +555,8 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
         shape : tuple of ints
             The shape an existing array must have, or the new one's.
         dtype : str or dtype, optional
-            The data type (an existing array's is checked as by :meth:`require_dataset`).
+            The data type: an existing array's must cast safely to it (as zarr-python 3
+            checks; :meth:`require_dataset` checks the other way, as zarr-python 2 did).
         exact : bool, optional
             Require an existing array's data type to be ``dtype`` exactly.
         **kwargs
@@ -568,11 +571,16 @@ class Group(Node, Mapping[str, "Array | Group"], MemberCreationMethods, Navigati
         ------
         TypeError, ValueError
             An existing array's shape or data type differs; an unknown ``config`` setting
-            (TypeError) or one of the wrong type (ValueError)."""
+            (TypeError) or one of the wrong type (ValueError).
+        GroupNotArrayError
+            A group is at ``name`` (a ``TypeError`` too)."""
         array_config_arg(config := kwargs.get("config"))  # checked whether or not the array is there
         if name not in self:
             return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
-        array = self.require_dataset(name, shape=shape, dtype=dtype, exact=exact)
+        self._check_writable()
+        path = self._item_path(name)
+        array = self._required_array(path, io.node_kind(self._store, path), shape, dtype, exact,
+                                     casts_to_existing=False)
         return array if config is None else array.with_config(config)
 
     def create_hierarchy(self, nodes: Mapping[str, Any], *, overwrite: bool = False) -> Iterator[tuple[str, Array | Group]]:
@@ -754,7 +762,9 @@ def create_group_nodes(stores: NodeStores, nodes: Mapping[str, Any], *, overwrit
             if rel in specs:
                 io.check_free(stores.store, path)
             elif io.node_kind(stores.store, path) == "array":
-                raise ContainsArrayError(f"cannot create a node below the array at {path!r}", path=path)
+                raise ContainsArrayError(
+                    f"cannot create a node below the array at {path!r}: A parent of the nodes "
+                    "to create is an array - only groups may have child nodes.", path=path)
     for rel in ordered:
         path = join_path(base, rel)
         spec = specs.get(rel)

@@ -12,7 +12,7 @@ from typing import Any, Self, cast
 
 import numpy as np
 
-from ..errors import ContainsArrayError, ContainsGroupError
+from ..errors import ArrayNotGroupError, ContainsGroupError, GroupNotArrayError
 from ..metadata import io
 from ..metadata.normalize import normalize_shape
 from ..metadata.spec import with_array_config
@@ -36,6 +36,7 @@ class MemberCreationMethods:
     _zarr_format: int
     _synchronizer: Any
     _cache_attrs: bool
+    _path: str
     _item_path: Callable[[Any], str]
     _check_not_above: Callable[[str, Any], None]
     _check_free: Callable[[str, Any], None]
@@ -105,8 +106,9 @@ class MemberCreationMethods:
 
         Raises
         ------
-        ContainsArrayError
-            An array is at ``name`` and ``overwrite`` is False.
+        ArrayNotGroupError
+            An array is at ``name`` and ``overwrite`` is False (a ``ContainsArrayError`` and
+            a ``TypeError``).
 
         Examples
         --------
@@ -122,7 +124,9 @@ class MemberCreationMethods:
             if kind == "group" and not overwrite:
                 return self._open_member(path, "group")
             if kind == "array" and not overwrite:
-                raise ContainsArrayError(f"{describe_location(self._store_arg, path)} holds an array, not a group", path=path)
+                raise ArrayNotGroupError(
+                    f"Incompatible object: {describe_location(self._store_arg, path)} holds an array, "
+                    "not a group", path=path)
             try:
                 return self._create_group_nosync(name, overwrite)
             except ContainsGroupError:
@@ -162,8 +166,19 @@ class MemberCreationMethods:
         """
         return tuple(self.require_group(n) for n in names)
 
+    def _member_format(self, zarr_format: Any) -> int:
+        """The format of an array made below this group: the group's (given or not); another is
+        refused, as zarr-python 3 does -- a hierarchy of mixed formats is read by neither
+        format's readers whole."""
+        if zarr_format is not None and zarr_format != self._zarr_format:
+            raise ValueError(
+                f"cannot create a zarr_format={zarr_format} array in a zarr_format={self._zarr_format} "
+                f"group ({describe_location(self._store_arg, self._path)}): the members of a group are "
+                "of its format")
+        return self._zarr_format
+
     def _array_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
-        kwargs.setdefault("zarr_format", self._zarr_format)
+        kwargs["zarr_format"] = self._member_format(kwargs.get("zarr_format"))
         kwargs.setdefault("synchronizer", self._synchronizer)
         kwargs.setdefault("cache_attrs", self._cache_attrs)
         return kwargs
@@ -249,8 +264,8 @@ class MemberCreationMethods:
         ------
         TypeError
             An existing array's shape or data type differs.
-        ContainsGroupError
-            A group is at ``name``.
+        GroupNotArrayError
+            A group is at ``name`` (a ``ContainsGroupError`` and a ``TypeError``).
 
         Examples
         --------
@@ -266,18 +281,31 @@ class MemberCreationMethods:
             kind = io.node_kind(self._store, path)
             if kind is None:
                 return self._create_nosync(name, {"shape": shape, "dtype": dtype, **kwargs})
-            if kind == "group":
-                raise ContainsGroupError(f"{describe_location(self._store_arg, path)} holds a group, not an array", path=path)
+        return self._required_array(path, kind, shape, dtype, exact, casts_to_existing=True)
+
+    def _required_array(self, path: str, kind: str | None, shape: Any, dtype: Any, exact: bool, *,
+                        casts_to_existing: bool) -> Array:
+        """The existing array at ``path`` (of node kind ``kind``) if it has ``shape`` and
+        ``dtype``: exactly, or a data type that casts safely -- from ``dtype`` to the array's
+        (``casts_to_existing``: zarr-python 2's ``require_dataset``) or from the array's to
+        ``dtype`` (zarr-python 3's ``require_array``)."""
+        if kind == "group":
+            raise GroupNotArrayError(
+                f"Incompatible object: {describe_location(self._store_arg, path)} holds a group, "
+                "not an array", path=path)
         a = cast(Array, self._open_member(path, "array"))
         shape = normalize_shape(shape)
         if a.shape != shape:
-            raise TypeError(f"shapes do not match: existing {a.shape}, new {shape}")
+            raise TypeError(f"Incompatible shape: the existing array's is {a.shape}, {shape} was required")
         if dtype is not None:
             dtype = np.dtype(dtype)
             if exact and dtype != a.dtype:
-                raise TypeError(f"dtypes do not match exactly: existing {a.dtype}, new {dtype}")
-            if not exact and not np.can_cast(dtype, a.dtype):
-                raise TypeError(f"dtypes ({dtype}, {a.dtype}) are not compatible")
+                raise TypeError(f"Incompatible dtype: the existing array's is {a.dtype}, exactly {dtype} "
+                                "was required")
+            source, target = (dtype, a.dtype) if casts_to_existing else (a.dtype, dtype)
+            if not exact and not np.can_cast(source, target):
+                raise TypeError(f"Incompatible dtype: the existing array's is {a.dtype}, {dtype} was "
+                                f"required, and {source} does not cast safely to {target}")
         return a
 
     def create(self, name: str, **kwargs: Any) -> Array:

@@ -58,6 +58,12 @@ class Node:
             synchronizer=self._synchronizer,
         )
 
+    def _know_attributes(self, attributes: dict[str, Any]) -> None:
+        """Take ``attributes`` as the node's without reading them: a node whose document is not
+        stored (``from_dict``) has them only from the document it was given."""
+        self._attrs.cache = True
+        self._attrs._cached = dict(attributes)
+
     # -- properties ----------------------------------------------------------------------------
     @property
     def store(self) -> Any:

@@ -33,15 +33,21 @@ from ..storage.extras import install_hint
 from .codec_args import to_v2_codec, to_v2_codecs, to_v3_codec, to_v3_codecs
 from .dtypes import BYTES_DTYPE, ML_DTYPES, is_bytes_dtype, normalize_fill_value, string_dtype
 from .grid import longest_edges
-from .normalize import normalize_chunks, normalize_order, normalize_shape, rectilinear_chunks
+from .normalize import (
+    ZARR3_CHUNK_BASE,
+    normalize_chunks,
+    normalize_order,
+    normalize_shape,
+    rectilinear_chunks,
+)
 from .spec import (
     ArraySpec,
-    FormatArgumentError,
     chunk_key_encoding_arg,
     default_compressor,
     dtype_arg,
     v2_compressor_arg,
     v2_separator_arg,
+    v3_only_arguments_error,
     zarr3_spec,
 )
 from .v2 import ArrayMetadataV2
@@ -207,7 +213,7 @@ def build_metadata(spec: ArraySpec, key: str = ZARR_JSON) -> ArrayMetadataV2 | A
         compressor = v2_compressor_arg(given)
     separator = v2_separator_arg(options.pop("chunk_key_encoding", None), spec.dimension_separator)
     if options:
-        raise FormatArgumentError(f"{sorted(options)} are only for zarr_format=3")
+        raise v3_only_arguments_error("create", dict(sorted(options.items())))
     return build_array_metadata(
         spec.shape, spec.chunks, spec.dtype, compressor, spec.fill_value, spec.order, spec.filters,
         spec.object_codec, separator,
@@ -312,9 +318,10 @@ def build_array_metadata_v3(
     grid: Any
     if codecs is not None:
         chain = to_v3_codecs(codecs, "codecs")
-        grid = () if edges is not None else normalize_chunks(chunks, shape, dt.itemsize)
+        grid = () if edges is not None else normalize_chunks(chunks, shape, dt.itemsize, ZARR3_CHUNK_BASE)
     else:
-        inner = longest_edges(edges) if edges is not None else normalize_chunks(chunks, shape, dt.itemsize)
+        inner = longest_edges(edges) if edges is not None else normalize_chunks(chunks, shape, dt.itemsize,
+                                                                                ZARR3_CHUNK_BASE)
         chain = _v3_chain(shape, inner, dt, order, filters, serializer, compressors, object_codec)
         grid = inner
         if shards is not None:
@@ -367,7 +374,8 @@ def _check_shards(edges: Any, grid: tuple[int, ...], inner: tuple[int, ...], sha
         if bad:
             raise ValueError(
                 f"shards: every shard length must be a multiple of the chunk length {c} along "
-                f"dimension {dim}, got {bad[0]} (shards={grid if edges is None else edges}, chunks={inner})"
+                f"dimension {dim}, got {bad[0]} (shards={grid if edges is None else edges}, chunks={inner}). "
+                f"Chunk edge length {bad[0]} in dimension {dim} is not divisible by the shard's inner chunk size {c}."
             )
 
 

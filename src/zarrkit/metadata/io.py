@@ -22,6 +22,7 @@ from ..errors import (
 )
 from ..storage.base import ABSENT, Store, describe_location, describe_store, join_path
 from ..storage.optimistic import KEEP, update
+from ..storage.store_path import refuse_writing_mode
 from . import v2, v3
 from .common import parse_document
 from .json_text import dump_json, json_number, load_json
@@ -167,6 +168,26 @@ def reuse_documents(store: Store) -> Iterator[None]:
 def node_kind(store: Store, path: str) -> str | None:
     """``'array'``, ``'group'`` or None for what is stored at ``path``."""
     return node_info(store, path)[0]
+
+
+def array_metadata_from_dict(data: Any) -> Any:
+    """The metadata object of an array's document given as a dict, in zarr-python 3's form
+    (``from_dict``: the ``zarr.json`` fields for ``zarr_format`` 3, the ``.zarray`` ones for
+    2; tuples allowed for lists, the attributes under ``attributes``).
+
+    Raises
+    ------
+    MetadataError
+        A ``zarr_format`` other than 2 or 3, or an invalid field (named).
+    """
+    if not isinstance(data, dict):
+        raise TypeError(f"from_dict: expected a dict of an array's metadata fields, got {type(data).__name__}")
+    zarr_format = data.get("zarr_format")
+    if zarr_format == 3:
+        return v3.ArrayMetadataV3.from_dict(data)
+    if zarr_format == 2:
+        return v2.ArrayMetadataV2.from_dict(data)
+    raise MetadataError(f"zarr_format of the metadata given: Invalid zarr_format: {zarr_format}. Expected 2 or 3")
 
 
 def load_array_metadata(store: Store, path: str) -> Any:
@@ -493,6 +514,7 @@ def open_or_place_array(
         raise ArrayNotFoundError(not_found_message("array", store if shown is None else shown, path), path=path)
     if kind is not None and mode in ("r", "r+", "a"):
         return None
+    refuse_writing_mode(store, mode)
     if mode in ("w-", "x"):
         check_free(store, path)
     meta, documents, zarr_format = build()
@@ -528,7 +550,9 @@ def require_parent_groups(
         kind = node_kind(store, parent)
         if kind == "array":
             if not overwrite:
-                raise ContainsArrayError(f"cannot create a node below the array at {parent!r}", path=parent)
+                raise ContainsArrayError(
+                    f"cannot create a node at {path!r} below the array at {parent!r}: A parent of "
+                    f"{path!r} is an array - only groups may have child nodes.", path=parent)
             _clear_path(store, chunk_store, parent)
             kind = None
         if kind is None:

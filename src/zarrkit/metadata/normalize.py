@@ -101,11 +101,11 @@ def guess_chunks(shape: tuple[int, ...], typesize: int, base: int = _CHUNK_BASE)
     return tuple(int(x) for x in chunks)
 
 
-def normalize_chunks(chunks: Any, shape: tuple[int, ...], typesize: int) -> tuple[int, ...]:
-    """Resolve ``chunks=``: None/True guess; an int applies to every dimension; ``None`` or
-    ``-1`` in a tuple means the whole dimension."""
+def normalize_chunks(chunks: Any, shape: tuple[int, ...], typesize: int, base: int = _CHUNK_BASE) -> tuple[int, ...]:
+    """Resolve ``chunks=``: None/True guess (``base``: as :func:`guess_chunks`); an int
+    applies to every dimension; ``None`` or ``-1`` in a tuple means the whole dimension."""
     if chunks is None or chunks is True or (isinstance(chunks, str) and chunks == "auto"):
-        return guess_chunks(shape, typesize)
+        return guess_chunks(shape, typesize, base)
     if chunks is False:
         return tuple(max(s, 1) for s in shape)
     if isinstance(chunks, (int, np.integer)) and not isinstance(chunks, (bool, np.bool_)):

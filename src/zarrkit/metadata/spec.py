@@ -22,7 +22,7 @@ from ..codecs.registry import get_codec
 from ..codecs.zstd import ZstdCodec
 from ..config import config
 from ..config import config as _settings  # the name zarr3_spec's config= argument shadows
-from ..errors import ZarrkitError
+from ..errors import MetadataError, ZarrkitError
 from .codec_args import check_codec_argument, to_v2_codec
 from .normalize import ZARR3_CHUNK_BASE, guess_chunks, normalize_shape
 from .v3 import ChunkKeyEncoding
@@ -48,6 +48,31 @@ class FormatArgumentError(ZarrkitError, TypeError, ValueError):
 
 #: ``compressors=``'s "not given": ``compressor`` says (zarr-python 3's ``'auto'``)
 AUTO = "auto"
+
+#: the sentences zarr-python 3 ends its refusals of v3-only arguments for a v2 array with,
+#: by function: ``create_array``'s, then ``create``'s (''{}'': the value given)
+_V2_REFUSALS = {
+    "create_array": {
+        "shards": "Zarr format 2 arrays can only be created with `shard_shape` set to `None`. "
+                  "Got `shard_shape={!r}` instead.",
+        "serializer": "Zarr format 2 arrays do not support `serializer`.",
+        "dimension_names": "Zarr format 2 arrays do not support dimension names.",
+    },
+    "create": {
+        "codecs": "codecs cannot be used for arrays with zarr_format 2. Use filters and compressor instead.",
+    },
+}
+
+
+def v3_only_arguments_error(fn: str, given: dict[str, Any]) -> FormatArgumentError:
+    """The error refusing the zarr-format-3 arguments ``given`` (name: value) to ``fn``'s
+    ``zarr_format=2`` array: each named with its value, and zarr-python 3's sentence for it."""
+    refusals = _V2_REFUSALS.get(fn, {})
+    parts = []
+    for name, value in given.items():
+        sentence = refusals.get(name, f"{name} cannot be used for arrays with zarr_format 2.")
+        parts.append(f"{name}={value!r} needs zarr_format=3 ({sentence.format(value)})")
+    return FormatArgumentError(f"{fn}(zarr_format=2): " + "; ".join(parts))
 
 
 @dataclass(frozen=True)
@@ -105,6 +130,11 @@ def dtype_arg(dtype: Any) -> Any:
         return "bytes"
     if isinstance(dtype, ZDType):
         return dtype.to_native_dtype()
+    if isinstance(dtype, str) and dtype.lstrip("<>=|").startswith("T"):  # StringDType's code ('T')
+        try:
+            dtype = np.dtype(dtype)
+        except (TypeError, ValueError):
+            return dtype
     if isinstance(dtype, np.dtype) and dtype.kind == "T":  # NumPy 2's StringDType
         return "str"
     return dtype
@@ -144,7 +174,9 @@ def v2_separator_arg(chunk_key_encoding: Any, dimension_separator: str | None = 
     encoding = chunk_key_encoding_arg(chunk_key_encoding)
     if encoding.name != "v2":
         raise ValueError(
-            f"chunk_key_encoding: a zarr_format=2 array's chunk keys are the 'v2' encoding's, got {encoding.name!r}"
+            f"chunk_key_encoding: a zarr_format=2 array's chunk keys are the 'v2' encoding's, got "
+            f"{encoding.name!r} (any other chunk_key_encoding cannot be used for arrays with zarr_format 2. "
+            "Use dimension_separator instead.)"
         )
     if dimension_separator not in (None, encoding.separator):
         raise ValueError(
@@ -206,7 +238,8 @@ def zarr_format_arg(zarr_format: Any) -> int:
     """``zarr_format=`` checked, ``zarrkit.config.zarr_format`` when not given."""
     zarr_format = config.zarr_format if zarr_format is None else zarr_format
     if zarr_format not in (2, 3):
-        raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
+        raise MetadataError(f"zarr_format must be 2 or 3, got {zarr_format!r} (Invalid value for 'zarr_format'. "
+                            f"Expected 2, 3, or None. Got {str(zarr_format)!r}.)")
     return int(zarr_format)
 
 
@@ -214,7 +247,8 @@ def check_create_mode(mode: str | None) -> None:
     """zarr-python 3's creation functions take a ``mode``; those that create an array refuse
     the reading ones."""
     if mode not in (None, "w", "w-", "x", "a"):
-        raise ValueError(f"mode must be 'w', 'w-', 'x' or 'a' to create an array, got {mode!r}")
+        reading = " (a read-only mode)" if mode == "r" else ""
+        raise ValueError(f"mode must be 'w', 'w-', 'x' or 'a' to create an array, got {mode!r}{reading}")
 
 
 def pop_h5py_compression(compressor: Any, kwargs: dict[str, Any]) -> Any:
@@ -306,7 +340,8 @@ def classic_spec(
     if kwargs.get("chunk_shape") is not None:  # zarr-python 3's other spelling of chunks
         chunk_shape = kwargs.pop("chunk_shape")
         if chunks is not True and chunks is not None and chunks != chunk_shape:
-            raise ValueError(f"chunk_shape={chunk_shape!r} contradicts chunks={chunks!r}")
+            raise ValueError(f"chunk_shape={chunk_shape!r} contradicts chunks={chunks!r}, two names of the "
+                             "chunk shape. Only one of chunk_shape or chunks can be provided.")
         chunks = chunk_shape
     kwargs.pop("chunk_shape", None)
     compressor = pop_h5py_compression(compressor, kwargs)
@@ -443,13 +478,21 @@ def zarr3_spec(
     compressor: Any = "default" if _is_auto(compressors) else compressors
     dimension_separator = None
     if zarr_format == 2:
-        if shards is not None or codecs is not None or dimension_names is not None or serializer not in (AUTO, None):
-            raise FormatArgumentError("shards, codecs, serializer and dimension_names need zarr_format=3")
+        refused = {"shards": shards, "codecs": codecs, "serializer": None if _is_auto(serializer) else serializer,
+                   "dimension_names": dimension_names}
+        refused = {name: value for name, value in refused.items() if value is not None}
+        if refused:
+            raise v3_only_arguments_error("create_array", refused)
         compressor = v2_compressor_arg(compressors)  # errors name the argument given
         dimension_separator = v2_separator_arg(chunk_key_encoding)
         chunk_key_encoding, serializer = None, None
     if isinstance(chunks, str) and chunks == "auto":
         chunks = zarr3_chunk_guess(shape, dtype)
+    elif isinstance(chunks, (list, tuple)) and len(chunks) != len(normalize_shape(shape)) \
+            and not any(isinstance(c, (list, tuple)) for c in chunks):  # (rectilinear: checked with its edges)
+        # (zarr-python 2's create took fewer and let the last dimensions whole; create_array does not)
+        raise ValueError(f"chunks: {chunks!r} has {len(chunks)} dimension(s), shape {shape!r} has "
+                         f"{len(normalize_shape(shape))}")
     if _is_auto(compressors) and zarr_format == 3 and codecs is None:
         compressor = [ZstdCodec(level=0, checksum=False)]  # zarr-python 3's default
     return ArraySpec(

@@ -373,10 +373,13 @@ class ZDType(Generic[DType, Scalar]):
             ) from None
 
     def default_scalar(self) -> Any:
-        """The scalar of an unwritten element when no fill value is given (zero, ``''``...)."""
+        """The scalar of an unwritten element when no fill value is given (zero, ``''``; NaT
+        for times, as a v3 array made without a fill value has)."""
         native = self.to_native_dtype()
         if native.kind == "O":
             return b"" if is_bytes_dtype(native) else ""
+        if native.kind in "mM":
+            return np.array("NaT", dtype=native)[()]
         return np.zeros((), dtype=native)[()]
 
     def from_json_scalar(self, data: Any, *, zarr_format: int) -> Any:

@@ -13,11 +13,26 @@ import pathlib
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any, ClassVar
 
-from ..errors import InvalidPathError
+from ..errors import InvalidPathError, ReadOnlyError
 from .base import ByteRange, Store
-from .keys import validate_key
+from .keys import describe_store, validate_key
 
-__all__ = ["StorePath", "PrefixStore", "normalize_path"]
+__all__ = ["StorePath", "PrefixStore", "normalize_path", "refuse_writing_mode"]
+
+
+def refuse_writing_mode(store: Any, mode: str | None) -> None:
+    """Refuse ``mode`` (one that writes: anything but 'r') on a read-only ``store``, before
+    anything is written, with an error naming both.
+
+    Raises
+    ------
+    ReadOnlyError
+        ``store`` is read-only and ``mode`` writes (a ``ValueError`` too).
+    """
+    if mode is not None and mode != "r" and getattr(store, "read_only", False) is True:
+        raise ReadOnlyError(
+            f"Store is read-only but mode is {mode!r}, which writes: {describe_store(store)} "
+            "refuses writes; open a writable store or use mode 'r'")
 
 
 class StorePath:
@@ -76,8 +91,7 @@ class StorePath:
         """
         if mode is not None and mode not in ("r", "r+", "a", "w", "w-"):
             raise ValueError(f"mode must be one of 'r', 'r+', 'a', 'w', 'w-', got {mode!r}")
-        if mode is not None and store.read_only and mode != "r":
-            raise ValueError(f"the store is read-only, mode {mode!r} writes: open a writable store or use mode 'r'")
+        refuse_writing_mode(store, mode)
         if mode == "r" and not store.read_only:
             try:
                 store = store.with_read_only(True)

@@ -119,6 +119,7 @@ def main() -> None:
     ap.add_argument("--out", default=str(Path(__file__).with_name("PROFILE-threads.md")))
     ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args()
+    wake_threads, wake_processes = wake_up_cost()  # (before the pool's threads: the fork is clean)
     with tempfile.TemporaryDirectory() as tmp:
         z = make_array(os.path.join(tmp, "a.zarr"))
         regions = [tuple(slice(c * s, (c + 1) * s) for c, s in zip(cc, INNER))
@@ -126,7 +127,6 @@ def main() -> None:
         n = len(regions)
         for r in regions:  # the page cache and the shard indexes, as a warm reader has them
             z[r]
-        wake_threads, wake_processes = wake_up_cost()
         rows = []
         for threads in (1, 2):
             wall, cpu, sw = best(lambda t=threads: in_threads(z.__getitem__, regions, t), args.runs)

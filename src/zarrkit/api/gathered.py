@@ -5,10 +5,13 @@ thread and their Python per region.
 
 Each :meth:`AsyncArray.getitem <zarrkit.api.AsyncArray.getitem>` joins the batch of its array,
 loop and settings (those of ``with zarrkit.config.set(...)`` blocks, compared by value) still
-being gathered, or starts one, which is read at the loop's next turn -- after every coroutine ready in this turn
-has asked.  Each caller gets its own result; when the batch's read fails, every selection is
-read again on its own, so that each caller gets its own result or error.  A caller cancelled
-stops waiting; the others' read goes on.
+being gathered, or starts one, which is read at the loop's next turn -- after every coroutine
+ready in this turn has asked.  Each caller gets its own result (an array of a shape several
+callers asked for is a view of one block holding all of theirs, as :meth:`get_many` gives
+them: it stays alive while any of them does -- a copy each would double the work of a batch of
+small reads); when the batch's read fails, every selection is read again on its own, so that
+each caller gets its own result or error.  A caller cancelled stops waiting; the others' read
+goes on.
 """
 
 from __future__ import annotations

@@ -190,3 +190,24 @@ def test_the_asynchronous_array_reads_many_too():
     z = ARRAYS["v2"]
     got = asyncio.run(z._async_array.get_many([(0,), (slice(3, 5), 2)]))
     assert np.array_equal(got[0], DATA[0]) and np.array_equal(got[1], DATA[3:5, 2])
+
+
+def test_items_of_every_kind_of_data_type_come_as_z_gives_them():
+    import numcodecs
+
+    strings = zarrkit.create_array(MemoryStore(), shape=(10,), chunks=(3,), dtype=str)
+    strings[:] = np.array([f"s{i}" for i in range(10)])
+    objects = zarrkit.zeros((5,), chunks=(2,), dtype=object, object_codec=numcodecs.VLenUTF8())
+    objects[:] = np.array(list("abcde"), dtype=object)
+    records = zarrkit.create_array(MemoryStore(), shape=(6,), chunks=(4,), dtype=[("a", "i4"), ("b", "f8")],
+                                   zarr_format=2)
+    records[:] = np.array([(i, i / 2) for i in range(6)], dtype=records.dtype)
+    zero_d = zarrkit.create_array(MemoryStore(), shape=(), dtype="f4")
+    zero_d[...] = 3
+    cases = [(strings, [slice(1, 5), 4, slice(None, None, -4)]), (objects, [slice(1, 4), 2]),
+             (records, [slice(0, 2), 5]), (zero_d, [(), Ellipsis])]
+    for z, selections in cases:
+        for selection, got in zip(selections, z.get_many(selections)):
+            want = z[selection]
+            assert type(got) is type(want), (z.dtype, selection)
+            assert np.array_equal(np.asarray(got), np.asarray(want)), (z.dtype, selection)

@@ -94,11 +94,12 @@ def get_selections(array: Selectable, selections: Sequence[Any]) -> list[NDArray
     fortran = array._runtime_order == "F"
     for shape, ks in by_shape.items():
         stacked = read_selection(array._ctx, StackedIndexer([indexers[k] for k in ks]))
-        for part, k in zip(stacked, ks):
-            if shape == () and _is_scalar_selection(selections[k], meta.shape):
-                results[k] = part[()]
-            else:
-                results[k] = np.asfortranarray(part) if fortran and part.ndim > 1 else part
+        for j, k in enumerate(ks):
+            if shape == ():  # an item: a scalar where z[...] gives one, else a 0-d array
+                results[k] = stacked[j] if _is_scalar_selection(selections[k], meta.shape) else stacked[j, ...]
+                continue
+            part = stacked[j]
+            results[k] = np.asfortranarray(part) if fortran and part.ndim > 1 else part
     return results
 
 

@@ -33,8 +33,8 @@ AS_SOURCE: Any = _AsSource()
 #: ``like_args``'s ``fill_value`` when the source's is kept
 _KEEP: Any = object()
 
-#: ``like_args``'s ``fill_value`` for ``empty_like``: a Zarr array's own is kept (as
-#: zarr-python 3 keeps it, of either format), other arrays (NumPy's) give none
+#: ``like_args``'s ``fill_value`` for ``empty_like``: a v3 array's own is kept (as zarr-python
+#: 3 keeps it); a v2 array's copy has none, as in zarr-python 2, and so has a NumPy array's
 EMPTY_FILL: Any = object()
 
 
@@ -123,11 +123,12 @@ def like_args(
     if "order" in info and source_format == 2:
         target = kwargs.get("zarr_format") or config.zarr_format
         kwargs["order"] = v2_source_order(info.pop("order"), kwargs.get("order"), target)
+    if fill_value is EMPTY_FILL and source_format != 3:
+        info["fill_value"] = None  # only a v3 array's empty copy keeps its fill value
     for k, v in info.items():
         kwargs.setdefault(k, v)
     if fill_value is EMPTY_FILL:
-        if not isinstance(a, Array):
-            kwargs.setdefault("fill_value", None)
+        pass  # a v3 source's, or the one given
     elif fill_value is not _KEEP:
         kwargs["fill_value"] = fill_value
     elif kwargs.get("fill_value") is None and fn == "full_like":

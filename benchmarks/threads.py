@@ -9,11 +9,12 @@ and with 2 threads:
   values of zarrs' benchmark (``zarr_benchmarks.py``): 512^3 (4,096 inner chunks; ``--quick``
   256^3, 512);
 * **plain**: float64 in 32x32 chunks (8 KiB each), zstd level 0: 4096^2 (16,384 chunks;
-  ``--quick`` 2048^2, 4,096).
+  ``--quick`` 2048^2, 4,096);
+* **blosc**: uint8 in 32x32 chunks (1 KiB each), a v2 array with zarr-python 2's default
+  compressor (Blosc LZ4 level 5, byte shuffle): 4096^2 (16,384 chunks; ``--quick`` 2048^2).
 
-Libraries: zarrkit (``zarrkit.config.set(threads=n)``; its small zstd chunks are read by the
-calling thread a batch at a time while the others decode, whatever ``parallel_min_chunk_bytes``
-says), and tensorstore with
+Libraries: zarrkit (``zarrkit.config.set(threads=n)``; its small chunks are read by the
+calling thread a batch at a time while the others decode), and tensorstore with
 ``data_copy_concurrency`` and ``file_io_concurrency`` limited to n.  One child process per
 (array, library); in it, after one untimed read per thread count (checked against the data),
 the two thread counts take turns, ``runs`` reads each; medians of wall time and of the
@@ -43,10 +44,10 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 MiB = 1 << 20
-ARRAYS = ["sharded", "plain"]
+ARRAYS = ["sharded", "plain", "blosc"]
 LIBS = ["zarrkit", "tensorstore"]
 #: zarrkit's threshold changes nothing for 64 KiB chunks: that row only for the plain array
-LIBS_OF = {"sharded": LIBS, "plain": LIBS}
+LIBS_OF = {"sharded": LIBS, "plain": LIBS, "blosc": LIBS}
 LIB_NAMES = {"zarrkit": "zarrkit",
              "tensorstore": "tensorstore (concurrency limits = threads)"}
 THREADS = (1, 2)
@@ -61,8 +62,10 @@ METHOD = ("Projection (Amdahl): u, the process's CPU time over its wall time wit
 
 def sizes(quick: bool) -> dict:
     if quick:
-        return {"sharded": {"shape": (256,) * 3}, "plain": {"shape": (2048, 2048)}, "runs": 3}
-    return {"sharded": {"shape": (512,) * 3}, "plain": {"shape": (4096, 4096)}, "runs": 7}
+        return {"sharded": {"shape": (256,) * 3}, "plain": {"shape": (2048, 2048)},
+                "blosc": {"shape": (2048, 2048)}, "runs": 3}
+    return {"sharded": {"shape": (512,) * 3}, "plain": {"shape": (4096, 4096)},
+            "blosc": {"shape": (4096, 4096)}, "runs": 7}
 
 
 SHARD, INNER, PLAIN_CHUNK = (128,) * 3, (32,) * 3, (32, 32)
@@ -79,11 +82,23 @@ def plain_values(start: int, stop: int, shape: tuple[int, int]) -> np.ndarray:
     return ((i * 7 + j) % 1000).astype(np.float64) * 0.25
 
 
+def blosc_values(start: int, stop: int, shape: tuple[int, int]) -> np.ndarray:
+    """Rows ``start:stop`` of the blosc array (uint8, compressible)."""
+    i = np.arange(start, stop, dtype=np.int64)[:, None]
+    j = np.arange(shape[1], dtype=np.int64)[None, :]
+    return ((i * 7 + j) % 251).astype(np.uint8)
+
+
+ITEMSIZE = {"sharded": 2, "plain": 8, "blosc": 1}
+
+
 def expected(name: str, shape: tuple[int, ...]) -> np.ndarray:
     if name == "sharded":
         import zarr_benchmarks as ZB
 
         return ZB.expected(0, shape[0], shape)
+    if name == "blosc":
+        return blosc_values(0, shape[0], shape)
     return plain_values(0, shape[0], shape)
 
 
@@ -93,9 +108,10 @@ def chunk_count(name: str, shape: tuple[int, ...]) -> int:
 
 
 def prepare(tmp: str, quick: bool) -> dict:
-    """Write both arrays with zarr-python (skipped when already there); return their facts."""
+    """Write the arrays with zarr-python (skipped when already there); return their facts."""
     import warnings
 
+    import numcodecs
     import zarr
     from zarr.codecs import ZstdCodec
 
@@ -105,26 +121,31 @@ def prepare(tmp: str, quick: bool) -> dict:
     for name in ARRAYS:
         shape = S[name]["shape"]
         path = path_of(tmp, name)
-        if not os.path.exists(os.path.join(path, "zarr.json")):
-            kw: dict[str, Any] = {"compressors": [ZstdCodec(level=0, checksum=False)]}
-            if name == "sharded":
+        if not any(os.path.exists(os.path.join(path, doc)) for doc in ("zarr.json", ".zarray")):
+            kw: dict[str, Any] = {"compressors": [ZstdCodec(level=0, checksum=False)], "zarr_format": 3}
+            if name == "blosc":
+                kw.update(chunks=PLAIN_CHUNK, dtype="uint8", zarr_format=2,
+                          compressors=numcodecs.Blosc(cname="lz4", clevel=5, shuffle=1))
+                step = 512
+            elif name == "sharded":
                 kw.update(chunks=INNER, shards=SHARD, dtype="uint16")
                 step = SHARD[0]
             else:
                 kw.update(chunks=PLAIN_CHUNK, dtype="float64")
                 step = 512
-            a = zarr.create_array(store=path, shape=shape, fill_value=0, zarr_format=3,
-                                  overwrite=True, **kw)
+            a = zarr.create_array(store=path, shape=shape, fill_value=0, overwrite=True, **kw)
             for z in range(0, shape[0], step):
                 if name == "sharded":
                     import zarr_benchmarks as ZB
 
                     a[z : z + step] = ZB.expected(z, z + step, shape)
+                elif name == "blosc":
+                    a[z : z + step] = blosc_values(z, z + step, shape)
                 else:
                     a[z : z + step] = plain_values(z, z + step, shape)
         stored = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(path)
-                     for f in fs if f != "zarr.json")
-        itemsize = 2 if name == "sharded" else 8
+                     for f in fs if f not in ("zarr.json", ".zarray", ".zattrs"))
+        itemsize = ITEMSIZE[name]
         out[name] = {"path": path, "shape": list(shape), "chunks": chunk_count(name, shape),
                      "chunk_bytes": int(np.prod(INNER if name == "sharded" else PLAIN_CHUNK))
                      * itemsize, "stored_bytes": stored,
@@ -156,7 +177,8 @@ def readers(lib: str, path: str) -> dict[int, Any]:
     for n in THREADS:
         ctx = ts.Context({"data_copy_concurrency": {"limit": n},
                           "file_io_concurrency": {"limit": n}})
-        h = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": path + "/"}},
+        driver = "zarr3" if os.path.exists(os.path.join(path, "zarr.json")) else "zarr"
+        h = ts.open({"driver": driver, "kvstore": {"driver": "file", "path": path + "/"}},
                     read=True, context=ctx).result()
         out[n] = (lambda h=h: h[...].read().result())
     return out
@@ -251,13 +273,14 @@ def run(args, tmp: str, log, problems: list[str], spawn, Child, take_turns,
 def render(rows: list[dict], info: dict) -> list[str]:
     L = ["## Thread scaling: chunk-bound reads with 1 and 2 threads", ""]
     L.append("Whole-array reads from a local directory (page cache) of arrays written by "
-             "zarr-python, zstd level 0: ")
+             "zarr-python (zstd level 0 but for the blosc array):")
     L.append("")
     for name in ARRAYS:
         i = info.get(name)
         if i:
-            what = ("uint16, 128^3 shards of 32^3 inner chunks" if name == "sharded"
-                    else "float64, 32x32 chunks")
+            what = {"sharded": "uint16, 128^3 shards of 32^3 inner chunks",
+                    "plain": "float64, 32x32 chunks",
+                    "blosc": "uint8, 32x32 chunks, v2, Blosc LZ4 level 5 with byte shuffle"}[name]
             L.append(f"- {name}: {'x'.join(map(str, i['shape']))} {what} ({i['chunks']:,} "
                      f"chunks of {i['chunk_bytes'] // 1024} KiB; "
                      f"{i['stored_bytes'] / MiB:.1f} MiB stored / {i['raw_bytes'] / MiB:.0f} "
@@ -265,9 +288,9 @@ def render(rows: list[dict], info: dict) -> list[str]:
     L.append("")
     L.append("Median of the reads with each thread count (the two counts take turns in one "
              "process); *µs/chunk* is the 1-thread time per chunk; *CPU/wall* is the process's "
-             "CPU time (all its threads) over the wall time. zarrkit reads the small zstd chunks "
-             "of the plain array with the calling thread reading a batch of chunk files while "
-             "the others decode the batches before (whatever `parallel_min_chunk_bytes` says); "
+             "CPU time (all its threads) over the wall time. zarrkit reads the small chunks "
+             "of the plain and blosc arrays with the calling thread reading a batch of chunk "
+             "files while the others decode the batches before; "
              "tensorstore's "
              "`data_copy_concurrency` and `file_io_concurrency` limits are set to the thread "
              "count (its 1-thread figure may still use one I/O and one copy thread at once).")

@@ -282,9 +282,12 @@ class Config:
         4096^2 uint8 in 32^2 chunks reads in about 0.8x the time with one thread as with
         two).  Their writes are stored a batch at a time by the other threads while the
         calling thread encodes the next batch (by the calling thread too for stores whose
-        writes contend, such as a local directory).  Small zstd chunks are read the same
-        way round, whatever this says: the calling thread reads a batch of them while the
-        other threads decode the batches before it, each with one call of the compressor.
+        writes contend, such as a local directory).  Reads of many such chunks go a
+        batch at a time (the files of a batch read with one call of the store, then
+        decoded), and threads reading them at once take turns a batch at a time rather
+        than at every system call.  Small zstd chunks are read the other way round,
+        whatever this says: the calling thread reads a batch of them while the other
+        threads decode the batches before it, each with one call of the compressor.
         0 always uses ``threads`` for every chunk.
     zarr_format : int
         Format of new arrays and groups when a creation function is not told.

@@ -45,10 +45,11 @@ class RecordingStore(MemoryStore):
 @contextlib.contextmanager
 def read_ahead_for_small_arrays(window_bytes: int):
     """Thresholds that make a small test array's chunks count as large (module settings)."""
-    names = ("READ_AHEAD_MIN_BYTES", "READ_AHEAD_BYTES", "ROW_MIN_CHUNK_BYTES")
+    names = ("READ_AHEAD_MIN_BYTES", "READ_AHEAD_BYTES", "ROW_MIN_CHUNK_BYTES", "TINY_BATCHED_MIN_CHUNKS")
     saved = [getattr(read_mod, name) for name in names]
-    # (compressed chunks under ROW_MIN_CHUNK_BYTES are read in batches: see test_small_chunk_rows)
-    for name, value in zip(names, (1, window_bytes, 0)):
+    # (compressed chunks under ROW_MIN_CHUNK_BYTES, and many tiny ones, are read in batches:
+    # see test_small_chunk_rows)
+    for name, value in zip(names, (1, window_bytes, 0, 1 << 62)):
         setattr(read_mod, name, value)
     try:
         yield

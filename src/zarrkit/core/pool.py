@@ -5,13 +5,18 @@ A warning raised by a task on a pool thread is attributed to the user's call tha
 
 from __future__ import annotations
 
+import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import TypeVar
 
 from .._warnings import user_call
 from ..codecs.blosc import no_blosc_threads
 from ..config import config
 from ..storage import pool
+from ..storage.local import DirectoryStore
+from ..storage.memory import MemoryStore
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -27,6 +32,24 @@ def threads_for(store: object, chunk_nbytes: int | None = None) -> int | None:
     if chunk_nbytes is not None and chunk_nbytes < config.parallel_min_chunk_bytes:
         return 1
     return None
+
+
+#: reads of tiny chunks in the process take turns a batch at a time (see :func:`taking_turns`)
+_turns = threading.RLock()
+_LOCKED_INTERPRETER = getattr(sys, "_is_gil_enabled", lambda: True)()
+
+
+def taking_turns(store: object) -> AbstractContextManager[object]:
+    """What a thread holds while it reads and decodes a batch of tiny chunks from ``store``:
+    on an interpreter with a global lock, one lock for the process when ``store`` is a local
+    directory or memory (whose reads call nothing else), so that threads reading such chunks
+    at once take turns a batch at a time rather than at every system call -- each turn
+    there costs a wake-up, longer than the work between two calls (two threads each reading
+    half of 16,384 Blosc chunks of 1 KiB took twice one thread's time: see
+    benchmarks/PROFILE-threads.md)."""
+    if _LOCKED_INTERPRETER and type(store) in (DirectoryStore, MemoryStore):
+        return _turns
+    return nullcontext()
 
 
 def run_tasks(fn: Callable[[T], R], items: Sequence[T] | Iterable[T], threads: int | None = None) -> list[R]:

@@ -17,7 +17,7 @@ from ..config import config
 from ..errors import ChunkDecodeError, ConcurrentModificationError, ShapeMismatchError
 from .chunks import ChunkContext, filled, names_store, scratch
 from .indexing import ChunkProjection
-from .pool import run_pipelined, run_tasks, threads_for
+from .pool import run_pipelined, run_tasks, taking_turns, threads_for
 
 #: chunks (decoded size) from which reads use :meth:`Store.get_transient`: allocating a new
 #: buffer for every large chunk maps fresh pages (and the C library may hand them back to the
@@ -51,6 +51,21 @@ ROW_OUTPUT_FACTOR = 8
 #: threads with 1 MiB batches, 0.176 s with 4 MiB ones
 RUN_MAX_CHUNK_BYTES = 256 * 1024
 RUN_BYTES = 4 * 1024 * 1024
+#: reads of at least TINY_BATCHED_MIN_CHUNKS chunks under ``config.parallel_min_chunk_bytes``
+#: that a compressor decodes one at a time (Blosc's, gzip's, none) go the way of small zstd
+#: chunks (see _read_small), in batches of at most TINY_BATCH_CHUNKS, but on the calling
+#: thread alone: each chunk's decoding holds the interpreter lock for most of its work, as its
+#: read does, and a thread decoding beside the reader made the whole slower (4096^2 uint8 in
+#: 1 KiB Blosc LZ4 chunks: 0.13 s on two threads, 0.10 s on one, 0.15 s chunk by chunk before;
+#: benchmarks/PROFILE-threads.md).  Smaller reads go chunk by chunk (four chunks: 66 µs a
+#: read that way, 77 in a batch)
+TINY_BATCHED_MIN_CHUNKS = 32
+TINY_BATCH_CHUNKS = 256
+#: a batch of tiny chunks read in more than this many seconds a chunk came from a disk, not
+#: from the system's cache (about 3 µs a file there): the rest of the read no longer takes
+#: turns with other threads for its reads (two threads each reading half of 16,384 Blosc
+#: chunks of 1 KiB from a disk: 1.2 s overlapping their reads, 1.4 s taking turns)
+TINY_SLOW_READ_SECONDS = 20e-6
 #: reads of chunk files (or shards read whole) of at least READ_AHEAD_MIN_BYTES (decoded) ask
 #: the store for those of the tasks READ_AHEAD_BYTES beyond the ones being read, every
 #: READ_AHEAD_SAMPLE-th task while the store has them all at hand (see _run_reads)
@@ -98,7 +113,14 @@ def read_selection(
         grouped is None and codec.decodes_runs and nbytes < ROW_MIN_CHUNK_BYTES and ctx.codec_at is None
         and not high_latency
     )
-    out = _output(ctx, shape, out, prefault=not (small or high_latency))
+    # many tiny chunks decoded one at a time: the same, all on the calling thread (a result
+    # this large spans at least TINY_BATCHED_MIN_CHUNKS chunks)
+    tiny = (
+        grouped is None and not codec.decodes_runs and ctx.codec_at is None and not high_latency
+        and math.prod(shape) * ctx.dtype.itemsize >= TINY_BATCHED_MIN_CHUNKS * nbytes
+        and nbytes < config.parallel_min_chunk_bytes
+    )
+    out = _output(ctx, shape, out, prefault=not (small or tiny or high_latency))
     if out.size == 0:
         return out
     limit = ctx.stored_limit()
@@ -106,10 +128,10 @@ def read_selection(
     rows = None
     if (
         grouped is None and codec.order == "C" and ctx.codec_at is None
-        and (small or (codec.decodes_into and not codec.stored_raw and nbytes >= ROW_MIN_CHUNK_BYTES))
+        and (small or tiny or (codec.decodes_into and not codec.stored_raw and nbytes >= ROW_MIN_CHUNK_BYTES))
     ):
         rows = chunk_rows(indexer, out, ctx.chunk_shape, config.threads if small or threads is None else threads)
-    if small and rows is not None:
+    if (small or tiny) and rows is not None:  # (rows only of outputs of many chunks)
         _read_small(ctx, rows, out, limit)
         return out
     get = chunk_getter(store, limit, codec.decodes_into and nbytes >= TRANSIENT_MIN_BYTES)
@@ -128,7 +150,7 @@ def read_selection(
     if grouped is not None:
         _read_groups(ctx, grouped, projections, out, read_one, limit)
         return out
-    if small:
+    if small or tiny:
         _read_small(ctx, projections, out, limit)
         return out
     _run_reads(store, projections, read_one, threads, _chunk_keys(ctx, projections), nbytes, nbytes, out.nbytes)
@@ -335,13 +357,18 @@ def _read_small(ctx: ChunkContext, tasks: list[Any], out: np.ndarray, limit: int
     read before, each with one call of the compressor (the stored chunks joined), and copy
     them out, a row with one assignment.  The reads are what holds the interpreter lock (a
     few system calls and their Python per chunk); the decoding threads need it a few times
-    per batch, so they run beside the reader instead of taking turns with it."""
+    per batch, so they run beside the reader instead of taking turns with it.  Chunks of a
+    compressor that decodes one at a time are decoded one by one, on the calling thread
+    (TINY_BATCH_CHUNKS)."""
     codec = ctx.codec
     missing = ctx.missing_chunk
     key_of = ctx.chunk_key_function()
     row_keys = ctx.row_keys_function()
     get_many = ctx.chunks.get_many_upto
+    joined = codec.decodes_runs
     per_batch = max(2, RUN_BYTES // max(ctx.chunk_nbytes, 1))
+    if not joined:
+        per_batch = min(per_batch, TINY_BATCH_CHUNKS)
     batches: list[list[Any]] = [[]]
     count = capacity = 0
     for task in tasks:
@@ -353,19 +380,23 @@ def _read_small(ctx: ChunkContext, tasks: list[Any], out: np.ndarray, limit: int
         count += n
         capacity = max(capacity, count)
 
+    def keys_of(batch: list[Any]) -> list[str]:
+        keys: list[str] = []
+        for task in batch:
+            if type(task) is Row:
+                keys += row_keys(task.coords, task.indices)
+            else:
+                keys.append(key_of(task.chunk_coords))
+        return keys
+
     def fetched() -> Any:
         for batch in batches:
-            keys: list[str] = []
-            for task in batch:
-                if type(task) is Row:
-                    keys += row_keys(task.coords, task.indices)
-                else:
-                    keys.append(key_of(task.chunk_coords))
+            keys = keys_of(batch)
             yield batch, keys, get_many(keys, limit)
 
     def decode(item: tuple[list[Any], list[str], list[Any]]) -> None:
         batch, keys, raws = item
-        if any(raw is None for raw in raws):  # a chunk not stored: chunk by chunk
+        if not joined or any(raw is None for raw in raws):  # chunk by chunk
             chunks = [p for task in batch for p in (task.projections() if type(task) is Row else (task,))]
             for p, key, raw in zip(chunks, keys, raws):
                 if raw is None:
@@ -384,7 +415,24 @@ def _read_small(ctx: ChunkContext, tasks: list[Any], out: np.ndarray, limit: int
                 place(out, task.out_selection, decoded[i][task.chunk_selection])
                 i += 1
 
-    run_pipelined(fetched(), decode, None if len(batches) > 1 else 1)
+    if joined:
+        run_pipelined(fetched(), decode, None if len(batches) > 1 else 1)
+        return
+    # (see TINY_BATCH_CHUNKS) a batch at a time, in turns with other threads reading tiny
+    # chunks, unless the files come from a disk: then the reads are left to overlap theirs
+    turn, slow = taking_turns(ctx.chunks), False
+    for batch in batches:
+        keys = keys_of(batch)
+        if slow:
+            raws = get_many(keys, limit)
+            with turn:
+                decode((batch, keys, raws))
+            continue
+        with turn:
+            t0 = time.perf_counter()
+            raws = get_many(keys, limit)
+            slow = time.perf_counter() - t0 > TINY_SLOW_READ_SECONDS * len(keys)
+            decode((batch, keys, raws))
 
 
 def _decode_runs(

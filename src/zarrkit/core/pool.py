@@ -5,6 +5,7 @@ A warning raised by a task on a pool thread is attributed to the user's call tha
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -37,6 +38,17 @@ def threads_for(store: object, chunk_nbytes: int | None = None) -> int | None:
 #: reads of tiny chunks in the process take turns a batch at a time (see :func:`taking_turns`)
 _turns = threading.RLock()
 _LOCKED_INTERPRETER = getattr(sys, "_is_gil_enabled", lambda: True)()
+
+
+def _new_turns_in_child() -> None:
+    # a thread of the parent may hold the lock when it forks: that thread does not exist in
+    # the child, which would wait for it at its first read of tiny chunks
+    global _turns
+    _turns = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_turns_in_child)
 
 
 def taking_turns(store: object) -> AbstractContextManager[object]:

@@ -9,7 +9,6 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, nullcontext
 from typing import TypeVar
 
 from .._warnings import user_call
@@ -35,8 +34,34 @@ def threads_for(store: object, chunk_nbytes: int | None = None) -> int | None:
     return None
 
 
-#: reads of tiny chunks in the process take turns a batch at a time (see :func:`taking_turns`)
-_turns = threading.RLock()
+class Turns:
+    """The turns threads take at reads of tiny chunks (see :func:`turns_for`): one lock for the
+    process.  A thread waiting longer than WAIT seconds for its turn proceeds without, and the
+    process takes no turns from then on: a turn that long means the thread holding it waits
+    on another (a codec's decoding waiting for a read on another thread), and waiting for it
+    in turn would never end."""
+
+    WAIT = 0.2
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self.off = False
+
+    def take(self) -> bool:
+        """Wait for this thread's turn; False (no turn to give back) once turns are off."""
+        if self.off:
+            return False
+        if self._lock.acquire(timeout=self.WAIT):
+            return True
+        self.off = True
+        return False
+
+    def give(self) -> None:
+        """End the turn :meth:`take` gave."""
+        self._lock.release()
+
+
+_turns = Turns()
 _LOCKED_INTERPRETER = getattr(sys, "_is_gil_enabled", lambda: True)()
 
 
@@ -44,24 +69,23 @@ def _new_turns_in_child() -> None:
     # a thread of the parent may hold the lock when it forks: that thread does not exist in
     # the child, which would wait for it at its first read of tiny chunks
     global _turns
-    _turns = threading.RLock()
+    _turns = Turns()
 
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_new_turns_in_child)
 
 
-def taking_turns(store: object) -> AbstractContextManager[object]:
-    """What a thread holds while it reads and decodes a batch of tiny chunks from ``store``:
-    on an interpreter with a global lock, one lock for the process when ``store`` is a local
-    directory or memory (whose reads call nothing else), so that threads reading such chunks
-    at once take turns a batch at a time rather than at every system call -- each turn
-    there costs a wake-up, longer than the work between two calls (two threads each reading
-    half of 16,384 Blosc chunks of 1 KiB took twice one thread's time: see
-    benchmarks/PROFILE-threads.md)."""
+def turns_for(store: object) -> Turns | None:
+    """The turns a thread takes to read and decode each batch of tiny chunks from ``store``:
+    on an interpreter with a global lock, the process's when ``store`` is a local directory
+    or memory (whose reads call nothing else), so that threads reading such chunks at once
+    take turns a batch at a time rather than at every system call -- each turn there costs a
+    wake-up, longer than the work between two calls (two threads each reading half of 16,384
+    Blosc chunks of 1 KiB took twice one thread's time: see benchmarks/PROFILE-threads.md)."""
     if _LOCKED_INTERPRETER and type(store) in (DirectoryStore, MemoryStore):
         return _turns
-    return nullcontext()
+    return None
 
 
 def run_tasks(fn: Callable[[T], R], items: Sequence[T] | Iterable[T], threads: int | None = None) -> list[R]:

@@ -17,7 +17,7 @@ from ..config import config
 from ..errors import ChunkDecodeError, ConcurrentModificationError, ShapeMismatchError
 from .chunks import ChunkContext, filled, names_store, scratch
 from .indexing import ChunkProjection
-from .pool import run_pipelined, run_tasks, taking_turns, threads_for
+from .pool import run_pipelined, run_tasks, threads_for, turns_for
 
 #: chunks (decoded size) from which reads use :meth:`Store.get_transient`: allocating a new
 #: buffer for every large chunk maps fresh pages (and the C library may hand them back to the
@@ -420,19 +420,20 @@ def _read_small(ctx: ChunkContext, tasks: list[Any], out: np.ndarray, limit: int
         return
     # (see TINY_BATCH_CHUNKS) a batch at a time, in turns with other threads reading tiny
     # chunks, unless the files come from a disk: then the reads are left to overlap theirs
-    turn, slow = taking_turns(ctx.chunks), False
+    turns, slow = turns_for(ctx.chunks), False
     for batch in batches:
         keys = keys_of(batch)
-        if slow:
-            raws = get_many(keys, limit)
-            with turn:
-                decode((batch, keys, raws))
-            continue
-        with turn:
-            t0 = time.perf_counter()
-            raws = get_many(keys, limit)
-            slow = time.perf_counter() - t0 > TINY_SLOW_READ_SECONDS * len(keys)
+        raws = get_many(keys, limit) if slow else None
+        turn = turns is not None and turns.take()
+        try:
+            if raws is None:
+                t0 = time.perf_counter()
+                raws = get_many(keys, limit)
+                slow = time.perf_counter() - t0 > TINY_SLOW_READ_SECONDS * len(keys)
             decode((batch, keys, raws))
+        finally:
+            if turn:
+                turns.give()
 
 
 def _decode_runs(

@@ -258,7 +258,8 @@ def main() -> None:
           "over before a release would hand the lock to another thread, and each of the store's system "
           f"calls releases it for far less than the {wake_threads:.0f} µs a wake-up costs.  So zarrkit reads "
           "such chunks on the calling thread whatever `threads` says, a batch of files with one call of the "
-          "store; two threads splitting the read between them take turns at the lock, as the last row shows.  "
+          "store; two threads splitting the read between them take turns a batch at a time (the last row: "
+          "when every system call handed the lock over, the same took twice one thread's time).  "
           "A decoder working on many chunks per call without the lock (zstd's, which decodes a batch of "
           "chunks stored one after the other in one call) is what lets threads help."), ""]
     Path(args.out).write_text("\n".join(L))

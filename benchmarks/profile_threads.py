@@ -157,6 +157,13 @@ def wake_up_cost(n: int = 20_000) -> tuple[float, float]:
     return threads, processes
 
 
+def timing_lines(rows: list, n: int, base: float, per_digits: int = 0, switch_digits: int = 2) -> list[str]:
+    """Table rows of timed reads (label, wall, CPU, context switches) of ``n`` items each: the
+    wall time, per item, against ``base`` seconds, CPU over wall, switches per item."""
+    return [f"| {what} | {wall:.3f} s | {wall / n * 1e6:.{per_digits}f} µs | {base / wall:.2f}x | "
+            f"{cpu / wall:.2f} | {sw / n:.{switch_digits}f} |" for what, wall, cpu, sw in rows]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=str(Path(__file__).with_name("PROFILE-threads.md")))
@@ -218,9 +225,7 @@ def main() -> None:
          "## The inner chunks one call each", "",
          "| reads | wall | per read | speed-up | CPU / wall | context switches per read |",
          "|---|---|---|---|---|---|"]
-    for what, wall, cpu, sw in rows:
-        L.append(f"| {what} | {wall:.3f} s | {wall / n * 1e6:.0f} µs | {one / wall:.2f}x | {cpu / wall:.2f} | "
-                 f"{sw / n:.2f} |")
+    L += timing_lines(rows, n, one)
     L += ["", "The parts of one read, each measured alone on one thread:", "",
           "| part | µs per read |", "|---|---|"]
     L += [f"| {what} | {us:.1f} |" for what, us in part_rows]
@@ -237,9 +242,7 @@ def main() -> None:
           "## The same regions as one plan", "",
           "| reads | wall | per read | vs one thread calling `z[region]` | CPU / wall | context switches per read |",
           "|---|---|---|---|---|---|"]
-    for what, wall, cpu, sw in many:
-        L.append(f"| {what} | {wall:.3f} s | {wall / n * 1e6:.0f} µs | {one / wall:.2f}x | {cpu / wall:.2f} | "
-                 f"{sw / n:.2f} |")
+    L += timing_lines(many, n, one)
     L += ["", f"`get_many` with 2 pool threads against 1: **{many[0][1] / many[1][1]:.2f}x**.", ""]
     t1 = tiny_reads[0][1]
     L += ["## Tiny chunks decoded one at a time", "",
@@ -247,9 +250,7 @@ def main() -> None:
            "shuffle (zarr-python 2's default compressor), local directory (page cache), read whole."), "",
           "| reads | wall | per chunk | vs 1 pool thread | CPU / wall | context switches per chunk |",
           "|---|---|---|---|---|---|"]
-    for what, wall, cpu, sw in tiny_reads:
-        L.append(f"| {what} | {wall:.3f} s | {wall / tiny_n * 1e6:.1f} µs | {t1 / wall:.2f}x | {cpu / wall:.2f} | "
-                 f"{sw / tiny_n:.3f} |")
+    L += timing_lines(tiny_reads, tiny_n, t1, per_digits=1, switch_digits=3)
     L += ["", "The parts of one chunk's read, each measured alone on one thread:", "",
           "| part | µs per chunk |", "|---|---|"]
     L += [f"| {what} | {us:.2f} |" for what, us in tiny_parts]

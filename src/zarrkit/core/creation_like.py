@@ -127,11 +127,9 @@ def like_args(
         info["fill_value"] = None  # only a v3 array's empty copy keeps its fill value
     for k, v in info.items():
         kwargs.setdefault(k, v)
-    if fill_value is EMPTY_FILL:
-        pass  # a v3 source's, or the one given
-    elif fill_value is not _KEEP:
+    if fill_value is not _KEEP and fill_value is not EMPTY_FILL:
         kwargs["fill_value"] = fill_value
-    elif kwargs.get("fill_value") is None and fn == "full_like":
+    elif fill_value is _KEEP and kwargs.get("fill_value") is None and fn == "full_like":
         raise TypeError("full_like() needs a fill_value (none given and none on the source)")
     return {"shape": shape, **kwargs}
 

@@ -11,6 +11,7 @@ import asyncio
 import os
 import signal
 import threading
+import time
 import warnings
 
 import numcodecs
@@ -401,9 +402,15 @@ def test_processes_writing_while_this_one_reads_tiny_chunks(tmp_path):
 
     def write(base):
         def child():
+            # up to 20 whole-array writes, for about 3 s: on a busy machine each of the 480
+            # chunk files (a new file and a rename) can take a millisecond; the alarm below
+            # catches a child that hangs, not one that is slow
             w = zarrkit.open_array(DirectoryStore(tmp_path), mode="r+")
+            deadline = time.monotonic() + 3.0
             for k in range(20):
                 w[...] = base + k
+                if time.monotonic() > deadline:
+                    break
             return True
         return child
 
@@ -422,11 +429,11 @@ def test_processes_writing_while_this_one_reads_tiny_chunks(tmp_path):
     for t in readers:
         t.start()
     results: list[int] = []
-    forkers = [threading.Thread(target=lambda b=b: results.append(_forked(write(b), 15))) for b in (0, 100)]
+    forkers = [threading.Thread(target=lambda b=b: results.append(_forked(write(b), 60))) for b in (0, 100)]
     for t in forkers:
         t.start()
     for t in forkers:
-        t.join(20)
+        t.join(90)
     stop.set()
     for t in readers:
         t.join(10)

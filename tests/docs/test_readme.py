@@ -76,7 +76,7 @@ def test_readme_links_lead_to_existing_pages():
     assert len({link for link in local if link.startswith("docs/guide/")}) >= 12
 
 
-#: the workload of benchmarks/RESULTS.md each row of the README's table describes in words
+#: the workload of benchmarks/RESULTS-as-is.md each row of the README's table describes in words
 README_WORKLOADS = ["W1", "W2", "W3", "W4", "W4", "W5", "W5", "ZB", "ZB", "ZB", "W7"]
 
 
